@@ -1,0 +1,24 @@
+//! `chat.assistant_message` — the agent says something.
+//!
+//! Spec: `spec/ui-state.md#chatassistant_message`, reducer rule `STATE-012`.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::Id;
+
+/// A complete assistant message in Markdown.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AssistantMessage {
+    /// Position of this frame in the session's frame sequence.
+    pub seq: u64,
+    /// The turn that produced this message.
+    pub invocation_id: Id,
+    /// Id of the new `assistant_markdown` display item.
+    pub item_id: Id,
+    /// The message body, CommonMark.
+    pub markdown: String,
+    /// When it was produced (RFC 3339).
+    pub ts: String,
+}

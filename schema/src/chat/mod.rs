@@ -1,0 +1,17 @@
+//! Chat frames: turns, tool calls and their lifecycle, run completion, rewind.
+//!
+//! Spec: `spec/tool-calls.md`, `spec/run-completion.md`, `spec/rewind.md`, `spec/multi-tool.md`.
+
+pub mod assistant_message;
+pub mod rewind;
+pub mod rewind_complete;
+pub mod run_complete;
+pub mod run_started;
+pub mod tool_call;
+pub mod tool_call_complete;
+pub mod tool_call_dismiss;
+pub mod tool_call_response;
+pub mod tool_output;
+pub mod tool_progress;
+pub mod user_message;
+pub mod user_message_accepted;

@@ -1,0 +1,55 @@
+//! # chatwire-schema
+//!
+//! The Chatwire wire protocol v1 between an agent backend and a chat UI over WebSocket:
+//! every frame as a Rust type (serde), the JSON Schemas generated from them (schemars,
+//! draft 2020-12), and the [`reducer`] that is the reference semantics of [`UiState`].
+//!
+//! Spec: `spec/README.md`. One module per message, named after its wire `type`:
+//!
+//! | direction | wire type | module |
+//! | --- | --- | --- |
+//! | client → server | `session.hello` | [`session::hello`] |
+//! | client → server | `chat.user_message` | [`chat::user_message`] |
+//! | client → server | `chat.tool_call_response` | [`chat::tool_call_response`] |
+//! | client → server | `chat.rewind` | [`chat::rewind`] |
+//! | server → client | `session.welcome` | [`session::welcome`] |
+//! | server → client | `ui_state_snapshot` | [`ui_state_snapshot`] |
+//! | server → client | `ui_state_updated` | [`ui_state_updated`] |
+//! | server → client | `chat.user_message_accepted` | [`chat::user_message_accepted`] |
+//! | server → client | `chat.run_started` | [`chat::run_started`] |
+//! | server → client | `chat.assistant_message` | [`chat::assistant_message`] |
+//! | server → client | `chat.tool_call` | [`chat::tool_call`] |
+//! | server → client | `chat.tool_progress` | [`chat::tool_progress`] |
+//! | server → client | `chat.tool_output` | [`chat::tool_output`] |
+//! | server → client | `chat.tool_call_complete` | [`chat::tool_call_complete`] |
+//! | server → client | `chat.tool_call_dismiss` | [`chat::tool_call_dismiss`] |
+//! | server → client | `chat.run_complete` | [`chat::run_complete`] |
+//! | server → client | `chat.rewind_complete` | [`chat::rewind_complete`] |
+//! | server → client | `error` | [`error_frame`] |
+#![warn(missing_docs)]
+
+pub mod chat;
+pub mod error_frame;
+pub mod frame;
+pub mod id;
+pub mod reducer;
+pub mod schema_gen;
+pub mod script;
+mod serde_util;
+pub mod session;
+pub mod ui_state;
+pub mod ui_state_snapshot;
+pub mod ui_state_updated;
+pub mod validate;
+pub mod version;
+
+pub use error_frame::{ErrorCode, ErrorFrame};
+pub use frame::{ClientFrame, ServerFrame, UiEvent};
+pub use id::{Id, IdError};
+pub use reducer::{reduce, reduce_all, ReduceError};
+pub use schema_gen::Direction;
+pub use ui_state::{DisplayItem, RunStatus, ToolCallStatus, UiState};
+pub use validate::{FrameError, FrameValidator, Violation};
+pub use version::{
+    ProtocolVersion, UiStateVersion, DEFAULT_MAX_FRAME_BYTES, PROTOCOL_VERSION, SUBPROTOCOL, SUPPORTED_VERSIONS,
+};

@@ -1,0 +1,415 @@
+//! The reducer: `reduce(state, event) -> state`, the reference semantics of UiState.
+//!
+//! Spec: `spec/ui-state.md#reducer-rules`. Backends build the state they send with it and the
+//! conformance runner checks every state it receives against it; no other code decides what an
+//! event does to the view. It is pure and deterministic: no clock, no randomness, no I/O. An event
+//! that breaks a rule is refused with a [`ReduceError`] and leaves the state exactly as it was.
+
+use crate::chat::run_complete::RunCompleteStatus;
+use crate::chat::tool_call_complete::CompletionStatus;
+use crate::frame::UiEvent;
+use crate::ui_state::{
+    AssistantMarkdownItem, Dismissal, DisplayItem, Progress, RunState, RunStatus, ToolCallItem, ToolCallStatus,
+    ToolOutputItem, UiState, UserMessageItem,
+};
+use crate::Id;
+
+/// Suffix that turns a `tool_call_id` into the id of its `tool_output` item.
+pub const OUTPUT_ID_SUFFIX: &str = ".output";
+
+/// Why an event cannot be applied to a state. Each names the rule it breaks.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReduceError {
+    /// An item with this id is already in the state (`STATE-020`).
+    #[error("an item with id {0} already exists")]
+    DuplicateItemId(Id),
+    /// A user message reused an invocation id that is already in the state (`STATE-021`).
+    #[error("invocation {0} already exists")]
+    InvocationReused(Id),
+    /// The event needs a run slice of this invocation in progress (`STATE-022`).
+    #[error("no run of invocation {0} is in progress")]
+    NotInRun(Id),
+    /// A run slice or user message arrived while a run slice is in progress (`STATE-023`).
+    #[error("a run of invocation {0} is already in progress")]
+    RunInProgress(Id),
+    /// The invocation is not in the state (`STATE-024`).
+    #[error("unknown invocation {0}")]
+    UnknownInvocation(Id),
+    /// The tool call is not in the state (`STATE-025`).
+    #[error("unknown tool call {0}")]
+    UnknownToolCall(Id),
+    /// The tool call has settled and can never change again (`STATE-026`).
+    #[error("tool call {id} already settled as {status:?}")]
+    AlreadySettled {
+        /// The call.
+        id: Id,
+        /// Its terminal status.
+        status: ToolCallStatus,
+    },
+    /// Progress for a call that is not running (`STATE-027`).
+    #[error("tool call {0} is not running")]
+    NotRunning(Id),
+    /// Expiry of a call that does not wait for a response (`STATE-028`).
+    #[error("tool call {0} does not await a response, so it cannot expire")]
+    NotAwaiting(Id),
+    /// `corr` differs from `tool_call_id` (`STATE-029`).
+    #[error("corr {corr} differs from tool_call_id {id}")]
+    CorrMismatch {
+        /// The tool call id.
+        id: Id,
+        /// The alias sent.
+        corr: Id,
+    },
+    /// A run ended `awaiting_input` without a pending call to answer (`STATE-030`).
+    #[error("run of invocation {0} ended awaiting input but no tool call of it is pending")]
+    NothingAwaited(Id),
+    /// A run slice ended while calls were still open (`STATE-031`).
+    #[error("run of invocation {invocation_id} ended {status:?} while tool calls are open: {open:?}")]
+    OpenToolCalls {
+        /// The invocation.
+        invocation_id: Id,
+        /// How it claimed to end.
+        status: RunCompleteStatus,
+        /// The calls still pending or running (pending ones are allowed for `awaiting_input`).
+        open: Vec<Id>,
+    },
+    /// A new turn began while earlier tool calls are still open (`STATE-032`).
+    #[error("a new turn began while tool calls are open: {0:?}")]
+    OpenToolCallsAtNewTurn(Vec<Id>),
+    /// `removed_invocation_ids` of a rewind differs from what the cut removes (`STATE-033`).
+    #[error("rewind removes {expected:?} but the frame says {claimed:?}")]
+    RewindMismatch {
+        /// What the cut removes.
+        expected: Vec<Id>,
+        /// What the frame claimed.
+        claimed: Vec<Id>,
+    },
+    /// The tool call id is too long to derive its output item's id (`STATE-015`).
+    #[error("tool call id {0} is too long to name its output item")]
+    OutputIdTooLong(Id),
+}
+
+/// Applies `event` to a copy of `state`: the pure form of [`UiState::apply`].
+pub fn reduce(state: &UiState, event: UiEvent<'_>) -> Result<UiState, ReduceError> {
+    let mut next = state.clone();
+    next.apply(event)?;
+    Ok(next)
+}
+
+/// Folds a sequence of events over `state`, stopping at the first refused one.
+pub fn reduce_all<'a>(
+    state: &UiState,
+    events: impl IntoIterator<Item = UiEvent<'a>>,
+) -> Result<UiState, (usize, ReduceError)> {
+    let mut next = state.clone();
+    for (i, e) in events.into_iter().enumerate() {
+        next.apply(e).map_err(|err| (i, err))?;
+    }
+    Ok(next)
+}
+
+impl UiState {
+    /// Applies one event in place. On error the state is unchanged.
+    pub fn apply(&mut self, event: UiEvent<'_>) -> Result<(), ReduceError> {
+        match event {
+            // STATE-010
+            UiEvent::UserMessageAccepted(e) => {
+                if self.run.status.is_active() {
+                    return Err(ReduceError::RunInProgress(self.current_invocation()));
+                }
+                let open: Vec<Id> = self.open_tool_calls(None).map(|c| c.id.clone()).collect();
+                if !open.is_empty() {
+                    return Err(ReduceError::OpenToolCallsAtNewTurn(open));
+                }
+                if self.has_invocation(&e.invocation_id) {
+                    return Err(ReduceError::InvocationReused(e.invocation_id.clone()));
+                }
+                self.ensure_new_id(&e.item_id)?;
+                self.items.push(DisplayItem::UserMessage(UserMessageItem {
+                    id: e.item_id.clone(),
+                    invocation_id: e.invocation_id.clone(),
+                    client_message_id: e.in_reply_to.clone(),
+                    text: e.text.clone(),
+                    ts: e.ts.clone(),
+                }));
+            }
+            // STATE-011
+            UiEvent::RunStarted(e) => {
+                if self.run.status.is_active() {
+                    return Err(ReduceError::RunInProgress(self.current_invocation()));
+                }
+                if !self.has_invocation(&e.invocation_id) {
+                    return Err(ReduceError::UnknownInvocation(e.invocation_id.clone()));
+                }
+                self.run = RunState { status: RunStatus::Running, invocation_id: Some(e.invocation_id.clone()) };
+            }
+            // STATE-012
+            UiEvent::AssistantMessage(e) => {
+                self.ensure_running(&e.invocation_id)?;
+                self.ensure_new_id(&e.item_id)?;
+                self.items.push(DisplayItem::AssistantMarkdown(AssistantMarkdownItem {
+                    id: e.item_id.clone(),
+                    invocation_id: e.invocation_id.clone(),
+                    markdown: e.markdown.clone(),
+                    ts: e.ts.clone(),
+                }));
+            }
+            // STATE-013
+            UiEvent::ToolCall(e) => {
+                self.ensure_running(&e.invocation_id)?;
+                if let Some(corr) = &e.corr {
+                    if corr != &e.tool_call_id {
+                        return Err(ReduceError::CorrMismatch { id: e.tool_call_id.clone(), corr: corr.clone() });
+                    }
+                }
+                self.ensure_new_id(&e.tool_call_id)?;
+                let output_id = output_item_id(&e.tool_call_id)?;
+                self.ensure_new_id(&output_id)?;
+                self.items.push(DisplayItem::ToolCall(ToolCallItem {
+                    id: e.tool_call_id.clone(),
+                    invocation_id: e.invocation_id.clone(),
+                    tool_name: e.tool_name.clone(),
+                    component_type: e.component_type.clone(),
+                    workflow_name: e.workflow_name.clone(),
+                    interaction_type: e.interaction_type,
+                    display: e.display,
+                    awaiting_response: e.awaiting_response,
+                    status: if e.awaiting_response { ToolCallStatus::Pending } else { ToolCallStatus::Running },
+                    payload: e.payload.clone(),
+                    progress: None,
+                    summary: None,
+                    result: None,
+                    error: None,
+                    dismissal: None,
+                    ts: e.ts.clone(),
+                    settled_ts: None,
+                }));
+            }
+            // STATE-014
+            UiEvent::ToolProgress(e) => {
+                let call = self.open_call_mut(&e.tool_call_id)?;
+                if call.status != ToolCallStatus::Running {
+                    return Err(ReduceError::NotRunning(e.tool_call_id.clone()));
+                }
+                call.progress = Some(Progress { message: e.message.clone(), fraction: e.fraction });
+            }
+            // STATE-015
+            UiEvent::ToolOutput(e) => {
+                let (call_index, tool_name, invocation_id) = {
+                    let index = self.tool_call_index(&e.tool_call_id)?;
+                    let DisplayItem::ToolCall(call) = &self.items[index] else { unreachable!("tool_call_index") };
+                    if call.status.is_terminal() {
+                        return Err(ReduceError::AlreadySettled { id: call.id.clone(), status: call.status });
+                    }
+                    (index, call.tool_name.clone(), call.invocation_id.clone())
+                };
+                let output_id = output_item_id(&e.tool_call_id)?;
+                let at = call_index + 1;
+                let exists = matches!(self.items.get(at), Some(DisplayItem::ToolOutput(o)) if o.id == output_id);
+                if !exists {
+                    self.items.insert(
+                        at,
+                        DisplayItem::ToolOutput(ToolOutputItem {
+                            id: output_id,
+                            invocation_id,
+                            tool_call_id: e.tool_call_id.clone(),
+                            tool_name,
+                            command: None,
+                            approvals: Vec::new(),
+                            stdout: String::new(),
+                            stderr: String::new(),
+                            exit_code: None,
+                        }),
+                    );
+                }
+                let Some(DisplayItem::ToolOutput(out)) = self.items.get_mut(at) else { unreachable!("inserted above") };
+                if let Some(command) = &e.command {
+                    out.command = Some(command.clone());
+                }
+                if let Some(approval) = e.approval {
+                    out.approvals.push(approval);
+                }
+                if let Some(stdout) = &e.stdout {
+                    out.stdout.push_str(stdout);
+                }
+                if let Some(stderr) = &e.stderr {
+                    out.stderr.push_str(stderr);
+                }
+                if let Some(code) = e.exit_code {
+                    out.exit_code = Some(code);
+                }
+            }
+            // STATE-016
+            UiEvent::ToolCallComplete(e) => {
+                let call = self.open_call_mut(&e.tool_call_id)?;
+                let status = match e.status {
+                    CompletionStatus::Completed => ToolCallStatus::Completed,
+                    CompletionStatus::Failed => ToolCallStatus::Failed,
+                    CompletionStatus::Expired => {
+                        if call.status != ToolCallStatus::Pending {
+                            return Err(ReduceError::NotAwaiting(e.tool_call_id.clone()));
+                        }
+                        ToolCallStatus::Expired
+                    }
+                };
+                call.status = status;
+                call.result = e.result.clone();
+                call.error = e.error.clone();
+                call.summary = e.summary.clone();
+                call.settled_ts = Some(e.ts.clone());
+            }
+            // STATE-017
+            UiEvent::ToolCallDismiss(e) => {
+                let call = self.open_call_mut(&e.tool_call_id)?;
+                call.status = ToolCallStatus::Dismissed;
+                call.dismissal = Some(Dismissal { initiated_by: e.initiated_by, reason: e.reason.clone() });
+                call.settled_ts = Some(e.ts.clone());
+            }
+            // STATE-018
+            UiEvent::RunComplete(e) => {
+                self.ensure_running(&e.invocation_id)?;
+                let inv = Some(&e.invocation_id);
+                match e.status {
+                    RunCompleteStatus::AwaitingInput => {
+                        let running: Vec<Id> = self
+                            .open_tool_calls(inv)
+                            .filter(|c| c.status == ToolCallStatus::Running)
+                            .map(|c| c.id.clone())
+                            .collect();
+                        if !running.is_empty() {
+                            return Err(ReduceError::OpenToolCalls {
+                                invocation_id: e.invocation_id.clone(),
+                                status: e.status,
+                                open: running,
+                            });
+                        }
+                        if self.open_tool_calls(inv).next().is_none() {
+                            return Err(ReduceError::NothingAwaited(e.invocation_id.clone()));
+                        }
+                    }
+                    _ => {
+                        let open: Vec<Id> = self.open_tool_calls(inv).map(|c| c.id.clone()).collect();
+                        if !open.is_empty() {
+                            return Err(ReduceError::OpenToolCalls {
+                                invocation_id: e.invocation_id.clone(),
+                                status: e.status,
+                                open,
+                            });
+                        }
+                    }
+                }
+                self.run.status = match e.status {
+                    RunCompleteStatus::AwaitingInput => RunStatus::AwaitingInput,
+                    RunCompleteStatus::Completed => RunStatus::Completed,
+                    RunCompleteStatus::Failed => RunStatus::Failed,
+                    RunCompleteStatus::Cancelled => RunStatus::Cancelled,
+                };
+            }
+            // STATE-019
+            UiEvent::RewindComplete(e) => {
+                if self.run.status.is_active() {
+                    return Err(ReduceError::RunInProgress(self.current_invocation()));
+                }
+                let cut = self
+                    .items
+                    .iter()
+                    .position(|i| i.invocation_id() == &e.before_invocation_id)
+                    .ok_or_else(|| ReduceError::UnknownInvocation(e.before_invocation_id.clone()))?;
+                let mut removed: Vec<Id> = Vec::new();
+                for item in &self.items[cut..] {
+                    if !removed.contains(item.invocation_id()) {
+                        removed.push(item.invocation_id().clone());
+                    }
+                }
+                if removed != e.removed_invocation_ids {
+                    return Err(ReduceError::RewindMismatch {
+                        expected: removed,
+                        claimed: e.removed_invocation_ids.clone(),
+                    });
+                }
+                self.items.truncate(cut);
+                self.run = RunState::default();
+            }
+        }
+        Ok(())
+    }
+
+    /// The tool call item with this id.
+    pub fn tool_call(&self, id: &Id) -> Option<&ToolCallItem> {
+        self.items.iter().rev().find_map(|i| match i {
+            DisplayItem::ToolCall(c) if &c.id == id => Some(c),
+            _ => None,
+        })
+    }
+
+    /// Tool calls still `pending` or `running`, of one invocation or of all.
+    pub fn open_tool_calls<'s>(&'s self, invocation: Option<&'s Id>) -> impl Iterator<Item = &'s ToolCallItem> + 's {
+        self.items.iter().filter_map(move |i| match i {
+            DisplayItem::ToolCall(c)
+                if !c.status.is_terminal() && invocation.is_none_or(|inv| &c.invocation_id == inv) =>
+            {
+                Some(c)
+            }
+            _ => None,
+        })
+    }
+
+    /// Whether any item carries this invocation id.
+    pub fn has_invocation(&self, id: &Id) -> bool {
+        self.items.iter().any(|i| i.invocation_id() == id)
+    }
+
+    /// The distinct invocation ids in display order.
+    pub fn invocations(&self) -> Vec<&Id> {
+        let mut out: Vec<&Id> = Vec::new();
+        for item in &self.items {
+            if out.last() != Some(&item.invocation_id()) && !out.contains(&item.invocation_id()) {
+                out.push(item.invocation_id());
+            }
+        }
+        out
+    }
+
+    fn current_invocation(&self) -> Id {
+        self.run.invocation_id.clone().unwrap_or_else(|| Id::new_unchecked_valid("unknown"))
+    }
+
+    fn ensure_running(&self, invocation_id: &Id) -> Result<(), ReduceError> {
+        if self.run.status == RunStatus::Running && self.run.invocation_id.as_ref() == Some(invocation_id) {
+            Ok(())
+        } else {
+            Err(ReduceError::NotInRun(invocation_id.clone()))
+        }
+    }
+
+    fn ensure_new_id(&self, id: &Id) -> Result<(), ReduceError> {
+        if self.items.iter().any(|i| i.id() == id) {
+            Err(ReduceError::DuplicateItemId(id.clone()))
+        } else {
+            Ok(())
+        }
+    }
+
+    fn tool_call_index(&self, id: &Id) -> Result<usize, ReduceError> {
+        self.items
+            .iter()
+            .rposition(|i| matches!(i, DisplayItem::ToolCall(c) if &c.id == id))
+            .ok_or_else(|| ReduceError::UnknownToolCall(id.clone()))
+    }
+
+    fn open_call_mut(&mut self, id: &Id) -> Result<&mut ToolCallItem, ReduceError> {
+        let index = self.tool_call_index(id)?;
+        let DisplayItem::ToolCall(call) = &mut self.items[index] else { unreachable!("tool_call_index") };
+        if call.status.is_terminal() {
+            return Err(ReduceError::AlreadySettled { id: call.id.clone(), status: call.status });
+        }
+        Ok(call)
+    }
+}
+
+/// The id of a tool call's `tool_output` item: the call id followed by [`OUTPUT_ID_SUFFIX`].
+pub fn output_item_id(tool_call_id: &Id) -> Result<Id, ReduceError> {
+    Id::parse(format!("{tool_call_id}{OUTPUT_ID_SUFFIX}"))
+        .map_err(|_| ReduceError::OutputIdTooLong(tool_call_id.clone()))
+}

@@ -1,0 +1,281 @@
+//! The scripted agent of the conformance driver profile.
+//!
+//! Spec: `spec/conformance-profile.md`. A backend in conformance mode runs this script through
+//! its real pipeline (persistence, reducer, transport) in place of its model.
+
+use std::collections::HashSet;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::chat::tool_call::{DisplayMode, InteractionType};
+use crate::chat::tool_output::ApprovalDecision;
+use crate::chat::tool_progress::Fraction;
+
+/// A whole script: `turns[n]` answers the n-th user message the session accepts (rewound ones included).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AgentScript {
+    /// One entry per accepted user message, in order.
+    pub turns: Vec<ScriptTurn>,
+}
+
+/// What the agent does in answer to one user message.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptTurn {
+    /// Steps in order. A turn without an `end` step ends `completed`.
+    pub steps: Vec<ScriptStep>,
+}
+
+/// One step of a turn.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ScriptStep {
+    /// Send an assistant message (`chat.assistant_message`).
+    Say {
+        /// The message body, CommonMark.
+        markdown: String,
+    },
+    /// Make several tool calls at once, in call order, then settle them (`SCRIPT-010`).
+    ToolCalls {
+        /// The calls, in call order.
+        calls: Vec<ScriptToolCall>,
+        /// Indices of the calls that settle by themselves (every outcome but `await_response`),
+        /// in the order they settle; default: call order.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        settle_order: Option<Vec<u32>>,
+    },
+    /// Pause, with the run still in progress.
+    Wait {
+        /// How long, in milliseconds (at most 60000).
+        ms: u64,
+    },
+    /// End the turn.
+    End {
+        /// How the turn ends.
+        status: ScriptEnd,
+        /// The error text for `failed`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
+}
+
+/// How a scripted turn ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ScriptEnd {
+    /// `chat.run_complete` with status `completed`.
+    Completed,
+    /// `chat.run_complete` with status `failed`.
+    Failed,
+    /// `chat.run_complete` with status `cancelled`.
+    Cancelled,
+}
+
+/// One scripted tool call.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptToolCall {
+    /// The `tool_name` to send.
+    pub tool_name: String,
+    /// The `interaction_type` to send.
+    pub interaction_type: InteractionType,
+    /// The `display` to send.
+    pub display: DisplayMode,
+    /// The `component_type` to send.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub component_type: Option<String>,
+    /// The `workflow_name` to send.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workflow_name: Option<String>,
+    /// The `payload` to send.
+    #[serde(default)]
+    pub payload: Map<String, Value>,
+    /// How long the tool runs before its first progress report or settlement, in milliseconds (at most 60000).
+    #[serde(default)]
+    pub run_ms: u64,
+    /// Progress reports to stream while it runs, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub progress: Vec<ScriptProgress>,
+    /// Tool-group output to send before it settles.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<ScriptOutput>,
+    /// How the call settles.
+    pub outcome: ScriptOutcome,
+}
+
+/// One scripted progress report.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptProgress {
+    /// The status line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// How much is done.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fraction: Option<Fraction>,
+}
+
+/// Scripted tool-group output, sent as one `chat.tool_output` per non-empty part.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptOutput {
+    /// The command line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// Approval decisions, one frame each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub approvals: Vec<ApprovalDecision>,
+    /// Standard output.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stdout: Option<String>,
+    /// Standard error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stderr: Option<String>,
+    /// Exit code.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+}
+
+/// How a scripted tool call settles.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ScriptOutcome {
+    /// Complete with this result.
+    Result {
+        /// The result value.
+        value: Value,
+        /// The summary line.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        summary: Option<String>,
+    },
+    /// Fail with this error.
+    Error {
+        /// The error text.
+        message: String,
+    },
+    /// Wait for the client (`awaiting_response: true`); a submit completes it with the submitted value.
+    AwaitResponse {
+        /// Expire the call if unanswered after this many milliseconds (at most 600000).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        expire_after_ms: Option<u64>,
+        /// The summary line once completed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        summary: Option<String>,
+    },
+    /// The server dismisses the call when its turn in the settle order comes.
+    Dismiss {
+        /// The dismissal reason.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
+}
+
+impl ScriptOutcome {
+    /// Whether the call waits for the client.
+    pub fn awaits_response(&self) -> bool {
+        matches!(self, ScriptOutcome::AwaitResponse { .. })
+    }
+}
+
+/// Longest `wait` / `run_ms` a script may ask for, in milliseconds.
+pub const MAX_SCRIPT_DELAY_MS: u64 = 60_000;
+/// Longest `expire_after_ms` a script may ask for.
+pub const MAX_EXPIRY_MS: u64 = 600_000;
+
+/// Why a well-formed script cannot run (`invalid_script`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ScriptError {
+    /// A `tool_calls` step has no calls.
+    #[error("turn {turn} step {step}: tool_calls has no calls")]
+    EmptyBatch {
+        /// Turn index.
+        turn: usize,
+        /// Step index.
+        step: usize,
+    },
+    /// `settle_order` is not a permutation of the self-settling calls.
+    #[error("turn {turn} step {step}: settle_order must list each call that does not await a response exactly once")]
+    BadSettleOrder {
+        /// Turn index.
+        turn: usize,
+        /// Step index.
+        step: usize,
+    },
+    /// A delay is longer than allowed.
+    #[error("turn {turn} step {step}: delay of {ms} ms is over the limit")]
+    DelayTooLong {
+        /// Turn index.
+        turn: usize,
+        /// Step index.
+        step: usize,
+        /// The delay asked for.
+        ms: u64,
+    },
+    /// A step follows `end`.
+    #[error("turn {turn} step {step}: nothing may follow an end step")]
+    StepAfterEnd {
+        /// Turn index.
+        turn: usize,
+        /// Step index.
+        step: usize,
+    },
+}
+
+impl AgentScript {
+    /// Checks what the schema cannot express; a backend answers `invalid_script` on error.
+    pub fn validate(&self) -> Result<(), ScriptError> {
+        for (turn, t) in self.turns.iter().enumerate() {
+            let mut ended = false;
+            for (step, s) in t.steps.iter().enumerate() {
+                if ended {
+                    return Err(ScriptError::StepAfterEnd { turn, step });
+                }
+                match s {
+                    ScriptStep::Say { .. } => {}
+                    ScriptStep::Wait { ms } => {
+                        if *ms > MAX_SCRIPT_DELAY_MS {
+                            return Err(ScriptError::DelayTooLong { turn, step, ms: *ms });
+                        }
+                    }
+                    ScriptStep::End { .. } => ended = true,
+                    ScriptStep::ToolCalls { calls, settle_order } => {
+                        if calls.is_empty() {
+                            return Err(ScriptError::EmptyBatch { turn, step });
+                        }
+                        for c in calls {
+                            let too_long = c.run_ms > MAX_SCRIPT_DELAY_MS
+                                || matches!(c.outcome, ScriptOutcome::AwaitResponse { expire_after_ms: Some(ms), .. } if ms > MAX_EXPIRY_MS);
+                            if too_long {
+                                return Err(ScriptError::DelayTooLong { turn, step, ms: c.run_ms });
+                            }
+                        }
+                        if let Some(order) = settle_order {
+                            let expected: HashSet<u32> = self_settling(calls).collect();
+                            let given: HashSet<u32> = order.iter().copied().collect();
+                            if given.len() != order.len() || given != expected {
+                                return Err(ScriptError::BadSettleOrder { turn, step });
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Indices of the calls that settle without the client.
+pub fn self_settling(calls: &[ScriptToolCall]) -> impl Iterator<Item = u32> + '_ {
+    calls.iter().enumerate().filter(|(_, c)| !c.outcome.awaits_response()).map(|(i, _)| i as u32)
+}
+
+/// The order in which the self-settling calls of a batch settle.
+pub fn settle_sequence(calls: &[ScriptToolCall], settle_order: Option<&[u32]>) -> Vec<u32> {
+    match settle_order {
+        Some(order) => order.to_vec(),
+        None => self_settling(calls).collect(),
+    }
+}

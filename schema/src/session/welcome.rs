@@ -1,0 +1,132 @@
+//! `session.welcome` — the server's answer to an accepted `session.hello`.
+//!
+//! Spec: `spec/session.md#sessionwelcome`.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::{Id, ProtocolVersion};
+
+/// Confirms the session: the chosen version, the ids to resume it later, and what the server offers.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SessionWelcome {
+    /// Position of this frame in the session's frame sequence; grows strictly (`SEQ-001`).
+    pub seq: u64,
+    /// The `id` of the `session.hello` this answers.
+    pub in_reply_to: Id,
+    /// The protocol version chosen for this connection, one of those the client offered.
+    pub version: ProtocolVersion,
+    /// The session's id; stable across reconnects and server restarts.
+    pub session_id: Id,
+    /// Secret needed to resume this session; the server may rotate it on every welcome.
+    pub resume_token: Id,
+    /// True when this welcome resumed an existing session, false when it opened a new one.
+    pub resumed: bool,
+    /// Optional features this server implements; scenarios needing others are not applicable.
+    pub capabilities: Vec<Capability>,
+    /// Limits the client must respect.
+    pub limits: Limits,
+    /// Free-form name and version of the server, for logs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
+}
+
+/// Limits a server announces in its welcome.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Limits {
+    /// Largest text frame the server accepts, in bytes; a larger one gets `frame_too_large`.
+    pub max_frame_bytes: u64,
+}
+
+/// An optional feature a server may offer.
+///
+/// Receivers must tolerate names they do not know (`SESSION-008`): an unknown capability
+/// is kept as [`Capability::Other`] and survives a round trip unchanged.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum Capability {
+    /// `rewind` (since 1.0): the server implements `chat.rewind`.
+    Rewind,
+    /// `tool_output` (since 1.0): the server sends `chat.tool_output` for tool groups.
+    ToolOutput,
+    /// `tool_expiry` (since 1.0): awaited tool calls can expire.
+    ToolExpiry,
+    /// `conformance_script` (since 1.0): the server runs `session.hello.script` (conformance mode).
+    ConformanceScript,
+    /// `restart_durability` (since 1.0): sessions survive a server restart.
+    RestartDurability,
+    /// A capability this crate does not know.
+    Other(String),
+}
+
+impl Capability {
+    /// The wire name.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Capability::Rewind => "rewind",
+            Capability::ToolOutput => "tool_output",
+            Capability::ToolExpiry => "tool_expiry",
+            Capability::ConformanceScript => "conformance_script",
+            Capability::RestartDurability => "restart_durability",
+            Capability::Other(s) => s,
+        }
+    }
+
+    /// Every capability this crate knows, in wire-name form.
+    pub const KNOWN: &'static [&'static str] =
+        &["rewind", "tool_output", "tool_expiry", "conformance_script", "restart_durability"];
+
+    /// Maps a wire name to a capability; unknown names become [`Capability::Other`].
+    pub fn from_wire(s: &str) -> Self {
+        match s {
+            "rewind" => Capability::Rewind,
+            "tool_output" => Capability::ToolOutput,
+            "tool_expiry" => Capability::ToolExpiry,
+            "conformance_script" => Capability::ConformanceScript,
+            "restart_durability" => Capability::RestartDurability,
+            other => Capability::Other(other.to_owned()),
+        }
+    }
+}
+
+impl fmt::Display for Capability {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for Capability {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for Capability {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        if s.is_empty() {
+            return Err(serde::de::Error::custom("capability name is empty"));
+        }
+        Ok(Capability::from_wire(&s))
+    }
+}
+
+impl JsonSchema for Capability {
+    fn schema_name() -> Cow<'static, str> {
+        "Capability".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "description": "An optional feature the server offers. Known names: rewind, tool_output, tool_expiry, conformance_script, restart_durability; receivers must tolerate others.",
+            "type": "string",
+            "minLength": 1,
+            "examples": Capability::KNOWN,
+        })
+    }
+}

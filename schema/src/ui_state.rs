@@ -1,0 +1,247 @@
+//! `UiState` — the server-owned view a client renders, and nothing else.
+//!
+//! Spec: `spec/ui-state.md`. The reducer in [`crate::reducer`] is the reference semantics.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::chat::tool_call::{DisplayMode, InteractionType};
+use crate::chat::tool_call_dismiss::Initiator;
+use crate::chat::tool_output::ApprovalDecision;
+use crate::Id;
+
+/// The whole view of a session: display items in display order, and the state of the current run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UiState {
+    /// Display items in the order the client shows them.
+    pub items: Vec<DisplayItem>,
+    /// The current run.
+    pub run: RunState,
+}
+
+/// The state of the session's current (or last) run.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunState {
+    /// Where the run is.
+    pub status: RunStatus,
+    /// The turn the status is about; absent when `idle`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invocation_id: Option<Id>,
+}
+
+/// Where the session's run is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// No run yet, or the state was rewound (since 1.0).
+    #[default]
+    Idle,
+    /// A run slice is in progress (since 1.0).
+    Running,
+    /// The turn waits for the user to answer a pending tool call (since 1.0).
+    AwaitingInput,
+    /// The last turn finished (since 1.0).
+    Completed,
+    /// The last turn failed (since 1.0).
+    Failed,
+    /// The last turn was cancelled (since 1.0).
+    Cancelled,
+}
+
+impl RunStatus {
+    /// Whether a run slice is in progress (rewind and new user messages are refused then).
+    pub fn is_active(self) -> bool {
+        matches!(self, RunStatus::Running)
+    }
+}
+
+/// One thing the client displays.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum DisplayItem {
+    /// A message the user sent.
+    UserMessage(UserMessageItem),
+    /// A message from the agent.
+    AssistantMarkdown(AssistantMarkdownItem),
+    /// A tool call and its lifecycle.
+    ToolCall(ToolCallItem),
+    /// The output group of a tool call (approvals, stdout, stderr, exit code).
+    ToolOutput(ToolOutputItem),
+}
+
+impl DisplayItem {
+    /// The item's id, unique within the state.
+    pub fn id(&self) -> &Id {
+        match self {
+            DisplayItem::UserMessage(i) => &i.id,
+            DisplayItem::AssistantMarkdown(i) => &i.id,
+            DisplayItem::ToolCall(i) => &i.id,
+            DisplayItem::ToolOutput(i) => &i.id,
+        }
+    }
+
+    /// The turn that produced the item.
+    pub fn invocation_id(&self) -> &Id {
+        match self {
+            DisplayItem::UserMessage(i) => &i.invocation_id,
+            DisplayItem::AssistantMarkdown(i) => &i.invocation_id,
+            DisplayItem::ToolCall(i) => &i.invocation_id,
+            DisplayItem::ToolOutput(i) => &i.invocation_id,
+        }
+    }
+}
+
+/// A message the user sent.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UserMessageItem {
+    /// The item id.
+    pub id: Id,
+    /// The turn the message opened.
+    pub invocation_id: Id,
+    /// The client's id of the `chat.user_message`.
+    pub client_message_id: Id,
+    /// The text.
+    pub text: String,
+    /// When it was accepted (RFC 3339).
+    pub ts: String,
+}
+
+/// A message from the agent.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AssistantMarkdownItem {
+    /// The item id.
+    pub id: Id,
+    /// The turn that produced it.
+    pub invocation_id: Id,
+    /// The body, CommonMark.
+    pub markdown: String,
+    /// When it was produced (RFC 3339).
+    pub ts: String,
+}
+
+/// A tool call with its current status.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ToolCallItem {
+    /// The item id, equal to the `tool_call_id`.
+    pub id: Id,
+    /// The turn that made the call.
+    pub invocation_id: Id,
+    /// Name of the tool.
+    pub tool_name: String,
+    /// The UI component that renders the call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub component_type: Option<String>,
+    /// The workflow that owns the component.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workflow_name: Option<String>,
+    /// What kind of interaction this is.
+    pub interaction_type: InteractionType,
+    /// Where the client shows it.
+    pub display: DisplayMode,
+    /// Whether the call waits (or waited) for a client response.
+    pub awaiting_response: bool,
+    /// Where the call is in its lifecycle.
+    pub status: ToolCallStatus,
+    /// Arguments for the component or tool.
+    pub payload: Map<String, Value>,
+    /// The latest progress, while or after running.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub progress: Option<Progress>,
+    /// One line to show in place of a settled component.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+    /// The result, once `completed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+    /// What went wrong, once `failed` or `expired`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Who dismissed it and why, once `dismissed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dismissal: Option<Dismissal>,
+    /// When the call was made (RFC 3339).
+    pub ts: String,
+    /// When the call settled (RFC 3339), once settled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settled_ts: Option<String>,
+}
+
+/// The lifecycle status of a tool call (`spec/tool-calls.md#states`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolCallStatus {
+    /// Waits for the client's response (since 1.0).
+    Pending,
+    /// The tool is executing (since 1.0).
+    Running,
+    /// Settled with a result (since 1.0).
+    Completed,
+    /// Settled with an error (since 1.0).
+    Failed,
+    /// Closed without a result (since 1.0).
+    Dismissed,
+    /// Nobody answered in time (since 1.0).
+    Expired,
+}
+
+impl ToolCallStatus {
+    /// Whether the status is final: a settled call never changes again.
+    pub fn is_terminal(self) -> bool {
+        !matches!(self, ToolCallStatus::Pending | ToolCallStatus::Running)
+    }
+}
+
+/// The latest progress of a running tool.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Progress {
+    /// A short status line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// How much is done, 0 to 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fraction: Option<crate::chat::tool_progress::Fraction>,
+}
+
+/// Who dismissed a tool call, and why.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Dismissal {
+    /// Which side asked for it.
+    pub initiated_by: Initiator,
+    /// Why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// The output group of a tool call; it sits right after the call's item.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ToolOutputItem {
+    /// The item id: the `tool_call_id` followed by `.output`.
+    pub id: Id,
+    /// The turn that made the call.
+    pub invocation_id: Id,
+    /// The tool call this output belongs to.
+    pub tool_call_id: Id,
+    /// Name of the tool.
+    pub tool_name: String,
+    /// The command line, if the tool reported one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// Approval decisions in the order they were made.
+    pub approvals: Vec<ApprovalDecision>,
+    /// Everything the tool wrote to stdout so far.
+    pub stdout: String,
+    /// Everything the tool wrote to stderr so far.
+    pub stderr: String,
+    /// The exit code, once the tool exited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+}
