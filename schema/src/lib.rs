@@ -33,6 +33,7 @@ pub mod error_frame;
 pub mod frame;
 pub mod id;
 pub mod reducer;
+pub mod requirements;
 pub mod schema_gen;
 pub mod script;
 mod serde_util;

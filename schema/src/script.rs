@@ -146,6 +146,7 @@ pub enum ScriptOutcome {
     /// Complete with this result.
     Result {
         /// The result value.
+        #[serde(deserialize_with = "crate::serde_util::required_value")]
         value: Value,
         /// The summary line.
         #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -14,3 +14,12 @@ where
     }
     Ok(v)
 }
+
+/// Deserializes a JSON value that must be present. Without this, serde fills a missing
+/// `serde_json::Value` field with `null`, while the schema marks the field required.
+pub fn required_value<'de, D>(d: D) -> Result<serde_json::Value, D::Error>
+where
+    D: Deserializer<'de>,
+{
+    serde_json::Value::deserialize(d)
+}

@@ -88,10 +88,10 @@ impl FrameValidator {
         let wire = object.get("type").and_then(Value::as_str).ok_or(FrameError::MissingType)?;
         let validator =
             self.by_type.get(&(direction, wire.to_owned())).ok_or_else(|| FrameError::UnknownType(wire.to_owned()))?;
-        let violations: Vec<Violation> = validator
-            .iter_errors(frame)
-            .map(|e| Violation { instance_path: e.instance_path().to_string(), message: e.to_string() })
-            .collect();
+        let mut violations = Vec::new();
+        for error in validator.iter_errors(frame) {
+            refine(&error, &mut violations);
+        }
         if violations.is_empty() {
             Ok(wire)
         } else {
@@ -126,6 +126,37 @@ impl FrameValidator {
         v.sort_unstable();
         v
     }
+}
+
+/// Flattens an error into violations. A failed `oneOf` over a tagged union (a nested
+/// `#[serde(tag = ...)]` enum) is replaced by the errors of the one branch whose tag matched,
+/// so the report names the exact field instead of "not valid under any of the schemas".
+fn refine(error: &jsonschema::ValidationError<'_>, out: &mut Vec<Violation>) {
+    use jsonschema::error::ValidationErrorKind;
+    let here = error.instance_path().to_string();
+    // A branch is ruled out when its own discriminator failed: a `const` (the tag of a tagged
+    // union) or the instance's basic type (the `null` branch of an optional field).
+    let ruled_out = |branch: &Vec<jsonschema::ValidationError<'static>>| {
+        branch.iter().any(|e| match e.kind() {
+            ValidationErrorKind::Constant { .. } => true,
+            ValidationErrorKind::Type { .. } => e.instance_path().to_string() == here,
+            _ => false,
+        })
+    };
+    let context = match error.kind() {
+        ValidationErrorKind::OneOfNotValid { context } | ValidationErrorKind::AnyOf { context } => Some(context),
+        _ => None,
+    };
+    if let Some(context) = context {
+        let candidates: Vec<_> = context.iter().filter(|b| !ruled_out(b)).collect();
+        if candidates.len() == 1 && !candidates[0].is_empty() {
+            for e in candidates[0] {
+                refine(e, out);
+            }
+            return;
+        }
+    }
+    out.push(Violation { instance_path: here, message: error.to_string() });
 }
 
 /// The direction a wire `type` travels in, if it names a frame.

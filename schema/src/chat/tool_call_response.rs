@@ -28,6 +28,7 @@ pub enum ResponseOutcome {
     /// The user submitted a value; the call completes (since 1.0).
     Submit {
         /// What the user entered or chose; any JSON value.
+        #[serde(deserialize_with = "crate::serde_util::required_value")]
         value: Value,
     },
     /// The user closed or cancelled the component; the call is dismissed (since 1.0).

@@ -1,0 +1,1 @@
+//! Chatwire conformance runner (in progress).

@@ -1,0 +1,1 @@
+//! Placeholder: the requirement registry derived from `spec/` lands here.

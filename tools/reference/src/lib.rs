@@ -1,0 +1,1 @@
+//! Chatwire reference backend (in progress).
