@@ -1,1 +1,26 @@
-//! Chatwire conformance runner (in progress).
+//! # chatwire-conformance
+//!
+//! The conformance runner of the Chatwire protocol: it drives any backend (a URL, a command it
+//! spawns, or the bundled reference backend) through scripted scenarios over WebSocket, validates
+//! every frame, checks the invariants of the spec on every frame, compares golden snapshots, and
+//! reports per check with requirement ids (terminal, JSON, JUnit).
+//!
+//! Modules: [`scenario`] (the data format), [`catalog`] (embedded files), [`driver`] (one scenario
+//! and the always-on [`checks`]), [`runner`] (a suite), [`snapshot`], [`report`], [`baseline`],
+//! [`output`], [`backend`] (spawning and killing backends), [`cli`].
+#![warn(missing_docs)]
+
+pub mod backend;
+pub mod baseline;
+pub mod catalog;
+pub mod checks;
+pub mod cli;
+pub mod conn;
+pub mod driver;
+pub mod output;
+pub mod pattern;
+pub mod report;
+pub mod runner;
+pub mod scenario;
+pub mod schemas;
+pub mod snapshot;

@@ -12,7 +12,11 @@ use crate::{Id, ProtocolVersion};
 #[serde(deny_unknown_fields)]
 pub struct ErrorFrame {
     /// Position in the session's frame sequence; absent when no session is bound to the connection.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::serde_util::optional_integer",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub seq: Option<u64>,
     /// What went wrong.
     pub code: ErrorCode,

@@ -6,6 +6,7 @@
 //! that breaks a rule is refused with a [`ReduceError`] and leaves the state exactly as it was.
 
 use crate::chat::run_complete::RunCompleteStatus;
+use crate::chat::tool_call::InteractionType;
 use crate::chat::tool_call_complete::CompletionStatus;
 use crate::frame::UiEvent;
 use crate::ui_state::{
@@ -88,6 +89,12 @@ pub enum ReduceError {
     /// The tool call id is too long to derive its output item's id (`STATE-015`).
     #[error("tool call id {0} is too long to name its output item")]
     OutputIdTooLong(Id),
+    /// A run slice started for a turn other than the latest one (`STATE-034`).
+    #[error("invocation {0} is not the latest turn, so no run of it can start")]
+    StaleInvocation(Id),
+    /// A `ui_tool` or `ui_surface` call without the component that renders it (`STATE-035`).
+    #[error("tool call {0} is a ui_tool or ui_surface but has no component_type")]
+    MissingComponentType(Id),
 }
 
 /// Applies `event` to a copy of `state`: the pure form of [`UiState::apply`].
@@ -142,6 +149,11 @@ impl UiState {
                 if !self.has_invocation(&e.invocation_id) {
                     return Err(ReduceError::UnknownInvocation(e.invocation_id.clone()));
                 }
+                // Only the newest turn may run: an older one resuming would put its items after a
+                // newer turn's and make a later rewind cut through it.
+                if self.latest_user_invocation() != Some(&e.invocation_id) {
+                    return Err(ReduceError::StaleInvocation(e.invocation_id.clone()));
+                }
                 self.run = RunState { status: RunStatus::Running, invocation_id: Some(e.invocation_id.clone()) };
             }
             // STATE-012
@@ -162,6 +174,10 @@ impl UiState {
                     if corr != &e.tool_call_id {
                         return Err(ReduceError::CorrMismatch { id: e.tool_call_id.clone(), corr: corr.clone() });
                     }
+                }
+                let needs_component = matches!(e.interaction_type, InteractionType::UiTool | InteractionType::UiSurface);
+                if needs_component && e.component_type.is_none() {
+                    return Err(ReduceError::MissingComponentType(e.tool_call_id.clone()));
                 }
                 self.ensure_new_id(&e.tool_call_id)?;
                 let output_id = output_item_id(&e.tool_call_id)?;
@@ -208,6 +224,8 @@ impl UiState {
                 let at = call_index + 1;
                 let exists = matches!(self.items.get(at), Some(DisplayItem::ToolOutput(o)) if o.id == output_id);
                 if !exists {
+                    // An item created after the call may have taken the id (STATE-020).
+                    self.ensure_new_id(&output_id)?;
                     self.items.insert(
                         at,
                         DisplayItem::ToolOutput(ToolOutputItem {
@@ -369,6 +387,14 @@ impl UiState {
             }
         }
         out
+    }
+
+    /// The invocation of the newest user message: the only turn that may run.
+    pub fn latest_user_invocation(&self) -> Option<&Id> {
+        self.items.iter().rev().find_map(|i| match i {
+            DisplayItem::UserMessage(m) => Some(&m.invocation_id),
+            _ => None,
+        })
     }
 
     fn current_invocation(&self) -> Id {

@@ -5,7 +5,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use schemars::JsonSchema;
+use schemars::generate::SchemaSettings;
+use schemars::transform::RecursiveTransform;
+use schemars::{JsonSchema, Schema};
 use serde_json::{Map, Value};
 
 use crate::frame::{ClientFrame, ServerFrame};
@@ -79,7 +81,43 @@ pub fn all_schemas() -> Vec<SchemaDoc> {
 
 /// A schema generated for `T` (draft 2020-12), as JSON.
 pub fn root_schema<T: JsonSchema>() -> Value {
-    schemars::schema_for!(T).to_value()
+    SchemaSettings::draft2020_12()
+        .with_transform(RecursiveTransform(bound_integer_format))
+        .into_generator()
+        .into_root_schema_for::<T>()
+        .to_value()
+}
+
+/// Gives every fixed-width integer its Rust range. schemars only names the width in `format`,
+/// which validators do not enforce, so without the bounds the schema would accept numbers
+/// (e.g. an `exit_code` of 2^31) that serde refuses.
+fn bound_integer_format(schema: &mut Schema) {
+    let Some(object) = schema.as_object_mut() else { return };
+    let (min, max): (Value, Value) = match object.get("format").and_then(Value::as_str) {
+        Some("uint8") => (0.into(), u8::MAX.into()),
+        Some("uint16") => (0.into(), u16::MAX.into()),
+        Some("uint32") => (0.into(), u32::MAX.into()),
+        Some("uint64") => (0.into(), u64::MAX.into()),
+        Some("int8") => (i8::MIN.into(), i8::MAX.into()),
+        Some("int16") => (i16::MIN.into(), i16::MAX.into()),
+        Some("int32") => (i32::MIN.into(), i32::MAX.into()),
+        Some("int64") => (i64::MIN.into(), i64::MAX.into()),
+        _ => return,
+    };
+    // A bound the type already states (e.g. `#[schemars(range(...))]`) is the tighter one: keep it.
+    let min = object.shift_remove("minimum").unwrap_or(min);
+    let max = object.shift_remove("maximum").unwrap_or(max);
+    // Rebuilt so that the bounds sit right after `format`, where a reader looks for them.
+    let mut bounded = Map::new();
+    for (key, value) in std::mem::take(object) {
+        let is_format = key == "format";
+        bounded.insert(key, value);
+        if is_format {
+            bounded.insert("minimum".into(), min.clone());
+            bounded.insert("maximum".into(), max.clone());
+        }
+    }
+    *object = bounded;
 }
 
 /// Writes a schema as the committed files hold it: pretty, with a final newline.

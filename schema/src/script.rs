@@ -44,12 +44,17 @@ pub enum ScriptStep {
         calls: Vec<ScriptToolCall>,
         /// Indices of the calls that settle by themselves (every outcome but `await_response`),
         /// in the order they settle; default: call order.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[serde(
+            default,
+            deserialize_with = "crate::serde_util::optional_integers",
+            skip_serializing_if = "Option::is_none"
+        )]
         settle_order: Option<Vec<u32>>,
     },
     /// Pause, with the run still in progress.
     Wait {
         /// How long, in milliseconds (at most 60000).
+        #[serde(deserialize_with = "crate::serde_util::integer")]
         ms: u64,
     },
     /// End the turn.
@@ -94,7 +99,7 @@ pub struct ScriptToolCall {
     #[serde(default)]
     pub payload: Map<String, Value>,
     /// How long the tool runs before its first progress report or settlement, in milliseconds (at most 60000).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::serde_util::integer")]
     pub run_ms: u64,
     /// Progress reports to stream while it runs, in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -135,7 +140,11 @@ pub struct ScriptOutput {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stderr: Option<String>,
     /// Exit code.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::serde_util::optional_integer",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub exit_code: Option<i32>,
 }
 
@@ -160,7 +169,11 @@ pub enum ScriptOutcome {
     /// Wait for the client (`awaiting_response: true`); a submit completes it with the submitted value.
     AwaitResponse {
         /// Expire the call if unanswered after this many milliseconds (at most 600000).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[serde(
+            default,
+            deserialize_with = "crate::serde_util::optional_integer",
+            skip_serializing_if = "Option::is_none"
+        )]
         expire_after_ms: Option<u64>,
         /// The summary line once completed.
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -247,10 +260,13 @@ impl AgentScript {
                             return Err(ScriptError::EmptyBatch { turn, step });
                         }
                         for c in calls {
-                            let too_long = c.run_ms > MAX_SCRIPT_DELAY_MS
-                                || matches!(c.outcome, ScriptOutcome::AwaitResponse { expire_after_ms: Some(ms), .. } if ms > MAX_EXPIRY_MS);
-                            if too_long {
+                            if c.run_ms > MAX_SCRIPT_DELAY_MS {
                                 return Err(ScriptError::DelayTooLong { turn, step, ms: c.run_ms });
+                            }
+                            if let ScriptOutcome::AwaitResponse { expire_after_ms: Some(ms), .. } = c.outcome {
+                                if ms > MAX_EXPIRY_MS {
+                                    return Err(ScriptError::DelayTooLong { turn, step, ms });
+                                }
                             }
                         }
                         if let Some(order) = settle_order {

@@ -59,6 +59,9 @@ impl RunStatus {
 }
 
 /// One thing the client displays.
+// Items live side by side in one Vec and most of them are tool calls, so boxing the large
+// variant would add an allocation per call without saving memory.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum DisplayItem {
@@ -242,6 +245,10 @@ pub struct ToolOutputItem {
     /// Everything the tool wrote to stderr so far.
     pub stderr: String,
     /// The exit code, once the tool exited.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::serde_util::optional_integer",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub exit_code: Option<i32>,
 }

@@ -12,6 +12,7 @@ use crate::{UiState, UiStateVersion};
 #[serde(deny_unknown_fields)]
 pub struct UiStateSnapshot {
     /// Position of this frame in the session's frame sequence.
+    #[serde(deserialize_with = "crate::serde_util::integer")]
     pub seq: u64,
     /// The UiState format.
     pub v: UiStateVersion,

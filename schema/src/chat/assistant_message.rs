@@ -12,6 +12,7 @@ use crate::Id;
 #[serde(deny_unknown_fields)]
 pub struct AssistantMessage {
     /// Position of this frame in the session's frame sequence.
+    #[serde(deserialize_with = "crate::serde_util::integer")]
     pub seq: u64,
     /// The turn that produced this message.
     pub invocation_id: Id,

@@ -12,6 +12,7 @@ use crate::Id;
 #[serde(deny_unknown_fields)]
 pub struct RewindComplete {
     /// Position of this frame in the session's frame sequence.
+    #[serde(deserialize_with = "crate::serde_util::integer")]
     pub seq: u64,
     /// The `id` of the `chat.rewind` this answers.
     pub in_reply_to: Id,

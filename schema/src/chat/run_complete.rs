@@ -12,6 +12,7 @@ use crate::Id;
 #[serde(deny_unknown_fields)]
 pub struct RunComplete {
     /// Position of this frame in the session's frame sequence.
+    #[serde(deserialize_with = "crate::serde_util::integer")]
     pub seq: u64,
     /// The turn whose slice ends.
     pub invocation_id: Id,

@@ -14,6 +14,7 @@ use crate::Id;
 #[serde(deny_unknown_fields)]
 pub struct ToolCall {
     /// Position of this frame in the session's frame sequence.
+    #[serde(deserialize_with = "crate::serde_util::integer")]
     pub seq: u64,
     /// The turn that made this call.
     pub invocation_id: Id,
@@ -39,6 +40,7 @@ pub struct ToolCall {
     /// Arguments for the component or tool, as the agent produced them.
     pub payload: Map<String, Value>,
     /// Position of this call within its batch of calls made at once, starting at 0 (`MULTI-001`).
+    #[serde(deserialize_with = "crate::serde_util::integer")]
     pub call_index: u32,
     /// When the call was made (RFC 3339).
     pub ts: String,

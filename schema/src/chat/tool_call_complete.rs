@@ -13,6 +13,7 @@ use crate::Id;
 #[serde(deny_unknown_fields)]
 pub struct ToolCallComplete {
     /// Position of this frame in the session's frame sequence.
+    #[serde(deserialize_with = "crate::serde_util::integer")]
     pub seq: u64,
     /// The call that settles.
     pub tool_call_id: Id,

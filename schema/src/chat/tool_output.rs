@@ -12,6 +12,7 @@ use crate::Id;
 #[serde(deny_unknown_fields)]
 pub struct ToolOutput {
     /// Position of this frame in the session's frame sequence.
+    #[serde(deserialize_with = "crate::serde_util::integer")]
     pub seq: u64,
     /// The tool call this output belongs to; it must not be settled yet.
     pub tool_call_id: Id,
@@ -28,7 +29,11 @@ pub struct ToolOutput {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stderr: Option<String>,
     /// The process exit code, set once the tool has exited.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::serde_util::optional_integer",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub exit_code: Option<i32>,
     /// When the output was produced (RFC 3339).
     pub ts: String,

@@ -14,6 +14,7 @@ use crate::Id;
 #[serde(deny_unknown_fields)]
 pub struct ToolProgress {
     /// Position of this frame in the session's frame sequence.
+    #[serde(deserialize_with = "crate::serde_util::integer")]
     pub seq: u64,
     /// The running tool call.
     pub tool_call_id: Id,

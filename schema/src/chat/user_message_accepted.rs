@@ -12,6 +12,7 @@ use crate::Id;
 #[serde(deny_unknown_fields)]
 pub struct UserMessageAccepted {
     /// Position of this frame in the session's frame sequence.
+    #[serde(deserialize_with = "crate::serde_util::integer")]
     pub seq: u64,
     /// The `id` of the `chat.user_message` that was accepted.
     pub in_reply_to: Id,

@@ -39,5 +39,6 @@ pub struct Resume {
     /// The secret `resume_token` from that welcome; without the right one the server refuses.
     pub resume_token: Id,
     /// The highest `seq` the client has seen on this session (0 if none).
+    #[serde(deserialize_with = "crate::serde_util::integer")]
     pub last_seq: u64,
 }

@@ -15,6 +15,7 @@ use crate::{Id, ProtocolVersion};
 #[serde(deny_unknown_fields)]
 pub struct SessionWelcome {
     /// Position of this frame in the session's frame sequence; grows strictly (`SEQ-001`).
+    #[serde(deserialize_with = "crate::serde_util::integer")]
     pub seq: u64,
     /// The `id` of the `session.hello` this answers.
     pub in_reply_to: Id,
@@ -40,6 +41,7 @@ pub struct SessionWelcome {
 #[serde(deny_unknown_fields)]
 pub struct Limits {
     /// Largest text frame the server accepts, in bytes; a larger one gets `frame_too_large`.
+    #[serde(deserialize_with = "crate::serde_util::integer")]
     pub max_frame_bytes: u64,
 }
 

@@ -1,1 +1,349 @@
-//! Chatwire reference backend (in progress).
+//! # chatwire-reference
+//!
+//! The reference backend of the Chatwire protocol v1: a WebSocket server (tokio +
+//! tokio-tungstenite) with durable sessions in SQLite and the scripted agent of the conformance
+//! driver profile.
+//!
+//! * [`Server::bind`] / [`serve`] run it in-process; [`run_cli`] is the command line (also
+//!   reached through the conformance runner's hidden subcommand).
+//! * State: every session's `UiState` is the fold of the events it committed, through
+//!   `chatwire_schema::reducer` ([`session`] module docs say how).
+//! * [`agent`]: the seam between the run driver and what plans a turn.
+//! * [`fault`]: planted bugs for proving the conformance suite (testing aid only).
+
+#![warn(missing_docs)]
+
+use std::ffi::OsString;
+use std::future::Future;
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Parser;
+use tokio::net::TcpListener;
+use tokio::task::JoinSet;
+
+pub mod agent;
+mod conn;
+pub mod fault;
+mod session;
+pub mod store;
+pub mod util;
+
+pub use fault::{Fault, Faults, UnknownFault};
+pub use store::{DbLocation, Store, StoreError};
+
+/// Environment variable naming a [`CrashPoint`] (`response-received`, `response-committed`);
+/// read by [`run_cli`] only, for crash-durability tests.
+pub const CRASH_AT_ENV: &str = "CHATWIRE_REFERENCE_CRASH_AT";
+
+/// A place where a test build makes the process abort, to prove crash durability
+/// deterministically. Never set in normal operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CrashPoint {
+    /// A valid `chat.tool_call_response` arrived and is not yet committed.
+    ResponseReceived,
+    /// The response is committed; its execution (the settlement) has not happened.
+    ResponseCommitted,
+}
+
+impl CrashPoint {
+    /// Parses the value of [`CRASH_AT_ENV`].
+    pub fn parse(s: &str) -> Option<CrashPoint> {
+        match s {
+            "response-received" => Some(CrashPoint::ResponseReceived),
+            "response-committed" => Some(CrashPoint::ResponseCommitted),
+            _ => None,
+        }
+    }
+}
+
+/// Deadlines of the transport.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Timeouts {
+    /// The WebSocket handshake must complete within this.
+    pub handshake: Duration,
+    /// A connection silent this long is pinged; silent for twice this long it is dropped.
+    pub idle: Duration,
+    /// One frame write must complete within this.
+    pub write: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts { handshake: Duration::from_secs(10), idle: Duration::from_secs(30), write: Duration::from_secs(10) }
+    }
+}
+
+/// How to run the server.
+#[derive(Clone, Debug)]
+pub struct ServeConfig {
+    /// Where to listen; must be a loopback address (port 0 picks a free port).
+    pub addr: SocketAddr,
+    /// Where the sessions live.
+    pub db: DbLocation,
+    /// Conformance mode: honour `session.hello.script`.
+    pub conformance: bool,
+    /// Largest text frame accepted; larger ones get `frame_too_large`.
+    pub max_frame_bytes: u64,
+    /// A planted bug (testing aid), or `None` for the correct server.
+    pub fault: Option<Fault>,
+    /// Transport deadlines.
+    pub timeouts: Timeouts,
+    /// Test-only crash point (see [`CRASH_AT_ENV`]).
+    #[doc(hidden)]
+    pub crash_at: Option<CrashPoint>,
+}
+
+impl ServeConfig {
+    /// A correct server on `addr` with the database at `db`, conformance mode on, default limits.
+    pub fn new(addr: SocketAddr, db: DbLocation) -> Self {
+        ServeConfig {
+            addr,
+            db,
+            conformance: true,
+            max_frame_bytes: chatwire_schema::DEFAULT_MAX_FRAME_BYTES,
+            fault: None,
+            timeouts: Timeouts::default(),
+            crash_at: None,
+        }
+    }
+}
+
+/// Why the server could not start or stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The address is not loopback.
+    #[error("refusing to listen on {0}: only loopback addresses (127.0.0.1, ::1) are allowed")]
+    NotLoopback(SocketAddr),
+    /// Binding failed.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The database failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// No data directory to put the default database in.
+    #[error("no data directory: set XDG_DATA_HOME or HOME, or pass --db")]
+    NoDataDir,
+}
+
+/// A bound server, recovered from its database and ready to accept connections.
+pub struct Server {
+    listener: TcpListener,
+    shared: Arc<session::Shared>,
+    timeouts: Timeouts,
+    local_addr: SocketAddr,
+}
+
+impl Server {
+    /// Opens the database, finishes what a previous run left (committed responses, interrupted
+    /// turns, deadlines), and binds the listener.
+    pub async fn bind(config: ServeConfig) -> Result<Server, ServeError> {
+        if !config.addr.ip().is_loopback() {
+            return Err(ServeError::NotLoopback(config.addr));
+        }
+        let durable = matches!(config.db, DbLocation::File(_));
+        let store = Store::open(&config.db)?;
+        let shared = Arc::new(session::Shared::new(
+            store,
+            Faults::new(config.fault),
+            config.conformance,
+            durable,
+            config.max_frame_bytes,
+            config.crash_at,
+        ));
+        let recovered = shared.recover_all().await?;
+        if recovered > 0 {
+            eprintln!("chatwire-reference: recovered {recovered} session(s) with unfinished work");
+        }
+        let listener =
+            TcpListener::bind(config.addr).await.map_err(|source| ServeError::Bind { addr: config.addr, source })?;
+        let local_addr = listener.local_addr().map_err(|source| ServeError::Bind { addr: config.addr, source })?;
+        Ok(Server { listener, shared, timeouts: config.timeouts, local_addr })
+    }
+
+    /// The bound address.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// The WebSocket URL clients connect to, `ws://ADDR/ws`.
+    pub fn url(&self) -> String {
+        format!("ws://{}/ws", self.local_addr)
+    }
+
+    /// Accepts connections until `shutdown` completes, then closes them.
+    pub async fn run(self, shutdown: impl Future<Output = ()>) -> Result<(), ServeError> {
+        let next_id = AtomicU64::new(1);
+        let mut connections = JoinSet::new();
+        tokio::pin!(shutdown);
+        loop {
+            tokio::select! {
+                _ = &mut shutdown => break,
+                accepted = self.listener.accept() => match accepted {
+                    Ok((tcp, _peer)) => {
+                        let id = next_id.fetch_add(1, Ordering::Relaxed);
+                        connections.spawn(conn::serve_connection(self.shared.clone(), self.timeouts, tcp, id));
+                    }
+                    Err(e) => {
+                        // Typically EMFILE: back off instead of spinning.
+                        eprintln!("chatwire-reference: accept failed: {e}");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                    }
+                },
+                Some(_) = connections.join_next(), if !connections.is_empty() => {}
+            }
+        }
+        connections.shutdown().await;
+        self.shared.clear().await;
+        Ok(())
+    }
+}
+
+/// Binds and runs a server until `shutdown` completes.
+pub async fn serve(config: ServeConfig, shutdown: impl Future<Output = ()>) -> Result<(), ServeError> {
+    Server::bind(config).await?.run(shutdown).await
+}
+
+#[derive(Parser, Debug)]
+#[command(name = "chatwire-reference", version, about = "Chatwire reference backend (protocol v1)")]
+struct Cli {
+    /// List the fault names accepted by `serve --fault` and exit (a testing aid).
+    #[arg(long)]
+    list_faults: bool,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(clap::Subcommand, Debug)]
+enum Command {
+    /// Serve Chatwire over WebSocket; prints the ws:// URL as the first line of stdout.
+    Serve(ServeArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct ServeArgs {
+    /// Loopback address to listen on; port 0 picks a free one.
+    #[arg(long, default_value = "127.0.0.1:0")]
+    addr: SocketAddr,
+    /// SQLite database file, or `:memory:`. Default: $XDG_DATA_HOME/chatwire/reference.db.
+    #[arg(long)]
+    db: Option<String>,
+    /// Conformance mode: honour `session.hello.script`.
+    #[arg(long)]
+    conformance: bool,
+    /// Largest text frame accepted, in bytes.
+    #[arg(long, default_value_t = chatwire_schema::DEFAULT_MAX_FRAME_BYTES, value_parser = clap::value_parser!(u64).range(1024..=(1 << 30)))]
+    max_frame_bytes: u64,
+    /// Run with one planted bug (testing aid for the conformance suite; see --list-faults).
+    #[arg(long, value_name = "NAME")]
+    fault: Option<Fault>,
+}
+
+/// Runs the command line with these arguments (the first is the program name) and returns the
+/// process exit code. `serve` runs until SIGTERM or Ctrl-C.
+pub fn run_cli(args: impl IntoIterator<Item = OsString>) -> ExitCode {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { ExitCode::from(2) } else { ExitCode::SUCCESS };
+        }
+    };
+    if cli.list_faults {
+        for f in Fault::ALL {
+            println!("{:<28} {}", f.name(), f.description());
+        }
+        return ExitCode::SUCCESS;
+    }
+    let Some(Command::Serve(args)) = cli.command else {
+        eprintln!("chatwire-reference: nothing to do; try `chatwire-reference serve --help`");
+        return ExitCode::from(2);
+    };
+    let db = match args.db.as_deref() {
+        Some(":memory:") => DbLocation::Memory,
+        Some(path) => DbLocation::File(PathBuf::from(path)),
+        None => match store::default_db_path() {
+            Some(path) => DbLocation::File(path),
+            None => {
+                eprintln!("chatwire-reference: {}", ServeError::NoDataDir);
+                return ExitCode::FAILURE;
+            }
+        },
+    };
+    let crash_at = std::env::var(CRASH_AT_ENV).ok().and_then(|v| {
+        let point = CrashPoint::parse(&v);
+        if point.is_none() {
+            eprintln!("chatwire-reference: ignoring unknown {CRASH_AT_ENV}={v:?}");
+        }
+        point
+    });
+    let config = ServeConfig {
+        conformance: args.conformance,
+        max_frame_bytes: args.max_frame_bytes,
+        fault: args.fault,
+        crash_at,
+        ..ServeConfig::new(args.addr, db)
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("chatwire-reference: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(async move {
+        let server = Server::bind(config.clone()).await?;
+        let mut stdout = std::io::stdout().lock();
+        // The first line of stdout is the URL: a spawning runner reads it to find the server.
+        let _ = writeln!(stdout, "{}", server.url()).and_then(|()| stdout.flush());
+        drop(stdout);
+        if let Some(f) = config.fault {
+            eprintln!("chatwire-reference: FAULT INJECTED: {f} ({})", f.description());
+        }
+        eprintln!("chatwire-reference: listening on {} (db: {:?})", server.url(), config.db);
+        server.run(shutdown_signal()).await
+    });
+    match result {
+        Ok(()) => {
+            eprintln!("chatwire-reference: stopped");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("chatwire-reference: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Completes on SIGTERM or Ctrl-C (SIGINT).
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = tokio::signal::ctrl_c() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}

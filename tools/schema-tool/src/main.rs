@@ -1,8 +1,11 @@
 //! `chatwire-schema`: export the JSON Schemas generated from the Rust types, check the committed
 //! copies for drift, and validate frames.
 //!
-//! Exit codes: 0 success; 1 drift (check) or an invalid frame (validate); 2 usage error, an
-//! unreadable file, a file that is not JSON, or a frame of unknown type.
+//! Exit codes: 0 success; 1 drift (check), an invalid frame (validate) or an unacknowledged
+//! breaking change (diff); 2 usage error, an unreadable file, a file that is not JSON, or a frame
+//! of unknown type.
+
+mod diff;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -40,6 +43,36 @@ enum Command {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
+    /// Classify every change between two schema sets (spec/versioning.md). Exit 0: no breaking
+    /// change, or breaking changes with a major version bump; 1: an unacknowledged breaking change.
+    Diff {
+        /// OLD_DIR NEW_DIR; with --base only the optional NEW_DIR (default: the repository's schema/json).
+        #[arg(value_name = "DIR", num_args = 0..=2)]
+        dirs: Vec<PathBuf>,
+        /// Compare schema/json as committed at this git revision instead of OLD_DIR.
+        #[arg(long, value_name = "GIT_REF")]
+        base: Option<String>,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Protocol version of the old set (default: its VERSION file, else the new version).
+        #[arg(long, value_name = "MAJOR.MINOR")]
+        old_version: Option<String>,
+        /// Protocol version of the new set (default: its VERSION file, else this build's PROTOCOL_VERSION).
+        #[arg(long, value_name = "MAJOR.MINOR")]
+        new_version: Option<String>,
+        /// Print the rule table (levels per direction) and exit.
+        #[arg(long, conflicts_with_all = ["dirs", "base"])]
+        rules: bool,
+    },
+}
+
+/// Every published schema: the protocol's, plus the conformance runner's scenario, report and
+/// baseline formats.
+fn published_schemas() -> Vec<chatwire_schema::schema_gen::SchemaDoc> {
+    let mut docs = all_schemas();
+    docs.extend(chatwire_conformance::schemas::all());
+    docs
 }
 
 fn default_dir() -> PathBuf {
@@ -52,6 +85,9 @@ fn main() -> ExitCode {
         Command::Export { dir } => export(&dir.unwrap_or_else(default_dir)),
         Command::Check { dir } => check(&dir.unwrap_or_else(default_dir)),
         Command::Validate { files } => validate(&files),
+        Command::Diff { dirs, base, json, old_version, new_version, rules } => {
+            diff::run(&diff::DiffArgs { dirs, base, json, old_version, new_version, rules })
+        }
     }
 }
 
@@ -60,7 +96,7 @@ fn export(dir: &Path) -> ExitCode {
         eprintln!("error: cannot create {}: {e}", dir.display());
         return ExitCode::from(2);
     }
-    let docs = all_schemas();
+    let docs = published_schemas();
     let keep: Vec<String> = docs.iter().map(|d| d.file.clone()).collect();
     for doc in &docs {
         let path = dir.join(&doc.file);
@@ -84,7 +120,7 @@ fn export(dir: &Path) -> ExitCode {
 }
 
 fn check(dir: &Path) -> ExitCode {
-    let docs = all_schemas();
+    let docs = published_schemas();
     let mut drift = Vec::new();
     for doc in &docs {
         let path = dir.join(&doc.file);

@@ -1,0 +1,387 @@
+//! The command line: `run`, `list`, `requirements`, and the hidden `__reference` that runs the
+//! bundled reference backend (so the runner can spawn, kill and restart it as a real process).
+//!
+//! Exit codes: 0 every mandatory check passed; 1 a conformance failure or a stale baseline entry;
+//! 2 usage or harness error; 3 the implementation could not be reached or started.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::backend::Target;
+use crate::baseline;
+use crate::catalog;
+use crate::checks;
+use crate::driver::{DriverConfig, SnapshotMode};
+use crate::output::{self, Style};
+use crate::runner::{self, Progress, RunOptions};
+use crate::scenario::{glob_match, Scenario};
+use crate::snapshot::SnapshotStore;
+
+/// Exit code: every mandatory check passed.
+pub const EXIT_OK: u8 = 0;
+/// Exit code: a conformance failure or a stale baseline entry.
+pub const EXIT_FAIL: u8 = 1;
+/// Exit code: usage or harness error.
+pub const EXIT_USAGE: u8 = 2;
+/// Exit code: the implementation could not be reached or started.
+pub const EXIT_UNREACHABLE: u8 = 3;
+
+#[derive(Parser)]
+#[command(
+    name = "chatwire-conformance",
+    version,
+    about = "Chatwire conformance runner: drives a backend through scripted scenarios and checks every frame",
+    after_help = "Exit codes: 0 conformant; 1 conformance failure or stale baseline entry; 2 usage or harness error; 3 backend unreachable or failed to start."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the scenarios against a backend (the bundled reference backend unless --url or --exec).
+    Run(Box<RunArgs>),
+    /// List the scenarios with their level, capabilities and requirement ids.
+    List(ListArgs),
+    /// List every requirement of the spec with the scenarios and checks covering it; uncovered MUSTs last.
+    Requirements(SourceArgs),
+    /// Run the bundled reference backend (used by the runner itself).
+    #[command(name = "__reference", hide = true, disable_help_flag = true)]
+    Reference {
+        /// Arguments for chatwire-reference.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<OsString>,
+    },
+}
+
+#[derive(Args)]
+struct SourceArgs {
+    /// Read scenarios from this directory instead of those built into the binary.
+    #[arg(long, value_name = "DIR")]
+    scenarios_dir: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct ListArgs {
+    #[command(flatten)]
+    source: SourceArgs,
+    /// Only scenarios whose id matches (`*` and `?`); repeatable.
+    #[arg(long = "scenario", value_name = "GLOB")]
+    scenarios: Vec<String>,
+}
+
+#[derive(Args)]
+struct RunArgs {
+    /// Test a backend that is already running at this WebSocket URL (restart scenarios are n/a).
+    #[arg(long, value_name = "WS_URL", conflicts_with = "exec")]
+    url: Option<String>,
+    /// Spawn the backend with this shell command; `{port}` becomes a free port, `{db}` a fresh
+    /// storage path. Ready when it prints a ws:// URL on stdout or accepts TCP on the port.
+    #[arg(long, value_name = "CMD")]
+    exec: Option<String>,
+    /// URL path used with --exec when the backend does not print its URL.
+    #[arg(long, value_name = "PATH", default_value = "/ws", requires = "exec")]
+    exec_path: String,
+    /// Run the bundled reference backend with this planted fault (testing aid).
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["url", "exec"])]
+    reference_fault: Option<String>,
+    /// Only scenarios whose id matches (`*` and `?`); repeatable.
+    #[arg(long = "scenario", value_name = "GLOB")]
+    scenarios: Vec<String>,
+    /// Scenarios run in parallel.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
+    jobs: u16,
+    /// Multiply every deadline (per step, scenario, run, backend start) by this factor.
+    #[arg(long, default_value_t = 1.0, value_name = "F")]
+    timeout_scale: f64,
+    /// Write the JSON report here (schema: schema/json/conformance-report.json).
+    #[arg(long, value_name = "FILE")]
+    report_json: Option<PathBuf>,
+    /// Write a JUnit XML report here (testsuite = scenario, testcase = check).
+    #[arg(long, value_name = "FILE")]
+    junit: Option<PathBuf>,
+    /// Expected failures: a JSON list of {scenario, check, reason}.
+    #[arg(long, value_name = "FILE")]
+    baseline: Option<PathBuf>,
+    #[command(flatten)]
+    source: SourceArgs,
+    /// Read golden snapshots from this directory instead of those built into the binary.
+    #[arg(long, value_name = "DIR")]
+    snapshots_dir: Option<PathBuf>,
+    /// Largest frame the runner accepts from the backend, in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = crate::conn::DEFAULT_MAX_MESSAGE_BYTES)]
+    max_frame_bytes: usize,
+    /// Deadline of one scenario in seconds (before scaling).
+    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    scenario_timeout: u64,
+    /// Deadline of the whole run in seconds (before scaling).
+    #[arg(long, value_name = "SECONDS", default_value_t = 900)]
+    run_timeout: u64,
+}
+
+/// Runs the command line (`args` includes the program name) and returns the exit code.
+pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { EXIT_USAGE } else { EXIT_OK });
+        }
+    };
+    match cli.command {
+        Command::Reference { args } => {
+            let mut full = vec![OsString::from("chatwire-reference")];
+            full.extend(args);
+            chatwire_reference::run_cli(full)
+        }
+        Command::List(args) => ExitCode::from(list(&args)),
+        Command::Requirements(args) => ExitCode::from(requirements(&args)),
+        Command::Run(args) => ExitCode::from(run(*args)),
+    }
+}
+
+fn load_scenarios(source: &SourceArgs, globs: &[String]) -> Result<Vec<Scenario>, String> {
+    let all = match &source.scenarios_dir {
+        Some(dir) => catalog::scenarios_from_dir(dir),
+        None => catalog::embedded_scenarios(),
+    }
+    .map_err(|e| e.to_string())?;
+    if globs.is_empty() {
+        return Ok(all);
+    }
+    let picked: Vec<Scenario> = all.into_iter().filter(|s| globs.iter().any(|g| glob_match(g, &s.id))).collect();
+    if picked.is_empty() {
+        return Err(format!("no scenario matches {}", globs.join(", ")));
+    }
+    Ok(picked)
+}
+
+fn list(args: &ListArgs) -> u8 {
+    let scenarios = match load_scenarios(&args.source, &args.scenarios) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let width = scenarios.iter().map(|s| s.id.len()).max().unwrap_or(2);
+    println!("{:<width$}  {:<6}  {:<40}  requirements", "id", "level", "capabilities");
+    for s in &scenarios {
+        let caps = s.needed_capabilities().join(",");
+        let reqs: Vec<&str> = s.requirements.iter().map(|r| r.0.as_str()).collect();
+        println!("{:<width$}  {:<6}  {:<40}  {}", s.id, s.level.as_str(), caps, reqs.join(" "));
+        println!("{:<width$}  {}", "", s.title);
+    }
+    println!("{} scenario(s)", scenarios.len());
+    EXIT_OK
+}
+
+fn requirements(args: &SourceArgs) -> u8 {
+    let scenarios = match load_scenarios(args, &[]) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let registry = match chatwire_schema::requirements::all() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: the spec's requirement registry is invalid: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let mut by_scenario: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for s in &scenarios {
+        for r in &s.requirements {
+            by_scenario.entry(r.0.as_str()).or_default().push(&s.id);
+        }
+    }
+    let mut by_check: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for c in checks::ALWAYS_ON {
+        for r in c.requirements {
+            by_check.entry(r).or_default().push(c.id);
+        }
+    }
+    let mut covered_lines = Vec::new();
+    let mut uncovered = Vec::new();
+    for r in &registry {
+        let scen = by_scenario.get(r.id.as_str()).cloned().unwrap_or_default();
+        let chk = by_check.get(r.id.as_str()).cloned().unwrap_or_default();
+        let mut line = format!("{:<14} {:<6} {}", r.id, r.level.as_str(), r.link());
+        if !scen.is_empty() {
+            line.push_str(&format!("\n               scenarios: {}", scen.join(", ")));
+        }
+        if !chk.is_empty() {
+            line.push_str(&format!("\n               always-on checks: {}", chk.join(", ")));
+        }
+        if let Some(reason) = &r.untestable {
+            line.push_str(&format!("\n               untestable: {reason}"));
+        }
+        if scen.is_empty() && chk.is_empty() && r.untestable.is_none() {
+            uncovered.push(r);
+        } else {
+            covered_lines.push(line);
+        }
+    }
+    for line in &covered_lines {
+        println!("{line}");
+    }
+    let uncovered_must: Vec<_> =
+        uncovered.iter().filter(|r| r.level == chatwire_schema::requirements::Level::Must).collect();
+    let uncovered_other: Vec<_> =
+        uncovered.iter().filter(|r| r.level != chatwire_schema::requirements::Level::Must).collect();
+    if !uncovered_other.is_empty() {
+        println!("\nuncovered SHOULD/MAY ({}):", uncovered_other.len());
+        for r in &uncovered_other {
+            println!("{:<14} {:<6} {}", r.id, r.level.as_str(), r.link());
+        }
+    }
+    println!("\nuncovered MUST ({}):", uncovered_must.len());
+    for r in &uncovered_must {
+        let text: String = r.text.chars().take(100).collect();
+        let cut = if r.text.chars().count() > 100 { "…" } else { "" };
+        println!("{:<14} {:<6} {}  {text}{cut}", r.id, r.level.as_str(), r.link());
+    }
+    let unknown: Vec<&str> = by_scenario.keys().copied().filter(|id| !registry.iter().any(|r| r.id == *id)).collect();
+    if !unknown.is_empty() {
+        println!("\nscenarios name ids the spec does not define: {}", unknown.join(", "));
+    }
+    println!(
+        "\n{} requirement(s): {} covered or untestable, {} uncovered ({} MUST)",
+        registry.len(),
+        covered_lines.len(),
+        uncovered.len(),
+        uncovered_must.len()
+    );
+    EXIT_OK
+}
+
+fn run(args: RunArgs) -> u8 {
+    if !(args.timeout_scale.is_finite() && args.timeout_scale > 0.0 && args.timeout_scale <= 1000.0) {
+        eprintln!("error: --timeout-scale must be a number in (0, 1000]");
+        return EXIT_USAGE;
+    }
+    if let Some(cmd) = &args.exec {
+        if !cmd.contains("{port}") && !cmd.contains("{db}") {
+            eprintln!("note: --exec command has no {{port}}; the runner waits for a ws:// URL on its stdout");
+        }
+    }
+    let scenarios = match load_scenarios(&args.source, &args.scenarios) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let baseline = match &args.baseline {
+        Some(path) => match baseline::load(path) {
+            Ok(b) => b,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return EXIT_USAGE;
+            }
+        },
+        None => Vec::new(),
+    };
+    let store = match &args.snapshots_dir {
+        Some(dir) => match SnapshotStore::from_dir(dir) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("error: cannot read snapshots from {}: {e}", dir.display());
+                return EXIT_USAGE;
+            }
+        },
+        None => SnapshotStore::embedded(),
+    };
+    let target = match (&args.url, &args.exec) {
+        (Some(url), _) => Target::Url(url.clone()),
+        (None, Some(command)) => Target::Exec { command: command.clone(), path: args.exec_path.clone() },
+        (None, None) => Target::Bundled { fault: args.reference_fault.clone() },
+    };
+    let opts = RunOptions {
+        target,
+        jobs: usize::from(args.jobs),
+        driver: DriverConfig {
+            timeout_scale: args.timeout_scale,
+            max_message_bytes: args.max_frame_bytes.max(1024),
+            snapshots: SnapshotMode::Compare(store),
+            ..DriverConfig::default()
+        },
+        scenario_timeout: Duration::from_secs(args.scenario_timeout.max(1)),
+        run_timeout: Duration::from_secs(args.run_timeout.max(1)),
+        ..RunOptions::default()
+    };
+    let style = Style::detect();
+    let live = style.colour;
+    println!("chatwire-conformance: {} scenario(s) against {}", scenarios.len(), opts.target.describe());
+    let progress: runner::ProgressFn = Arc::new(move |event| match event {
+        Progress::Started(id) if live => {
+            print!("\r\x1b[K  … {id}");
+            let _ = std::io::Write::flush(&mut std::io::stdout());
+        }
+        Progress::Started(_) => {}
+        Progress::Finished { report, done, total } => {
+            if live {
+                print!("\r\x1b[K");
+            }
+            println!("{}", output::scenario_block(style, report, done, total));
+        }
+    });
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let result = runtime.block_on(runner::run_suite(scenarios, &opts, progress));
+    let mut report = match result {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_UNREACHABLE;
+        }
+    };
+    baseline::apply(&mut report, &baseline);
+    report.exit_code = baseline::exit_code(&report);
+    for log in &report.backend_logs {
+        if report.exit_code != EXIT_OK {
+            let tail: Vec<&str> = log.stderr.lines().rev().take(20).collect();
+            println!("\nbackend stderr ({}), last lines:", log.label);
+            for line in tail.into_iter().rev() {
+                println!("  {line}");
+            }
+        }
+    }
+    println!("{}", output::summary_block(style, &report));
+    let mut code = report.exit_code;
+    if let Some(path) = &args.report_json {
+        match serde_json::to_string_pretty(&report) {
+            Ok(text) => {
+                if let Err(e) = std::fs::write(path, text + "\n") {
+                    eprintln!("error: cannot write {}: {e}", path.display());
+                    code = code.max(EXIT_USAGE);
+                }
+            }
+            Err(e) => {
+                eprintln!("error: cannot serialize the report: {e}");
+                code = code.max(EXIT_USAGE);
+            }
+        }
+    }
+    if let Some(path) = &args.junit {
+        if let Err(e) = std::fs::write(path, output::junit(&report)) {
+            eprintln!("error: cannot write {}: {e}", path.display());
+            code = code.max(EXIT_USAGE);
+        }
+    }
+    code
+}

@@ -1,0 +1,201 @@
+//! One WebSocket connection to the backend, where every operation has a deadline and nothing the
+//! server sends can panic the runner.
+
+use std::time::Duration;
+
+use futures_util::{SinkExt, StreamExt};
+use tokio::net::TcpStream;
+use tokio::time::Instant;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::http::HeaderValue;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
+use tokio_tungstenite::tungstenite::{Error as WsError, Message};
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+
+/// Largest message the runner accepts from a server unless told otherwise (a whole UiState per
+/// `ui_state_updated` can be large, but not this large).
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 8 * 1024 * 1024;
+
+/// Frames and signals read from the server.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Incoming {
+    /// A text frame.
+    Text(String),
+    /// A binary frame of this many bytes (v1 is text only).
+    Binary(usize),
+    /// The server closed the connection (with its close frame, if any).
+    Closed {
+        /// The close code, if the server sent a close frame with one.
+        code: Option<u16>,
+        /// The close reason.
+        reason: String,
+    },
+    /// The transport failed: reset, protocol violation, a message over the runner's limit.
+    Broken(String),
+}
+
+/// Why a connection could not be opened.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConnectError {
+    /// The URL is not a ws:// URL the client can use.
+    #[error("bad url {url}: {message}")]
+    BadUrl {
+        /// The URL.
+        url: String,
+        /// Why.
+        message: String,
+    },
+    /// TCP connect or the WebSocket handshake failed.
+    #[error("cannot connect to {url}: {message}")]
+    Failed {
+        /// The URL.
+        url: String,
+        /// What failed.
+        message: String,
+    },
+    /// The server accepted the handshake but did not select the `chatwire.v1` subprotocol.
+    #[error("the server did not select the websocket subprotocol {expected} (selected: {selected})")]
+    Subprotocol {
+        /// The subprotocol offered.
+        expected: &'static str,
+        /// What the server answered.
+        selected: String,
+    },
+    /// Nothing happened before the deadline (a server that accepts TCP but never answers).
+    #[error("no websocket handshake from {url} before the deadline")]
+    Timeout {
+        /// The URL.
+        url: String,
+    },
+}
+
+/// A connection with deadline-bounded reads and writes.
+pub struct WsConn {
+    stream: WebSocketStream<MaybeTlsStream<TcpStream>>,
+    closed: bool,
+}
+
+impl std::fmt::Debug for WsConn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WsConn").field("closed", &self.closed).finish()
+    }
+}
+
+impl WsConn {
+    /// Connects and offers the `chatwire.v1` subprotocol, which the server must select.
+    pub async fn open(url: &str, max_message_bytes: usize, deadline: Instant) -> Result<WsConn, ConnectError> {
+        let bad_url = |message: String| ConnectError::BadUrl { url: url.to_owned(), message };
+        let mut request = url.into_client_request().map_err(|e| bad_url(e.to_string()))?;
+        request.headers_mut().insert("Sec-WebSocket-Protocol", HeaderValue::from_static(chatwire_schema::SUBPROTOCOL));
+        let config = WebSocketConfig::default()
+            .max_message_size(Some(max_message_bytes))
+            .max_frame_size(Some(max_message_bytes));
+        let connect = tokio_tungstenite::connect_async_with_config(request, Some(config), true);
+        match tokio::time::timeout_at(deadline, connect).await {
+            Err(_) => Err(ConnectError::Timeout { url: url.to_owned() }),
+            Ok(Ok((stream, _response))) => Ok(WsConn { stream, closed: false }),
+            Ok(Err(WsError::Protocol(p))) if p.to_string().to_lowercase().contains("subprotocol") => {
+                Err(ConnectError::Subprotocol { expected: chatwire_schema::SUBPROTOCOL, selected: p.to_string() })
+            }
+            Ok(Err(e)) => Err(ConnectError::Failed { url: url.to_owned(), message: e.to_string() }),
+        }
+    }
+
+    /// Whether the connection has ended (closed by either side or broken).
+    pub fn is_closed(&self) -> bool {
+        self.closed
+    }
+
+    /// Sends a text frame. Errors describe the transport failure.
+    pub async fn send_text(&mut self, text: String, deadline: Instant) -> Result<(), String> {
+        self.send(Message::text(text), deadline).await
+    }
+
+    /// Sends a binary frame.
+    pub async fn send_binary(&mut self, bytes: Vec<u8>, deadline: Instant) -> Result<(), String> {
+        self.send(Message::binary(bytes), deadline).await
+    }
+
+    async fn send(&mut self, message: Message, deadline: Instant) -> Result<(), String> {
+        if self.closed {
+            return Err("the connection is closed".into());
+        }
+        match tokio::time::timeout_at(deadline, self.stream.send(message)).await {
+            Err(_) => Err("sending blocked until the deadline (the server does not read)".into()),
+            Ok(Err(e)) => {
+                self.closed = true;
+                Err(e.to_string())
+            }
+            Ok(Ok(())) => Ok(()),
+        }
+    }
+
+    /// Reads the next frame; `None` when the deadline passes first. Pings and pongs are handled
+    /// here (tungstenite queues the pong) and never returned.
+    pub async fn recv(&mut self, deadline: Instant) -> Option<Incoming> {
+        if self.closed {
+            return Some(Incoming::Closed { code: None, reason: "already closed".into() });
+        }
+        loop {
+            let next = tokio::time::timeout_at(deadline, self.stream.next()).await.ok()?;
+            let incoming = match next {
+                None => Incoming::Closed { code: None, reason: "connection ended without a close frame".into() },
+                Some(Ok(Message::Text(t))) => return Some(Incoming::Text(t.as_str().to_owned())),
+                Some(Ok(Message::Binary(b))) => return Some(Incoming::Binary(b.len())),
+                Some(Ok(Message::Ping(_) | Message::Pong(_) | Message::Frame(_))) => continue,
+                Some(Ok(Message::Close(frame))) => {
+                    // Keep polling briefly so tungstenite echoes the close (a clean closing handshake).
+                    let _ = tokio::time::timeout(Duration::from_millis(50), self.stream.next()).await;
+                    match frame {
+                        Some(f) => Incoming::Closed { code: Some(u16::from(f.code)), reason: f.reason.to_string() },
+                        None => Incoming::Closed { code: None, reason: "close frame without a code".into() },
+                    }
+                }
+                Some(Err(WsError::ConnectionClosed | WsError::AlreadyClosed)) => {
+                    Incoming::Closed { code: None, reason: "connection closed".into() }
+                }
+                Some(Err(e)) => Incoming::Broken(describe(&e)),
+            };
+            self.closed = true;
+            return Some(incoming);
+        }
+    }
+
+    /// Closes with 1000 and waits (bounded) for the server's close; frames read meanwhile are returned.
+    pub async fn close(&mut self, deadline: Instant) -> Vec<Incoming> {
+        let mut late = Vec::new();
+        if self.closed {
+            return late;
+        }
+        let frame = CloseFrame { code: CloseCode::Normal, reason: "".into() };
+        if tokio::time::timeout_at(deadline, self.stream.close(Some(frame))).await.is_err() {
+            self.closed = true;
+            return late;
+        }
+        // Bounded: a flooding server cannot keep us here past the deadline or the frame cap.
+        for _ in 0..10_000 {
+            match self.recv(deadline).await {
+                None => break,
+                Some(Incoming::Closed { .. }) | Some(Incoming::Broken(_)) => break,
+                Some(frame) => late.push(frame),
+            }
+        }
+        self.closed = true;
+        late
+    }
+
+    /// Drops the connection without a closing handshake.
+    pub fn abandon(&mut self) {
+        self.closed = true;
+    }
+}
+
+fn describe(e: &WsError) -> String {
+    match e {
+        WsError::Capacity(c) => format!("frame over the runner's size limit: {c}"),
+        WsError::Io(io) => format!("transport error: {io}"),
+        WsError::Protocol(p) => format!("websocket protocol violation: {p}"),
+        other => other.to_string(),
+    }
+}

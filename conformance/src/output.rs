@@ -1,0 +1,344 @@
+//! Human and CI renderings of a run: terminal lines (with colour when wanted), JUnit XML.
+
+use std::fmt::Write as _;
+
+use crate::report::{CheckReport, RunReport, ScenarioReport, Verdict};
+
+/// Terminal styling: colour only when asked for (a TTY and no `NO_COLOR`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Style {
+    /// Whether to use ANSI colours.
+    pub colour: bool,
+}
+
+impl Style {
+    /// Colour when stdout is a terminal and `NO_COLOR` is unset or empty.
+    pub fn detect() -> Style {
+        use std::io::IsTerminal;
+        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        Style { colour: !no_color && std::io::stdout().is_terminal() }
+    }
+
+    fn paint(self, code: &str, text: &str) -> String {
+        if self.colour {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_owned()
+        }
+    }
+
+    /// The verdict as a fixed-width, possibly coloured tag.
+    pub fn verdict(self, v: Verdict) -> String {
+        let (code, tag) = match v {
+            Verdict::Pass => ("32", "PASS "),
+            Verdict::Warn => ("33", "WARN "),
+            Verdict::NotApplicable => ("2", "N/A  "),
+            Verdict::Timeout => ("31", "TIME "),
+            Verdict::Fail => ("31;1", "FAIL "),
+            Verdict::HarnessError => ("35", "HARN "),
+        };
+        self.paint(code, tag)
+    }
+
+    fn dim(self, text: &str) -> String {
+        self.paint("2", text)
+    }
+}
+
+/// The line printed when a scenario finishes, plus the details of whatever did not pass.
+pub fn scenario_block(style: Style, report: &ScenarioReport, done: usize, total: usize) -> String {
+    let width = total.to_string().len();
+    let mut out = format!(
+        "[{done:>width$}/{total}] {} {}  {}  {}",
+        style.verdict(report.verdict),
+        report.id,
+        style.dim(&format!("{} ms", report.duration_ms)),
+        style.dim(&report.title),
+    );
+    for check in report.checks.iter().filter(|c| c.verdict != Verdict::Pass) {
+        if report.verdict == Verdict::NotApplicable && check.verdict == Verdict::NotApplicable {
+            if let Some(f) = check.findings.first() {
+                let _ = write!(out, "\n      {}", style.dim(&f.message));
+            }
+            continue;
+        }
+        out.push_str(&check_block(style, &report.id, check));
+    }
+    if let Some(stderr) = &report.backend_stderr {
+        let tail: Vec<&str> = stderr.lines().rev().take(10).collect();
+        let _ = write!(out, "\n      backend stderr (last lines):");
+        for line in tail.into_iter().rev() {
+            let _ = write!(out, "\n        {}", style.dim(line));
+        }
+    }
+    out
+}
+
+fn check_block(style: Style, scenario: &str, check: &CheckReport) -> String {
+    let mut out = String::new();
+    let baselined = check.baselined.as_ref().map(|r| format!(" (baselined: {r})")).unwrap_or_default();
+    let _ = write!(
+        out,
+        "\n      {} {scenario} / {} [{}]{baselined}",
+        style.verdict(check.verdict).trim_end(),
+        check.id,
+        check.requirements.join(", ")
+    );
+    for f in &check.findings {
+        let step = f.step.map(|s| format!("step {s}: ")).unwrap_or_default();
+        let req = f.requirement.as_ref().map(|r| format!(" [{r}]")).unwrap_or_default();
+        let mut lines = f.message.lines();
+        let first = lines.next().unwrap_or_default();
+        let _ = write!(out, "\n        {step}{first}{req}");
+        for line in lines {
+            let _ = write!(out, "\n          {line}");
+        }
+        if let Some(frame) = &f.frame {
+            let _ = write!(out, "\n          frame: {}", style.dim(frame));
+        }
+    }
+    if check.findings_dropped > 0 {
+        let _ = write!(out, "\n        … and {} more", check.findings_dropped);
+    }
+    out
+}
+
+/// The closing summary.
+pub fn summary_block(style: Style, report: &RunReport) -> String {
+    let s = &report.summary;
+    let mut parts = vec![format!("{} pass", s.pass)];
+    for (n, label) in [
+        (s.fail, "fail"),
+        (s.timeout, "timeout"),
+        (s.warn, "warn"),
+        (s.not_applicable, "n/a"),
+        (s.harness_error, "harness-error"),
+        (s.baselined, "baselined check(s)"),
+    ] {
+        if n > 0 {
+            parts.push(format!("{n} {label}"));
+        }
+    }
+    let mut out = format!(
+        "\n{} scenario(s) against {}: {} in {:.1} s",
+        s.scenarios,
+        report.target,
+        parts.join(", "),
+        report.duration_ms as f64 / 1000.0
+    );
+    for stale in &report.stale_baseline {
+        let _ = write!(
+            out,
+            "\n{} stale baseline entry {}/{}: now {} (reason was: {}) — remove it",
+            style.verdict(Verdict::Fail).trim_end(),
+            stale.scenario,
+            stale.check,
+            stale.now,
+            stale.reason
+        );
+    }
+    let verdict = match report.exit_code {
+        0 => style.paint("32", "conformant"),
+        1 => style.paint("31;1", "NOT conformant"),
+        _ => style.paint("35", "harness error: results incomplete"),
+    };
+    let _ = write!(out, "\nresult: {verdict} (exit {})", report.exit_code);
+    out
+}
+
+/// The run as JUnit XML: one testsuite per scenario, one testcase per check.
+pub fn junit(report: &RunReport) -> String {
+    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let count = |pred: &dyn Fn(&CheckReport) -> bool| -> usize {
+        report.scenarios.iter().flat_map(|s| s.checks.iter()).filter(|c| pred(c)).count()
+    };
+    let tests = count(&|_| true);
+    let failures = count(&|c| c.verdict.is_failure() && c.baselined.is_none());
+    let errors = count(&|c| c.verdict == Verdict::HarnessError);
+    let skipped = count(&|c| c.verdict == Verdict::NotApplicable || (c.verdict.is_failure() && c.baselined.is_some()));
+    let _ = writeln!(
+        out,
+        "<testsuites name=\"chatwire-conformance\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\" time=\"{:.3}\">",
+        report.duration_ms as f64 / 1000.0
+    );
+    for s in &report.scenarios {
+        let n = |pred: &dyn Fn(&CheckReport) -> bool| s.checks.iter().filter(|c| pred(c)).count();
+        let _ = writeln!(
+            out,
+            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{:.3}\">",
+            xml(&s.id),
+            s.checks.len(),
+            n(&|c| c.verdict.is_failure() && c.baselined.is_none()),
+            n(&|c| c.verdict == Verdict::HarnessError),
+            n(&|c| c.verdict == Verdict::NotApplicable || (c.verdict.is_failure() && c.baselined.is_some())),
+            s.duration_ms as f64 / 1000.0
+        );
+        let _ = writeln!(out, "    <properties>");
+        let _ = writeln!(out, "      <property name=\"title\" value=\"{}\"/>", xml(&s.title));
+        let _ = writeln!(out, "      <property name=\"level\" value=\"{}\"/>", s.level.as_str());
+        let _ = writeln!(out, "      <property name=\"requirements\" value=\"{}\"/>", xml(&s.requirements.join(" ")));
+        let _ = writeln!(out, "      <property name=\"verdict\" value=\"{}\"/>", s.verdict.as_str());
+        let _ = writeln!(out, "    </properties>");
+        for c in &s.checks {
+            let _ = write!(out, "    <testcase classname=\"{}\" name=\"{}\"", xml(&s.id), xml(&c.id));
+            let body = details(c);
+            let message = c
+                .findings
+                .first()
+                .map_or_else(|| c.summary.clone(), |f| f.message.lines().next().unwrap_or("").to_owned());
+            match (c.verdict, &c.baselined) {
+                (Verdict::Pass, _) => {
+                    let _ = writeln!(out, "/>");
+                }
+                (Verdict::Fail | Verdict::Timeout, Some(reason)) => {
+                    let _ = writeln!(
+                        out,
+                        ">\n      <skipped message=\"expected failure (baseline): {}\"/>\n    </testcase>",
+                        xml(reason)
+                    );
+                }
+                (Verdict::Fail | Verdict::Timeout, None) => {
+                    let _ = writeln!(
+                        out,
+                        ">\n      <failure type=\"{}\" message=\"{}\">{}</failure>\n    </testcase>",
+                        c.verdict.as_str(),
+                        xml(&message),
+                        xml(&body)
+                    );
+                }
+                (Verdict::HarnessError, _) => {
+                    let _ = writeln!(
+                        out,
+                        ">\n      <error type=\"harness-error\" message=\"{}\">{}</error>\n    </testcase>",
+                        xml(&message),
+                        xml(&body)
+                    );
+                }
+                (Verdict::NotApplicable, _) => {
+                    let _ = writeln!(out, ">\n      <skipped message=\"n/a: {}\"/>\n    </testcase>", xml(&message));
+                }
+                (Verdict::Warn, _) => {
+                    let _ = writeln!(out, ">\n      <system-out>warning: {}</system-out>\n    </testcase>", xml(&body));
+                }
+            }
+        }
+        if let Some(stderr) = &s.backend_stderr {
+            let _ = writeln!(out, "    <system-err>{}</system-err>", xml(stderr));
+        }
+        let _ = writeln!(out, "  </testsuite>");
+    }
+    let _ = writeln!(out, "</testsuites>");
+    out
+}
+
+fn details(c: &CheckReport) -> String {
+    let mut s = format!("{}\nrequirements: {}\n", c.summary, c.requirements.join(", "));
+    for f in &c.findings {
+        if let Some(step) = f.step {
+            let _ = write!(s, "step {step}: ");
+        }
+        let _ = writeln!(s, "{}", f.message);
+        if let Some(r) = &f.requirement {
+            let _ = writeln!(s, "  requirement: {r}");
+        }
+        if let Some(frame) = &f.frame {
+            let _ = writeln!(s, "  frame: {frame}");
+        }
+    }
+    s
+}
+
+/// Escapes text for XML attributes and content; drops characters XML 1.0 cannot carry.
+pub fn xml(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for ch in s.chars() {
+        match ch {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            '\t' | '\n' | '\r' => out.push(ch),
+            c if (c as u32) < 0x20 || matches!(c as u32, 0xFFFE | 0xFFFF) || c == '\u{1b}' => out.push('\u{FFFD}'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{Finding, Summary};
+    use crate::scenario::Level;
+
+    fn sample() -> RunReport {
+        let failing = CheckReport {
+            id: "step-02-expect".into(),
+            verdict: Verdict::Fail,
+            requirements: vec!["TOOL-012".into()],
+            summary: "expect x".into(),
+            findings: vec![Finding {
+                message: "expected <a> & \"b\"\u{1}".into(),
+                step: Some(2),
+                requirement: Some("TOOL-012".into()),
+                frame: Some("{\"type\":\"error\"}".into()),
+            }],
+            findings_dropped: 0,
+            baselined: None,
+        };
+        let passing =
+            CheckReport { id: "seq-increasing".into(), verdict: Verdict::Pass, findings: vec![], ..failing.clone() };
+        let mut r = RunReport {
+            tool: "t".into(),
+            target: "ws://x".into(),
+            timeout_scale: 1.0,
+            duration_ms: 1500,
+            summary: Summary::default(),
+            scenarios: vec![ScenarioReport {
+                id: "s-1".into(),
+                title: "T".into(),
+                level: Level::Must,
+                requirements: vec!["TOOL-012".into()],
+                verdict: Verdict::Fail,
+                duration_ms: 10,
+                checks: vec![passing, failing],
+                wire_log: vec![],
+                backend_stderr: Some("panic <here>".into()),
+                snapshots: Default::default(),
+            }],
+            stale_baseline: vec![],
+            backend_logs: vec![],
+            exit_code: 1,
+        };
+        r.summarize();
+        r
+    }
+
+    #[test]
+    fn junit_counts_and_escapes() {
+        let xml_text = junit(&sample());
+        assert!(xml_text.contains("<testsuites name=\"chatwire-conformance\" tests=\"2\" failures=\"1\" errors=\"0\""));
+        assert!(xml_text.contains("<testsuite name=\"s-1\" tests=\"2\" failures=\"1\""));
+        assert!(xml_text.contains("<testcase classname=\"s-1\" name=\"seq-increasing\"/>"));
+        assert!(xml_text.contains("message=\"expected &lt;a&gt; &amp; &quot;b&quot;\u{FFFD}\""));
+        assert!(xml_text.contains("<system-err>panic &lt;here&gt;</system-err>"));
+        assert!(!xml_text.contains('\u{1}'));
+    }
+
+    #[test]
+    fn terminal_lines_name_scenario_check_step_requirement_and_frame() {
+        let r = sample();
+        let block = scenario_block(Style { colour: false }, &r.scenarios[0], 1, 1);
+        assert!(block.starts_with("[1/1] FAIL  s-1"), "{block}");
+        assert!(block.contains("s-1 / step-02-expect [TOOL-012]"), "{block}");
+        assert!(block.contains("step 2: expected"), "{block}");
+        assert!(block.contains("frame: {\"type\":\"error\"}"), "{block}");
+        assert!(!block.contains('\x1b'));
+        let coloured = scenario_block(Style { colour: true }, &r.scenarios[0], 1, 1);
+        assert!(coloured.contains('\x1b'));
+        let summary = summary_block(Style { colour: false }, &r);
+        assert!(summary.contains("1 scenario(s) against ws://x: 0 pass, 1 fail"), "{summary}");
+        assert!(summary.contains("NOT conformant (exit 1)"), "{summary}");
+    }
+}

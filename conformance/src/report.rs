@@ -1,0 +1,365 @@
+//! The run report (its JSON form is published as `schema/json/conformance-report.json`), verdicts,
+//! and the per-scenario check accumulator.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::scenario::Level;
+
+/// The outcome of one check (and, as the worst of its checks, of a scenario).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+pub enum Verdict {
+    /// The behaviour is as specified.
+    #[serde(rename = "pass")]
+    Pass,
+    /// A SHOULD or MAY is not met (does not fail the run).
+    #[serde(rename = "warn")]
+    Warn,
+    /// Not applicable: the server did not offer a capability the check needs.
+    #[serde(rename = "n/a")]
+    NotApplicable,
+    /// The server did not answer before a deadline.
+    #[serde(rename = "timeout")]
+    Timeout,
+    /// A MUST is broken.
+    #[serde(rename = "fail")]
+    Fail,
+    /// The runner itself could not do its job (a scenario bug, a missing golden snapshot, a runner
+    /// bug): says nothing about the implementation.
+    #[serde(rename = "harness-error")]
+    HarnessError,
+}
+
+impl Verdict {
+    /// The name used in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Warn => "warn",
+            Verdict::NotApplicable => "n/a",
+            Verdict::Timeout => "timeout",
+            Verdict::Fail => "fail",
+            Verdict::HarnessError => "harness-error",
+        }
+    }
+
+    /// Severity used to combine checks into a scenario verdict (higher wins).
+    pub fn severity(self) -> u8 {
+        match self {
+            Verdict::Pass => 0,
+            Verdict::NotApplicable => 1,
+            Verdict::Warn => 2,
+            Verdict::Timeout => 3,
+            Verdict::Fail => 4,
+            Verdict::HarnessError => 5,
+        }
+    }
+
+    /// Whether the verdict breaks a requirement of the implementation (fails the run unless baselined).
+    pub fn is_failure(self) -> bool {
+        matches!(self, Verdict::Fail | Verdict::Timeout)
+    }
+}
+
+/// One piece of evidence for a failed check.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Finding {
+    /// What is wrong, in one or a few lines.
+    pub message: String,
+    /// The 1-based step during which it was seen, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<usize>,
+    /// The requirement broken.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requirement: Option<String>,
+    /// The offending frame, ids replaced by placeholders and cut to a few hundred characters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frame: Option<String>,
+}
+
+/// The result of one check in one scenario.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CheckReport {
+    /// Stable check id (`wire-schema-valid`, `step-03-expect`, `snapshot-final`…); baselines name it.
+    pub id: String,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Requirement ids the check verifies.
+    pub requirements: Vec<String>,
+    /// What the check verifies, one line.
+    pub summary: String,
+    /// Evidence, first ones only (see `findings_dropped`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub findings: Vec<Finding>,
+    /// Findings beyond the first ones that were counted but not kept.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub findings_dropped: usize,
+    /// Set when a baseline entry expects this check to fail: the entry's reason.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baselined: Option<String>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// The result of one scenario.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioReport {
+    /// Scenario id.
+    pub id: String,
+    /// Scenario title.
+    pub title: String,
+    /// Scenario level.
+    pub level: Level,
+    /// Requirement ids the scenario covers.
+    pub requirements: Vec<String>,
+    /// The worst verdict of its checks, baselined failures not counted.
+    pub verdict: Verdict,
+    /// Wall time in milliseconds.
+    pub duration_ms: u64,
+    /// Every check, in the order they were first recorded.
+    pub checks: Vec<CheckReport>,
+    /// The last frames exchanged (`conn > type` sent, `conn < type` received), for context.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub wire_log: Vec<String>,
+    /// Standard error of a backend the runner started for this scenario alone (restart scenarios).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backend_stderr: Option<String>,
+    /// The normalized snapshots taken, by name (for review tooling).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub snapshots: BTreeMap<String, String>,
+}
+
+/// Counts over a run.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Summary {
+    /// Scenarios run.
+    pub scenarios: usize,
+    /// Scenarios that passed.
+    pub pass: usize,
+    /// Scenarios with warnings only.
+    pub warn: usize,
+    /// Scenarios not applicable.
+    pub not_applicable: usize,
+    /// Scenarios that timed out.
+    pub timeout: usize,
+    /// Scenarios that failed.
+    pub fail: usize,
+    /// Scenarios the harness could not run.
+    pub harness_error: usize,
+    /// Failing checks excused by the baseline.
+    pub baselined: usize,
+    /// Baseline entries whose check now passes.
+    pub stale_baseline: usize,
+}
+
+/// A baseline entry that no longer matches a failure.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StaleEntry {
+    /// Scenario id.
+    pub scenario: String,
+    /// Check id.
+    pub check: String,
+    /// The entry's reason.
+    pub reason: String,
+    /// What the check did instead of failing.
+    pub now: String,
+}
+
+/// Standard error captured from a backend the runner started.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BackendLog {
+    /// Which backend instance (e.g. `shared`).
+    pub label: String,
+    /// The last part of its standard error.
+    pub stderr: String,
+}
+
+/// A whole run: what `--report-json` writes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunReport {
+    /// `chatwire-conformance <version>`.
+    pub tool: String,
+    /// What was tested: the URL, the exec command, or `bundled reference backend`.
+    pub target: String,
+    /// The timeout scale used.
+    pub timeout_scale: f64,
+    /// Wall time in milliseconds.
+    pub duration_ms: u64,
+    /// Counts.
+    pub summary: Summary,
+    /// Per scenario, in id order.
+    pub scenarios: Vec<ScenarioReport>,
+    /// Baseline entries whose check no longer fails: they fail the run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stale_baseline: Vec<StaleEntry>,
+    /// Standard error of the shared backend the runner started, if any.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub backend_logs: Vec<BackendLog>,
+    /// The exit code the run ends with.
+    pub exit_code: u8,
+}
+
+impl RunReport {
+    /// Recomputes the summary from the scenarios and stale entries.
+    pub fn summarize(&mut self) {
+        let mut s = Summary { scenarios: self.scenarios.len(), ..Summary::default() };
+        for sc in &self.scenarios {
+            match sc.verdict {
+                Verdict::Pass => s.pass += 1,
+                Verdict::Warn => s.warn += 1,
+                Verdict::NotApplicable => s.not_applicable += 1,
+                Verdict::Timeout => s.timeout += 1,
+                Verdict::Fail => s.fail += 1,
+                Verdict::HarnessError => s.harness_error += 1,
+            }
+            s.baselined += sc.checks.iter().filter(|c| c.baselined.is_some() && c.verdict.is_failure()).count();
+        }
+        s.stale_baseline = self.stale_baseline.len();
+        self.summary = s;
+    }
+}
+
+/// Most findings kept per check; more are only counted.
+pub const MAX_FINDINGS: usize = 8;
+
+/// Collects the checks of one scenario.
+#[derive(Clone, Debug, Default)]
+pub struct CheckSet {
+    checks: Vec<CheckReport>,
+}
+
+impl CheckSet {
+    fn entry(&mut self, id: &str, requirements: &[String], summary: &str) -> &mut CheckReport {
+        if let Some(i) = self.checks.iter().position(|c| c.id == id) {
+            return &mut self.checks[i];
+        }
+        self.checks.push(CheckReport {
+            id: id.to_owned(),
+            verdict: Verdict::Pass,
+            requirements: requirements.to_vec(),
+            summary: summary.to_owned(),
+            findings: Vec::new(),
+            findings_dropped: 0,
+            baselined: None,
+        });
+        let last = self.checks.len() - 1;
+        &mut self.checks[last]
+    }
+
+    /// Records that a check ran (pass unless something else is recorded).
+    pub fn touch(&mut self, id: &str, requirements: &[String], summary: &str) {
+        self.entry(id, requirements, summary);
+    }
+
+    /// Records an outcome; the worst verdict of a check wins.
+    pub fn record(
+        &mut self,
+        id: &str,
+        requirements: &[String],
+        summary: &str,
+        verdict: Verdict,
+        finding: Option<Finding>,
+    ) {
+        let entry = self.entry(id, requirements, summary);
+        if verdict.severity() > entry.verdict.severity() {
+            entry.verdict = verdict;
+        }
+        if let Some(f) = finding {
+            if entry.findings.len() < MAX_FINDINGS {
+                entry.findings.push(f);
+            } else {
+                entry.findings_dropped += 1;
+            }
+        }
+    }
+
+    /// Marks every check still passing as not applicable (a scenario that could not apply).
+    pub fn mark_untouched_not_applicable(&mut self) {
+        for c in &mut self.checks {
+            if c.verdict == Verdict::Pass {
+                c.verdict = Verdict::NotApplicable;
+            }
+        }
+    }
+
+    /// The checks, in first-recorded order.
+    pub fn into_checks(self) -> Vec<CheckReport> {
+        self.checks
+    }
+}
+
+/// The scenario verdict: the worst check, ignoring baselined failures.
+pub fn scenario_verdict(checks: &[CheckReport]) -> Verdict {
+    let worst = checks
+        .iter()
+        .filter(|c| !(c.baselined.is_some() && c.verdict.is_failure()))
+        .map(|c| c.verdict)
+        .max_by_key(|v| v.severity())
+        .unwrap_or(Verdict::NotApplicable);
+    // A scenario with only n/a and passes that never got to apply is n/a; with passes it passes.
+    if worst == Verdict::NotApplicable && checks.iter().any(|c| c.verdict == Verdict::Pass) {
+        Verdict::Pass
+    } else {
+        worst
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn worst_verdict_wins_and_findings_are_capped() {
+        let mut set = CheckSet::default();
+        set.touch("a", &[], "a");
+        for i in 0..(MAX_FINDINGS + 3) {
+            let f = Finding { message: format!("f{i}"), step: None, requirement: None, frame: None };
+            set.record("b", &["SEQ-001".into()], "b", Verdict::Fail, Some(f));
+        }
+        set.record("b", &[], "b", Verdict::Warn, None);
+        let checks = set.into_checks();
+        assert_eq!(checks[0].verdict, Verdict::Pass);
+        assert_eq!(checks[1].verdict, Verdict::Fail);
+        assert_eq!(checks[1].findings.len(), MAX_FINDINGS);
+        assert_eq!(checks[1].findings_dropped, 3);
+        assert_eq!(scenario_verdict(&checks), Verdict::Fail);
+    }
+
+    #[test]
+    fn baselined_failures_do_not_count() {
+        let mut set = CheckSet::default();
+        set.touch("a", &[], "a");
+        set.record("b", &[], "b", Verdict::Fail, None);
+        let mut checks = set.into_checks();
+        checks[1].baselined = Some("known".into());
+        assert_eq!(scenario_verdict(&checks), Verdict::Pass);
+        assert_eq!(scenario_verdict(&[]), Verdict::NotApplicable);
+    }
+
+    #[test]
+    fn verdict_names_round_trip() {
+        for v in [
+            Verdict::Pass,
+            Verdict::Warn,
+            Verdict::NotApplicable,
+            Verdict::Timeout,
+            Verdict::Fail,
+            Verdict::HarnessError,
+        ] {
+            let json = serde_json::to_string(&v).unwrap();
+            assert_eq!(json, format!("\"{}\"", v.as_str()));
+            assert_eq!(serde_json::from_str::<Verdict>(&json).unwrap(), v);
+        }
+    }
+}

@@ -1,0 +1,250 @@
+//! Runs a set of scenarios against a target: starts (or probes) the backend, runs scenarios with
+//! bounded parallelism under per-scenario and per-run deadlines, and collects the report.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use chatwire_schema::FrameValidator;
+use tokio::time::Instant;
+
+use crate::backend::{ServerProcess, StartError, Target};
+use crate::conn::WsConn;
+use crate::driver::{run_scenario, DriverConfig, Endpoint};
+use crate::report::{BackendLog, CheckReport, RunReport, ScenarioReport, Summary, Verdict};
+use crate::scenario::Scenario;
+
+/// Everything a run needs besides the scenarios.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// What to test.
+    pub target: Target,
+    /// Scenarios run at once (at least 1).
+    pub jobs: usize,
+    /// Per-frame and per-step settings.
+    pub driver: DriverConfig,
+    /// Deadline of one scenario, before scaling.
+    pub scenario_timeout: Duration,
+    /// Deadline of the whole run, before scaling.
+    pub run_timeout: Duration,
+    /// How long a spawned backend may take to become ready, before scaling.
+    pub start_timeout: Duration,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            target: Target::Bundled { fault: None },
+            jobs: 1,
+            driver: DriverConfig::default(),
+            scenario_timeout: Duration::from_secs(60),
+            run_timeout: Duration::from_secs(900),
+            start_timeout: Duration::from_secs(15),
+        }
+    }
+}
+
+/// Why a run could not happen at all (exit code 3).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RunError {
+    /// The spawned backend did not start.
+    #[error("the backend could not be started: {0}")]
+    Start(#[from] StartError),
+    /// The URL could not be reached.
+    #[error("the backend could not be reached: {0}")]
+    Unreachable(String),
+}
+
+/// Progress notifications, for live terminal output.
+#[derive(Debug)]
+pub enum Progress<'a> {
+    /// A scenario started.
+    Started(&'a str),
+    /// A scenario finished; `done` of `total` are finished.
+    Finished {
+        /// Its report.
+        report: &'a ScenarioReport,
+        /// How many are finished.
+        done: usize,
+        /// How many in all.
+        total: usize,
+    },
+}
+
+/// A progress callback.
+pub type ProgressFn = Arc<dyn Fn(Progress<'_>) + Send + Sync>;
+
+/// Grace after a scenario's own deadline before the runner abandons its task.
+const ABANDON_GRACE: Duration = Duration::from_secs(3);
+
+/// Runs `scenarios` (in id order in the report). The exit code is not set here (see `baseline`).
+pub async fn run_suite(
+    scenarios: Vec<Scenario>,
+    opts: &RunOptions,
+    progress: ProgressFn,
+) -> Result<RunReport, RunError> {
+    let started = Instant::now();
+    let scale = |d: Duration| d.mul_f64(opts.driver.timeout_scale.max(0.01));
+    let run_deadline = started + scale(opts.run_timeout);
+    let start_timeout = scale(opts.start_timeout);
+
+    let mut shared = None;
+    let url = match &opts.target {
+        Target::Url(url) => {
+            let deadline = Instant::now() + scale(Duration::from_secs(5));
+            let mut probe = WsConn::open(url, opts.driver.max_message_bytes, deadline)
+                .await
+                .map_err(|e| RunError::Unreachable(e.to_string()))?;
+            let _ = probe.close(Instant::now() + Duration::from_millis(500)).await;
+            url.clone()
+        }
+        target => {
+            let server = ServerProcess::start(target, "shared", start_timeout).await?;
+            let url = server.url().to_owned();
+            shared = Some(server);
+            url
+        }
+    };
+
+    let validator = Arc::new(FrameValidator::new());
+    let semaphore = Arc::new(tokio::sync::Semaphore::new(opts.jobs.max(1)));
+    let total = scenarios.len();
+    let done = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let mut handles = Vec::new();
+    for scenario in scenarios {
+        let scenario = Arc::new(scenario);
+        let (validator, semaphore, progress, done) =
+            (validator.clone(), semaphore.clone(), progress.clone(), done.clone());
+        let (opts, url) = (opts.clone(), url.clone());
+        let task_scenario = scenario.clone();
+        let handle = tokio::spawn(async move {
+            let scenario = task_scenario;
+            let _permit = semaphore.acquire_owned().await.ok();
+            progress(Progress::Started(&scenario.id));
+            let began = Instant::now();
+            let report = if began >= run_deadline {
+                synthetic(
+                    &scenario,
+                    Verdict::Timeout,
+                    "run-deadline",
+                    "the run deadline passed before the scenario started",
+                )
+            } else {
+                run_one(&scenario, &opts, &url, &validator, run_deadline, start_timeout).await
+            };
+            let n = done.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+            progress(Progress::Finished { report: &report, done: n, total });
+            report
+        });
+        handles.push((scenario, handle));
+    }
+
+    let mut reports = Vec::new();
+    for (scenario, handle) in handles {
+        let abort = handle.abort_handle();
+        let report = match tokio::time::timeout_at(run_deadline + scale(ABANDON_GRACE) * 2, handle).await {
+            Ok(Ok(report)) => report,
+            Ok(Err(e)) => {
+                synthetic(&scenario, Verdict::HarnessError, "harness", &format!("the scenario task failed: {e}"))
+            }
+            Err(_) => {
+                abort.abort();
+                synthetic(&scenario, Verdict::Timeout, "run-deadline", "the run deadline passed during the scenario")
+            }
+        };
+        reports.push(report);
+    }
+    reports.sort_by(|a, b| a.id.cmp(&b.id));
+
+    let mut backend_logs = Vec::new();
+    if let Some(mut server) = shared {
+        server.kill().await;
+        let stderr = server.stderr();
+        if !stderr.trim().is_empty() {
+            backend_logs.push(BackendLog { label: server.label().to_owned(), stderr });
+        }
+    }
+    let mut report = RunReport {
+        tool: concat!("chatwire-conformance ", env!("CARGO_PKG_VERSION")).to_owned(),
+        target: opts.target.describe(),
+        timeout_scale: opts.driver.timeout_scale,
+        duration_ms: started.elapsed().as_millis() as u64,
+        summary: Summary::default(),
+        scenarios: reports,
+        stale_baseline: Vec::new(),
+        backend_logs,
+        exit_code: 0,
+    };
+    report.summarize();
+    Ok(report)
+}
+
+async fn run_one(
+    scenario: &Scenario,
+    opts: &RunOptions,
+    url: &str,
+    validator: &FrameValidator,
+    run_deadline: Instant,
+    start_timeout: Duration,
+) -> ScenarioReport {
+    let scenario_deadline = (Instant::now() + opts.driver.scaled(opts.scenario_timeout)).min(run_deadline);
+    // A scenario that kills the backend gets its own instance, so parallel scenarios are unaffected.
+    let mut endpoint = if scenario.restarts() && opts.target.is_spawned() {
+        match ServerProcess::start(&opts.target, &scenario.id, start_timeout).await {
+            Ok(p) => Endpoint::Process(Box::new(p)),
+            Err(e) => {
+                return synthetic(
+                    scenario,
+                    Verdict::Fail,
+                    "backend-start",
+                    &format!("the backend could not be started: {e}"),
+                )
+            }
+        }
+    } else {
+        Endpoint::Url(url.to_owned())
+    };
+    let run = run_scenario(scenario, &mut endpoint, &opts.driver, validator, scenario_deadline);
+    let mut report = match tokio::time::timeout_at(scenario_deadline + ABANDON_GRACE, run).await {
+        Ok(report) => report,
+        Err(_) => {
+            synthetic(scenario, Verdict::Timeout, "scenario-deadline", "the scenario did not finish by its deadline")
+        }
+    };
+    if let Endpoint::Process(mut p) = endpoint {
+        p.kill().await;
+        let stderr = p.stderr();
+        if report.verdict != Verdict::Pass && !stderr.trim().is_empty() {
+            report.backend_stderr = Some(stderr);
+        }
+    }
+    report
+}
+
+/// A report for a scenario the driver could not report on itself.
+fn synthetic(scenario: &Scenario, verdict: Verdict, check: &str, message: &str) -> ScenarioReport {
+    ScenarioReport {
+        id: scenario.id.clone(),
+        title: scenario.title.clone(),
+        level: scenario.level,
+        requirements: scenario.requirements.iter().map(|r| r.0.clone()).collect(),
+        verdict,
+        duration_ms: 0,
+        checks: vec![CheckReport {
+            id: check.to_owned(),
+            verdict,
+            requirements: Vec::new(),
+            summary: message.to_owned(),
+            findings: vec![crate::report::Finding {
+                message: message.to_owned(),
+                step: None,
+                requirement: None,
+                frame: None,
+            }],
+            findings_dropped: 0,
+            baselined: None,
+        }],
+        wire_log: Vec::new(),
+        backend_stderr: None,
+        snapshots: Default::default(),
+    }
+}

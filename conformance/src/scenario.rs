@@ -1,0 +1,608 @@
+//! Scenarios as data: the types of a scenario file (one scenario per JSON file under
+//! `fixtures/scenarios/`), the meta-schema generated from them (`schema/json/scenario.json`) and the
+//! checks a file must pass before it runs.
+
+use std::collections::HashSet;
+use std::fmt;
+
+use chatwire_schema::script::AgentScript;
+use chatwire_schema::ErrorCode;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// One conformance scenario: a script for the agent and the steps the runner drives.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Path of the meta-schema, for editors; ignored by the runner.
+    #[serde(rename = "$schema", default, skip_serializing_if = "Option::is_none")]
+    pub schema: Option<String>,
+    /// Stable id, equal to the file name without `.json`; baselines and reports name it.
+    #[schemars(regex(pattern = r"^[a-z0-9][a-z0-9-]{0,63}$"))]
+    pub id: String,
+    /// One line saying what behaviour is checked.
+    pub title: String,
+    /// Longer explanation: why the behaviour matters, which field failure it guards against.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// How binding the behaviour is: failures of a `should` or `may` scenario are warnings.
+    pub level: Level,
+    /// The spec requirement ids this scenario covers (e.g. `TOOL-012`).
+    #[schemars(length(min = 1))]
+    pub requirements: Vec<RequirementId>,
+    /// Capabilities the server must offer in its welcome; without them the scenario is not applicable.
+    /// A scenario with a `script` needs `conformance_script` implicitly.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub capabilities: Vec<String>,
+    /// The scripted agent sent in `session.hello.script` by `connect`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub script: Option<AgentScript>,
+    /// What the runner does, in order. The scenario stops at the first step that fails.
+    #[schemars(length(min = 1))]
+    pub steps: Vec<Step>,
+}
+
+/// A requirement id such as `SEQ-001`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[serde(transparent)]
+pub struct RequirementId(#[schemars(regex(pattern = r"^[A-Z]+-[0-9]{3}$"))] pub String);
+
+impl fmt::Display for RequirementId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// How binding a scenario is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Level {
+    /// A MUST of the spec: a failure fails the run.
+    Must,
+    /// A SHOULD: a failure is reported as a warning.
+    Should,
+    /// A MAY: a failure is reported as a warning.
+    May,
+}
+
+impl Level {
+    /// The lowercase name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Must => "must",
+            Level::Should => "should",
+            Level::May => "may",
+        }
+    }
+}
+
+/// Name of a connection inside a scenario; steps without `conn` use `main`.
+pub type ConnName = Option<String>;
+
+/// One step of a scenario.
+///
+/// Strings of the form `{{name}}` are placeholders. In an expectation an unbound name captures the
+/// value found there and a bound one must equal it; `{{any}}` matches any present value and
+/// `{{absent}}` requires the field to be missing. In a frame to send they are replaced by the bound
+/// value; built-in names: `session_id`, `resume_token`, `last_seq` (highest seq seen on the session),
+/// `last_sent_id`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "do", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Step {
+    /// Open a WebSocket connection and, unless `hello` is false, send `session.hello` (with the
+    /// scenario's script) and expect `session.welcome` (resumed=false) then `ui_state_snapshot`.
+    Connect {
+        /// Connection name (default `main`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        conn: ConnName,
+        /// Versions to offer instead of the runner's (`["1.0"]`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        versions: Option<Vec<String>>,
+        /// Whether to send the scenario's script in the hello (default true).
+        #[serde(default = "yes", skip_serializing_if = "is_true")]
+        with_script: bool,
+        /// Whether to do the hello handshake at all (default true).
+        #[serde(default = "yes", skip_serializing_if = "is_true")]
+        hello: bool,
+    },
+    /// Open a new connection and resume the session with the captured id, token and cursor; expect
+    /// `session.welcome` (resumed=true, same session) then `ui_state_snapshot`.
+    Resume {
+        /// Connection name (default `main`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        conn: ConnName,
+        /// Cursor to send instead of the highest seq seen.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        last_seq: Option<u64>,
+    },
+    /// Close the connection with code 1000 and wait for the close to complete.
+    Disconnect {
+        /// Connection name (default `main`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        conn: ConnName,
+    },
+    /// Kill the backend with SIGKILL and start it again on the same storage. Only possible when the
+    /// runner started the backend (`--exec` or the bundled one); not applicable with `--url`.
+    /// Every open connection is gone afterwards.
+    Restart {},
+    /// Send `chat.user_message`.
+    UserMessage {
+        /// Connection name (default `main`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        conn: ConnName,
+        /// Frame id (default: generated `uN`); reuse one to test idempotency.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+        /// The text.
+        text: String,
+    },
+    /// Send `chat.tool_call_response`.
+    Respond {
+        /// Connection name (default `main`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        conn: ConnName,
+        /// Frame id (default: generated `rN`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+        /// The call answered, usually a placeholder such as `{{tool_call:1}}`.
+        tool_call: String,
+        /// The `outcome` object, e.g. `{"action": "submit", "value": 1}`.
+        outcome: Value,
+    },
+    /// Send `chat.rewind`.
+    Rewind {
+        /// Connection name (default `main`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        conn: ConnName,
+        /// Frame id (default: generated `wN`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+        /// The first invocation to remove, usually a placeholder such as `{{invocation:2}}`.
+        before: String,
+    },
+    /// Send any JSON value as a text frame (placeholders replaced); may be deliberately invalid.
+    Send {
+        /// Connection name (default `main`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        conn: ConnName,
+        /// The frame.
+        frame: Value,
+    },
+    /// Send this exact text as a text frame (e.g. malformed JSON).
+    SendText {
+        /// Connection name (default `main`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        conn: ConnName,
+        /// The text.
+        text: String,
+    },
+    /// Send a binary frame of this many zero bytes.
+    SendBinary {
+        /// Connection name (default `main`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        conn: ConnName,
+        /// Number of bytes.
+        #[schemars(range(max = 16777216))]
+        bytes: usize,
+    },
+    /// The next frame (skipping `ui_state_updated` unless `frame.type` asks for it) matches `frame`
+    /// partially: every field given must be present and match; others are ignored.
+    Expect {
+        /// Connection name (default `main`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        conn: ConnName,
+        /// The pattern.
+        frame: Value,
+        /// Step deadline in ms before `--timeout-scale` (default 5000).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        timeout_ms: Option<u64>,
+    },
+    /// The next `frames.len()` frames (same skipping rule) match the patterns in any order.
+    ExpectUnordered {
+        /// Connection name (default `main`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        conn: ConnName,
+        /// The patterns.
+        #[schemars(length(min = 1))]
+        frames: Vec<Value>,
+        /// Step deadline in ms before `--timeout-scale` (default 5000).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        timeout_ms: Option<u64>,
+    },
+    /// The next frame is an `error` with this code, `fatal` as the spec says for the code, and
+    /// `in_reply_to` naming the last frame sent (or matching `in_reply_to` when given).
+    ExpectError {
+        /// Connection name (default `main`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        conn: ConnName,
+        /// The error code.
+        code: ErrorCode,
+        /// Pattern for `in_reply_to`; `{{absent}}` when the sent frame had no readable id.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        in_reply_to: Option<String>,
+        /// Step deadline in ms before `--timeout-scale` (default 5000).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        timeout_ms: Option<u64>,
+    },
+    /// The server closes the connection (optionally with this close code) without sending other
+    /// frames first.
+    ExpectClose {
+        /// Connection name (default `main`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        conn: ConnName,
+        /// The close code expected.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        code: Option<u16>,
+        /// Step deadline in ms before `--timeout-scale` (default 5000).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        timeout_ms: Option<u64>,
+    },
+    /// No frame at all arrives for `ms` milliseconds (not scaled).
+    ExpectSilence {
+        /// Connection name (default `main`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        conn: ConnName,
+        /// How long to listen.
+        #[schemars(range(max = 60000))]
+        ms: u64,
+    },
+    /// Read frames until the run is not `running` and no frame arrived for `quiet_ms`.
+    WaitIdle {
+        /// Connection name (default `main`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        conn: ConnName,
+        /// Silence that counts as idle, in ms (default 200, not scaled).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        quiet_ms: Option<u64>,
+        /// Step deadline in ms before `--timeout-scale` (default 5000).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        timeout_ms: Option<u64>,
+    },
+    /// Do nothing for `ms` milliseconds (not scaled), e.g. to let a deadline pass.
+    Sleep {
+        /// How long.
+        #[schemars(range(max = 60000))]
+        ms: u64,
+    },
+    /// Compare the normalized final UiState and frame-type transcript with the golden snapshot
+    /// `fixtures/snapshots/<scenario>__<name>.snap`.
+    Snapshot {
+        /// Connection whose state is projected (default `main`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        conn: ConnName,
+        /// Snapshot name, unique in the scenario.
+        #[schemars(regex(pattern = r"^[a-z0-9][a-z0-9_-]{0,31}$"))]
+        name: String,
+    },
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
+impl Step {
+    /// The `do` name of the step, used in check ids.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Step::Connect { .. } => "connect",
+            Step::Resume { .. } => "resume",
+            Step::Disconnect { .. } => "disconnect",
+            Step::Restart {} => "restart",
+            Step::UserMessage { .. } => "user_message",
+            Step::Respond { .. } => "respond",
+            Step::Rewind { .. } => "rewind",
+            Step::Send { .. } => "send",
+            Step::SendText { .. } => "send_text",
+            Step::SendBinary { .. } => "send_binary",
+            Step::Expect { .. } => "expect",
+            Step::ExpectUnordered { .. } => "expect_unordered",
+            Step::ExpectError { .. } => "expect_error",
+            Step::ExpectClose { .. } => "expect_close",
+            Step::ExpectSilence { .. } => "expect_silence",
+            Step::WaitIdle { .. } => "wait_idle",
+            Step::Sleep { .. } => "sleep",
+            Step::Snapshot { .. } => "snapshot",
+        }
+    }
+
+    /// The connection the step acts on, if any.
+    pub fn conn(&self) -> Option<&str> {
+        let name = match self {
+            Step::Connect { conn, .. }
+            | Step::Resume { conn, .. }
+            | Step::Disconnect { conn }
+            | Step::UserMessage { conn, .. }
+            | Step::Respond { conn, .. }
+            | Step::Rewind { conn, .. }
+            | Step::Send { conn, .. }
+            | Step::SendText { conn, .. }
+            | Step::SendBinary { conn, .. }
+            | Step::Expect { conn, .. }
+            | Step::ExpectUnordered { conn, .. }
+            | Step::ExpectError { conn, .. }
+            | Step::ExpectClose { conn, .. }
+            | Step::ExpectSilence { conn, .. }
+            | Step::WaitIdle { conn, .. }
+            | Step::Snapshot { conn, .. } => conn,
+            Step::Restart {} | Step::Sleep { .. } => return None,
+        };
+        Some(name.as_deref().unwrap_or(DEFAULT_CONN))
+    }
+}
+
+/// The connection name used when a step names none.
+pub const DEFAULT_CONN: &str = "main";
+
+/// Why a scenario file cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ScenarioError {
+    /// Not JSON.
+    #[error("{file}: not valid JSON: {message}")]
+    NotJson {
+        /// The file.
+        file: String,
+        /// The parser's message.
+        message: String,
+    },
+    /// Breaks the meta-schema (`schema/json/scenario.json`).
+    #[error("{file}: breaks the scenario schema: {}", .violations.join("; "))]
+    Schema {
+        /// The file.
+        file: String,
+        /// `path: message` per violation.
+        violations: Vec<String>,
+    },
+    /// Well-formed, but inconsistent.
+    #[error("{file}: {message}")]
+    Invalid {
+        /// The file.
+        file: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// Two files declare the same id.
+    #[error("scenario id {0} is declared twice")]
+    DuplicateId(String),
+}
+
+/// Validates scenario files against the meta-schema; build once.
+pub struct ScenarioLoader {
+    meta: jsonschema::Validator,
+}
+
+impl fmt::Debug for ScenarioLoader {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ScenarioLoader")
+    }
+}
+
+impl ScenarioLoader {
+    /// Compiles the meta-schema generated from [`Scenario`].
+    pub fn new() -> Self {
+        let schema = schemars::schema_for!(Scenario).to_value();
+        let meta = jsonschema::draft202012::new(&schema)
+            .unwrap_or_else(|e| panic!("the generated scenario schema does not compile: {e}"));
+        ScenarioLoader { meta }
+    }
+
+    /// Parses and checks one scenario file. `file` is its name (`<id>.json`).
+    pub fn parse(&self, file: &str, text: &str) -> Result<Scenario, ScenarioError> {
+        let value: Value = serde_json::from_str(text)
+            .map_err(|e| ScenarioError::NotJson { file: file.to_owned(), message: e.to_string() })?;
+        let violations: Vec<String> = self
+            .meta
+            .iter_errors(&value)
+            .map(|e| {
+                let path = e.instance_path().to_string();
+                format!("{}: {e}", if path.is_empty() { "/" } else { &path })
+            })
+            .collect();
+        if !violations.is_empty() {
+            return Err(ScenarioError::Schema { file: file.to_owned(), violations });
+        }
+        let scenario: Scenario = serde_json::from_value(value)
+            .map_err(|e| ScenarioError::Schema { file: file.to_owned(), violations: vec![e.to_string()] })?;
+        scenario.check_consistency().map_err(|message| ScenarioError::Invalid { file: file.to_owned(), message })?;
+        let stem = file.strip_suffix(".json").unwrap_or(file);
+        if stem != scenario.id {
+            return Err(ScenarioError::Invalid {
+                file: file.to_owned(),
+                message: format!("id {:?} differs from the file name", scenario.id),
+            });
+        }
+        Ok(scenario)
+    }
+
+    /// Parses many files; ids must be unique. Sorted by id.
+    pub fn parse_all<'a>(
+        &self,
+        files: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Result<Vec<Scenario>, Vec<ScenarioError>> {
+        let mut scenarios = Vec::new();
+        let mut errors = Vec::new();
+        let mut ids = HashSet::new();
+        for (file, text) in files {
+            match self.parse(file, text) {
+                Ok(s) if !ids.insert(s.id.clone()) => errors.push(ScenarioError::DuplicateId(s.id)),
+                Ok(s) => scenarios.push(s),
+                Err(e) => errors.push(e),
+            }
+        }
+        if errors.is_empty() {
+            scenarios.sort_by(|a, b| a.id.cmp(&b.id));
+            Ok(scenarios)
+        } else {
+            Err(errors)
+        }
+    }
+}
+
+impl Default for ScenarioLoader {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Scenario {
+    /// Every capability the scenario needs, the implicit `conformance_script` included.
+    pub fn needed_capabilities(&self) -> Vec<String> {
+        let mut caps = self.capabilities.clone();
+        if self.script.is_some() && !caps.iter().any(|c| c == "conformance_script") {
+            caps.push("conformance_script".to_owned());
+        }
+        caps
+    }
+
+    /// Whether the scenario restarts the backend (needs a runner-started backend).
+    pub fn restarts(&self) -> bool {
+        self.steps.iter().any(|s| matches!(s, Step::Restart {}))
+    }
+
+    /// Names of the snapshots the scenario takes, in step order.
+    pub fn snapshot_names(&self) -> Vec<&str> {
+        self.steps
+            .iter()
+            .filter_map(|s| match s {
+                Step::Snapshot { name, .. } => Some(name.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// What the schema cannot say: the script runs, connections are opened before use, snapshot
+    /// names are unique.
+    fn check_consistency(&self) -> Result<(), String> {
+        if let Some(script) = &self.script {
+            script.validate().map_err(|e| format!("script: {e}"))?;
+        }
+        let mut open: HashSet<&str> = HashSet::new();
+        let mut snapshots = HashSet::new();
+        for (index, step) in self.steps.iter().enumerate() {
+            let at = format!("step {} ({})", index + 1, step.kind());
+            match step {
+                Step::Connect { .. } | Step::Resume { .. } => {
+                    open.insert(step.conn().unwrap_or(DEFAULT_CONN));
+                }
+                Step::Restart {} => open.clear(),
+                Step::Disconnect { .. } => {
+                    let name = step.conn().unwrap_or(DEFAULT_CONN);
+                    if !open.remove(name) {
+                        return Err(format!("{at}: connection {name:?} is not open"));
+                    }
+                }
+                Step::Snapshot { name, .. } => {
+                    if !snapshots.insert(name.as_str()) {
+                        return Err(format!("{at}: snapshot name {name:?} is used twice"));
+                    }
+                }
+                Step::Sleep { .. } => {}
+                _ => {
+                    let name = step.conn().unwrap_or(DEFAULT_CONN);
+                    if !open.contains(name) {
+                        return Err(format!("{at}: connection {name:?} is not open"));
+                    }
+                }
+            }
+            if let Step::Connect { versions: Some(versions), .. } = step {
+                if versions.is_empty() {
+                    return Err(format!("{at}: versions must not be empty"));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Matches `text` against a glob of `*` (any run of characters) and `?` (one character).
+pub fn glob_match(glob: &str, text: &str) -> bool {
+    let (g, t): (Vec<char>, Vec<char>) = (glob.chars().collect(), text.chars().collect());
+    // Classic two-pointer wildcard match with backtracking to the last `*`: linear in practice.
+    let (mut gi, mut ti, mut star, mut mark) = (0usize, 0usize, None::<usize>, 0usize);
+    while ti < t.len() {
+        if gi < g.len() && (g[gi] == '?' || g[gi] == t[ti]) {
+            gi += 1;
+            ti += 1;
+        } else if gi < g.len() && g[gi] == '*' {
+            star = Some(gi);
+            mark = ti;
+            gi += 1;
+        } else if let Some(s) = star {
+            gi = s + 1;
+            mark += 1;
+            ti = mark;
+        } else {
+            return false;
+        }
+    }
+    g[gi..].iter().all(|&c| c == '*')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn glob_matches_like_a_shell() {
+        assert!(glob_match("resume-*", "resume-basic"));
+        assert!(glob_match("*tool*", "multi-tool-order"));
+        assert!(glob_match("a?c", "abc"));
+        assert!(!glob_match("a?c", "ac"));
+        assert!(!glob_match("resume-*", "rewind-basic"));
+        assert!(glob_match("*", ""));
+        assert!(glob_match("exact", "exact"));
+        assert!(!glob_match("exact", "exactly"));
+    }
+
+    fn minimal(steps: &str) -> String {
+        format!(r#"{{"id":"x","title":"t","level":"must","requirements":["SEQ-001"],"steps":{steps}}}"#)
+    }
+
+    #[test]
+    fn parses_a_minimal_scenario() {
+        let loader = ScenarioLoader::new();
+        let s = loader.parse("x.json", &minimal(r#"[{"do":"connect"},{"do":"wait_idle"}]"#)).unwrap();
+        assert_eq!(s.steps.len(), 2);
+        assert_eq!(s.steps[0].conn(), Some("main"));
+        assert!(matches!(s.steps[0], Step::Connect { with_script: true, hello: true, .. }));
+    }
+
+    #[test]
+    fn refuses_unknown_steps_fields_and_bad_ids() {
+        let loader = ScenarioLoader::new();
+        let err = loader.parse("x.json", &minimal(r#"[{"do":"teleport"}]"#)).unwrap_err();
+        assert!(matches!(err, ScenarioError::Schema { .. }), "{err}");
+        let err = loader.parse("x.json", &minimal(r#"[{"do":"connect","colour":"red"}]"#)).unwrap_err();
+        assert!(matches!(err, ScenarioError::Schema { .. }), "{err}");
+        let err = loader.parse("y.json", &minimal(r#"[{"do":"connect"}]"#)).unwrap_err();
+        assert!(err.to_string().contains("differs from the file name"), "{err}");
+        let bad_req = r#"{"id":"x","title":"t","level":"must","requirements":["seq1"],"steps":[{"do":"connect"}]}"#;
+        assert!(matches!(loader.parse("x.json", bad_req), Err(ScenarioError::Schema { .. })));
+        assert!(matches!(loader.parse("x.json", "{"), Err(ScenarioError::NotJson { .. })));
+    }
+
+    #[test]
+    fn refuses_steps_on_connections_never_opened() {
+        let loader = ScenarioLoader::new();
+        let err = loader.parse("x.json", &minimal(r#"[{"do":"user_message","text":"hi"}]"#)).unwrap_err();
+        assert!(err.to_string().contains("is not open"), "{err}");
+        let err = loader
+            .parse("x.json", &minimal(r#"[{"do":"connect"},{"do":"restart"},{"do":"expect","frame":{}}]"#))
+            .unwrap_err();
+        assert!(err.to_string().contains("is not open"), "{err}");
+        let dup = r#"[{"do":"connect"},{"do":"snapshot","name":"a"},{"do":"snapshot","name":"a"}]"#;
+        assert!(loader.parse("x.json", &minimal(dup)).unwrap_err().to_string().contains("used twice"));
+    }
+
+    #[test]
+    fn duplicate_ids_are_refused() {
+        let loader = ScenarioLoader::new();
+        let text = minimal(r#"[{"do":"connect"}]"#);
+        let errors = loader.parse_all([("x.json", text.as_str()), ("x.json", text.as_str())]).unwrap_err();
+        assert_eq!(errors, vec![ScenarioError::DuplicateId("x".into())]);
+    }
+}

@@ -1,0 +1,168 @@
+//! The binary as users run it: subcommands, exit codes, report files, `--exec`.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn bin() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_chatwire-conformance"));
+    c.env("NO_COLOR", "1");
+    c
+}
+
+fn run(args: &[&str]) -> Output {
+    bin().args(args).output().expect("the binary runs")
+}
+
+fn text(o: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+fn temp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("chatwire-conformance-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+#[test]
+fn list_shows_every_scenario_with_level_capabilities_and_requirements() {
+    let o = run(&["list"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let out = text(&o);
+    assert!(out.contains("rewind-basic"), "{out}");
+    assert!(out.contains("rewind,conformance_script"), "{out}");
+    assert!(out.contains("REWIND-003"), "{out}");
+    assert!(out.contains("20 scenario(s)"), "{out}");
+    let o = run(&["list", "--scenario", "hitl-*"]);
+    assert!(text(&o).contains("3 scenario(s)"), "{}", text(&o));
+}
+
+#[test]
+fn requirements_lists_coverage_and_uncovered_musts_last() {
+    let o = run(&["requirements"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let out = text(&o);
+    assert!(out.contains("REWIND-003"), "{out}");
+    assert!(out.contains("scenarios: rewind-basic"), "{out}");
+    assert!(out.contains("always-on checks: seq-increasing"), "{out}");
+    let must_section = out.rfind("uncovered MUST").expect("an uncovered MUST section");
+    assert!(must_section > out.find("SEQ-001").unwrap(), "uncovered MUSTs come last");
+    assert!(!out.contains("scenarios name ids the spec does not define"), "{out}");
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    assert_eq!(run(&["run", "--scenario", "no-such-*", "--url", "ws://127.0.0.1:9/ws"]).status.code(), Some(2));
+    assert_eq!(run(&["run", "--jobs", "0"]).status.code(), Some(2));
+    assert_eq!(run(&["run", "--timeout-scale", "-1"]).status.code(), Some(2));
+    assert_eq!(run(&["frobnicate"]).status.code(), Some(2));
+    let bad = temp("bad-baseline.json");
+    std::fs::write(&bad, "{}").unwrap();
+    let o = run(&["run", "--baseline", bad.to_str().unwrap(), "--url", "ws://127.0.0.1:9/ws"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert_eq!(run(&["run", "--scenarios-dir", "/nonexistent-dir"]).status.code(), Some(2));
+}
+
+#[test]
+fn an_unreachable_backend_exits_3() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let o = run(&["run", "--url", &format!("ws://127.0.0.1:{port}/ws"), "--scenario", "turn-say-completed"]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    let o = run(&["run", "--exec", "exit 1", "--scenario", "turn-say-completed"]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+}
+
+#[test]
+fn exec_runs_the_backend_and_writes_json_and_junit_reports() {
+    let json = temp("report.json");
+    let junit = temp("junit.xml");
+    let exec = format!(
+        "{} __reference serve --addr 127.0.0.1:{{port}} --db {{db}} --conformance",
+        env!("CARGO_BIN_EXE_chatwire-conformance")
+    );
+    let o = run(&[
+        "run",
+        "--exec",
+        &exec,
+        "--scenario",
+        "restart-resume",
+        "--scenario",
+        "hitl-submit",
+        "--jobs",
+        "2",
+        "--timeout-scale",
+        "3",
+        "--report-json",
+        json.to_str().unwrap(),
+        "--junit",
+        junit.to_str().unwrap(),
+    ]);
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(out.contains("PASS  restart-resume"), "{out}");
+    assert!(out.contains("result: conformant (exit 0)"), "{out}");
+
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let schema_doc =
+        chatwire_conformance::schemas::all().into_iter().find(|d| d.file == "conformance-report.json").unwrap();
+    let validator = jsonschema::draft202012::new(&schema_doc.schema).unwrap();
+    let errors: Vec<String> = validator.iter_errors(&report).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(report["summary"]["pass"], 2);
+    assert_eq!(report["exit_code"], 0);
+
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(xml.contains("<testsuite name=\"restart-resume\""), "{xml}");
+    assert!(xml.contains("name=\"seq-increasing\""), "{xml}");
+    assert!(xml.contains("failures=\"0\""), "{xml}");
+}
+
+#[test]
+fn a_baseline_entry_for_a_passing_check_is_stale_and_fails_the_run() {
+    let baseline = temp("stale-baseline.json");
+    std::fs::write(
+        &baseline,
+        r#"[{"scenario": "turn-say-completed", "check": "seq-increasing", "reason": "was broken once"}]"#,
+    )
+    .unwrap();
+    let o = run(&[
+        "run",
+        "--scenario",
+        "turn-say-completed",
+        "--timeout-scale",
+        "3",
+        "--baseline",
+        baseline.to_str().unwrap(),
+    ]);
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(out.contains("stale baseline entry turn-say-completed/seq-increasing: now pass"), "{out}");
+}
+
+#[test]
+fn snapshot_differences_print_a_line_diff() {
+    // A copy of the golden snapshots with one changed line: the CLI reports a readable diff.
+    let dir = temp("snapshots-changed");
+    std::fs::create_dir_all(&dir).unwrap();
+    let golden =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/snapshots/turn-say-completed__final.snap");
+    let original = std::fs::read_to_string(&golden).expect("the golden snapshot is committed");
+    let changed = original.replace("Hello from the script.", "Hello from somewhere else.");
+    assert_ne!(original, changed);
+    std::fs::write(dir.join("turn-say-completed__final.snap"), changed).unwrap();
+    let o = run(&[
+        "run",
+        "--scenario",
+        "turn-say-completed",
+        "--timeout-scale",
+        "3",
+        "--snapshots-dir",
+        dir.to_str().unwrap(),
+    ]);
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(out.contains("snapshot-final"), "{out}");
+    let removed =
+        out.lines().position(|l| l.trim_start().starts_with('-') && l.contains("\"Hello from somewhere else.\""));
+    let added = out.lines().position(|l| l.trim_start().starts_with('+') && l.contains("\"Hello from the script.\""));
+    assert!(matches!((removed, added), (Some(r), Some(a)) if r + 1 == a), "golden line, then actual line: {out}");
+}

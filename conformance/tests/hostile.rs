@@ -1,0 +1,244 @@
+//! The runner against small hostile servers: every misbehaviour yields a verdict naming the check
+//! and requirement, the next scenario still runs, and nothing hangs or panics.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use chatwire_conformance::backend::Target;
+use chatwire_conformance::driver::{DriverConfig, SnapshotMode};
+use chatwire_conformance::report::{RunReport, ScenarioReport, Verdict};
+use chatwire_conformance::runner::{run_suite, RunError, RunOptions};
+use chatwire_conformance::scenario::Scenario;
+use common::{say_scenario, Mode};
+
+/// Short deadlines: hostile servers are judged by their deadlines, not by waiting for them.
+fn options(url: &str) -> RunOptions {
+    RunOptions {
+        target: Target::Url(url.to_owned()),
+        jobs: 1,
+        driver: DriverConfig {
+            step_timeout: Duration::from_millis(800),
+            max_message_bytes: 64 * 1024,
+            snapshots: SnapshotMode::Collect,
+            ..DriverConfig::default()
+        },
+        scenario_timeout: Duration::from_secs(10),
+        run_timeout: Duration::from_secs(60),
+        start_timeout: Duration::from_secs(5),
+    }
+}
+
+async fn run_against(mode: Mode, scenarios: Vec<Scenario>) -> RunReport {
+    // The first connection (the runner's reachability probe) is served correctly.
+    let mock = common::start(mode, 1).await;
+    run_suite(scenarios, &options(&mock.url), Arc::new(|_| {})).await.expect("the mock is reachable")
+}
+
+fn check<'a>(report: &'a ScenarioReport, id: &str) -> &'a chatwire_conformance::report::CheckReport {
+    report.checks.iter().find(|c| c.id == id).unwrap_or_else(|| panic!("no check {id} in {:#?}", report.checks))
+}
+
+fn failing_step(report: &ScenarioReport) -> &chatwire_conformance::report::CheckReport {
+    report
+        .checks
+        .iter()
+        .find(|c| c.id.starts_with("step-") && c.verdict != Verdict::Pass)
+        .unwrap_or_else(|| panic!("no failing step in {:#?}", report.checks))
+}
+
+#[tokio::test]
+async fn a_correct_server_passes_every_check() {
+    let report = run_against(Mode::Good, vec![say_scenario("good")]).await;
+    let s = &report.scenarios[0];
+    assert_eq!(s.verdict, Verdict::Pass, "{s:#?}");
+    for def in chatwire_conformance::checks::ALWAYS_ON {
+        assert_eq!(check(s, def.id).verdict, Verdict::Pass, "{}", def.id);
+    }
+    assert_eq!(s.checks.iter().filter(|c| c.id.starts_with("step-")).count(), 7);
+}
+
+#[tokio::test]
+async fn hang_after_handshake_times_out_and_the_next_scenario_runs() {
+    let report = run_against(Mode::HangAfterHandshake, vec![say_scenario("a-first"), say_scenario("b-second")]).await;
+    assert_eq!(report.scenarios.len(), 2);
+    for s in &report.scenarios {
+        assert_eq!(s.verdict, Verdict::Timeout, "{s:#?}");
+        let step = failing_step(s);
+        assert_eq!(step.id, "step-01-connect");
+        assert!(step.findings[0].message.contains("session.welcome"), "{:?}", step.findings);
+    }
+    assert_eq!(report.summary.timeout, 2);
+}
+
+#[tokio::test]
+async fn hang_before_handshake_is_a_timeout() {
+    let report = run_against(Mode::HangBeforeHandshake, vec![say_scenario("a")]).await;
+    let s = &report.scenarios[0];
+    assert_eq!(s.verdict, Verdict::Timeout, "{s:#?}");
+    assert!(failing_step(s).findings[0].message.contains("handshake"), "{:?}", failing_step(s).findings);
+}
+
+#[tokio::test]
+async fn unreachable_or_silent_backend_is_a_run_error() {
+    // Nothing listens on the port of a listener that was just dropped.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let err = run_suite(vec![say_scenario("a")], &options(&format!("ws://127.0.0.1:{port}/ws")), Arc::new(|_| {}))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, RunError::Unreachable(_)), "{err}");
+    // A server that hangs even the probe is unreachable too.
+    let mock = common::start(Mode::HangBeforeHandshake, 0).await;
+    let mut opts = options(&mock.url);
+    opts.driver.timeout_scale = 0.2;
+    let err = run_suite(vec![say_scenario("a")], &opts, Arc::new(|_| {})).await.unwrap_err();
+    assert!(matches!(err, RunError::Unreachable(_)), "{err}");
+}
+
+#[tokio::test]
+async fn malformed_json_fails_schema_validity() {
+    let report = run_against(Mode::MalformedJson, vec![say_scenario("a"), say_scenario("b")]).await;
+    for s in &report.scenarios {
+        assert_eq!(s.verdict, Verdict::Fail, "{s:#?}");
+        let c = check(s, "wire-schema-valid");
+        assert_eq!(c.verdict, Verdict::Fail);
+        assert!(c.findings[0].message.starts_with("not JSON"), "{:?}", c.findings);
+        assert_eq!(c.findings[0].requirement.as_deref(), Some("FRAME-001"));
+        assert!(c.findings[0].frame.as_deref().unwrap_or("").contains("oops"));
+        assert_eq!(c.findings[0].step, Some(1));
+    }
+}
+
+#[tokio::test]
+async fn binary_frames_fail_text_only() {
+    let report = run_against(Mode::Binary, vec![say_scenario("a")]).await;
+    let s = &report.scenarios[0];
+    assert_eq!(s.verdict, Verdict::Fail);
+    assert_eq!(check(s, "text-frames-only").verdict, Verdict::Fail);
+    assert_eq!(failing_step(s).findings[0].requirement.as_deref(), Some("TRANSPORT-001"));
+}
+
+#[tokio::test]
+async fn oversize_frames_are_refused_by_the_runners_limit() {
+    let report = run_against(Mode::Oversize(200 * 1024), vec![say_scenario("a"), say_scenario("b")]).await;
+    for s in &report.scenarios {
+        assert_eq!(s.verdict, Verdict::Fail, "{s:#?}");
+        assert!(failing_step(s).findings[0].message.contains("size limit"), "{:?}", failing_step(s).findings);
+    }
+}
+
+#[tokio::test]
+async fn tcp_reset_is_a_failure_not_a_hang() {
+    let report = run_against(Mode::Reset, vec![say_scenario("a"), say_scenario("b")]).await;
+    for s in &report.scenarios {
+        assert_eq!(s.verdict, Verdict::Fail, "{s:#?}");
+        let m = &failing_step(s).findings[0].message;
+        assert!(m.contains("broke") || m.contains("closed"), "{m}");
+    }
+}
+
+#[tokio::test]
+async fn a_flood_is_bounded_and_reported() {
+    let report = run_against(Mode::Flood, vec![say_scenario("a"), say_scenario("b")]).await;
+    assert_eq!(report.scenarios.len(), 2);
+    for s in &report.scenarios {
+        assert!(matches!(s.verdict, Verdict::Fail | Verdict::Timeout), "{s:#?}");
+        // Every update without an event breaks STATE-007.
+        let c = check(s, "update-after-every-event");
+        assert_eq!(c.verdict, Verdict::Fail);
+        assert!(c.findings_dropped > 0, "the findings list stays bounded: {c:?}");
+    }
+}
+
+#[tokio::test]
+async fn an_unexpected_close_fails_the_step_with_its_code() {
+    let report = run_against(Mode::CloseWith(1011), vec![say_scenario("a")]).await;
+    let s = &report.scenarios[0];
+    assert_eq!(s.verdict, Verdict::Fail);
+    assert!(failing_step(s).findings[0].message.contains("code 1011"), "{:?}", failing_step(s).findings);
+}
+
+#[tokio::test]
+async fn a_fatal_error_with_the_wrong_close_code_fails() {
+    let scenarios = chatwire_conformance::catalog::embedded_scenarios().unwrap();
+    let unsupported: Vec<Scenario> = scenarios.into_iter().filter(|s| s.id == "unsupported-version").collect();
+    assert_eq!(unsupported.len(), 1);
+    let report = run_against(Mode::FatalThenClose(1000), unsupported.clone()).await;
+    let s = &report.scenarios[0];
+    assert_eq!(s.verdict, Verdict::Fail, "{s:#?}");
+    assert_eq!(check(s, "fatal-errors-close").verdict, Verdict::Fail);
+    assert_eq!(failing_step(s).findings[0].requirement.as_deref(), Some("TRANSPORT-008"));
+    // The right code passes the same scenario.
+    let report = run_against(Mode::FatalThenClose(4002), unsupported).await;
+    assert_eq!(report.scenarios[0].verdict, Verdict::Pass, "{:#?}", report.scenarios[0]);
+}
+
+#[tokio::test]
+async fn a_divergent_state_fails_the_differential_oracle_with_a_diff() {
+    let report = run_against(Mode::DivergentState, vec![say_scenario("a")]).await;
+    let s = &report.scenarios[0];
+    assert_eq!(s.verdict, Verdict::Fail);
+    let c = check(s, "state-matches-reducer");
+    assert_eq!(c.verdict, Verdict::Fail);
+    let m = &c.findings[0].message;
+    assert!(m.contains("/items/1/markdown: expected \"Hello from the mock.\", got \"something else\""), "{m}");
+    assert_eq!(c.findings[0].requirement.as_deref(), Some("STATE-004"));
+    // The scenario itself ran to the end: only the oracle failed.
+    assert!(s.checks.iter().filter(|c| c.id.starts_with("step-")).all(|c| c.verdict == Verdict::Pass));
+}
+
+#[tokio::test]
+async fn a_repeated_seq_fails_seq_increasing() {
+    let report = run_against(Mode::RepeatSeq, vec![say_scenario("a")]).await;
+    let c = check(&report.scenarios[0], "seq-increasing");
+    assert_eq!(c.verdict, Verdict::Fail);
+    assert_eq!(c.findings[0].requirement.as_deref(), Some("SEQ-001"));
+}
+
+#[tokio::test]
+async fn a_bad_timestamp_fails_the_ts_check() {
+    let report = run_against(Mode::BadTimestamp, vec![say_scenario("a")]).await;
+    let c = check(&report.scenarios[0], "ts-rfc3339");
+    assert_eq!(c.verdict, Verdict::Fail);
+    assert!(c.findings[0].message.contains("\"yesterday\""));
+}
+
+#[tokio::test]
+async fn a_refused_event_names_the_reducer_rule() {
+    let report = run_against(Mode::EventOutsideRun, vec![say_scenario("a")]).await;
+    let c = check(&report.scenarios[0], "events-follow-reducer-rules");
+    assert_eq!(c.verdict, Verdict::Fail);
+    assert_eq!(c.findings[0].requirement.as_deref(), Some("STATE-022"), "{:?}", c.findings);
+    assert!(c.findings[0].message.contains("chat.assistant_message (STATE-012)"), "{:?}", c.findings);
+    // Frames in findings have their ids replaced by placeholders.
+    let frame = c.findings[0].frame.as_deref().unwrap();
+    assert!(frame.contains("[invocation:1]") && !frame.contains("inv-1"), "{frame}");
+}
+
+#[tokio::test]
+async fn a_missing_subprotocol_fails_connect() {
+    let report = run_against(Mode::NoSubprotocol, vec![say_scenario("a")]).await;
+    let s = &report.scenarios[0];
+    assert_eq!(s.verdict, Verdict::Fail);
+    assert_eq!(failing_step(s).findings[0].requirement.as_deref(), Some("TRANSPORT-003"));
+}
+
+#[tokio::test]
+async fn restart_scenarios_are_not_applicable_with_a_url() {
+    let scenarios = chatwire_conformance::catalog::embedded_scenarios().unwrap();
+    let restart: Vec<Scenario> = scenarios.into_iter().filter(|s| s.restarts()).collect();
+    assert!(!restart.is_empty());
+    let report = run_against(Mode::Good, restart).await;
+    assert!(report.scenarios.iter().all(|s| s.verdict == Verdict::NotApplicable), "{:#?}", report.scenarios);
+}
+
+#[tokio::test]
+async fn missing_capabilities_make_a_scenario_not_applicable() {
+    let scenarios = chatwire_conformance::catalog::embedded_scenarios().unwrap();
+    let rewind: Vec<Scenario> = scenarios.into_iter().filter(|s| s.id == "rewind-basic").collect();
+    let report = run_against(Mode::Good, rewind).await;
+    let s = &report.scenarios[0];
+    assert_eq!(s.verdict, Verdict::NotApplicable, "{s:#?}");
+    assert!(failing_step(s).findings[0].message.contains("does not offer rewind"));
+}

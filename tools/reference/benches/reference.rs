@@ -1,0 +1,287 @@
+//! Benchmarks of the reference backend over loopback (a bench binary: `cargo bench -p chatwire-reference`).
+//!
+//! 1. One scripted turn's round trip (user message → final `ui_state_updated`).
+//! 2. Time to build and send the resume snapshot for 100 and 10,000 display items, and the ratio.
+//! 3. Resident memory per idle session, measured on the real binary through /proc/PID/statm.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use chatwire_reference::agent::{AgentSpec, Cursor};
+use chatwire_reference::store::{Commit, LogKind, LogRow, NewSession};
+use chatwire_reference::util::{hash_token, random_id, rfc3339_now};
+use chatwire_reference::{DbLocation, ServeConfig, Server, Store};
+use chatwire_schema::chat::assistant_message::AssistantMessage;
+use chatwire_schema::chat::run_complete::{RunComplete, RunCompleteStatus};
+use chatwire_schema::chat::run_started::RunStarted;
+use chatwire_schema::chat::user_message_accepted::UserMessageAccepted;
+use chatwire_schema::{Id, ServerFrame, UiState};
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+
+type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
+const DEADLINE: Duration = Duration::from_secs(30);
+
+async fn connect(url: &str) -> Ws {
+    tokio::time::timeout(DEADLINE, tokio_tungstenite::connect_async_with_config(url, None, true)).await.expect("deadline").expect("connect").0
+}
+
+async fn send(ws: &mut Ws, v: Value) {
+    tokio::time::timeout(DEADLINE, ws.send(Message::text(v.to_string()))).await.expect("deadline").expect("send");
+}
+
+/// The next text frame's raw text.
+async fn recv_text(ws: &mut Ws) -> String {
+    loop {
+        match tokio::time::timeout(DEADLINE, ws.next()).await.expect("deadline") {
+            Some(Ok(Message::Text(t))) => return t.as_str().to_owned(),
+            Some(Ok(_)) => {}
+            other => panic!("connection ended: {other:?}"),
+        }
+    }
+}
+
+fn frame_type(text: &str) -> String {
+    serde_json::from_str::<Value>(text).ok().and_then(|v| v["type"].as_str().map(str::to_owned)).unwrap_or_default()
+}
+
+fn median_and_p95(mut samples: Vec<Duration>) -> (Duration, Duration) {
+    samples.sort();
+    (samples[samples.len() / 2], samples[samples.len() * 95 / 100])
+}
+
+async fn bench_turn_round_trip() {
+    const WARMUP: usize = 20;
+    const RUNS: usize = 200;
+    let server = Server::bind(ServeConfig::new("127.0.0.1:0".parse().unwrap(), DbLocation::Memory)).await.unwrap();
+    let url = server.url();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(server.run(async {
+        let _ = stopped.await;
+    }));
+    let turn = json!({"steps": [
+        {"op": "say", "markdown": "working on it"},
+        {"op": "tool_calls", "calls": [{"tool_name": "lookup", "interaction_type": "auto_tool", "display": "inline",
+            "progress": [{"message": "half", "fraction": 0.5}], "outcome": {"kind": "result", "value": {"ok": true}}}]},
+        {"op": "say", "markdown": "done"}
+    ]});
+    let script = json!({"turns": vec![turn; WARMUP + RUNS]});
+    let mut ws = connect(&url).await;
+    send(&mut ws, json!({"type": "session.hello", "id": "h", "versions": ["1.0"], "script": script})).await;
+    recv_text(&mut ws).await;
+    recv_text(&mut ws).await;
+    let mut samples = Vec::new();
+    for i in 0..WARMUP + RUNS {
+        let start = Instant::now();
+        send(&mut ws, json!({"type": "chat.user_message", "id": format!("m{i}"), "text": "go"})).await;
+        // Bounded: a turn is a fixed number of frames.
+        for _ in 0..100 {
+            if frame_type(&recv_text(&mut ws).await) == "chat.run_complete" {
+                break;
+            }
+        }
+        recv_text(&mut ws).await; // its ui_state_updated
+        if i >= WARMUP {
+            samples.push(start.elapsed());
+        }
+    }
+    let (median, p95) = median_and_p95(samples);
+    println!("turn round trip (say + auto tool with progress + say, 11 events, in-memory db): median {median:?}, p95 {p95:?}");
+    let _ = stop.send(());
+    let _ = task.await;
+}
+
+/// Writes a session whose effective state holds `items` display items (one turn of assistant messages).
+fn seed_transcript(store: &Store, items: usize) -> (Id, Id) {
+    let id = random_id("s", 16);
+    let token = random_id("rt", 32);
+    let agent = serde_json::to_string(&AgentSpec::Echo).unwrap();
+    let cursor = serde_json::to_string(&Cursor { turns_accepted: 1, ..Cursor::default() }).unwrap();
+    store
+        .create_session(&NewSession {
+            id: id.as_str(),
+            token_hash: &hash_token(token.as_str()),
+            agent: &agent,
+            cursor: &cursor,
+            next_seq: 3,
+        })
+        .unwrap();
+    let ts = rfc3339_now();
+    let inv = Id::new_unchecked_valid("inv-1");
+    let mut frames = vec![
+        ServerFrame::UserMessageAccepted(UserMessageAccepted {
+            seq: 0,
+            in_reply_to: Id::new_unchecked_valid("m1"),
+            invocation_id: inv.clone(),
+            item_id: Id::new_unchecked_valid("um-1"),
+            text: "tell me a long story".into(),
+            ts: ts.clone(),
+        }),
+        ServerFrame::RunStarted(RunStarted { seq: 0, invocation_id: inv.clone(), ts: ts.clone() }),
+    ];
+    for n in 1..items {
+        frames.push(ServerFrame::AssistantMessage(AssistantMessage {
+            seq: 0,
+            invocation_id: inv.clone(),
+            item_id: Id::new_unchecked_valid(format!("am-{n}")),
+            markdown: format!("Paragraph {n}: the quick brown fox jumps over the lazy dog."),
+            ts: ts.clone(),
+        }));
+    }
+    frames.push(ServerFrame::RunComplete(RunComplete {
+        seq: 0,
+        invocation_id: inv,
+        status: RunCompleteStatus::Completed,
+        reason: None,
+        error: None,
+        ts,
+    }));
+    let mut log = Vec::new();
+    let mut state = UiState::default();
+    let mut seq = 3;
+    for mut f in frames {
+        match &mut f {
+            ServerFrame::UserMessageAccepted(x) => x.seq = seq,
+            ServerFrame::RunStarted(x) => x.seq = seq,
+            ServerFrame::AssistantMessage(x) => x.seq = seq,
+            ServerFrame::RunComplete(x) => x.seq = seq,
+            _ => unreachable!(),
+        }
+        state.apply(f.ui_event().unwrap()).unwrap();
+        log.push(LogRow {
+            seq: Some(seq),
+            kind: LogKind::Event,
+            frame_type: f.type_name().into(),
+            frame: serde_json::to_string(&f).unwrap(),
+        });
+        seq += 2;
+    }
+    assert_eq!(state.items.len(), items);
+    store.commit(id.as_str(), &Commit { next_seq: seq, log, ..Commit::default() }).unwrap();
+    (id, token)
+}
+
+/// Resume once; returns the time from sending the hello to holding the whole snapshot, and its size.
+async fn resume_once(url: &str, id: &Id, token: &Id, last_seq: &mut u64) -> (Duration, usize) {
+    let mut ws = connect(url).await;
+    let start = Instant::now();
+    send(&mut ws, json!({"type": "session.hello", "id": "h", "versions": ["1.0"],
+        "resume": {"session_id": id, "resume_token": token, "last_seq": *last_seq}}))
+    .await;
+    let welcome = recv_text(&mut ws).await;
+    let snapshot = recv_text(&mut ws).await;
+    let elapsed = start.elapsed();
+    assert_eq!(frame_type(&welcome), "session.welcome");
+    assert_eq!(frame_type(&snapshot), "ui_state_snapshot");
+    *last_seq = serde_json::from_str::<Value>(&snapshot).unwrap()["seq"].as_u64().unwrap();
+    let _ = ws.close(None).await;
+    (elapsed, snapshot.len())
+}
+
+async fn bench_resume_snapshot(dir: &Path) {
+    const RUNS: usize = 30;
+    let db = dir.join("snap.db");
+    let store = Store::open(&DbLocation::File(db.clone())).unwrap();
+    let sizes = [100usize, 10_000];
+    let sessions: Vec<(Id, Id)> = sizes.iter().map(|&n| seed_transcript(&store, n)).collect();
+    drop(store);
+    let server = Server::bind(ServeConfig::new("127.0.0.1:0".parse().unwrap(), DbLocation::File(db))).await.unwrap();
+    let url = server.url();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(server.run(async {
+        let _ = stopped.await;
+    }));
+    let mut medians = Vec::new();
+    for (n, (id, token)) in sizes.iter().zip(&sessions) {
+        let mut last_seq = 0;
+        let (cold, bytes) = resume_once(&url, id, token, &mut last_seq).await;
+        // Keep one connection attached so the session stays loaded; each resume takes it over.
+        let mut keep = connect(&url).await;
+        send(&mut keep, json!({"type": "session.hello", "id": "k", "versions": ["1.0"],
+            "resume": {"session_id": id, "resume_token": token, "last_seq": last_seq}}))
+        .await;
+        recv_text(&mut keep).await;
+        recv_text(&mut keep).await;
+        let mut samples = Vec::new();
+        for _ in 0..RUNS {
+            samples.push(resume_once(&url, id, token, &mut last_seq).await.0);
+        }
+        let (median, p95) = median_and_p95(samples);
+        println!(
+            "resume snapshot, {n:>6} items ({bytes} bytes): median {median:?}, p95 {p95:?}; first resume (load from db + fold) {cold:?}"
+        );
+        medians.push(median);
+    }
+    let ratio = medians[1].as_secs_f64() / medians[0].as_secs_f64();
+    println!("resume snapshot growth 100 -> 10,000 items: {ratio:.1}x (goal <= 120x)");
+    let _ = stop.send(());
+    let _ = task.await;
+}
+
+fn rss_bytes(pid: u32) -> u64 {
+    let statm = std::fs::read_to_string(format!("/proc/{pid}/statm")).expect("statm");
+    let pages: u64 = statm.split_whitespace().nth(1).and_then(|p| p.parse().ok()).expect("resident pages");
+    pages * 4096
+}
+
+async fn bench_idle_session_memory(dir: &Path) {
+    const SESSIONS: usize = 500;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_chatwire-reference"))
+        .args(["serve", "--addr", "127.0.0.1:0", "--conformance", "--db"])
+        .arg(dir.join("mem.db"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn server");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let url = line.trim().to_owned();
+    let pid = child.id();
+    // Warm up allocator and runtime with a few sessions first.
+    let mut clients = Vec::new();
+    for _ in 0..20 {
+        let mut ws = connect(&url).await;
+        send(&mut ws, json!({"type": "session.hello", "id": "h", "versions": ["1.0"]})).await;
+        recv_text(&mut ws).await;
+        recv_text(&mut ws).await;
+        clients.push(ws);
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let before = rss_bytes(pid);
+    for _ in 0..SESSIONS {
+        let mut ws = connect(&url).await;
+        send(&mut ws, json!({"type": "session.hello", "id": "h", "versions": ["1.0"], "script": {"turns": []}})).await;
+        recv_text(&mut ws).await;
+        recv_text(&mut ws).await;
+        clients.push(ws);
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let after = rss_bytes(pid);
+    let per = after.saturating_sub(before) / SESSIONS as u64;
+    println!(
+        "memory per idle session (connected, server RSS delta over {SESSIONS} sessions): {per} bytes (~{:.1} KiB)",
+        per as f64 / 1024.0
+    );
+    drop(clients);
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+fn main() {
+    // `cargo test` runs benches with --bench only under `cargo bench`; skip the heavy work otherwise.
+    if !std::env::args().any(|a| a == "--bench") {
+        return;
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    runtime.block_on(async {
+        bench_turn_round_trip().await;
+        bench_resume_snapshot(dir.path()).await;
+        bench_idle_session_memory(dir.path()).await;
+    });
+}

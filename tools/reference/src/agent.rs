@@ -1,0 +1,118 @@
+//! The agent seam: what answers a user message.
+//!
+//! An [`Agent`] plans a turn as a list of [`ScriptStep`]s, the instruction set of the run driver
+//! (`crate::session`). The driver executes the steps durably (reducer, log, transport), the same
+//! way for every agent; the scripted agent of the conformance driver profile is one
+//! implementation, a trivial echo agent (normal mode) another. A model-backed agent would plan
+//! (or stream) its steps the same way.
+
+use serde::{Deserialize, Serialize};
+
+use chatwire_schema::script::{AgentScript, ScriptStep, ScriptTurn};
+use chatwire_schema::Id;
+
+/// Plans the answer to one user message.
+pub trait Agent: Send + Sync {
+    /// The steps answering the `turn_index`-th accepted user message of the session (from 0,
+    /// rewound ones included), or `None` when the agent has nothing to say for it. Must be
+    /// deterministic: the plan is persisted, but a crashed turn is resumed from it.
+    fn plan_turn(&self, turn_index: u64, user_text: &str) -> Option<ScriptTurn>;
+}
+
+/// The scripted agent (`spec/conformance-profile.md`): `turns[n]` answers the n-th message.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScriptedAgent<'a> {
+    /// The script from `session.hello.script`.
+    pub script: &'a AgentScript,
+}
+
+impl Agent for ScriptedAgent<'_> {
+    fn plan_turn(&self, turn_index: u64, _user_text: &str) -> Option<ScriptTurn> {
+        usize::try_from(turn_index).ok().and_then(|i| self.script.turns.get(i)).cloned()
+    }
+}
+
+/// The agent of normal mode: answers every message by quoting it back.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EchoAgent;
+
+impl Agent for EchoAgent {
+    fn plan_turn(&self, _turn_index: u64, user_text: &str) -> Option<ScriptTurn> {
+        let quoted: String = user_text.lines().map(|l| format!("> {l}\n")).collect();
+        Some(ScriptTurn { steps: vec![ScriptStep::Say { markdown: format!("You said:\n\n{quoted}") }] })
+    }
+}
+
+/// Which agent a session runs; persisted with the session.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum AgentSpec {
+    /// The scripted agent with this script (conformance mode; an empty script when none was sent).
+    Script {
+        /// The script.
+        script: AgentScript,
+    },
+    /// The echo agent (normal mode).
+    Echo,
+}
+
+impl AgentSpec {
+    /// Plans a turn with the agent this spec names.
+    pub fn plan_turn(&self, turn_index: u64, user_text: &str) -> Option<ScriptTurn> {
+        match self {
+            AgentSpec::Script { script } => ScriptedAgent { script }.plan_turn(turn_index, user_text),
+            AgentSpec::Echo => EchoAgent.plan_turn(turn_index, user_text),
+        }
+    }
+}
+
+/// Where the run driver is in the current turn; persisted with every event it commits, so a
+/// restart continues from the last committed step and never repeats one.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Cursor {
+    /// How many user messages the session accepted (the next one is answered by turn `turns_accepted`).
+    pub turns_accepted: u64,
+    /// The invocation the driver works on; `None` once the turn is over or rewound.
+    pub invocation_id: Option<Id>,
+    /// Index of the current step of the turn's plan.
+    pub step: usize,
+    /// Progress through the current `tool_calls` step.
+    pub batch: Option<BatchCursor>,
+}
+
+/// Progress through a `tool_calls` step.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BatchCursor {
+    /// The ids given to the calls, in call order.
+    pub call_ids: Vec<Id>,
+    /// How many entries of the settle sequence have settled.
+    pub settled: usize,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scripted_agent_answers_by_index_and_runs_out() {
+        let script = AgentScript {
+            turns: vec![ScriptTurn { steps: vec![ScriptStep::Say { markdown: "hi".into() }] }],
+        };
+        let agent = ScriptedAgent { script: &script };
+        assert_eq!(agent.plan_turn(0, "x"), Some(script.turns[0].clone()));
+        assert_eq!(agent.plan_turn(1, "x"), None);
+    }
+
+    #[test]
+    fn echo_agent_quotes_every_line() {
+        let plan = EchoAgent.plan_turn(7, "a\nb").unwrap();
+        assert_eq!(plan.steps, vec![ScriptStep::Say { markdown: "You said:\n\n> a\n> b\n".into() }]);
+    }
+
+    #[test]
+    fn spec_round_trips() {
+        let spec = AgentSpec::Script { script: AgentScript { turns: vec![] } };
+        let json = serde_json::to_string(&spec).unwrap();
+        assert_eq!(serde_json::from_str::<AgentSpec>(&json).unwrap(), spec);
+    }
+}

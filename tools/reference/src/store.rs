@@ -1,0 +1,385 @@
+//! Durable sessions in SQLite (WAL): the append-only log, the agent's cursor, timers and
+//! responses committed but not yet executed.
+//!
+//! Every write a client can observe goes through [`Store::commit`], one transaction, before the
+//! frames announcing it are sent. Calls are short and synchronous; the connection sits behind a
+//! mutex because `rusqlite::Connection` is not `Sync`.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+/// Where the database lives.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DbLocation {
+    /// A file; created with its parent directory if missing.
+    File(PathBuf),
+    /// A private in-memory database, gone when the server exits.
+    Memory,
+}
+
+/// What can go wrong in the store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// SQLite refused.
+    #[error("database error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    /// The database directory could not be created.
+    #[error("cannot create database directory {path}: {source}")]
+    CreateDir {
+        /// The directory.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The database was written by a newer version of this program.
+    #[error("database schema version {found} is newer than this program's {supported}")]
+    TooNew {
+        /// The version in the file.
+        found: i64,
+        /// The newest this program knows.
+        supported: i64,
+    },
+    /// Another thread panicked while holding the database.
+    #[error("database lock poisoned")]
+    Poisoned,
+}
+
+/// Schema migrations; `PRAGMA user_version` says how many have run.
+const MIGRATIONS: &[&str] = &[
+    // 1: sessions, the append-only log, timers, responses awaiting execution.
+    "CREATE TABLE sessions (
+        id TEXT PRIMARY KEY,
+        token_hash TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        next_seq INTEGER NOT NULL,
+        cursor TEXT NOT NULL,
+        turn_plan TEXT,
+        run_active INTEGER NOT NULL DEFAULT 0,
+        created_ms INTEGER NOT NULL
+    );
+    CREATE TABLE log (
+        pos INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id TEXT NOT NULL REFERENCES sessions(id),
+        seq INTEGER,
+        kind TEXT NOT NULL CHECK (kind IN ('event', 'request')),
+        type TEXT NOT NULL,
+        frame TEXT NOT NULL
+    );
+    CREATE INDEX log_by_session ON log(session_id, pos);
+    CREATE TABLE pending_responses (
+        session_id TEXT NOT NULL REFERENCES sessions(id),
+        tool_call_id TEXT NOT NULL,
+        frame TEXT NOT NULL,
+        PRIMARY KEY (session_id, tool_call_id)
+    );
+    CREATE TABLE timers (
+        session_id TEXT NOT NULL REFERENCES sessions(id),
+        tool_call_id TEXT NOT NULL,
+        deadline_ms INTEGER NOT NULL,
+        PRIMARY KEY (session_id, tool_call_id)
+    );",
+];
+
+/// A new session's row.
+#[derive(Debug)]
+pub struct NewSession<'a> {
+    /// Session id.
+    pub id: &'a str,
+    /// SHA-256 of the resume token.
+    pub token_hash: &'a str,
+    /// The agent spec, JSON.
+    pub agent: &'a str,
+    /// The agent cursor, JSON.
+    pub cursor: &'a str,
+    /// The first seq not yet used (after the welcome and snapshot).
+    pub next_seq: u64,
+}
+
+/// One row of the log.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogRow {
+    /// The frame's seq (server events only).
+    pub seq: Option<u64>,
+    /// `event` (a server frame the state was folded from) or `request` (a client frame).
+    pub kind: LogKind,
+    /// The frame's wire type.
+    pub frame_type: String,
+    /// The frame, JSON.
+    pub frame: String,
+}
+
+/// What a log row holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogKind {
+    /// A server event the effective state is folded from.
+    Event,
+    /// A client request that was accepted.
+    Request,
+}
+
+impl LogKind {
+    fn as_str(self) -> &'static str {
+        match self {
+            LogKind::Event => "event",
+            LogKind::Request => "request",
+        }
+    }
+}
+
+/// A stored session with everything needed to rebuild it.
+#[derive(Debug)]
+pub struct StoredSession {
+    /// SHA-256 of the resume token.
+    pub token_hash: String,
+    /// The agent spec, JSON.
+    pub agent: String,
+    /// The first seq not yet used.
+    pub next_seq: u64,
+    /// The agent cursor, JSON.
+    pub cursor: String,
+    /// The plan of the current turn, JSON.
+    pub turn_plan: Option<String>,
+    /// Server events in log order (frames, JSON).
+    pub events: Vec<String>,
+    /// Responses committed but not yet executed: (tool call id, frame JSON), in commit order.
+    pub pending_responses: Vec<(String, String)>,
+    /// Expiry deadlines: (tool call id, deadline in ms since the epoch).
+    pub timers: Vec<(String, i64)>,
+}
+
+/// Everything one state change writes, applied in one transaction.
+#[derive(Debug, Default)]
+pub struct Commit {
+    /// The session's first unused seq after this change.
+    pub next_seq: u64,
+    /// Rows to append to the log.
+    pub log: Vec<LogRow>,
+    /// The new agent cursor, JSON.
+    pub cursor: Option<String>,
+    /// The new plan of the current turn.
+    pub turn_plan: Option<String>,
+    /// Whether a run slice is in progress after this change.
+    pub run_active: Option<bool>,
+    /// Expiry deadlines to add.
+    pub add_timers: Vec<(String, i64)>,
+    /// Expiry deadlines to remove.
+    pub remove_timers: Vec<String>,
+    /// Remove every expiry deadline of the session.
+    pub clear_timers: bool,
+    /// Responses committed for later execution.
+    pub add_pending: Vec<(String, String)>,
+    /// Responses that have now been executed.
+    pub remove_pending: Vec<String>,
+}
+
+/// The database.
+#[derive(Debug)]
+pub struct Store {
+    conn: Mutex<Connection>,
+}
+
+impl Store {
+    /// Opens (creating if needed) the database and brings its schema up to date.
+    pub fn open(location: &DbLocation) -> Result<Store, StoreError> {
+        let conn = match location {
+            DbLocation::Memory => Connection::open_in_memory()?,
+            DbLocation::File(path) => {
+                if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                    std::fs::create_dir_all(dir)
+                        .map_err(|source| StoreError::CreateDir { path: dir.to_path_buf(), source })?;
+                }
+                Connection::open(path)?
+            }
+        };
+        // WAL + NORMAL: a commit survives a process crash (SIGKILL); only an OS crash or power
+        // loss can drop the last transactions, which costs an fsync per commit to prevent.
+        let _mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+        conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;")?;
+        migrate(&conn)?;
+        Ok(Store { conn: Mutex::new(conn) })
+    }
+
+    fn conn(&self) -> Result<MutexGuard<'_, Connection>, StoreError> {
+        self.conn.lock().map_err(|_| StoreError::Poisoned)
+    }
+
+    /// Inserts a new session.
+    pub fn create_session(&self, s: &NewSession<'_>) -> Result<(), StoreError> {
+        let conn = self.conn()?;
+        conn.execute(
+            "INSERT INTO sessions (id, token_hash, agent, next_seq, cursor, created_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![s.id, s.token_hash, s.agent, s.next_seq as i64, s.cursor, crate::util::now_ms()],
+        )?;
+        Ok(())
+    }
+
+    /// Loads a session, or `None` if there is none with this id.
+    pub fn load_session(&self, id: &str) -> Result<Option<StoredSession>, StoreError> {
+        let conn = self.conn()?;
+        let row = conn
+            .query_row(
+                "SELECT token_hash, agent, next_seq, cursor, turn_plan FROM sessions WHERE id = ?1",
+                [id],
+                |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, i64>(2)?,
+                        r.get::<_, String>(3)?,
+                        r.get::<_, Option<String>>(4)?,
+                    ))
+                },
+            )
+            .optional()?;
+        let Some((token_hash, agent, next_seq, cursor, turn_plan)) = row else { return Ok(None) };
+        let mut stmt = conn.prepare_cached("SELECT frame FROM log WHERE session_id = ?1 AND kind = 'event' ORDER BY pos")?;
+        let events = stmt.query_map([id], |r| r.get::<_, String>(0))?.collect::<Result<Vec<_>, _>>()?;
+        let mut stmt =
+            conn.prepare_cached("SELECT tool_call_id, frame FROM pending_responses WHERE session_id = ?1 ORDER BY rowid")?;
+        let pending_responses = stmt.query_map([id], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<Result<Vec<_>, _>>()?;
+        let mut stmt = conn.prepare_cached("SELECT tool_call_id, deadline_ms FROM timers WHERE session_id = ?1")?;
+        let timers = stmt.query_map([id], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<Result<Vec<_>, _>>()?;
+        Ok(Some(StoredSession {
+            token_hash,
+            agent,
+            next_seq: u64::try_from(next_seq).unwrap_or(0),
+            cursor,
+            turn_plan,
+            events,
+            pending_responses,
+            timers,
+        }))
+    }
+
+    /// Sessions with work to finish after a restart: a run in progress, a response to execute, or a deadline.
+    pub fn sessions_needing_recovery(&self) -> Result<Vec<String>, StoreError> {
+        let conn = self.conn()?;
+        let mut stmt = conn.prepare(
+            "SELECT id FROM sessions WHERE run_active = 1
+             UNION SELECT session_id FROM pending_responses
+             UNION SELECT session_id FROM timers",
+        )?;
+        let ids = stmt.query_map([], |r| r.get::<_, String>(0))?.collect::<Result<Vec<_>, _>>()?;
+        Ok(ids)
+    }
+
+    /// Applies one state change atomically.
+    pub fn commit(&self, session_id: &str, c: &Commit) -> Result<(), StoreError> {
+        let mut conn = self.conn()?;
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        {
+            let mut insert =
+                tx.prepare_cached("INSERT INTO log (session_id, seq, kind, type, frame) VALUES (?1, ?2, ?3, ?4, ?5)")?;
+            for row in &c.log {
+                insert.execute(params![
+                    session_id,
+                    row.seq.map(|s| s as i64),
+                    row.kind.as_str(),
+                    row.frame_type,
+                    row.frame
+                ])?;
+            }
+            tx.prepare_cached("UPDATE sessions SET next_seq = ?2 WHERE id = ?1")?
+                .execute(params![session_id, c.next_seq as i64])?;
+            if let Some(cursor) = &c.cursor {
+                tx.prepare_cached("UPDATE sessions SET cursor = ?2 WHERE id = ?1")?.execute(params![session_id, cursor])?;
+            }
+            if let Some(plan) = &c.turn_plan {
+                tx.prepare_cached("UPDATE sessions SET turn_plan = ?2 WHERE id = ?1")?
+                    .execute(params![session_id, plan])?;
+            }
+            if let Some(active) = c.run_active {
+                tx.prepare_cached("UPDATE sessions SET run_active = ?2 WHERE id = ?1")?
+                    .execute(params![session_id, active])?;
+            }
+            if c.clear_timers {
+                tx.prepare_cached("DELETE FROM timers WHERE session_id = ?1")?.execute([session_id])?;
+            }
+            for id in &c.remove_timers {
+                tx.prepare_cached("DELETE FROM timers WHERE session_id = ?1 AND tool_call_id = ?2")?
+                    .execute(params![session_id, id])?;
+            }
+            for (id, deadline) in &c.add_timers {
+                tx.prepare_cached("INSERT OR REPLACE INTO timers (session_id, tool_call_id, deadline_ms) VALUES (?1, ?2, ?3)")?
+                    .execute(params![session_id, id, deadline])?;
+            }
+            for id in &c.remove_pending {
+                tx.prepare_cached("DELETE FROM pending_responses WHERE session_id = ?1 AND tool_call_id = ?2")?
+                    .execute(params![session_id, id])?;
+            }
+            for (id, frame) in &c.add_pending {
+                tx.prepare_cached("INSERT INTO pending_responses (session_id, tool_call_id, frame) VALUES (?1, ?2, ?3)")?
+                    .execute(params![session_id, id, frame])?;
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Counts the log rows of a session of one frame type (diagnostics and tests).
+    pub fn count_log(&self, session_id: &str, frame_type: &str) -> Result<u64, StoreError> {
+        let conn = self.conn()?;
+        let n: i64 = conn.query_row(
+            "SELECT COUNT(*) FROM log WHERE session_id = ?1 AND type = ?2",
+            params![session_id, frame_type],
+            |r| r.get(0),
+        )?;
+        Ok(u64::try_from(n).unwrap_or(0))
+    }
+}
+
+fn migrate(conn: &Connection) -> Result<(), StoreError> {
+    let current: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    let supported = MIGRATIONS.len() as i64;
+    if current > supported {
+        return Err(StoreError::TooNew { found: current, supported });
+    }
+    for (index, sql) in MIGRATIONS.iter().enumerate().skip(usize::try_from(current).unwrap_or(0)) {
+        conn.execute_batch(&format!("BEGIN; {sql}; PRAGMA user_version = {}; COMMIT;", index + 1))?;
+    }
+    Ok(())
+}
+
+/// The default database file: `$XDG_DATA_HOME/chatwire/reference.db`, else `~/.local/share/chatwire/reference.db`.
+pub fn default_db_path() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_DATA_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").filter(|v| !v.is_empty()).map(|h| Path::new(&h).join(".local/share")))?;
+    Some(base.join("chatwire").join("reference.db"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn migrations_are_idempotent_and_commit_is_atomic() {
+        let dir = tempfile::tempdir().unwrap();
+        let loc = DbLocation::File(dir.path().join("sub/db.sqlite"));
+        let store = Store::open(&loc).unwrap();
+        store
+            .create_session(&NewSession { id: "s1", token_hash: "h", agent: "{}", cursor: "{}", next_seq: 3 })
+            .unwrap();
+        let commit = Commit {
+            next_seq: 5,
+            log: vec![LogRow { seq: Some(3), kind: LogKind::Event, frame_type: "x".into(), frame: "{}".into() }],
+            add_timers: vec![("tc".into(), 42)],
+            ..Commit::default()
+        };
+        store.commit("s1", &commit).unwrap();
+        // A failing commit (unknown session violates the foreign key) leaves nothing behind.
+        assert!(store.commit("nope", &commit).is_err());
+        drop(store);
+        let store = Store::open(&loc).unwrap();
+        let s = store.load_session("s1").unwrap().unwrap();
+        assert_eq!(s.next_seq, 5);
+        assert_eq!(s.events, vec!["{}".to_string()]);
+        assert_eq!(s.timers, vec![("tc".to_string(), 42)]);
+        assert_eq!(store.sessions_needing_recovery().unwrap(), vec!["s1".to_string()]);
+        assert!(store.load_session("nope").unwrap().is_none());
+        assert_eq!(store.count_log("nope", "x").unwrap(), 0);
+    }
+}

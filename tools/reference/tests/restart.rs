@@ -1,0 +1,293 @@
+//! Restart durability with the real binary: SIGKILL mid-turn (and deterministic crash points
+//! right around a tool response), restart on the same database, resume, and check the client
+//! sees exactly the committed state, seq keeps growing and nothing runs twice. Also the CLI.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use chatwire_schema::chat::run_complete::RunCompleteStatus;
+use chatwire_schema::{ErrorCode, Id, RunStatus, ServerFrame, ToolCallStatus};
+use common::Client;
+use serde_json::json;
+
+const BIN: &str = env!("CARGO_BIN_EXE_chatwire-reference");
+
+/// The real binary serving `db`; killed on drop.
+struct Proc {
+    child: Child,
+    url: String,
+}
+
+impl Proc {
+    fn spawn(db: &Path, crash_at: Option<&str>) -> Proc {
+        Self::spawn_with(db, crash_at, &[])
+    }
+
+    fn spawn_with(db: &Path, crash_at: Option<&str>, extra: &[&str]) -> Proc {
+        let mut cmd = Command::new(BIN);
+        cmd.args(["serve", "--addr", "127.0.0.1:0", "--conformance", "--db"])
+            .arg(db)
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        match crash_at {
+            Some(point) => cmd.env(chatwire_reference::CRASH_AT_ENV, point),
+            None => cmd.env_remove(chatwire_reference::CRASH_AT_ENV),
+        };
+        let mut child = cmd.spawn().expect("spawn chatwire-reference");
+        let stdout = child.stdout.take().unwrap();
+        // The URL is the first line; read it on a thread so a hung child cannot block the test forever.
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let _ = BufReader::new(stdout).read_line(&mut line);
+            let _ = tx.send(line);
+        });
+        let line = rx.recv_timeout(Duration::from_secs(20)).expect("server printed its url");
+        let url = line.trim().to_owned();
+        assert!(url.starts_with("ws://127.0.0.1:") && url.ends_with("/ws"), "{url}");
+        Proc { child, url }
+    }
+
+    /// SIGKILL (std's `Child::kill` on Unix) and reap.
+    fn sigkill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Waits for the process to die by itself (a crash point), bounded.
+    fn wait_crash(mut self) {
+        for _ in 0..200 {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                assert!(!status.success(), "a crash point aborts");
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("server did not crash at the crash point");
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn count_events(db: &Path, frame_type: &str, needle: &str) -> usize {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let mut stmt = conn.prepare("SELECT frame FROM log WHERE type = ?1 AND kind = 'event'").unwrap();
+    let frames: Vec<String> = stmt.query_map([frame_type], |r| r.get(0)).unwrap().map(Result::unwrap).collect();
+    frames.iter().filter(|f| f.contains(needle)).count()
+}
+
+fn status_of(c: &Client, id: &str) -> ToolCallStatus {
+    c.fold.tool_call(&Id::parse(id).unwrap()).unwrap().status
+}
+
+#[tokio::test]
+async fn sigkill_while_a_tool_runs_settles_it_interrupted_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let server = Proc::spawn(&db, None);
+    let mut c = Client::connect(&server.url).await;
+    let script = json!({"turns": [{"steps": [
+        {"op": "say", "markdown": "starting"},
+        {"op": "tool_calls", "calls": [{"tool_name": "slow", "interaction_type": "auto_tool", "display": "inline",
+            "run_ms": 30000, "outcome": {"kind": "result", "value": 1}}]},
+        {"op": "say", "markdown": "never said"}
+    ]}, {"steps": [{"op": "say", "markdown": "next turn"}]}]});
+    c.hello(Some(script)).await;
+    c.user_message("m1", "go").await;
+    c.recv_until(|f| matches!(f, ServerFrame::ToolCall(_))).await;
+    c.recv().await;
+    let id = c.tool_call_ids()[0].clone();
+    let last = c.last_seq;
+    server.sigkill();
+
+    let server = Proc::spawn(&db, None);
+    let mut c2 = Client::connect(&server.url).await;
+    let seq = c2.resume(c.session_id.as_deref().unwrap(), c.token.as_deref().unwrap(), last).await.expect("resume");
+    assert!(seq > last);
+    let call = c2.fold.tool_call(&Id::parse(id.as_str()).unwrap()).unwrap();
+    assert_eq!((call.status, call.error.as_deref()), (ToolCallStatus::Failed, Some("interrupted")));
+    assert_eq!(c2.fold.run.status, RunStatus::Failed);
+    assert_eq!(count_events(&db, "chat.tool_call", &id), 1, "the tool call was made once");
+    assert_eq!(count_events(&db, "chat.assistant_message", "starting"), 1, "nothing before the crash ran twice");
+    assert_eq!(count_events(&db, "chat.assistant_message", "never said"), 0);
+    let rc = count_events(&db, "chat.run_complete", "interrupted");
+    assert_eq!(rc, 1);
+    // The session goes on.
+    c2.user_message("m2", "again").await;
+    let frames = c2.until_run_complete().await;
+    assert!(frames.iter().any(|f| matches!(f, ServerFrame::AssistantMessage(a) if a.markdown == "next turn")));
+}
+
+#[tokio::test]
+async fn sigkill_during_a_wait_resumes_the_turn_from_its_cursor() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let server = Proc::spawn(&db, None);
+    let mut c = Client::connect(&server.url).await;
+    let script = json!({"turns": [{"steps": [
+        {"op": "say", "markdown": "before"},
+        {"op": "wait", "ms": 3000},
+        {"op": "say", "markdown": "after"}
+    ]}]});
+    c.hello(Some(script)).await;
+    c.user_message("m1", "go").await;
+    c.recv_until(|f| matches!(f, ServerFrame::AssistantMessage(_))).await;
+    c.recv().await;
+    let last = c.last_seq;
+    server.sigkill();
+
+    let server = Proc::spawn(&db, None);
+    let mut c2 = Client::connect(&server.url).await;
+    c2.resume(c.session_id.as_deref().unwrap(), c.token.as_deref().unwrap(), last).await.expect("resume");
+    assert_eq!(c2.fold.run.status, RunStatus::Running, "the turn is still in progress after the restart");
+    let frames = c2.until_run_complete().await;
+    assert!(frames.iter().any(|f| matches!(f, ServerFrame::AssistantMessage(a) if a.markdown == "after")));
+    assert_eq!(count_events(&db, "chat.assistant_message", "before"), 1, "the step before the crash is not redone");
+    assert_eq!(count_events(&db, "chat.assistant_message", "after"), 1);
+}
+
+fn ask_script() -> serde_json::Value {
+    json!({"turns": [{"steps": [
+        {"op": "tool_calls", "calls": [{"tool_name": "ask", "interaction_type": "ui_tool", "component_type": "Form",
+            "display": "inline", "outcome": {"kind": "await_response", "summary": "done"}}]},
+        {"op": "say", "markdown": "continued"}
+    ]}]})
+}
+
+#[tokio::test]
+async fn crash_after_the_response_is_committed_executes_it_exactly_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let server = Proc::spawn(&db, Some("response-committed"));
+    let mut c = Client::connect(&server.url).await;
+    c.hello(Some(ask_script())).await;
+    c.user_message("m1", "go").await;
+    c.until_run_complete().await;
+    let id = c.tool_call_ids()[0].clone();
+    let last = c.last_seq;
+    c.send(json!({"type": "chat.tool_call_response", "id": "r1", "tool_call_id": id,
+        "outcome": {"action": "submit", "value": {"answer": 7}}}))
+    .await;
+    // The server dies between commit and execution: the client saw no settlement.
+    assert!(c.try_recv(Duration::from_secs(5)).await.is_none());
+    assert_eq!(c.last_seq, last);
+    server.wait_crash();
+
+    let server = Proc::spawn(&db, None);
+    let mut c2 = Client::connect(&server.url).await;
+    c2.resume(c.session_id.as_deref().unwrap(), c.token.as_deref().unwrap(), last).await.expect("resume");
+    if c2.fold.run.status == RunStatus::Running {
+        c2.until_run_complete().await;
+    }
+    let call = c2.fold.tool_call(&Id::parse(id.as_str()).unwrap()).unwrap();
+    assert_eq!(call.status, ToolCallStatus::Completed);
+    assert_eq!(call.result, Some(json!({"answer": 7})));
+    assert_eq!(c2.fold.run.status, RunStatus::Completed);
+    assert_eq!(count_events(&db, "chat.tool_call_complete", &id), 1, "executed exactly once");
+    assert_eq!(count_events(&db, "chat.assistant_message", "continued"), 1);
+    // A retry of the same answer is refused, not re-executed.
+    c2.send(json!({"type": "chat.tool_call_response", "id": "r1", "tool_call_id": id,
+        "outcome": {"action": "submit", "value": {"answer": 7}}}))
+    .await;
+    c2.expect_error(ErrorCode::ToolCallSettled).await;
+    assert_eq!(count_events(&db, "chat.tool_call_complete", &id), 1);
+}
+
+#[tokio::test]
+async fn crash_before_the_response_is_committed_leaves_the_call_pending() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let server = Proc::spawn(&db, Some("response-received"));
+    let mut c = Client::connect(&server.url).await;
+    c.hello(Some(ask_script())).await;
+    c.user_message("m1", "go").await;
+    c.until_run_complete().await;
+    let id = c.tool_call_ids()[0].clone();
+    let before = c.fold.clone();
+    c.send(json!({"type": "chat.tool_call_response", "id": "r1", "tool_call_id": id,
+        "outcome": {"action": "submit", "value": 1}}))
+    .await;
+    assert!(c.try_recv(Duration::from_secs(5)).await.is_none());
+    server.wait_crash();
+
+    let server = Proc::spawn(&db, None);
+    let mut c2 = Client::resume_of(&server.url, &c).await;
+    assert_eq!(c2.fold, before, "nothing uncommitted shows up");
+    assert_eq!(status_of(&c2, &id), ToolCallStatus::Pending);
+    c2.send(json!({"type": "chat.tool_call_response", "id": "r1", "tool_call_id": id,
+        "outcome": {"action": "submit", "value": 1}}))
+    .await;
+    let frames = c2.until_run_complete().await;
+    let ServerFrame::RunComplete(rc) = &frames[frames.len() - 2] else { panic!() };
+    assert_eq!(rc.status, RunCompleteStatus::Completed);
+    assert_eq!(count_events(&db, "chat.tool_call_complete", &id), 1);
+}
+
+#[test]
+fn cli_lists_faults_and_refuses_non_loopback() {
+    let out = Command::new(BIN).arg("--list-faults").output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    for f in chatwire_reference::Fault::ALL {
+        assert!(text.lines().any(|l| l.starts_with(f.name())), "{f} missing from --list-faults");
+    }
+    let out = Command::new(BIN).args(["serve", "--addr", "0.0.0.0:0", "--db", ":memory:"]).output().unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("loopback"));
+    let out = Command::new(BIN).args(["serve", "--db", ":memory:", "--fault", "no-such"]).output().unwrap();
+    assert!(!out.status.success());
+}
+
+#[test]
+fn sigterm_stops_the_server_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let proc = Proc::spawn(&dir.path().join("t.db"), None);
+    let pid = proc.child.id().to_string();
+    let status = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+    assert!(status.success());
+    let mut proc = proc;
+    for _ in 0..200 {
+        if let Some(status) = proc.child.try_wait().unwrap() {
+            assert!(status.success(), "exit status after SIGTERM: {status:?}");
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("server ignored SIGTERM");
+}
+
+#[tokio::test]
+async fn fault_announce_before_commit_loses_an_announced_completion() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let server = Proc::spawn_with(&db, None, &["--fault", "announce-before-commit"]);
+    let mut c = Client::connect(&server.url).await;
+    c.hello(Some(ask_script())).await;
+    c.user_message("m1", "go").await;
+    c.until_run_complete().await;
+    let id = c.tool_call_ids()[0].clone();
+    c.strict = false;
+    c.send(json!({"type": "chat.tool_call_response", "id": "r1", "tool_call_id": id,
+        "outcome": {"action": "submit", "value": 1}}))
+    .await;
+    let announced = c.recv_until(|f| matches!(f, ServerFrame::ToolCallComplete(_))).await;
+    assert!(!announced.is_empty());
+    server.wait_crash();
+    let server = Proc::spawn(&db, None);
+    let mut c2 = Client::connect(&server.url).await;
+    // The client saw seqs the server never committed: resuming from them is refused as ahead.
+    let ahead = c2.resume(c.session_id.as_deref().unwrap(), c.token.as_deref().unwrap(), c.last_seq).await;
+    assert_eq!(ahead.unwrap_err().code, ErrorCode::ResumeCursorAhead);
+    c2.resume(c.session_id.as_deref().unwrap(), c.token.as_deref().unwrap(), 0).await.expect("resume");
+    assert_eq!(status_of(&c2, &id), ToolCallStatus::Pending, "the announced completion was never committed");
+}

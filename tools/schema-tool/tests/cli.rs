@@ -1,0 +1,334 @@
+//! The `chatwire-schema` binary as CI and users run it: exit codes, which files it names, and
+//! that no input makes it panic.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use chatwire_schema::{ClientFrame, ServerFrame};
+use serde_json::Value;
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn corpus() -> PathBuf {
+    repo().join("fixtures/messages")
+}
+
+/// A finished run of the binary.
+struct Run {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    fn expect_code(&self, code: i32) -> &Self {
+        assert_eq!(self.code, Some(code), "exit code\nstdout:\n{}\nstderr:\n{}", self.stdout, self.stderr);
+        self
+    }
+}
+
+/// Runs `chatwire-schema ARGS`; every run is also checked for a panic.
+fn run<I, S>(args: I) -> Run
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    let Output { status, stdout, stderr } =
+        Command::new(env!("CARGO_BIN_EXE_chatwire-schema")).args(args).output().expect("the binary starts");
+    let run = Run {
+        code: status.code(),
+        stdout: String::from_utf8_lossy(&stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&stderr).into_owned(),
+    };
+    assert!(!run.stderr.contains("panicked"), "the tool panicked:\n{}", run.stderr);
+    run
+}
+
+/// A fresh directory under the system temp dir, removed when dropped.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(label: &str) -> Self {
+        static COUNTER: AtomicUsize = AtomicUsize::new(0);
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let path = std::env::temp_dir().join(format!("chatwire-schema-cli-{}-{label}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::create_dir_all(&path).expect("create temp dir");
+        TempDir(path)
+    }
+
+    fn path(&self) -> &Path {
+        &self.0
+    }
+
+    /// A fresh export of the schemas: up to date by construction, whatever the repository holds.
+    fn with_exported_schemas(label: &str) -> Self {
+        let dir = TempDir::new(label);
+        run(["export".as_ref(), "--dir".as_ref(), dir.path().as_os_str()]).expect_code(0);
+        dir
+    }
+
+    fn file_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(&self.0)
+            .expect("list temp dir")
+            .map(|e| e.expect("directory entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    fn write(&self, name: &str, contents: &str) -> PathBuf {
+        let path = self.0.join(name);
+        std::fs::write(&path, contents).expect("write temp file");
+        path
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn check_dir(dir: &Path) -> Run {
+    run(["check".as_ref(), "--dir".as_ref(), dir.as_os_str()])
+}
+
+/// The drift lines of a failed check.
+fn drift_lines(run: &Run) -> Vec<&str> {
+    run.stderr.lines().filter(|l| l.starts_with("drift: ")).collect()
+}
+
+#[test]
+fn check_passes_on_the_committed_schemas() {
+    let run = run(["check"]);
+    run.expect_code(0);
+    assert!(run.stdout.contains("up to date"), "{}", run.stdout);
+}
+
+#[test]
+fn check_names_an_edited_file() {
+    let dir = TempDir::with_exported_schemas("edited");
+    let edited = dir.path().join("chat.tool_call.json");
+    let text = std::fs::read_to_string(&edited).expect("read schema");
+    std::fs::write(&edited, text.replacen("\"inline\"", "\"popup\"", 1)).expect("edit schema");
+
+    let run = check_dir(dir.path());
+    run.expect_code(1);
+    let drift = drift_lines(&run);
+    assert_eq!(drift.len(), 1, "only the edited file drifts: {drift:?}");
+    assert!(drift[0].contains("chat.tool_call.json") && drift[0].contains("differs"), "{drift:?}");
+}
+
+#[test]
+fn check_names_a_missing_file() {
+    let dir = TempDir::with_exported_schemas("missing");
+    std::fs::remove_file(dir.path().join("session.welcome.json")).expect("remove schema");
+
+    let run = check_dir(dir.path());
+    run.expect_code(1);
+    let drift = drift_lines(&run);
+    assert_eq!(drift.len(), 1, "{drift:?}");
+    assert!(drift[0].contains("session.welcome.json") && drift[0].contains("missing"), "{drift:?}");
+}
+
+#[test]
+fn check_names_an_extra_file() {
+    let dir = TempDir::with_exported_schemas("extra");
+    dir.write("chat.typing.json", "{}\n");
+
+    let run = check_dir(dir.path());
+    run.expect_code(1);
+    let drift = drift_lines(&run);
+    assert_eq!(drift.len(), 1, "{drift:?}");
+    assert!(drift[0].contains("chat.typing.json"), "{drift:?}");
+}
+
+#[test]
+fn check_names_every_drifting_file_at_once() {
+    let dir = TempDir::with_exported_schemas("several");
+    dir.write("ui-state.json", "{}\n");
+    std::fs::remove_file(dir.path().join("error.json")).expect("remove schema");
+    dir.write("legacy.json", "{}\n");
+
+    let run = check_dir(dir.path());
+    run.expect_code(1);
+    let drift = drift_lines(&run);
+    assert_eq!(drift.len(), 3, "{drift:?}");
+    for name in ["ui-state.json", "error.json", "legacy.json"] {
+        assert!(drift.iter().any(|l| l.contains(name)), "{name} not named in {drift:?}");
+    }
+}
+
+#[test]
+fn check_of_a_directory_that_does_not_exist_names_every_file_missing() {
+    let exported = TempDir::with_exported_schemas("reference").file_names();
+    let dir = TempDir::new("absent");
+    let run = check_dir(&dir.path().join("nowhere"));
+    run.expect_code(1);
+    let drift = drift_lines(&run);
+    assert_eq!(drift.len(), exported.len(), "{drift:?}");
+    for name in &exported {
+        assert!(drift.iter().any(|l| l.contains(name.as_str()) && l.contains("missing")), "{name}: {drift:?}");
+    }
+}
+
+#[test]
+fn export_then_check_passes_and_export_removes_stale_files() {
+    let dir = TempDir::new("export");
+    let stale = dir.write("chat.typing.json", "{}\n");
+    run(["export".as_ref(), "--dir".as_ref(), dir.path().as_os_str()]).expect_code(0);
+    assert!(!stale.exists(), "export leaves a file no type generates");
+    let names = dir.file_names();
+    let messages = ClientFrame::TYPES.iter().chain(ServerFrame::TYPES).map(|wire| format!("{wire}.json"));
+    for file in messages
+        .chain(["client-frame.json", "server-frame.json", "ui-state.json", "agent-script.json"].map(String::from))
+    {
+        assert!(names.contains(&file), "{file} not exported: {names:?}");
+    }
+    check_dir(dir.path()).expect_code(0);
+}
+
+/// Every `*.json` file under `dir`, recursively, sorted.
+fn json_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display())) {
+        let path = entry.expect("directory entry").path();
+        if path.is_dir() {
+            out.extend(json_files(&path));
+        } else if path.extension().is_some_and(|e| e == "json") {
+            out.push(path);
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn validate_accepts_every_valid_fixture() {
+    let files = json_files(&corpus().join("valid"));
+    assert!(files.len() >= 45, "{} valid fixtures", files.len());
+    let run = run(std::iter::once(PathBuf::from("validate")).chain(files.iter().cloned()));
+    run.expect_code(0);
+    for file in &files {
+        let wire = file.parent().and_then(Path::file_name).and_then(|n| n.to_str()).expect("wire type dir");
+        let line = format!("{}: valid {wire}", file.display());
+        assert!(run.stdout.lines().any(|l| l == line), "missing {line:?} in\n{}", run.stdout);
+    }
+}
+
+/// The invalid corpus cases whose frame breaks its schema: `(frame file written to dir, expect_path)`.
+fn schema_violations(dir: &TempDir) -> Vec<(PathBuf, String)> {
+    let mut out = Vec::new();
+    for case_file in json_files(&corpus().join("invalid")) {
+        let case: Value = serde_json::from_str(&std::fs::read_to_string(&case_file).expect("read case")).expect("JSON");
+        if case["expect"] != "invalid" {
+            continue;
+        }
+        let wire = case["frame"]["type"].as_str().expect("an invalid case keeps its type");
+        let stem = case_file.file_stem().and_then(|s| s.to_str()).expect("file name");
+        let frame = dir.write(&format!("{wire}--{stem}.json"), &case["frame"].to_string());
+        out.push((frame, case["expect_path"].as_str().expect("expect_path").to_owned()));
+    }
+    out
+}
+
+#[test]
+fn validate_reports_each_violation_as_path_and_message() {
+    let dir = TempDir::new("violations");
+    let cases = schema_violations(&dir);
+    assert!(cases.len() >= 50, "{} cases", cases.len());
+    let run = run(std::iter::once(PathBuf::from("validate")).chain(cases.iter().map(|(f, _)| f.clone())));
+    run.expect_code(1);
+
+    // Output: "<file>: invalid <type>" then one indented "<instance path>: <message>" line per violation.
+    let mut blocks: Vec<(&str, Vec<&str>)> = Vec::new();
+    for line in run.stdout.lines() {
+        match line.strip_prefix("  ") {
+            Some(violation) => blocks.last_mut().expect("a violation follows its file line").1.push(violation),
+            None => blocks.push((line, Vec::new())),
+        }
+    }
+    assert_eq!(blocks.len(), cases.len(), "one block per file:\n{}", run.stdout);
+    for ((file, expect_path), (head, violations)) in cases.iter().zip(&blocks) {
+        let wire = file.file_name().and_then(|n| n.to_str()).and_then(|n| n.split("--").next()).expect("name");
+        assert_eq!(*head, format!("{}: invalid {wire}", file.display()));
+        assert!(!violations.is_empty(), "{head}: no violation lines");
+        for v in violations {
+            let (path, message) = v.split_once(": ").unwrap_or_else(|| panic!("{head}: {v:?} is not `path: message`"));
+            assert!(path.starts_with('/') && !message.is_empty(), "{head}: {v:?}");
+        }
+        let shown = if expect_path.is_empty() { "/" } else { expect_path.as_str() };
+        assert!(
+            violations.iter().any(|v| v.split_once(": ").is_some_and(|(p, _)| p == shown)),
+            "{head}: no violation at {shown}: {violations:?}"
+        );
+    }
+}
+
+#[test]
+fn validate_exits_1_on_one_invalid_frame_among_valid_ones() {
+    let dir = TempDir::new("one-invalid");
+    let bad = dir.write("hello.json", r#"{"type": "session.hello", "id": "hello-1", "versions": ["01.0"]}"#);
+    let good = corpus().join("valid/session.hello/new-session.json");
+    let run = run(["validate".as_ref(), good.as_os_str(), bad.as_os_str()]);
+    run.expect_code(1);
+    assert!(run.stdout.contains(&format!("{}: valid session.hello", good.display())), "{}", run.stdout);
+    assert!(run.stdout.contains(&format!("{}: invalid session.hello", bad.display())), "{}", run.stdout);
+    assert!(run.stdout.lines().any(|l| l.trim_start().starts_with("/versions/0: ")), "{}", run.stdout);
+}
+
+/// Runs `validate` on one file that cannot be checked at all; exit 2 with one stderr line naming it.
+fn unusable(file: &Path, says: &str) {
+    let run = run(["validate".as_ref(), file.as_os_str()]);
+    run.expect_code(2);
+    let lines: Vec<&str> = run.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "one line: {lines:?}");
+    assert!(lines[0].starts_with(&format!("{}: ", file.display())), "{lines:?}");
+    assert!(lines[0].contains(says), "{lines:?} should say {says:?}");
+}
+
+#[test]
+fn validate_exits_2_on_an_unreadable_file() {
+    let dir = TempDir::new("unreadable");
+    unusable(&dir.path().join("absent.json"), "cannot read");
+    unusable(dir.path(), "cannot read");
+}
+
+#[test]
+fn validate_exits_2_on_a_file_that_is_not_json() {
+    let dir = TempDir::new("not-json");
+    unusable(&dir.write("truncated.json", r#"{"type": "session.hello", "id": "#), "not JSON");
+    unusable(&dir.write("empty.json", ""), "not JSON");
+    unusable(&dir.write("binary.json", "\u{0}\u{1}\u{2}"), "not JSON");
+}
+
+#[test]
+fn validate_exits_2_on_an_unknown_or_missing_type() {
+    let dir = TempDir::new("unknown-type");
+    unusable(&dir.write("typing.json", r#"{"type": "chat.typing", "id": "t-1"}"#), "unknown frame type");
+    unusable(&dir.write("no-type.json", r#"{"id": "hello-1", "versions": ["1.0"]}"#), "type");
+    unusable(&dir.write("array.json", r#"[{"type": "session.hello"}]"#), "type");
+}
+
+#[test]
+fn validate_reports_every_file_and_exits_with_the_worst_code() {
+    let dir = TempDir::new("mixed");
+    let bad = dir.write("bad.json", r#"{"type": "chat.rewind", "id": "rw-1"}"#);
+    let absent = dir.path().join("absent.json");
+    let good = corpus().join("valid/chat.rewind/before-second-turn.json");
+    let run = run(["validate".as_ref(), absent.as_os_str(), bad.as_os_str(), good.as_os_str()]);
+    run.expect_code(2);
+    assert!(run.stderr.contains(&format!("{}: cannot read", absent.display())), "{}", run.stderr);
+    assert!(run.stdout.contains(&format!("{}: invalid chat.rewind", bad.display())), "{}", run.stdout);
+    assert!(run.stdout.contains(&format!("{}: valid chat.rewind", good.display())), "{}", run.stdout);
+}
+
+#[test]
+fn validate_without_files_is_a_usage_error() {
+    run(["validate"]).expect_code(2);
+    run(["no-such-command"]).expect_code(2);
+}
