@@ -795,16 +795,20 @@ impl Driver<'_> {
             match self.next(conn, quiet_until).await? {
                 Next::Frame(..) => {}
                 Next::Deadline => {
-                    let running = self
-                        .conns
-                        .get(conn)
-                        .and_then(|c| c.oracle.as_ref())
-                        .is_some_and(|s| s.run.status == chatwire_schema::RunStatus::Running);
-                    if !running {
+                    // Idle: no run slice in progress and the last event's update has arrived, so
+                    // what follows does not depend on how fast the server is.
+                    let busy = self.conns.get(conn).is_some_and(|c| {
+                        c.update_due
+                            || c.oracle.as_ref().is_some_and(|s| s.run.status == chatwire_schema::RunStatus::Running)
+                    });
+                    if !busy {
                         return Ok(());
                     }
                     if Instant::now() >= deadline {
-                        return Err(StepError::new(Verdict::Timeout, "the run is still running at the deadline"));
+                        return Err(StepError::new(
+                            Verdict::Timeout,
+                            "the run is still running (or its last ui_state_updated is missing) at the deadline",
+                        ));
                     }
                 }
                 other => return Err(unexpected(other, "the run to become idle")),
@@ -927,7 +931,7 @@ impl Driver<'_> {
         self.transcript(format!("{conn} < {wire}{}", transcript_detail(&value)));
         self.log_raw(format!("{conn} < "), text.clone());
         let typed = match self.validator.check(Direction::ServerToClient, &value) {
-            Ok(_) => match serde_json::from_value::<ServerFrame>(value.clone()) {
+            Ok(_) => match <ServerFrame as serde::Deserialize>::deserialize(&value) {
                 Ok(frame) => Some(frame),
                 Err(e) => {
                     let excerpt = self.redact(&value);
@@ -1144,7 +1148,9 @@ impl Driver<'_> {
                     _ => {}
                 }
                 // Resynchronise so one divergence is reported once, not on every later frame.
-                c.oracle = Some(u.state.clone());
+                if c.oracle.as_ref() != Some(&u.state) {
+                    c.oracle = Some(u.state.clone());
+                }
             }
             ServerFrame::Error(e) => {
                 in_reply_to = e.in_reply_to.as_ref();

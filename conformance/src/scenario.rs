@@ -247,7 +247,8 @@ pub enum Step {
         #[schemars(range(max = 60000))]
         ms: u64,
     },
-    /// Read frames until the run is not `running` and no frame arrived for `quiet_ms`.
+    /// Read frames until the run is not `running`, the last event's `ui_state_updated` has arrived,
+    /// and no frame arrived for `quiet_ms`.
     WaitIdle {
         /// Connection name (default `main`).
         #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -45,6 +45,10 @@ pub mod validate;
 pub mod version;
 
 pub use error_frame::{ErrorCode, ErrorFrame};
+
+/// Largest integer on the wire: 2^53 − 1, the range every JSON reader, JavaScript included,
+/// represents exactly (I-JSON, RFC 7493). `seq` and every other integer field stay within it.
+pub const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
 pub use frame::{ClientFrame, ServerFrame, UiEvent};
 pub use id::{Id, IdError};
 pub use reducer::{reduce, reduce_all, ReduceError};

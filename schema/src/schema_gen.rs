@@ -88,7 +88,8 @@ pub fn root_schema<T: JsonSchema>() -> Value {
         .to_value()
 }
 
-/// Gives every fixed-width integer its Rust range. schemars only names the width in `format`,
+/// Gives every fixed-width integer its Rust range, 64-bit ones capped at ±(2^53 − 1) so that a
+/// JavaScript client reads every value exactly (`spec/overview.md#integers`). schemars only names the width in `format`,
 /// which validators do not enforce, so without the bounds the schema would accept numbers
 /// (e.g. an `exit_code` of 2^31) that serde refuses.
 fn bound_integer_format(schema: &mut Schema) {
@@ -97,11 +98,11 @@ fn bound_integer_format(schema: &mut Schema) {
         Some("uint8") => (0.into(), u8::MAX.into()),
         Some("uint16") => (0.into(), u16::MAX.into()),
         Some("uint32") => (0.into(), u32::MAX.into()),
-        Some("uint64") => (0.into(), u64::MAX.into()),
+        Some("uint64") => (0.into(), crate::MAX_SAFE_INTEGER.into()),
         Some("int8") => (i8::MIN.into(), i8::MAX.into()),
         Some("int16") => (i16::MIN.into(), i16::MAX.into()),
         Some("int32") => (i32::MIN.into(), i32::MAX.into()),
-        Some("int64") => (i64::MIN.into(), i64::MAX.into()),
+        Some("int64") => ((-crate::MAX_SAFE_INTEGER).into(), crate::MAX_SAFE_INTEGER.into()),
         _ => return,
     };
     // A bound the type already states (e.g. `#[schemars(range(...))]`) is the tighter one: keep it.

@@ -27,13 +27,17 @@ where
 /// Deserializes an integer field as the schema's `"type": "integer"` reads one: any JSON number
 /// without a fractional part, so `4.0` and `1e3` count as integers too. serde alone refuses
 /// them while every JSON Schema validator accepts them. The range is the Rust type's, which the
-/// schema states as `minimum`/`maximum`.
+/// schema states as `minimum`/`maximum`, and never beyond ±(2^53 − 1), the integers every JSON
+/// reader (JavaScript included) represents exactly.
 pub fn integer<'de, D, T>(d: D) -> Result<T, D::Error>
 where
     D: Deserializer<'de>,
     T: TryFrom<i128>,
 {
     let n = d.deserialize_any(IntegerVisitor)?;
+    if n.unsigned_abs() > crate::MAX_SAFE_INTEGER.unsigned_abs() as u128 {
+        return Err(out_of_range(n));
+    }
     T::try_from(n).map_err(|_| out_of_range(n))
 }
 

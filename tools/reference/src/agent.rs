@@ -95,9 +95,7 @@ mod tests {
 
     #[test]
     fn scripted_agent_answers_by_index_and_runs_out() {
-        let script = AgentScript {
-            turns: vec![ScriptTurn { steps: vec![ScriptStep::Say { markdown: "hi".into() }] }],
-        };
+        let script = AgentScript { turns: vec![ScriptTurn { steps: vec![ScriptStep::Say { markdown: "hi".into() }] }] };
         let agent = ScriptedAgent { script: &script };
         assert_eq!(agent.plan_turn(0, "x"), Some(script.turns[0].clone()));
         assert_eq!(agent.plan_turn(1, "x"), None);

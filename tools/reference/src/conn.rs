@@ -200,7 +200,8 @@ impl Conn {
 
     async fn on_text(&mut self, text: &str) {
         if text.len() as u64 > self.shared.max_frame_bytes {
-            let message = format!("frame of {} bytes is over the limit of {} bytes", text.len(), self.shared.max_frame_bytes);
+            let message =
+                format!("frame of {} bytes is over the limit of {} bytes", text.len(), self.shared.max_frame_bytes);
             return self.refuse(Refusal::new(ErrorCode::FrameTooLarge, message), None).await;
         }
         let value: serde_json::Value = match serde_json::from_str(text) {
@@ -250,7 +251,10 @@ impl Conn {
         let session = match &hello.resume {
             Some(resume) => {
                 if hello.script.is_some() {
-                    return Err(Refusal::new(ErrorCode::ScriptNotAllowed, "a script is only accepted when opening a session"));
+                    return Err(Refusal::new(
+                        ErrorCode::ScriptNotAllowed,
+                        "a script is only accepted when opening a session",
+                    ));
                 }
                 session::resume_session(&self.shared, &self.handle, hello.id.clone(), version, resume).await?
             }

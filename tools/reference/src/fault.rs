@@ -210,10 +210,10 @@ fn order_by_completion(state: &UiState) -> UiState {
     let mut start = 0;
     while start < out.items.len() {
         let inv = out.items[start].invocation_id().clone();
-        let end = out.items[start..].iter().position(|i| i.invocation_id() != &inv).map_or(out.items.len(), |p| start + p);
+        let end =
+            out.items[start..].iter().position(|i| i.invocation_id() != &inv).map_or(out.items.len(), |p| start + p);
         // Group each tool call with the output item that follows it.
-        let slots: Vec<usize> =
-            (start..end).filter(|&i| matches!(out.items[i], DisplayItem::ToolCall(_))).collect();
+        let slots: Vec<usize> = (start..end).filter(|&i| matches!(out.items[i], DisplayItem::ToolCall(_))).collect();
         if slots.len() > 1 {
             let first = slots[0];
             let mut groups: Vec<Vec<DisplayItem>> = Vec::new();
@@ -222,7 +222,9 @@ fn order_by_completion(state: &UiState) -> UiState {
                 match item {
                     DisplayItem::ToolCall(_) => groups.push(vec![item]),
                     DisplayItem::ToolOutput(_) if !groups.is_empty() => {
-                        groups.last_mut().map(|g| g.push(item));
+                        if let Some(g) = groups.last_mut() {
+                            g.push(item);
+                        }
                     }
                     other => rest.push(other),
                 }

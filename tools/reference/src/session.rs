@@ -10,6 +10,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
+use chatwire_schema::chat::assistant_message::AssistantMessage;
 use chatwire_schema::chat::rewind::Rewind;
 use chatwire_schema::chat::rewind_complete::RewindComplete;
 use chatwire_schema::chat::run_complete::{RunComplete, RunCompleteStatus};
@@ -22,7 +23,6 @@ use chatwire_schema::chat::tool_output::ToolOutput;
 use chatwire_schema::chat::tool_progress::ToolProgress;
 use chatwire_schema::chat::user_message::UserMessage;
 use chatwire_schema::chat::user_message_accepted::UserMessageAccepted;
-use chatwire_schema::chat::assistant_message::AssistantMessage;
 use chatwire_schema::script::{settle_sequence, ScriptEnd, ScriptOutcome, ScriptStep, ScriptToolCall, ScriptTurn};
 use chatwire_schema::session::welcome::{Capability, Limits, SessionWelcome};
 use chatwire_schema::{
@@ -145,11 +145,15 @@ pub(crate) struct Inner {
 
 /// One step of emission: an event (followed by one `ui_state_updated`), or a batch of tool calls
 /// (one `ui_state_updated` after the whole batch).
+#[allow(clippy::large_enum_variant)] // short-lived: built and consumed within one emit
 pub(crate) enum Unit {
     Event(ServerFrame),
     Batch(Vec<ServerFrame>),
     /// Fault injection only: the server applies one frame and announces another.
-    Misannounced { applied: ServerFrame, announced: ServerFrame },
+    Misannounced {
+        applied: Box<ServerFrame>,
+        announced: Box<ServerFrame>,
+    },
 }
 
 /// Everything one state change does, committed atomically by [`emit`].
@@ -227,7 +231,7 @@ pub(crate) fn emit(session: &Arc<Session>, g: &mut Inner, change: Change) -> Res
         let (mut applied, mut announced) = match unit {
             Unit::Event(f) => (vec![f], None),
             Unit::Batch(v) => (v, None),
-            Unit::Misannounced { applied, announced } => (vec![applied], Some(vec![announced])),
+            Unit::Misannounced { applied, announced } => (vec![*applied], Some(vec![*announced])),
         };
         for (i, frame) in applied.iter_mut().enumerate() {
             set_seq(frame, seq);
@@ -296,21 +300,15 @@ fn announce_then_die(g: &mut Inner, wire: Vec<String>) -> ! {
     for text in wire {
         g.send(Outgoing::Text(text));
     }
-    if let Some(conn) = &g.attached {
+    let handle = tokio::runtime::Handle::current();
+    if let (Some(conn), tokio::runtime::RuntimeFlavor::MultiThread) = (&g.attached, handle.runtime_flavor()) {
         let (ack, done) = oneshot::channel();
         if conn.send(Outgoing::Flush(ack)) {
-            // Wait (bounded) for the writer to flush, on a helper thread: we hold the session lock.
-            let _ = std::thread::spawn(move || {
-                let deadline = std::time::Instant::now() + Duration::from_secs(2);
-                let mut done = done;
-                while std::time::Instant::now() < deadline {
-                    if !matches!(done.try_recv(), Err(oneshot::error::TryRecvError::Empty)) {
-                        break;
-                    }
-                    std::thread::sleep(Duration::from_millis(5));
-                }
-            })
-            .join();
+            // Give this worker's queue (the writer task may sit in it) to another thread while we
+            // wait, bounded, for the writer to flush what was announced.
+            tokio::task::block_in_place(|| {
+                let _ = handle.block_on(tokio::time::timeout(Duration::from_secs(2), done));
+            });
         }
     }
     eprintln!("chatwire-reference: fault announce-before-commit: dying before the commit");
@@ -530,10 +528,15 @@ async fn recover(session: &Arc<Session>, pending: Vec<(String, String)>, timers:
         match serde_json::from_str::<ToolCallResponse>(&text) {
             Ok(response) => {
                 if let Err(e) = execute_response(session, &mut g, &response) {
-                    eprintln!("chatwire-reference: session {}: committed response {}: {}", session.id, response.id, e.message);
+                    eprintln!(
+                        "chatwire-reference: session {}: committed response {}: {}",
+                        session.id, response.id, e.message
+                    );
                 }
             }
-            Err(e) => eprintln!("chatwire-reference: session {}: response for {tool_call_id} unreadable: {e}", session.id),
+            Err(e) => {
+                eprintln!("chatwire-reference: session {}: response for {tool_call_id} unreadable: {e}", session.id)
+            }
         }
     }
     if g.state.run.status == RunStatus::Running && !g.driver_active {
@@ -589,7 +592,12 @@ fn settle_interrupted(session: &Arc<Session>, g: &mut Inner, invocation: Id) -> 
         };
         change.units.push(Unit::Event(frame));
     }
-    change.units.push(Unit::Event(run_complete(&invocation, RunCompleteStatus::Failed, "interrupted", Some("interrupted"))));
+    change.units.push(Unit::Event(run_complete(
+        &invocation,
+        RunCompleteStatus::Failed,
+        "interrupted",
+        Some("interrupted"),
+    )));
     change.cursor = Some(Cursor { invocation_id: None, step: 0, batch: None, ..g.cursor.clone() });
     emit(session, g, change)
 }
@@ -809,7 +817,10 @@ pub(crate) fn tool_call_response(
     response: ToolCallResponse,
 ) -> Result<(), Refusal> {
     let Some(call) = g.state.tool_call(&response.tool_call_id) else {
-        return Err(Refusal::new(ErrorCode::UnknownToolCall, format!("no tool call {} in this session", response.tool_call_id)));
+        return Err(Refusal::new(
+            ErrorCode::UnknownToolCall,
+            format!("no tool call {} in this session", response.tool_call_id),
+        ));
     };
     if call.status.is_terminal() {
         if session.shared.faults.is(Fault::DuplicateResponseExecuted) {
@@ -821,7 +832,10 @@ pub(crate) fn tool_call_response(
         ));
     }
     if call.status != ToolCallStatus::Pending || !call.awaiting_response {
-        return Err(Refusal::new(ErrorCode::ToolCallNotAwaiting, format!("tool call {} does not await a response", call.id)));
+        return Err(Refusal::new(
+            ErrorCode::ToolCallNotAwaiting,
+            format!("tool call {} does not await a response", call.id),
+        ));
     }
     crash_if(&session.shared, CrashPoint::ResponseReceived);
     let frame = serde_json::to_string(&response).map_err(EmitError::from)?;
@@ -842,7 +856,12 @@ pub(crate) fn tool_call_response(
 }
 
 /// Fault `duplicate-response-executed`: the settled call is "completed" once more on the wire.
-fn execute_again(session: &Arc<Session>, g: &mut Inner, conn: &ConnHandle, response: &ToolCallResponse) -> Result<(), Refusal> {
+fn execute_again(
+    session: &Arc<Session>,
+    g: &mut Inner,
+    conn: &ConnHandle,
+    response: &ToolCallResponse,
+) -> Result<(), Refusal> {
     let seq = g.next_seq;
     session
         .shared
@@ -939,18 +958,20 @@ pub(crate) fn rewind(session: &Arc<Session>, g: &mut Inner, rewind: Rewind) -> R
     };
     let unit = if session.shared.faults.is(Fault::RewindWrongCut) && invocations.len() > 1 {
         let wrong = if cut + 1 < invocations.len() { cut + 1 } else { cut - 1 };
-        Unit::Misannounced { applied: complete(wrong), announced: complete(cut) }
+        Unit::Misannounced { applied: Box::new(complete(wrong)), announced: Box::new(complete(cut)) }
     } else {
         Unit::Event(complete(cut))
     };
     let removed: HashSet<&Id> = invocations[cut..].iter().copied().collect();
-    let mut change = Change::default();
-    change.remove_timers = g
-        .state
-        .open_tool_calls(None)
-        .filter(|c| removed.contains(&c.invocation_id))
-        .map(|c| c.id.clone())
-        .collect();
+    let mut change = Change {
+        remove_timers: g
+            .state
+            .open_tool_calls(None)
+            .filter(|c| removed.contains(&c.invocation_id))
+            .map(|c| c.id.clone())
+            .collect(),
+        ..Change::default()
+    };
     change.units.push(unit);
     // Script turns are not rewound: the next message runs the next turn.
     change.cursor = Some(Cursor { invocation_id: None, step: 0, batch: None, ..g.cursor.clone() });
@@ -1029,7 +1050,7 @@ enum Next {
     /// Sleep, then look again.
     Sleep(u64),
     /// Run a self-settling tool: wait `run_ms`, then report and settle it.
-    RunTool { call: ScriptToolCall, id: Id },
+    RunTool { call: Box<ScriptToolCall>, id: Id },
     /// The slice is over (or something went wrong).
     Stop,
 }
@@ -1081,7 +1102,7 @@ fn next_step(session: &Arc<Session>, g: &mut Inner) -> Result<Next, EmitError> {
         let order = settle_sequence(calls, settle_order.as_deref());
         if let Some(&index) = order.get(batch.settled) {
             let index = index as usize;
-            return Ok(Next::RunTool { call: calls[index].clone(), id: batch.call_ids[index].clone() });
+            return Ok(Next::RunTool { call: Box::new(calls[index].clone()), id: batch.call_ids[index].clone() });
         }
         if g.state.open_tool_calls(Some(&invocation)).next().is_some() {
             let frame = run_complete(&invocation, RunCompleteStatus::AwaitingInput, "awaiting_user_input", None);
@@ -1103,7 +1124,11 @@ fn next_step(session: &Arc<Session>, g: &mut Inner) -> Result<Next, EmitError> {
             );
             (vec![Unit::Event(frame)], ended, Vec::new())
         }
-        None => (vec![Unit::Event(run_complete(&invocation, RunCompleteStatus::Completed, "completed", None))], ended, Vec::new()),
+        None => (
+            vec![Unit::Event(run_complete(&invocation, RunCompleteStatus::Completed, "completed", None))],
+            ended,
+            Vec::new(),
+        ),
         Some(ScriptStep::Say { markdown }) => {
             let frame = ServerFrame::AssistantMessage(AssistantMessage {
                 seq: 0,

@@ -219,25 +219,22 @@ impl Store {
     pub fn load_session(&self, id: &str) -> Result<Option<StoredSession>, StoreError> {
         let conn = self.conn()?;
         let row = conn
-            .query_row(
-                "SELECT token_hash, agent, next_seq, cursor, turn_plan FROM sessions WHERE id = ?1",
-                [id],
-                |r| {
-                    Ok((
-                        r.get::<_, String>(0)?,
-                        r.get::<_, String>(1)?,
-                        r.get::<_, i64>(2)?,
-                        r.get::<_, String>(3)?,
-                        r.get::<_, Option<String>>(4)?,
-                    ))
-                },
-            )
+            .query_row("SELECT token_hash, agent, next_seq, cursor, turn_plan FROM sessions WHERE id = ?1", [id], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, i64>(2)?,
+                    r.get::<_, String>(3)?,
+                    r.get::<_, Option<String>>(4)?,
+                ))
+            })
             .optional()?;
         let Some((token_hash, agent, next_seq, cursor, turn_plan)) = row else { return Ok(None) };
-        let mut stmt = conn.prepare_cached("SELECT frame FROM log WHERE session_id = ?1 AND kind = 'event' ORDER BY pos")?;
-        let events = stmt.query_map([id], |r| r.get::<_, String>(0))?.collect::<Result<Vec<_>, _>>()?;
         let mut stmt =
-            conn.prepare_cached("SELECT tool_call_id, frame FROM pending_responses WHERE session_id = ?1 ORDER BY rowid")?;
+            conn.prepare_cached("SELECT frame FROM log WHERE session_id = ?1 AND kind = 'event' ORDER BY pos")?;
+        let events = stmt.query_map([id], |r| r.get::<_, String>(0))?.collect::<Result<Vec<_>, _>>()?;
+        let mut stmt = conn
+            .prepare_cached("SELECT tool_call_id, frame FROM pending_responses WHERE session_id = ?1 ORDER BY rowid")?;
         let pending_responses = stmt.query_map([id], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<Result<Vec<_>, _>>()?;
         let mut stmt = conn.prepare_cached("SELECT tool_call_id, deadline_ms FROM timers WHERE session_id = ?1")?;
         let timers = stmt.query_map([id], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<Result<Vec<_>, _>>()?;
@@ -284,7 +281,8 @@ impl Store {
             tx.prepare_cached("UPDATE sessions SET next_seq = ?2 WHERE id = ?1")?
                 .execute(params![session_id, c.next_seq as i64])?;
             if let Some(cursor) = &c.cursor {
-                tx.prepare_cached("UPDATE sessions SET cursor = ?2 WHERE id = ?1")?.execute(params![session_id, cursor])?;
+                tx.prepare_cached("UPDATE sessions SET cursor = ?2 WHERE id = ?1")?
+                    .execute(params![session_id, cursor])?;
             }
             if let Some(plan) = &c.turn_plan {
                 tx.prepare_cached("UPDATE sessions SET turn_plan = ?2 WHERE id = ?1")?
@@ -302,16 +300,20 @@ impl Store {
                     .execute(params![session_id, id])?;
             }
             for (id, deadline) in &c.add_timers {
-                tx.prepare_cached("INSERT OR REPLACE INTO timers (session_id, tool_call_id, deadline_ms) VALUES (?1, ?2, ?3)")?
-                    .execute(params![session_id, id, deadline])?;
+                tx.prepare_cached(
+                    "INSERT OR REPLACE INTO timers (session_id, tool_call_id, deadline_ms) VALUES (?1, ?2, ?3)",
+                )?
+                .execute(params![session_id, id, deadline])?;
             }
             for id in &c.remove_pending {
                 tx.prepare_cached("DELETE FROM pending_responses WHERE session_id = ?1 AND tool_call_id = ?2")?
                     .execute(params![session_id, id])?;
             }
             for (id, frame) in &c.add_pending {
-                tx.prepare_cached("INSERT INTO pending_responses (session_id, tool_call_id, frame) VALUES (?1, ?2, ?3)")?
-                    .execute(params![session_id, id, frame])?;
+                tx.prepare_cached(
+                    "INSERT INTO pending_responses (session_id, tool_call_id, frame) VALUES (?1, ?2, ?3)",
+                )?
+                .execute(params![session_id, id, frame])?;
             }
         }
         tx.commit()?;

@@ -100,7 +100,9 @@ async fn schema_invalid_frame_gets_invalid_frame() {
 
 #[tokio::test]
 async fn oversize_frame_gets_frame_too_large_and_hard_cap_closes() {
-    let server = TestServer::start(chatwire_reference::ServeConfig { max_frame_bytes: 4096, ..config(DbLocation::Memory) }).await;
+    let server =
+        TestServer::start(chatwire_reference::ServeConfig { max_frame_bytes: 4096, ..config(DbLocation::Memory) })
+            .await;
     let mut c = session_with_one_turn(&server).await;
     let before = c.fold.clone();
     c.user_message("big", &"x".repeat(5000)).await;
@@ -156,7 +158,7 @@ async fn response_to_unknown_call_gets_unknown_tool_call() {
     let before = c.fold.clone();
     c.send(json!({"type": "chat.tool_call_response", "id": "r1", "tool_call_id": "tc-nope",
         "outcome": {"action": "submit", "value": 1}}))
-    .await;
+        .await;
     let e = c.expect_error(ErrorCode::UnknownToolCall).await;
     assert_eq!(e.in_reply_to.as_ref().map(|i| i.as_str()), Some("r1"));
     assert_open_and_unchanged(&server, &mut c, &before, e.seq).await;
@@ -184,12 +186,12 @@ async fn response_to_settled_call_gets_tool_call_settled_and_runs_once() {
     let call = c.tool_call_ids()[0].clone();
     c.send(json!({"type": "chat.tool_call_response", "id": "r1", "tool_call_id": call,
         "outcome": {"action": "submit", "value": {"ok": true}}}))
-    .await;
+        .await;
     c.until_run_complete().await;
     let before = c.fold.clone();
     c.send(json!({"type": "chat.tool_call_response", "id": "r2", "tool_call_id": call,
         "outcome": {"action": "submit", "value": {"ok": false}}}))
-    .await;
+        .await;
     let e = c.expect_error(ErrorCode::ToolCallSettled).await;
     assert_eq!(e.in_reply_to.as_ref().map(|i| i.as_str()), Some("r2"));
     let completions = c.received.iter().filter(|f| matches!(f, ServerFrame::ToolCallComplete(_))).count();
@@ -212,7 +214,7 @@ async fn response_to_running_call_gets_tool_call_not_awaiting() {
     let call = c.tool_call_ids()[0].clone();
     c.send(json!({"type": "chat.tool_call_response", "id": "r1", "tool_call_id": call,
         "outcome": {"action": "submit", "value": 1}}))
-    .await;
+        .await;
     let e = c.expect_error(ErrorCode::ToolCallNotAwaiting).await;
     assert_eq!(e.in_reply_to.as_ref().map(|i| i.as_str()), Some("r1"));
     assert_eq!(c.fold, before);
@@ -288,7 +290,8 @@ async fn duplicate_of_a_rewound_message_is_still_duplicate() {
 
 #[tokio::test]
 async fn script_without_conformance_mode_gets_script_not_allowed() {
-    let server = TestServer::start(chatwire_reference::ServeConfig { conformance: false, ..config(DbLocation::Memory) }).await;
+    let server =
+        TestServer::start(chatwire_reference::ServeConfig { conformance: false, ..config(DbLocation::Memory) }).await;
     let mut c = Client::connect(&server.url).await;
     c.send(json!({"type": "session.hello", "id": "h", "versions": ["1.0"], "script": say_script(1)})).await;
     let e = c.expect_error(ErrorCode::ScriptNotAllowed).await;
@@ -307,7 +310,7 @@ async fn script_on_resume_gets_script_not_allowed() {
     let mut c2 = Client::connect(&server.url).await;
     c2.send(json!({"type": "session.hello", "id": "h", "versions": ["1.0"], "script": say_script(1),
         "resume": {"session_id": c.session_id, "resume_token": c.token, "last_seq": 0}}))
-    .await;
+        .await;
     c2.expect_error(ErrorCode::ScriptNotAllowed).await;
     let resumed = Client::resume_of(&server.url, &c).await;
     assert_eq!(resumed.fold, c.fold);
@@ -354,7 +357,10 @@ async fn resume_cursor_ahead_is_refused() {
     let server = TestServer::memory().await;
     let c = session_with_one_turn(&server).await;
     let mut other = Client::connect(&server.url).await;
-    let e = other.resume(c.session_id.as_deref().unwrap(), c.token.as_deref().unwrap(), c.last_seq + 100).await.unwrap_err();
+    let e = other
+        .resume(c.session_id.as_deref().unwrap(), c.token.as_deref().unwrap(), c.last_seq + 100)
+        .await
+        .unwrap_err();
     assert_eq!(e.code, ErrorCode::ResumeCursorAhead);
     let resumed = other.resume(c.session_id.as_deref().unwrap(), c.token.as_deref().unwrap(), c.last_seq).await;
     assert!(resumed.is_ok());

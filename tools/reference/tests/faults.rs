@@ -22,7 +22,7 @@ async fn lenient_resume(server: &TestServer, of: &Client) -> Client {
     let mut c = lenient(server).await;
     c.send(json!({"type": "session.hello", "id": "hr", "versions": ["1.0"],
         "resume": {"session_id": of.session_id, "resume_token": of.token, "last_seq": 0}}))
-    .await;
+        .await;
     c
 }
 
@@ -124,9 +124,12 @@ async fn rewind_wrong_cut_differs_from_the_announced_rewind() {
 #[tokio::test]
 async fn display_order_by_completion_breaks_call_order() {
     let server = TestServer::with_fault(Fault::DisplayOrderByCompletion).await;
-    let call = |n: &str| json!({"tool_name": n, "interaction_type": "auto_tool", "display": "inline", "run_ms": 5,
-        "outcome": {"kind": "result", "value": n}});
-    let script = json!({"turns": [{"steps": [{"op": "tool_calls", "settle_order": [1, 0], "calls": [call("a"), call("b")]}]}]});
+    let call = |n: &str| {
+        json!({"tool_name": n, "interaction_type": "auto_tool", "display": "inline", "run_ms": 5,
+        "outcome": {"kind": "result", "value": n}})
+    };
+    let script =
+        json!({"turns": [{"steps": [{"op": "tool_calls", "settle_order": [1, 0], "calls": [call("a"), call("b")]}]}]});
     let c = one_turn(&server, script).await;
     let Some(ServerFrame::UiStateUpdated(last)) = c.received.last() else { panic!() };
     assert_ne!(last.state.items, c.fold.items, "display order differs from call order");

@@ -73,7 +73,10 @@ async fn multi_tool_turn_creates_in_call_order_and_settles_in_script_order() {
     let frames = c.until_run_complete().await;
     let types: Vec<&str> = frames.iter().map(ServerFrame::type_name).collect();
     let first_call = types.iter().position(|t| *t == "chat.tool_call").unwrap();
-    assert_eq!(&types[first_call..first_call + 4], ["chat.tool_call", "chat.tool_call", "chat.tool_call", "ui_state_updated"]);
+    assert_eq!(
+        &types[first_call..first_call + 4],
+        ["chat.tool_call", "chat.tool_call", "chat.tool_call", "ui_state_updated"]
+    );
     let indices: Vec<u32> = frames
         .iter()
         .filter_map(|f| match f {
@@ -149,7 +152,7 @@ async fn hitl_submit_and_client_dismiss_continue_the_turn() {
     assert_eq!(status_of(&c, &ids[2]), ToolCallStatus::Completed);
     c.send(json!({"type": "chat.tool_call_response", "id": "r1", "tool_call_id": ids[0],
         "outcome": {"action": "submit", "value": {"key": "sk-1"}}}))
-    .await;
+        .await;
     let frames = c.until_run_complete().await;
     assert!(matches!(&frames[0], ServerFrame::RunStarted(_)), "run_started comes first: {frames:?}");
     let ServerFrame::ToolCallComplete(done) = &frames[2] else { panic!("settlement: {frames:?}") };
@@ -159,7 +162,7 @@ async fn hitl_submit_and_client_dismiss_continue_the_turn() {
     assert_eq!(c.fold.run.status, RunStatus::AwaitingInput, "the second call still waits");
     c.send(json!({"type": "chat.tool_call_response", "id": "r2", "tool_call_id": ids[1],
         "outcome": {"action": "dismiss", "reason": "later"}}))
-    .await;
+        .await;
     let frames = c.until_run_complete().await;
     let ServerFrame::ToolCallDismiss(d) = &frames[2] else { panic!("dismissal: {frames:?}") };
     assert_eq!((d.initiated_by, d.reason.as_deref()), (Initiator::Client, Some("later")));
@@ -168,7 +171,7 @@ async fn hitl_submit_and_client_dismiss_continue_the_turn() {
     // Idempotent: answering again is refused and executes nothing.
     c.send(json!({"type": "chat.tool_call_response", "id": "r3", "tool_call_id": ids[0],
         "outcome": {"action": "submit", "value": 0}}))
-    .await;
+        .await;
     c.expect_error(ErrorCode::ToolCallSettled).await;
 }
 
@@ -213,7 +216,7 @@ async fn pending_call_expires_and_the_turn_goes_on() {
     assert_eq!(c.fold.run.status, RunStatus::Completed);
     c.send(json!({"type": "chat.tool_call_response", "id": "late", "tool_call_id": id,
         "outcome": {"action": "submit", "value": true}}))
-    .await;
+        .await;
     c.expect_error(ErrorCode::ToolCallSettled).await;
 }
 
@@ -237,7 +240,10 @@ async fn rewind_cuts_durably_and_the_next_message_runs_the_next_turn() {
     c.send(json!({"type": "chat.rewind", "id": "rw1", "before_invocation_id": second})).await;
     let ServerFrame::RewindComplete(rw) = c.recv().await else { panic!("rewind_complete") };
     assert_eq!(rw.in_reply_to.as_str(), "rw1");
-    assert_eq!(rw.removed_invocation_ids.iter().map(ToString::to_string).collect::<Vec<_>>(), [second.clone()]);
+    assert_eq!(
+        rw.removed_invocation_ids.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        std::slice::from_ref(&second)
+    );
     c.recv().await;
     assert_eq!(c.fold.items, kept.items);
     assert_eq!(c.fold.run.status, RunStatus::Idle);
@@ -246,7 +252,7 @@ async fn rewind_cuts_durably_and_the_next_message_runs_the_next_turn() {
     assert_eq!(c2.fold, c.fold);
     c2.send(json!({"type": "chat.tool_call_response", "id": "r1", "tool_call_id": pending,
         "outcome": {"action": "submit", "value": 1}}))
-    .await;
+        .await;
     c2.expect_error(ErrorCode::UnknownToolCall).await;
     c2.send(json!({"type": "chat.rewind", "id": "rw2", "before_invocation_id": second})).await;
     c2.expect_error(ErrorCode::UnknownInvocation).await;
@@ -271,7 +277,7 @@ async fn takeover_closes_the_old_connection_and_pending_calls_answer_from_the_ne
     for (n, id) in ids[..2].iter().enumerate() {
         b.send(json!({"type": "chat.tool_call_response", "id": format!("r{n}"), "tool_call_id": id,
             "outcome": {"action": "submit", "value": n}}))
-        .await;
+            .await;
         b.until_run_complete().await;
     }
     assert_eq!(b.fold.run.status, RunStatus::Completed);
@@ -295,7 +301,14 @@ async fn script_exhausted_and_no_script_fail_the_run() {
     let types: Vec<&str> = frames.iter().map(ServerFrame::type_name).collect();
     assert_eq!(
         types,
-        ["chat.user_message_accepted", "ui_state_updated", "chat.run_started", "ui_state_updated", "chat.run_complete", "ui_state_updated"]
+        [
+            "chat.user_message_accepted",
+            "ui_state_updated",
+            "chat.run_started",
+            "ui_state_updated",
+            "chat.run_complete",
+            "ui_state_updated"
+        ]
     );
 }
 
@@ -320,7 +333,7 @@ async fn seq_and_state_survive_a_server_restart_on_the_same_file() {
     assert_eq!(c2.fold, before);
     c2.send(json!({"type": "chat.tool_call_response", "id": "r1", "tool_call_id": ids[0],
         "outcome": {"action": "submit", "value": "x"}}))
-    .await;
+        .await;
     c2.until_run_complete().await;
     assert_eq!(status_of(&c2, &ids[0]), ToolCallStatus::Completed);
 }
@@ -346,4 +359,59 @@ async fn expiry_deadline_survives_a_restart() {
     let c2 = Client::resume_of(&server.url, &c).await;
     assert_eq!(status_of(&c2, &id), ToolCallStatus::Expired);
     assert_eq!(c2.fold.run.status, RunStatus::Completed);
+}
+
+fn short_timeouts() -> chatwire_reference::ServeConfig {
+    chatwire_reference::ServeConfig {
+        timeouts: chatwire_reference::Timeouts {
+            handshake: Duration::from_millis(300),
+            idle: Duration::from_millis(200),
+            write: Duration::from_secs(2),
+        },
+        ..common::config(chatwire_reference::DbLocation::Memory)
+    }
+}
+
+#[tokio::test]
+async fn idle_peer_that_never_answers_pings_is_dropped_but_a_live_one_stays() {
+    let server = TestServer::start(short_timeouts()).await;
+    let mut silent = Client::connect(&server.url).await;
+    silent.hello(None).await;
+    // Not reading means not answering pings: after two idle periods the server gives up.
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    silent.expect_closed().await;
+    let mut live = Client::connect(&server.url).await;
+    live.hello(Some(say_script(1))).await;
+    // Reading (tungstenite answers pings while reading) keeps it alive through several idle periods.
+    assert!(live.try_recv(Duration::from_millis(1200)).await.is_none());
+    live.user_message("m1", "still here").await;
+    live.until_run_complete().await;
+}
+
+#[tokio::test]
+async fn a_connection_that_never_handshakes_is_closed() {
+    use tokio::io::AsyncReadExt;
+    let server = TestServer::start(short_timeouts()).await;
+    let mut tcp = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    let mut buf = [0u8; 64];
+    let n = tokio::time::timeout(Duration::from_secs(5), tcp.read(&mut buf)).await.expect("closed in time");
+    assert_eq!(n.unwrap_or(0), 0, "the server hung up without answering");
+}
+
+#[tokio::test]
+async fn only_the_ws_path_is_served_and_no_subprotocol_is_still_served() {
+    let server = TestServer::memory().await;
+    let wrong = server.url.replace("/ws", "/other");
+    let refused = tokio_tungstenite::connect_async(wrong.as_str()).await;
+    assert!(refused.is_err());
+    let (mut ws, response) = tokio_tungstenite::connect_async(server.url.as_str()).await.unwrap();
+    assert!(response.headers().get("sec-websocket-protocol").is_none());
+    use futures_util::{SinkExt, StreamExt};
+    ws.send(tokio_tungstenite::tungstenite::Message::text(
+        json!({"type": "session.hello", "id": "h", "versions": ["1.0"]}).to_string(),
+    ))
+    .await
+    .unwrap();
+    let first = tokio::time::timeout(Duration::from_secs(10), ws.next()).await.unwrap().unwrap().unwrap();
+    assert!(first.to_text().unwrap().contains("session.welcome"));
 }

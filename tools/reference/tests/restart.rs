@@ -177,7 +177,7 @@ async fn crash_after_the_response_is_committed_executes_it_exactly_once() {
     let last = c.last_seq;
     c.send(json!({"type": "chat.tool_call_response", "id": "r1", "tool_call_id": id,
         "outcome": {"action": "submit", "value": {"answer": 7}}}))
-    .await;
+        .await;
     // The server dies between commit and execution: the client saw no settlement.
     assert!(c.try_recv(Duration::from_secs(5)).await.is_none());
     assert_eq!(c.last_seq, last);
@@ -198,7 +198,7 @@ async fn crash_after_the_response_is_committed_executes_it_exactly_once() {
     // A retry of the same answer is refused, not re-executed.
     c2.send(json!({"type": "chat.tool_call_response", "id": "r1", "tool_call_id": id,
         "outcome": {"action": "submit", "value": {"answer": 7}}}))
-    .await;
+        .await;
     c2.expect_error(ErrorCode::ToolCallSettled).await;
     assert_eq!(count_events(&db, "chat.tool_call_complete", &id), 1);
 }
@@ -216,7 +216,7 @@ async fn crash_before_the_response_is_committed_leaves_the_call_pending() {
     let before = c.fold.clone();
     c.send(json!({"type": "chat.tool_call_response", "id": "r1", "tool_call_id": id,
         "outcome": {"action": "submit", "value": 1}}))
-    .await;
+        .await;
     assert!(c.try_recv(Duration::from_secs(5)).await.is_none());
     server.wait_crash();
 
@@ -226,7 +226,7 @@ async fn crash_before_the_response_is_committed_leaves_the_call_pending() {
     assert_eq!(status_of(&c2, &id), ToolCallStatus::Pending);
     c2.send(json!({"type": "chat.tool_call_response", "id": "r1", "tool_call_id": id,
         "outcome": {"action": "submit", "value": 1}}))
-    .await;
+        .await;
     let frames = c2.until_run_complete().await;
     let ServerFrame::RunComplete(rc) = &frames[frames.len() - 2] else { panic!() };
     assert_eq!(rc.status, RunCompleteStatus::Completed);
@@ -267,27 +267,25 @@ fn sigterm_stops_the_server_cleanly() {
 }
 
 #[tokio::test]
-async fn fault_announce_before_commit_loses_an_announced_completion() {
+async fn fault_announce_before_commit_changes_a_settled_call_after_restart() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("r.db");
     let server = Proc::spawn_with(&db, None, &["--fault", "announce-before-commit"]);
     let mut c = Client::connect(&server.url).await;
-    c.hello(Some(ask_script())).await;
-    c.user_message("m1", "go").await;
-    c.until_run_complete().await;
-    let id = c.tool_call_ids()[0].clone();
     c.strict = false;
-    c.send(json!({"type": "chat.tool_call_response", "id": "r1", "tool_call_id": id,
-        "outcome": {"action": "submit", "value": 1}}))
-    .await;
-    let announced = c.recv_until(|f| matches!(f, ServerFrame::ToolCallComplete(_))).await;
-    assert!(!announced.is_empty());
+    let script = json!({"turns": [{"steps": [{"op": "tool_calls", "calls": [{"tool_name": "build",
+        "interaction_type": "auto_tool", "display": "inline", "run_ms": 100, "outcome": {"kind": "result", "value": "ok"}}]}]}]});
+    c.hello(Some(script)).await;
+    c.user_message("m1", "go").await;
+    let frames = c.recv_until(|f| matches!(f, ServerFrame::ToolCallComplete(_))).await;
+    let Some(ServerFrame::ToolCallComplete(seen)) = frames.last() else { unreachable!() };
+    assert_eq!(seen.result, Some(json!("ok")));
+    let id = seen.tool_call_id.to_string();
     server.wait_crash();
     let server = Proc::spawn(&db, None);
     let mut c2 = Client::connect(&server.url).await;
-    // The client saw seqs the server never committed: resuming from them is refused as ahead.
-    let ahead = c2.resume(c.session_id.as_deref().unwrap(), c.token.as_deref().unwrap(), c.last_seq).await;
-    assert_eq!(ahead.unwrap_err().code, ErrorCode::ResumeCursorAhead);
     c2.resume(c.session_id.as_deref().unwrap(), c.token.as_deref().unwrap(), 0).await.expect("resume");
-    assert_eq!(status_of(&c2, &id), ToolCallStatus::Pending, "the announced completion was never committed");
+    // The client was told "completed"; the server never committed it and now says otherwise.
+    assert_eq!(status_of(&c2, &id), ToolCallStatus::Failed);
+    assert_eq!(count_events(&db, "chat.tool_call_complete", "\"ok\""), 0);
 }

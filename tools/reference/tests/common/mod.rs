@@ -231,7 +231,7 @@ impl Client {
     pub async fn resume(&mut self, session_id: &str, token: &str, last_seq: u64) -> Result<u64, ErrorFrame> {
         self.send(json!({"type": "session.hello", "id": "h2", "versions": ["1.0"],
             "resume": {"session_id": session_id, "resume_token": token, "last_seq": last_seq}}))
-        .await;
+            .await;
         match self.recv().await {
             ServerFrame::Welcome(w) => {
                 assert!(w.resumed);
