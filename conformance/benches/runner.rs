@@ -5,7 +5,8 @@
 //!    interleaved in one run on the same backend; goal: runner ≤ 1.3× bare.
 //! 2. The whole embedded suite with `--jobs 1` and `--jobs 2`.
 //!
-//! `cargo bench -p chatwire-conformance --bench runner` (add `-- --quick` for fewer rounds).
+//! `cargo bench -p chatwire-conformance --bench runner` (add `-- --quick` for fewer rounds,
+//! `-- --no-suite` for the overhead comparison only).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -65,7 +66,8 @@ fn scenario() -> Scenario {
 async fn bare(url: &str) {
     let mut request = url.into_client_request().expect("url");
     request.headers_mut().insert("Sec-WebSocket-Protocol", HeaderValue::from_static("chatwire.v1"));
-    let (mut ws, _) = tokio_tungstenite::connect_async(request).await.expect("connect");
+    // Same transport settings as the runner: TCP_NODELAY on.
+    let (mut ws, _) = tokio_tungstenite::connect_async_with_config(request, None, true).await.expect("connect");
     let hello = json!({"type": "session.hello", "id": "h1", "versions": ["1.0"], "script": script()});
     ws.send(Message::text(hello.to_string())).await.expect("send");
     // welcome, snapshot
@@ -109,7 +111,13 @@ async fn bare(url: &str) {
             break;
         }
     }
+    // Complete the closing handshake, as the runner does.
     let _ = ws.close(None).await;
+    while let Some(Ok(message)) = ws.next().await {
+        if matches!(message, Message::Close(_)) {
+            break;
+        }
+    }
 }
 
 fn median(mut v: Vec<Duration>) -> Duration {
@@ -119,7 +127,8 @@ fn median(mut v: Vec<Duration>) -> Duration {
 
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
-    let rounds = if quick { 10 } else { 40 };
+    let skip_suite = std::env::args().any(|a| a == "--no-suite");
+    let rounds = if quick { 10 } else { 150 };
     set_bundled_executable(env!("CARGO_BIN_EXE_chatwire-conformance"));
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
     rt.block_on(async {
@@ -127,7 +136,7 @@ fn main() {
             .await
             .expect("the reference backend starts");
         let url = server.url().to_owned();
-        let validator = FrameValidator::new();
+        let validator = Arc::new(FrameValidator::new());
         let scenario = scenario();
         let cfg = DriverConfig { snapshots: SnapshotMode::Collect, ..DriverConfig::default() };
         // Warm up both paths (connection setup, backend caches).
@@ -138,29 +147,29 @@ fn main() {
                 &scenario,
                 &mut ep,
                 &cfg,
-                &validator,
+                validator.clone(),
                 tokio::time::Instant::now() + Duration::from_secs(30),
             )
             .await;
             assert_eq!(r.verdict, Verdict::Pass, "{r:#?}");
         }
         let (mut runner_times, mut bare_times) = (Vec::new(), Vec::new());
-        for _ in 0..rounds {
-            let t = Instant::now();
-            bare(&url).await;
-            bare_times.push(t.elapsed());
-            let mut ep = Endpoint::Url(url.clone());
-            let t = Instant::now();
-            let r = run_scenario(
-                &scenario,
-                &mut ep,
-                &cfg,
-                &validator,
-                tokio::time::Instant::now() + Duration::from_secs(30),
-            )
-            .await;
-            runner_times.push(t.elapsed());
-            assert_eq!(r.verdict, Verdict::Pass);
+        for round in 0..rounds {
+            // Alternate which client goes first, so neither always meets a warmer backend.
+            for which in [round % 2, (round + 1) % 2] {
+                if which == 0 {
+                    let t = Instant::now();
+                    bare(&url).await;
+                    bare_times.push(t.elapsed());
+                } else {
+                    let mut ep = Endpoint::Url(url.clone());
+                    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+                    let t = Instant::now();
+                    let r = run_scenario(&scenario, &mut ep, &cfg, validator.clone(), deadline).await;
+                    runner_times.push(t.elapsed());
+                    assert_eq!(r.verdict, Verdict::Pass);
+                }
+            }
         }
         let (r, b) = (median(runner_times), median(bare_times));
         println!("one scenario (hitl, 14 steps), median of {rounds}:");
@@ -169,6 +178,9 @@ fn main() {
         println!("  ratio: {:.2}x (goal <= 1.30x)", r.as_secs_f64() / b.as_secs_f64());
         drop(server);
 
+        if skip_suite {
+            return;
+        }
         let scenarios = embedded_scenarios().expect("embedded scenarios");
         for jobs in [1usize, 2] {
             let opts = RunOptions {

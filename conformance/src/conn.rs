@@ -145,8 +145,8 @@ impl WsConn {
                 Some(Ok(Message::Binary(b))) => return Some(Incoming::Binary(b.len())),
                 Some(Ok(Message::Ping(_) | Message::Pong(_) | Message::Frame(_))) => continue,
                 Some(Ok(Message::Close(frame))) => {
-                    // Keep polling briefly so tungstenite echoes the close (a clean closing handshake).
-                    let _ = tokio::time::timeout(Duration::from_millis(50), self.stream.next()).await;
+                    // Flush the close reply tungstenite queued, completing the closing handshake.
+                    let _ = tokio::time::timeout(Duration::from_millis(50), self.stream.flush()).await;
                     match frame {
                         Some(f) => Incoming::Closed { code: Some(u16::from(f.code)), reason: f.reason.to_string() },
                         None => Incoming::Closed { code: None, reason: "close frame without a code".into() },

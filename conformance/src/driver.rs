@@ -3,6 +3,7 @@
 //! runner's own UiState, folded with `chatwire_schema::reducer`, against every state the server sends).
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::sync::Arc;
 use std::time::Duration;
 
 use chatwire_schema::schema_gen::Direction;
@@ -182,7 +183,7 @@ pub async fn run_scenario(
     scenario: &Scenario,
     endpoint: &mut Endpoint,
     cfg: &DriverConfig,
-    validator: &FrameValidator,
+    validator: Arc<FrameValidator>,
     deadline: Instant,
 ) -> ScenarioReport {
     let started = Instant::now();
@@ -210,9 +211,7 @@ pub async fn run_scenario(
     };
     let applicable = driver.run_steps().await;
     driver.finish().await;
-    let wire_log = driver.render_wire_log();
-    let Driver { checks, snapshots, .. } = driver;
-    let mut checks = checks;
+    let mut checks = std::mem::take(&mut driver.checks);
     if applicable {
         for def in checks::ALWAYS_ON {
             checks.touch(def.id, &def.requirement_list(), def.summary);
@@ -221,12 +220,16 @@ pub async fn run_scenario(
         checks.mark_untouched_not_applicable();
     }
     let checks: Vec<CheckReport> = checks.into_checks();
+    let verdict = scenario_verdict(&checks);
+    // The wire log is evidence for a failure; redacting it costs time a passing scenario need not spend.
+    let wire_log = if verdict == Verdict::Pass { Vec::new() } else { driver.render_wire_log() };
+    let snapshots = std::mem::take(&mut driver.snapshots);
     ScenarioReport {
         id: scenario.id.clone(),
         title: scenario.title.clone(),
         level: scenario.level,
         requirements: scenario.requirements.iter().map(|r| r.0.clone()).collect(),
-        verdict: scenario_verdict(&checks),
+        verdict,
         duration_ms: started.elapsed().as_millis() as u64,
         checks,
         wire_log,
@@ -238,7 +241,7 @@ pub async fn run_scenario(
 struct Driver<'a> {
     scenario: &'a Scenario,
     cfg: &'a DriverConfig,
-    validator: &'a FrameValidator,
+    validator: Arc<FrameValidator>,
     endpoint: &'a mut Endpoint,
     deadline: Instant,
     conns: BTreeMap<String, Conn>,
@@ -412,7 +415,6 @@ impl Driver<'_> {
                 let track = self.sessions.get(&session);
                 let token = track.and_then(|t| t.resume_token.clone()).unwrap_or_default();
                 let seen = track.map_or(0, |t| t.max_seq);
-
                 let deadline = self.step_deadline(None);
                 if let Some(old) = self.conns.get_mut(&conn) {
                     let late = old.ws.close(deadline).await;
@@ -935,11 +937,9 @@ impl Driver<'_> {
                 Ok(frame) => Some(frame),
                 Err(e) => {
                     let excerpt = self.redact(&value);
-                    let f = self.finding(
-                        format!("schema and types disagree (chatwire-schema bug): {e}"),
-                        Some(excerpt),
-                        None,
-                    );
+                    let message =
+                        format!("{wire}: the schema accepts it but the types do not (chatwire-schema bug): {e}");
+                    let f = self.finding(message, Some(excerpt), None);
                     self.checks.record("harness", &[], "the runner's own consistency", Verdict::HarnessError, Some(f));
                     None
                 }

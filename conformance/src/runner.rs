@@ -182,7 +182,7 @@ async fn run_one(
     scenario: &Scenario,
     opts: &RunOptions,
     url: &str,
-    validator: &FrameValidator,
+    validator: &Arc<FrameValidator>,
     run_deadline: Instant,
     start_timeout: Duration,
 ) -> ScenarioReport {
@@ -203,7 +203,7 @@ async fn run_one(
     } else {
         Endpoint::Url(url.to_owned())
     };
-    let run = run_scenario(scenario, &mut endpoint, &opts.driver, validator, scenario_deadline);
+    let run = run_scenario(scenario, &mut endpoint, &opts.driver, validator.clone(), scenario_deadline);
     let mut report = match tokio::time::timeout_at(scenario_deadline + ABANDON_GRACE, run).await {
         Ok(report) => report,
         Err(_) => {

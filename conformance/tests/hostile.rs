@@ -111,6 +111,22 @@ async fn malformed_json_fails_schema_validity() {
 }
 
 #[tokio::test]
+async fn a_member_the_schema_does_not_define_fails_schema_validity() {
+    let report = run_against(Mode::ExtraMember, vec![say_scenario("a")]).await;
+    let s = &report.scenarios[0];
+    assert_eq!(s.verdict, Verdict::Fail, "{s:#?}");
+    let c = check(s, "wire-schema-valid");
+    assert_eq!(c.verdict, Verdict::Fail);
+    assert_eq!(c.findings.len(), 1, "only the welcome is invalid: {:?}", c.findings);
+    let f = &c.findings[0];
+    assert!(f.message.starts_with("session.welcome:") && f.message.contains("colour"), "{f:?}");
+    assert_eq!(f.requirement.as_deref(), Some("FRAME-002"));
+    assert_eq!(f.step, Some(1));
+    // Blame is on the implementation, not the harness.
+    assert!(s.checks.iter().all(|c| c.verdict != Verdict::HarnessError));
+}
+
+#[tokio::test]
 async fn binary_frames_fail_text_only() {
     let report = run_against(Mode::Binary, vec![say_scenario("a")]).await;
     let s = &report.scenarios[0];

@@ -50,6 +50,8 @@ pub enum Mode {
     BadTimestamp,
     /// Does not select the chatwire.v1 subprotocol.
     NoSubprotocol,
+    /// Adds a member the schema does not define to the welcome.
+    ExtraMember,
     /// Sends an assistant message outside a run (the reducer refuses it: STATE-022).
     EventOutsideRun,
 }
@@ -175,7 +177,11 @@ async fn hello(ws: &mut WebSocketStream<TcpStream>, s: &mut Session, id: &str, m
         _ => {}
     }
     let seq = s.next_seq();
-    send(ws, json!({"type": "session.welcome", "seq": seq, "in_reply_to": id, "version": "1.0", "session_id": "s-mock-1", "resume_token": "t-mock-1", "resumed": false, "capabilities": ["conformance_script"], "limits": {"max_frame_bytes": 1048576}})).await;
+    let mut welcome = json!({"type": "session.welcome", "seq": seq, "in_reply_to": id, "version": "1.0", "session_id": "s-mock-1", "resume_token": "t-mock-1", "resumed": false, "capabilities": ["conformance_script"], "limits": {"max_frame_bytes": 1048576}});
+    if mode == Mode::ExtraMember {
+        welcome["colour"] = json!("red");
+    }
+    send(ws, welcome).await;
     let seq = s.next_seq();
     send(ws, json!({"type": "ui_state_snapshot", "seq": seq, "v": "ui_state_v1", "state": s.state})).await;
     if mode == Mode::Flood {

@@ -1076,7 +1076,9 @@ async fn drive(session: &Arc<Session>) {
             Next::Stop => return,
             Next::Sleep(ms) => tokio::time::sleep(Duration::from_millis(ms)).await,
             Next::RunTool { call, id } => {
-                tokio::time::sleep(Duration::from_millis(call.run_ms)).await;
+                if call.run_ms > 0 {
+                    tokio::time::sleep(Duration::from_millis(call.run_ms)).await;
+                }
                 let mut g = session.inner.lock().await;
                 if let Err(e) = settle_tool(session, &mut g, &call, &id) {
                     eprintln!("chatwire-reference: session {}: run driver stopped: {e}", session.id);

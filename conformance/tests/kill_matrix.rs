@@ -1,0 +1,308 @@
+//! The kill matrix: the suite's power, measured. Every planted fault of the reference backend
+//! (`chatwire-reference --list-faults`, `chatwire_reference::fault::Fault::ALL`) must make at least
+//! one must-level check fail, and the failing checks must name at least one requirement the fault
+//! really breaks.
+//!
+//! A whole-suite run per fault costs minutes when a fault makes scenarios wait for their deadlines
+//! (17 faults × ~3 min on 2 cores), so each fault runs the scenarios that exercise the behaviour it
+//! breaks plus the always-on trio in [`ALWAYS`]. A control run first proves that every scenario
+//! used here passes against the clean reference, so a kill is the fault's doing and not a flaky
+//! or broken scenario.
+//!
+//! The matrix (fault × failing scenarios × requirement ids) is written deterministically to
+//! `fixtures/kill-matrix.json`; the test fails when the committed file differs from the fresh one.
+//! Regenerate it with `CHATWIRE_UPDATE_KILL_MATRIX=1 cargo test -p chatwire-conformance --test kill_matrix`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use chatwire_conformance::backend::{set_bundled_executable, Target};
+use chatwire_conformance::catalog::embedded_scenarios;
+use chatwire_conformance::driver::{DriverConfig, SnapshotMode};
+use chatwire_conformance::report::{RunReport, Verdict};
+use chatwire_conformance::runner::{run_suite, RunOptions};
+use chatwire_conformance::scenario::{glob_match, Level, Scenario};
+use chatwire_conformance::snapshot::SnapshotStore;
+use chatwire_reference::fault::Fault;
+use serde_json::{json, Value};
+
+/// Scenarios every fault runs in addition to its own: one plain turn, one human-in-the-loop turn
+/// and one resume, so that a fault that breaks something basic is caught whatever its table says.
+const ALWAYS: &[&str] = &["turn-say-completed", "hitl-submit", "resume-after-disconnect"];
+
+/// One row of the table: the fault, the scenarios (globs) that exercise what it breaks, and the
+/// requirement ids it violates (at least one must be named by a failing check).
+struct Expectation {
+    fault: &'static str,
+    scenarios: &'static [&'static str],
+    violates: &'static [&'static str],
+}
+
+const TABLE: &[Expectation] = &[
+    // The completion is announced but not logged, so a reload shows the call pending again: the
+    // settled state does not survive resume (RESUME-009) and the event was not committed (RESUME-011).
+    Expectation {
+        fault: "completion-not-persisted",
+        scenarios: &["inline-completed-survives-resume", "resume-pending-then-answer", "crash-after-response"],
+        violates: &["RESUME-009", "RESUME-011"],
+    },
+    // The resume snapshot leaves pending calls out: a pending call must stay answerable (RESUME-008)
+    // and the snapshot must hold the whole state (RESUME-002).
+    Expectation {
+        fault: "pending-lost-on-resume",
+        scenarios: &["inline-pending-survives-resume", "rapid-reconnects", "artifact-surface-survives-resume"],
+        violates: &["RESUME-008", "RESUME-002"],
+    },
+    // The rewind is announced but not logged: it must survive resume, reload and restart (REWIND-004).
+    Expectation {
+        fault: "rewind-not-persisted",
+        scenarios: &["rewind-basic", "rewind-reload-then-continue", "rewind-survives-restart"],
+        violates: &["REWIND-004"],
+    },
+    // The state is cut at another invocation than the one announced: the rewind is not carried out
+    // as sent (REWIND-003) and the update differs from the fold of the events (STATE-004, STATE-033).
+    Expectation {
+        fault: "rewind-wrong-cut",
+        scenarios: &["rewind-basic", "rewind-to-first-message", "rewind-repeat-is-harmless"],
+        violates: &["REWIND-003", "STATE-004", "STATE-033"],
+    },
+    // Display order follows settlement: batch items must stay in call order (MULTI-004), and the
+    // sent state no longer equals the reducer's fold (STATE-004).
+    Expectation {
+        fault: "display-order-by-completion",
+        scenarios: &["multi-tool-out-of-order", "multi-tool-progress-and-failure", "multi-tool-output-placement"],
+        violates: &["MULTI-004", "STATE-004"],
+    },
+    // `completed` while a call awaits input: terminal statuses need no open call (RUN-004), and the
+    // reducer refuses it (STATE-031, reported through STATE-006).
+    Expectation {
+        fault: "terminal-while-awaiting",
+        scenarios: &["multi-tool-mixed-hitl", "multi-tool-two-pending-answered-out-of-order"],
+        violates: &["RUN-004", "RUN-003", "STATE-031", "STATE-006"],
+    },
+    // A second response is executed again: responses are idempotent (TOOL-012) and a settled call
+    // never changes (TOOL-010).
+    Expectation {
+        fault: "duplicate-response-executed",
+        scenarios: &["hitl-duplicate-response", "inline-completed-survives-resume"],
+        violates: &["TOOL-012", "TOOL-010"],
+    },
+    // The dismissal is announced but not logged: settled calls survive resume (RESUME-009).
+    Expectation {
+        fault: "dismissal-not-persisted",
+        scenarios: &["dismissal-client-survives-resume", "multi-tool-server-dismissal", "dismissal-superseded*"],
+        violates: &["RESUME-009"],
+    },
+    // seq starts at 1 after a reload: seq strictly grows across reconnects and restarts (SEQ-001).
+    Expectation {
+        fault: "seq-restarts-after-restart",
+        scenarios: &["restart-resume", "seq-grows-across-restarts"],
+        violates: &["SEQ-001"],
+    },
+    // Any token resumes: a wrong token must be rejected (RESUME-004), identically (RESUME-005).
+    Expectation {
+        fault: "resume-skips-token-check",
+        scenarios: &["resume-rejected", "resume-rejected-indistinguishable"],
+        violates: &["RESUME-004", "RESUME-005"],
+    },
+    // ui_state_updated drops progress: every update equals the fold of the events (STATE-004).
+    Expectation { fault: "state-diverges", scenarios: &["multi-tool-progress-and-failure"], violates: &["STATE-004"] },
+    // Bad input closes the connection: a non-fatal error keeps it open (ERROR-003) and each kind of
+    // bad input has its error code (ERROR-006, ERROR-007, ERROR-008).
+    Expectation {
+        fault: "drop-connection-on-error",
+        scenarios: &["errors-malformed-and-binary", "errors-unknown-type-variants", "errors-hello-required"],
+        violates: &["ERROR-003", "ERROR-006", "ERROR-007", "ERROR-008", "SESSION-001"],
+    },
+    // The completion goes out before its commit and the server dies: every event is committed before
+    // it is sent (RESUME-011), a committed response is executed exactly once (RESUME-012).
+    Expectation {
+        fault: "announce-before-commit",
+        scenarios: &["crash-after-response"],
+        violates: &["RESUME-011", "RESUME-012"],
+    },
+    // Unknown types are ignored: they must get `unknown_type` (ERROR-007).
+    Expectation {
+        fault: "unknown-type-ignored",
+        scenarios: &["errors-unknown-type-variants", "errors-malformed-and-binary"],
+        violates: &["ERROR-007"],
+    },
+    // corr differs from tool_call_id (TOOL-004), which the reducer refuses (STATE-029 via STATE-006).
+    Expectation {
+        fault: "corr-mismatch",
+        scenarios: &["multi-tool-progress-and-failure"],
+        violates: &["TOOL-004", "STATE-029", "STATE-006"],
+    },
+    // No snapshot after a resumed welcome (STATE-002); the resume handshake is incomplete (RESUME-001).
+    Expectation {
+        fault: "snapshot-missing-on-resume",
+        scenarios: &["rapid-reconnects"],
+        violates: &["STATE-002", "RESUME-001", "RESUME-002"],
+    },
+    // Deadlines are ignored: a pending call past its deadline must expire (TOOL-018, SCRIPT-013).
+    Expectation {
+        fault: "expiry-ignored",
+        scenarios: &["expiry-then-response", "expiry-while-disconnected"],
+        violates: &["TOOL-018", "SCRIPT-013"],
+    },
+];
+
+fn options(fault: Option<&str>, store: &SnapshotStore) -> RunOptions {
+    set_bundled_executable(env!("CARGO_BIN_EXE_chatwire-conformance"));
+    RunOptions {
+        target: Target::Bundled { fault: fault.map(str::to_owned) },
+        jobs: 2,
+        // Debug builds on a shared machine; deadlines only bite when a fault makes a scenario wait.
+        driver: DriverConfig {
+            timeout_scale: 2.0,
+            snapshots: SnapshotMode::Compare(store.clone()),
+            ..DriverConfig::default()
+        },
+        scenario_timeout: Duration::from_secs(60),
+        run_timeout: Duration::from_secs(600),
+        start_timeout: Duration::from_secs(20),
+    }
+}
+
+fn pick(all: &[Scenario], globs: &[&str]) -> Vec<Scenario> {
+    let picked: Vec<Scenario> = all.iter().filter(|s| globs.iter().any(|g| glob_match(g, &s.id))).cloned().collect();
+    for glob in globs {
+        assert!(
+            all.iter().any(|s| glob_match(glob, &s.id)),
+            "the kill table names scenario {glob:?}, which does not exist"
+        );
+    }
+    picked
+}
+
+/// What one fault's run shows: the failing must-level scenarios and the requirement ids their
+/// failing checks name (the check's own ids and those of its findings).
+struct Kill {
+    failing: BTreeMap<String, BTreeSet<String>>,
+}
+
+fn kills(report: &RunReport) -> Kill {
+    let mut failing = BTreeMap::new();
+    for scenario in report.scenarios.iter().filter(|s| s.level == Level::Must) {
+        let mut ids = BTreeSet::new();
+        let mut failed = false;
+        for check in scenario.checks.iter().filter(|c| matches!(c.verdict, Verdict::Fail | Verdict::Timeout)) {
+            failed = true;
+            ids.extend(check.requirements.iter().cloned());
+            ids.extend(check.findings.iter().filter_map(|f| f.requirement.clone()));
+        }
+        if failed {
+            failing.insert(scenario.id.clone(), ids);
+        }
+    }
+    Kill { failing }
+}
+
+fn matrix_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fixtures/kill-matrix.json")
+}
+
+#[test]
+fn the_table_names_every_fault_of_the_reference_once() {
+    let table: BTreeSet<&str> = TABLE.iter().map(|e| e.fault).collect();
+    assert_eq!(table.len(), TABLE.len(), "a fault is listed twice");
+    let known: BTreeSet<&str> = Fault::ALL.iter().map(|f| f.name()).collect();
+    assert_eq!(table, known, "the kill table and the reference's fault list differ");
+    for e in TABLE {
+        assert!(!e.scenarios.is_empty() && !e.violates.is_empty(), "{}: empty row", e.fault);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_fault_of_the_reference_is_killed_by_a_must_check_naming_a_violated_requirement() {
+    let all = embedded_scenarios().expect("the embedded scenarios are valid");
+    let store = SnapshotStore::from_dir(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fixtures/snapshots"))
+        .expect("fixtures/snapshots is readable");
+    let started = Instant::now();
+
+    // Control: every scenario the matrix uses passes against the clean reference.
+    let mut used: BTreeSet<&str> = ALWAYS.iter().copied().collect();
+    for e in TABLE {
+        used.extend(e.scenarios.iter().copied());
+    }
+    let used: Vec<&str> = used.into_iter().collect();
+    let control = run_suite(pick(&all, &used), &options(None, &store), Arc::new(|_| {}))
+        .await
+        .expect("the clean reference backend starts");
+    let broken: Vec<String> = control
+        .scenarios
+        .iter()
+        .filter(|s| s.verdict != Verdict::Pass)
+        .map(|s| format!("{} ({})", s.id, s.verdict.as_str()))
+        .collect();
+    assert!(broken.is_empty(), "the control run against the clean reference must pass: {broken:?}");
+
+    let mut rows = Vec::new();
+    let mut survivors = Vec::new();
+    for e in TABLE {
+        let mut globs: Vec<&str> = e.scenarios.to_vec();
+        globs.extend(ALWAYS);
+        let scenarios = pick(&all, &globs);
+        let report = run_suite(scenarios, &options(Some(e.fault), &store), Arc::new(|_| {}))
+            .await
+            .unwrap_or_else(|err| panic!("{}: the faulty reference did not start: {err}", e.fault));
+        let kill = kills(&report);
+        // Only the fault's own scenarios decide the kill and enter the committed matrix: a fault that
+        // kills the shared backend fails the always-on scenarios or not depending on timing, which
+        // would make the drift check flaky. Their failures are printed for information.
+        let own: BTreeSet<String> = pick(&all, e.scenarios).into_iter().map(|s| s.id).collect();
+        let (failing, extra): (BTreeMap<_, _>, BTreeMap<_, _>) =
+            kill.failing.into_iter().partition(|(id, _)| own.contains(id));
+        let named: BTreeSet<String> = failing.values().flatten().cloned().collect();
+        let mut matched: Vec<&str> = e.violates.iter().copied().filter(|id| named.contains(*id)).collect();
+        matched.sort_unstable();
+        let killed = !failing.is_empty() && !matched.is_empty();
+        eprintln!(
+            "{}: failing {:?}, always-on failing {:?}, violated ids named {matched:?}",
+            e.fault,
+            failing.keys().collect::<Vec<_>>(),
+            extra.keys().collect::<Vec<_>>()
+        );
+        if !killed {
+            survivors.push(format!(
+                "{}: failing must scenarios {:?}, requirement ids named {:?}, expected one of {:?}",
+                e.fault,
+                failing.keys().collect::<Vec<_>>(),
+                named,
+                e.violates
+            ));
+        }
+        rows.push(json!({
+            "fault": e.fault,
+            "killed": killed,
+            "scenarios": own,
+            "failing_scenarios": failing.keys().collect::<Vec<_>>(),
+            "violated_requirements_named": matched,
+            "requirements_named_by_failures": named,
+        }));
+    }
+    rows.sort_by(|a, b| a["fault"].as_str().cmp(&b["fault"].as_str()));
+    let killed = rows.iter().filter(|r| r["killed"] == Value::Bool(true)).count();
+    eprintln!("kill matrix: {killed}/{} faults killed in {:.1} s", rows.len(), started.elapsed().as_secs_f64());
+
+    let matrix = json!({
+        "generated_by": "conformance/tests/kill_matrix.rs (regenerate: CHATWIRE_UPDATE_KILL_MATRIX=1)",
+        "faults": rows.len(),
+        "killed": killed,
+        "always_run": ALWAYS,
+        "matrix": rows,
+    });
+    let fresh = serde_json::to_string_pretty(&matrix).expect("the matrix serializes") + "\n";
+    let path = matrix_path();
+    if std::env::var_os("CHATWIRE_UPDATE_KILL_MATRIX").is_some() {
+        std::fs::write(&path, &fresh).expect("fixtures/kill-matrix.json is writable");
+    }
+    assert!(survivors.is_empty(), "faults the suite does not catch:\n{}", survivors.join("\n"));
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        committed == fresh,
+        "fixtures/kill-matrix.json is stale; regenerate with CHATWIRE_UPDATE_KILL_MATRIX=1.\nfresh:\n{fresh}"
+    );
+}
