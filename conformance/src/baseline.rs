@@ -143,6 +143,7 @@ mod tests {
             wire_log: vec![],
             backend_stderr: None,
             snapshots: Default::default(),
+            sweep: None,
         };
         RunReport {
             tool: String::new(),
@@ -153,6 +154,7 @@ mod tests {
             scenarios: vec![scenario],
             stale_baseline: vec![],
             backend_logs: vec![],
+            sweep: None,
             exit_code: 0,
         }
     }

@@ -121,6 +121,16 @@ struct RunArgs {
     /// Deadline of one scenario in seconds (before scaling).
     #[arg(long, value_name = "SECONDS", default_value_t = 60)]
     scenario_timeout: u64,
+    /// Reconnect sweep: run each selected scenario uninterrupted, then once per server frame k of its
+    /// main connection, cut right after frame k, resumed at once and finished; the final state must
+    /// equal the uninterrupted run's and no tool call may settle twice. Scenarios with restarts,
+    /// deliberate errors, several connections or version negotiation are reported n/a.
+    #[arg(long)]
+    sweep: bool,
+    /// With --sweep: at most this many cut variants per scenario (the first frames are cut).
+    #[arg(long, value_name = "N", default_value_t = crate::sweep::DEFAULT_SWEEP_MAX, requires = "sweep",
+          value_parser = clap::value_parser!(u16).range(1..=10_000))]
+    sweep_max: u16,
     /// Deadline of the whole run in seconds (before scaling).
     #[arg(long, value_name = "SECONDS", default_value_t = 900)]
     run_timeout: u64,
@@ -317,17 +327,25 @@ fn run(args: RunArgs) -> u8 {
         },
         scenario_timeout: Duration::from_secs(args.scenario_timeout.max(1)),
         run_timeout: Duration::from_secs(args.run_timeout.max(1)),
+        sweep: args.sweep.then_some(usize::from(args.sweep_max)),
         ..RunOptions::default()
     };
     let style = Style::detect();
     let live = style.colour;
-    println!("chatwire-conformance: {} scenario(s) against {}", scenarios.len(), opts.target.describe());
+    let mode = if opts.sweep.is_some() { " (reconnect sweep)" } else { "" };
+    println!("chatwire-conformance: {} scenario(s){mode} against {}", scenarios.len(), opts.target.describe());
     let progress: runner::ProgressFn = Arc::new(move |event| match event {
         Progress::Started(id) if live => {
             print!("\r\x1b[K  … {id}");
             let _ = std::io::Write::flush(&mut std::io::stdout());
         }
         Progress::Started(_) => {}
+        Progress::Variant(report) => {
+            if live {
+                print!("\r\x1b[K");
+            }
+            println!("{}", output::variant_block(style, report));
+        }
         Progress::Finished { report, done, total } => {
             if live {
                 print!("\r\x1b[K");

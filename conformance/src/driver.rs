@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chatwire_schema::schema_gen::Direction;
-use chatwire_schema::{ErrorCode, FrameValidator, ServerFrame, UiState};
+use chatwire_schema::{DisplayItem, ErrorCode, FrameValidator, ServerFrame, UiState};
 use serde_json::{json, Value};
 use tokio::time::Instant;
 
@@ -106,11 +106,17 @@ struct StepError {
     message: String,
     frame: Option<String>,
     requirement: Option<String>,
+    /// The sweep cut the connection here on purpose: not a finding, the variant's recovery follows.
+    cut: bool,
 }
 
 impl StepError {
     fn new(verdict: Verdict, message: impl Into<String>) -> Self {
-        StepError { verdict, message: message.into(), frame: None, requirement: None }
+        StepError { verdict, message: message.into(), frame: None, requirement: None, cut: false }
+    }
+
+    fn cut() -> Self {
+        StepError { cut: true, ..Self::new(Verdict::Pass, "the sweep cut the connection") }
     }
 
     fn fail(message: impl Into<String>) -> Self {
@@ -186,7 +192,52 @@ pub async fn run_scenario(
     validator: Arc<FrameValidator>,
     deadline: Instant,
 ) -> ScenarioReport {
+    run_with(scenario, endpoint, cfg, validator, deadline, None).await.0
+}
+
+/// The uninterrupted run of a sweep: the scenario's own report (every step and snapshot checked as
+/// usual, plus a final wait for idle), and what its cut variants are compared with. `None` when the
+/// run did not end with a session state to compare.
+pub async fn run_sweep_baseline(
+    scenario: &Scenario,
+    endpoint: &mut Endpoint,
+    cfg: &DriverConfig,
+    validator: Arc<FrameValidator>,
+    deadline: Instant,
+) -> (ScenarioReport, Option<SweepBaseline>) {
+    run_with(scenario, endpoint, cfg, validator, deadline, Some(SweepRole::Baseline)).await
+}
+
+/// One cut variant of a sweep: runs `scenario`, cuts the main connection right after its
+/// `cut_after`-th frame (counted after the first welcome and snapshot), resumes, replays the client
+/// actions not yet sent, and compares the final state and the settlements with `baseline`.
+pub async fn run_sweep_variant(
+    scenario: &Scenario,
+    endpoint: &mut Endpoint,
+    cfg: &DriverConfig,
+    validator: Arc<FrameValidator>,
+    deadline: Instant,
+    baseline: &SweepBaseline,
+    cut_after: usize,
+) -> ScenarioReport {
+    let role = SweepRole::Cut { cut_after, baseline };
+    run_with(scenario, endpoint, cfg, validator, deadline, Some(role)).await.0
+}
+
+async fn run_with(
+    scenario: &Scenario,
+    endpoint: &mut Endpoint,
+    cfg: &DriverConfig,
+    validator: Arc<FrameValidator>,
+    deadline: Instant,
+    role: Option<SweepRole<'_>>,
+) -> (ScenarioReport, Option<SweepBaseline>) {
     let started = Instant::now();
+    let (sweep, sweep_baseline) = match role {
+        None => (None, None),
+        Some(SweepRole::Baseline) => (Some(SweepTrack::new(None)), None),
+        Some(SweepRole::Cut { cut_after, baseline }) => (Some(SweepTrack::new(Some(cut_after))), Some(baseline)),
+    };
     let mut driver = Driver {
         scenario,
         cfg,
@@ -208,8 +259,18 @@ pub async fn run_scenario(
         frames: 0,
         snapshots: BTreeMap::new(),
         capabilities_checked: false,
+        sweep,
+        sweep_baseline,
     };
     let applicable = driver.run_steps().await;
+    let mut recorded = None;
+    if applicable {
+        match driver.sweep_baseline {
+            Some(baseline) => driver.compare_with_baseline(baseline),
+            None if driver.sweep.is_some() => recorded = driver.record_baseline(),
+            None => {}
+        }
+    }
     driver.finish().await;
     let mut checks = std::mem::take(&mut driver.checks);
     if applicable {
@@ -224,7 +285,7 @@ pub async fn run_scenario(
     // The wire log is evidence for a failure; redacting it costs time a passing scenario need not spend.
     let wire_log = if verdict == Verdict::Pass { Vec::new() } else { driver.render_wire_log() };
     let snapshots = std::mem::take(&mut driver.snapshots);
-    ScenarioReport {
+    let report = ScenarioReport {
         id: scenario.id.clone(),
         title: scenario.title.clone(),
         level: scenario.level,
@@ -235,6 +296,110 @@ pub async fn run_scenario(
         wire_log,
         backend_stderr: None,
         snapshots,
+        sweep: None,
+    };
+    (report, recorded)
+}
+
+/// The part a run of a scenario plays in a sweep.
+enum SweepRole<'b> {
+    /// The uninterrupted run: records what the variants are compared with.
+    Baseline,
+    /// Cut the main connection after its `cut_after`-th frame, resume, finish, compare.
+    Cut { cut_after: usize, baseline: &'b SweepBaseline },
+}
+
+/// What the uninterrupted run of a sweepable scenario leaves for its cut variants.
+#[derive(Clone, Debug)]
+pub struct SweepBaseline {
+    /// Frames received on the main connection after its first welcome and snapshot: the cut points.
+    pub frames: usize,
+    /// The final UiState, normalized like snapshots (ids numbered, timestamps redacted), pretty JSON.
+    pub final_state: String,
+    /// Placeholders bound to ids the session introduced: name -> (kind, ordinal of introduction).
+    /// A variant's session has other ids; the scripted agent makes the n-th of a kind correspond.
+    id_bindings: HashMap<String, (IdKind, usize)>,
+}
+
+/// Kinds of ids whose order of introduction a sweep tracks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum IdKind {
+    Invocation = 0,
+    ToolCall = 1,
+    Item = 2,
+}
+
+/// Ids in the order the session introduced them, per kind, learnt from event frames and, for those a
+/// cut lost, from the resume snapshot (display order, which is call and turn order).
+#[derive(Default)]
+struct IdOrder {
+    lists: [Vec<String>; 3],
+    known: HashMap<String, (IdKind, usize)>,
+}
+
+impl IdOrder {
+    fn note(&mut self, kind: IdKind, id: &str) {
+        if !self.known.contains_key(id) {
+            let list = &mut self.lists[kind as usize];
+            self.known.insert(id.to_owned(), (kind, list.len()));
+            list.push(id.to_owned());
+        }
+    }
+
+    fn get(&self, kind: IdKind, ordinal: usize) -> Option<&str> {
+        self.lists[kind as usize].get(ordinal).map(String::as_str)
+    }
+}
+
+/// Sweep bookkeeping of one run (absent outside sweeps, so ordinary runs pay nothing for it).
+struct SweepTrack {
+    /// Cut after this many main-connection frames; `None` in the uninterrupted run.
+    cut_after: Option<usize>,
+    /// Counting starts once the first connect (welcome + snapshot) completed.
+    counting: bool,
+    main_frames: usize,
+    cut_due: bool,
+    cut_done: bool,
+    order: IdOrder,
+    /// Settlement frames (`tool_call_complete`, `tool_call_dismiss`) per call, on every connection.
+    settlements: BTreeMap<String, usize>,
+}
+
+impl SweepTrack {
+    fn new(cut_after: Option<usize>) -> Self {
+        SweepTrack {
+            cut_after,
+            counting: false,
+            main_frames: 0,
+            cut_due: false,
+            cut_done: false,
+            order: IdOrder::default(),
+            settlements: BTreeMap::new(),
+        }
+    }
+
+    fn note_frame(&mut self, frame: &ServerFrame) {
+        match frame {
+            ServerFrame::UserMessageAccepted(f) => {
+                self.order.note(IdKind::Invocation, f.invocation_id.as_str());
+                self.order.note(IdKind::Item, f.item_id.as_str());
+            }
+            ServerFrame::AssistantMessage(f) => self.order.note(IdKind::Item, f.item_id.as_str()),
+            ServerFrame::ToolCall(f) => self.order.note(IdKind::ToolCall, f.tool_call_id.as_str()),
+            ServerFrame::ToolCallComplete(f) => *self.settlements.entry(f.tool_call_id.to_string()).or_insert(0) += 1,
+            ServerFrame::ToolCallDismiss(f) => *self.settlements.entry(f.tool_call_id.to_string()).or_insert(0) += 1,
+            ServerFrame::UiStateSnapshot(s) => {
+                for item in &s.state.items {
+                    self.order.note(IdKind::Invocation, item.invocation_id().as_str());
+                    match item {
+                        DisplayItem::ToolCall(c) => self.order.note(IdKind::ToolCall, c.id.as_str()),
+                        DisplayItem::ToolOutput(_) => {}
+                        other => self.order.note(IdKind::Item, other.id().as_str()),
+                    }
+                }
+            }
+            _ => {}
+        }
     }
 }
 
@@ -260,6 +425,8 @@ struct Driver<'a> {
     frames: usize,
     snapshots: BTreeMap<String, String>,
     capabilities_checked: bool,
+    sweep: Option<SweepTrack>,
+    sweep_baseline: Option<&'a SweepBaseline>,
 }
 
 impl Driver<'_> {
@@ -281,17 +448,40 @@ impl Driver<'_> {
             );
             return false;
         }
-        let steps = self.scenario.steps.clone();
+        let mut steps = self.scenario.steps.clone();
+        let variant = self.sweep_baseline.is_some();
+        if self.sweep.is_some() {
+            // Both runs of a sweep end idle, so their final states are comparable.
+            steps.push(Step::WaitIdle { conn: None, quiet_ms: None, timeout_ms: None });
+        }
         for (index, step) in steps.iter().enumerate() {
             self.step = index + 1;
-            let id = format!("step-{:02}-{}", index + 1, step.kind());
+            let id = if index < self.scenario.steps.len() {
+                format!("step-{:02}-{}", index + 1, step.kind())
+            } else {
+                "sweep-final-idle".to_owned()
+            };
             let summary = describe(step);
+            if variant && matches!(step, Step::Snapshot { .. }) {
+                // A variant is compared with the uninterrupted run, not with the golden files.
+                continue;
+            }
             if Instant::now() >= self.deadline {
                 let f = self.finding("the scenario deadline passed before this step".into(), None, None);
                 self.checks.record(&id, &requirements, &summary, Verdict::Timeout, Some(f));
                 return true;
             }
-            match self.run_step(step).await {
+            let result = self.run_step(step).await;
+            let cut = matches!(&result, Err(e) if e.cut) || self.take_cut();
+            if cut {
+                // The step was interrupted on purpose; what it would have checked may be lost.
+                self.checks.touch(&id, &requirements, &summary);
+                return self.recover(&steps[index + 1..], index + 1, &requirements).await;
+            }
+            if let (Some(sweep), Step::Connect { .. }, Ok(())) = (self.sweep.as_mut(), step, &result) {
+                sweep.counting = true;
+            }
+            match result {
                 Ok(()) => self.checks.touch(&id, &requirements, &summary),
                 Err(e) if e.verdict == Verdict::NotApplicable => {
                     let f = self.finding(e.message, None, e.requirement);
@@ -308,6 +498,196 @@ impl Driver<'_> {
             }
         }
         true
+    }
+
+    /// Cuts the main connection (no closing handshake) if the sweep's cut point was reached.
+    fn take_cut(&mut self) -> bool {
+        let Some(sweep) = self.sweep.as_mut() else { return false };
+        if !sweep.cut_due || sweep.cut_done {
+            return false;
+        }
+        sweep.cut_due = false;
+        sweep.cut_done = true;
+        let k = sweep.main_frames;
+        if let Some(mut c) = self.conns.remove(DEFAULT_CONN) {
+            c.ws.abandon();
+        }
+        self.transcript(format!("-- sweep: cut after frame {k} --"));
+        self.log(format!("-- sweep: connection cut after frame {k} --"));
+        true
+    }
+
+    /// After a sweep cut: resume at once, replay the client actions not yet sent (each once the run
+    /// is idle; a response to a call the resumed state shows settled is skipped), and end idle. The
+    /// scenario's expectations are not replayed: frames sent while the connection was down are lost
+    /// by design (no replay in v1) and the snapshot stands for them.
+    async fn recover(&mut self, remaining: &[Step], first_index: usize, requirements: &[String]) -> bool {
+        let resume = Step::Resume { conn: None, last_seq: None };
+        let summary = "after the cut: resume at once (welcome resumed=true, ui_state_snapshot)";
+        if !self.recovery_step("sweep-resume", summary, &resume, requirements).await {
+            return true;
+        }
+        for (offset, step) in remaining.iter().enumerate() {
+            self.step = first_index + offset + 1;
+            if self.step > self.scenario.steps.len() {
+                break;
+            }
+            let id = format!("sweep-step-{:02}-{}", self.step, step.kind());
+            let replayed = match step {
+                Step::UserMessage { .. } | Step::Respond { .. } | Step::Rewind { .. } => {
+                    let idle = Step::WaitIdle { conn: None, quiet_ms: None, timeout_ms: None };
+                    let summary = "before a replayed action: wait until the run is idle";
+                    if !self
+                        .recovery_step(&format!("sweep-idle-before-{:02}", self.step), summary, &idle, requirements)
+                        .await
+                    {
+                        return true;
+                    }
+                    match self.resolve_for_variant(step) {
+                        Some(resolved) => resolved,
+                        None => {
+                            let summary =
+                                format!("{} (skipped: the resumed state shows the call settled)", describe(step));
+                            self.checks.touch(&id, requirements, &summary);
+                            continue;
+                        }
+                    }
+                }
+                Step::Disconnect { .. } | Step::Resume { .. } | Step::Sleep { .. } => step.clone(),
+                // Expectations and snapshots: the frames they name may have been lost in the cut.
+                _ => continue,
+            };
+            let summary = format!("replayed: {}", describe(step));
+            if !self.recovery_step(&id, &summary, &replayed, requirements).await {
+                return true;
+            }
+        }
+        self.step = self.scenario.steps.len() + 1;
+        let idle = Step::WaitIdle { conn: None, quiet_ms: None, timeout_ms: None };
+        self.recovery_step("sweep-final-idle", "the variant ends with the run idle", &idle, requirements).await;
+        true
+    }
+
+    /// Runs one step of a sweep recovery as a check; false when it did not complete.
+    async fn recovery_step(&mut self, id: &str, summary: &str, step: &Step, requirements: &[String]) -> bool {
+        match self.run_step(step).await {
+            Ok(()) => {
+                self.checks.touch(id, requirements, summary);
+                true
+            }
+            Err(e) => {
+                let verdict =
+                    self.level_verdict(if e.verdict == Verdict::NotApplicable { Verdict::Fail } else { e.verdict });
+                let f = self.finding(e.message, e.frame, e.requirement);
+                self.checks.record(id, requirements, summary, verdict, Some(f));
+                false
+            }
+        }
+    }
+
+    /// A replayed action with its placeholders mapped to this variant's ids: the id the uninterrupted
+    /// run bound to a name is the n-th of its kind there, so it is the n-th here. `None` when the
+    /// action is a response to a call the current state shows settled (sending it would only get
+    /// `tool_call_settled`).
+    fn resolve_for_variant(&self, step: &Step) -> Option<Step> {
+        let map = |template: &str| -> String {
+            let mapped = pattern::placeholder(template)
+                .and_then(|name| self.sweep_baseline?.id_bindings.get(name))
+                .and_then(|(kind, ordinal)| self.sweep.as_ref()?.order.get(*kind, *ordinal));
+            mapped.map_or_else(|| template.to_owned(), str::to_owned)
+        };
+        match step {
+            Step::Respond { conn, id, tool_call, outcome } => {
+                let target = map(tool_call);
+                let settled = self.conns.get(DEFAULT_CONN).and_then(|c| c.oracle.as_ref()).is_some_and(|state| {
+                    state.items.iter().any(|item| match item {
+                        DisplayItem::ToolCall(c) => c.id.as_str() == target && c.status.is_terminal(),
+                        _ => false,
+                    })
+                });
+                (!settled).then(|| Step::Respond {
+                    conn: conn.clone(),
+                    id: id.clone(),
+                    tool_call: target,
+                    outcome: outcome.clone(),
+                })
+            }
+            Step::Rewind { conn, id, before } => {
+                Some(Step::Rewind { conn: conn.clone(), id: id.clone(), before: map(before) })
+            }
+            other => Some(other.clone()),
+        }
+    }
+
+    /// The main connection's final state, normalized like snapshots.
+    fn normalized_final_state(&self) -> Option<String> {
+        let state = self.conns.get(DEFAULT_CONN)?.oracle.as_ref()?;
+        let value = serde_json::to_value(state).ok()?;
+        serde_json::to_string_pretty(&Normalizer::default().normalize(&value)).ok()
+    }
+
+    /// What the variants of this (uninterrupted) run are compared with.
+    fn record_baseline(&mut self) -> Option<SweepBaseline> {
+        let final_state = self.normalized_final_state()?;
+        let sweep = self.sweep.as_ref()?;
+        let id_bindings = self
+            .bindings
+            .iter()
+            .filter_map(|(name, value)| Some((name.to_owned(), *sweep.order.known.get(value.as_str()?)?)))
+            .collect();
+        Some(SweepBaseline { frames: sweep.main_frames, final_state, id_bindings })
+    }
+
+    /// The sweep assertions of a variant: same final state as the uninterrupted run, no call settled twice.
+    fn compare_with_baseline(&mut self, baseline: &SweepBaseline) {
+        let reqs = |ids: &[&str]| ids.iter().map(|r| (*r).to_owned()).collect::<Vec<String>>();
+        let state_reqs = reqs(&["RESUME-002", "RESUME-009"]);
+        let summary = "the final normalized UiState equals the uninterrupted run's";
+        match self.normalized_final_state() {
+            None => {
+                let f = self.finding("the variant ended without a session state".into(), None, None);
+                self.checks.record(
+                    "sweep-final-state",
+                    &state_reqs,
+                    summary,
+                    self.level_verdict(Verdict::Fail),
+                    Some(f),
+                );
+            }
+            Some(state) => {
+                let diff = snapshot::line_diff(&baseline.final_state, &state, 60);
+                if diff.is_empty() {
+                    self.checks.touch("sweep-final-state", &state_reqs, summary);
+                } else {
+                    let message = format!(
+                        "the final state differs from the uninterrupted run's (- uninterrupted, + cut and resumed):\n{}",
+                        diff.join("\n")
+                    );
+                    let f = self.finding(message, None, Some("RESUME-002".into()));
+                    self.checks.record(
+                        "sweep-final-state",
+                        &state_reqs,
+                        summary,
+                        self.level_verdict(Verdict::Fail),
+                        Some(f),
+                    );
+                }
+            }
+        }
+        let once_reqs = reqs(&["TOOL-010", "TOOL-012"]);
+        let summary = "no tool call settles twice across the variant's connections";
+        self.checks.touch("sweep-settled-once", &once_reqs, summary);
+        let twice: Vec<(String, usize)> = self
+            .sweep
+            .as_ref()
+            .map(|s| s.settlements.iter().filter(|(_, n)| **n > 1).map(|(id, n)| (id.clone(), *n)).collect())
+            .unwrap_or_default();
+        for (call, n) in twice {
+            let name = self.redactor.id("tool_call", &call);
+            let message = format!("tool call {name} settled {n} times (settlement frames across the connections)");
+            let f = self.finding(message, None, Some("TOOL-010".into()));
+            self.checks.record("sweep-settled-once", &once_reqs, summary, self.level_verdict(Verdict::Fail), Some(f));
+        }
     }
 
     /// A SHOULD or MAY scenario reports its step failures as warnings.
@@ -874,13 +1254,23 @@ impl Driver<'_> {
         let Some(incoming) = c.ws.recv(deadline).await else {
             return Ok(Next::Deadline);
         };
-        Ok(self.observe(conn, incoming))
+        let next = self.observe(conn, incoming);
+        if self.take_cut() {
+            return Err(StepError::cut());
+        }
+        Ok(next)
     }
 
     fn observe(&mut self, conn: &str, incoming: Incoming) -> Next {
         self.frames += 1;
         match incoming {
-            Incoming::Text(text) => self.observe_text(conn, text),
+            Incoming::Text(text) => {
+                if let Some(sweep) = self.sweep.as_mut().filter(|s| s.counting && conn == DEFAULT_CONN) {
+                    sweep.main_frames += 1;
+                    sweep.cut_due |= sweep.cut_after == Some(sweep.main_frames) && !sweep.cut_done;
+                }
+                self.observe_text(conn, text)
+            }
             Incoming::Binary(n) => {
                 self.transcript(format!("{conn} < binary"));
                 self.log(format!("{conn} < binary ({n} bytes)"));
@@ -969,6 +1359,9 @@ impl Driver<'_> {
     /// The always-on checks that need the typed frame, and the oracle.
     fn apply(&mut self, conn: &str, frame: &ServerFrame, value: &Value) {
         let mut failures: Vec<(CheckDef, String, Option<&'static str>)> = Vec::new();
+        if let Some(sweep) = self.sweep.as_mut() {
+            sweep.note_frame(frame);
+        }
         let Some(c) = self.conns.get_mut(conn) else { return };
         if let Some(fatal) = c.fatal {
             failures.push((

@@ -24,3 +24,4 @@ pub mod runner;
 pub mod scenario;
 pub mod schemas;
 pub mod snapshot;
+pub mod sweep;

@@ -74,6 +74,20 @@ pub fn scenario_block(style: Style, report: &ScenarioReport, done: usize, total:
     out
 }
 
+/// The line printed when a sweep variant finishes, plus the details of whatever did not pass.
+pub fn variant_block(style: Style, report: &ScenarioReport) -> String {
+    let mut out = format!(
+        "      {} {}  {}",
+        style.verdict(report.verdict),
+        report.id,
+        style.dim(&format!("{} ms", report.duration_ms))
+    );
+    for check in report.checks.iter().filter(|c| c.verdict != Verdict::Pass) {
+        out.push_str(&check_block(style, &report.id, check));
+    }
+    out
+}
+
 fn check_block(style: Style, scenario: &str, check: &CheckReport) -> String {
     let mut out = String::new();
     let baselined = check.baselined.as_ref().map(|r| format!(" (baselined: {r})")).unwrap_or_default();
@@ -126,6 +140,20 @@ pub fn summary_block(style: Style, report: &RunReport) -> String {
         parts.join(", "),
         report.duration_ms as f64 / 1000.0
     );
+    if let Some(sweep) = &report.sweep {
+        let _ = write!(
+            out,
+            "\nsweep: {} scenarios, {} variants, {} failed{}",
+            sweep.scenarios,
+            sweep.variants,
+            sweep.failed,
+            if sweep.not_sweepable > 0 {
+                format!(" ({} selected scenario(s) not sweepable, n/a)", sweep.not_sweepable)
+            } else {
+                String::new()
+            }
+        );
+    }
     for stale in &report.stale_baseline {
         let _ = write!(
             out,
@@ -306,9 +334,11 @@ mod tests {
                 wire_log: vec![],
                 backend_stderr: Some("panic <here>".into()),
                 snapshots: Default::default(),
+                sweep: None,
             }],
             stale_baseline: vec![],
             backend_logs: vec![],
+            sweep: None,
             exit_code: 1,
         };
         r.summarize();

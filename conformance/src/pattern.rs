@@ -22,6 +22,11 @@ impl Bindings {
     pub fn set(&mut self, name: impl Into<String>, value: Value) {
         self.0.insert(name.into(), value);
     }
+
+    /// Every binding, by name.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
+        self.0.iter().map(|(k, v)| (k.as_str(), v))
+    }
 }
 
 /// Placeholder that matches any present value.

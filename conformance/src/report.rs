@@ -134,6 +134,36 @@ pub struct ScenarioReport {
     /// The normalized snapshots taken, by name (for review tooling).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub snapshots: BTreeMap<String, String>,
+    /// Set on a reconnect-sweep variant (`run --sweep`): which scenario it cuts, and where.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep: Option<SweepVariant>,
+}
+
+/// Where a reconnect-sweep variant cut its scenario.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SweepVariant {
+    /// The scenario id.
+    pub scenario: String,
+    /// The connection was cut right after this server frame (1-based, counted after the first
+    /// welcome and snapshot).
+    pub cut_after_frame: usize,
+    /// How many such frames the uninterrupted run received.
+    pub frames: usize,
+}
+
+/// Counts over the reconnect sweep of a run.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SweepSummary {
+    /// Scenarios swept (at least one variant run).
+    pub scenarios: usize,
+    /// Variants run.
+    pub variants: usize,
+    /// Variants that failed or timed out (baselined failures not counted).
+    pub failed: usize,
+    /// Selected scenarios the sweep does not apply to (their report says why).
+    pub not_sweepable: usize,
 }
 
 /// Counts over a run.
@@ -206,6 +236,9 @@ pub struct RunReport {
     /// Standard error of the shared backend the runner started, if any.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub backend_logs: Vec<BackendLog>,
+    /// The reconnect sweep's counts, when the run was a sweep (`run --sweep`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep: Option<SweepSummary>,
     /// The exit code the run ends with.
     pub exit_code: u8,
 }
@@ -227,8 +260,26 @@ impl RunReport {
         }
         s.stale_baseline = self.stale_baseline.len();
         self.summary = s;
+        if let Some(sweep) = self.sweep.as_mut() {
+            let variants: Vec<&ScenarioReport> = self.scenarios.iter().filter(|r| r.sweep.is_some()).collect();
+            let swept: std::collections::BTreeSet<&str> =
+                variants.iter().filter_map(|r| r.sweep.as_ref()).map(|v| v.scenario.as_str()).collect();
+            sweep.scenarios = swept.len();
+            sweep.variants = variants.len();
+            sweep.failed = variants.iter().filter(|r| r.verdict.is_failure()).count();
+            sweep.not_sweepable = self
+                .scenarios
+                .iter()
+                .filter(|r| {
+                    r.checks.iter().any(|c| c.id == SWEEP_APPLICABLE_CHECK && c.verdict == Verdict::NotApplicable)
+                })
+                .count();
+        }
     }
 }
+
+/// The check a sweep adds to a scenario's own report; n/a with the reason when it is not sweepable.
+pub const SWEEP_APPLICABLE_CHECK: &str = "sweep-applicable";
 
 /// Most findings kept per check; more are only counted.
 pub const MAX_FINDINGS: usize = 8;

@@ -9,9 +9,13 @@ use tokio::time::Instant;
 
 use crate::backend::{ServerProcess, StartError, Target};
 use crate::conn::WsConn;
-use crate::driver::{run_scenario, DriverConfig, Endpoint};
-use crate::report::{BackendLog, CheckReport, RunReport, ScenarioReport, Summary, Verdict};
+use crate::driver::{run_scenario, run_sweep_baseline, run_sweep_variant, DriverConfig, Endpoint};
+use crate::report::{
+    BackendLog, CheckReport, RunReport, ScenarioReport, Summary, SweepSummary, SweepVariant, Verdict,
+    SWEEP_APPLICABLE_CHECK,
+};
 use crate::scenario::Scenario;
+use crate::sweep::{not_sweepable_reason, variant_id};
 
 /// Everything a run needs besides the scenarios.
 #[derive(Clone, Debug)]
@@ -28,6 +32,8 @@ pub struct RunOptions {
     pub run_timeout: Duration,
     /// How long a spawned backend may take to become ready, before scaling.
     pub start_timeout: Duration,
+    /// Run the reconnect sweep with at most this many cut variants per scenario (`--sweep`).
+    pub sweep: Option<usize>,
 }
 
 impl Default for RunOptions {
@@ -39,6 +45,7 @@ impl Default for RunOptions {
             scenario_timeout: Duration::from_secs(60),
             run_timeout: Duration::from_secs(900),
             start_timeout: Duration::from_secs(15),
+            sweep: None,
         }
     }
 }
@@ -59,6 +66,8 @@ pub enum RunError {
 pub enum Progress<'a> {
     /// A scenario started.
     Started(&'a str),
+    /// A sweep variant finished.
+    Variant(&'a ScenarioReport),
     /// A scenario finished; `done` of `total` are finished.
     Finished {
         /// Its report.
@@ -118,22 +127,29 @@ pub async fn run_suite(
         let task_scenario = scenario.clone();
         let handle = tokio::spawn(async move {
             let scenario = task_scenario;
-            let _permit = semaphore.acquire_owned().await.ok();
+            let permit = semaphore.clone().acquire_owned().await.ok();
             progress(Progress::Started(&scenario.id));
             let began = Instant::now();
-            let report = if began >= run_deadline {
-                synthetic(
+            let mut reports = if began >= run_deadline {
+                vec![synthetic(
                     &scenario,
                     Verdict::Timeout,
                     "run-deadline",
                     "the run deadline passed before the scenario started",
-                )
+                )]
+            } else if let Some(max) = opts.sweep {
+                drop(permit);
+                let reports =
+                    sweep_one(&scenario, &opts, &url, &validator, run_deadline, max, &semaphore, &progress).await;
+                reports
             } else {
-                run_one(&scenario, &opts, &url, &validator, run_deadline, start_timeout).await
+                vec![run_one(&scenario, &opts, &url, &validator, run_deadline, start_timeout).await]
             };
             let n = done.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
-            progress(Progress::Finished { report: &report, done: n, total });
-            report
+            if let Some(first) = reports.first_mut() {
+                progress(Progress::Finished { report: first, done: n, total });
+            }
+            reports
         });
         handles.push((scenario, handle));
     }
@@ -141,17 +157,24 @@ pub async fn run_suite(
     let mut reports = Vec::new();
     for (scenario, handle) in handles {
         let abort = handle.abort_handle();
-        let report = match tokio::time::timeout_at(run_deadline + scale(ABANDON_GRACE) * 2, handle).await {
-            Ok(Ok(report)) => report,
-            Ok(Err(e)) => {
-                synthetic(&scenario, Verdict::HarnessError, "harness", &format!("the scenario task failed: {e}"))
-            }
+        match tokio::time::timeout_at(run_deadline + scale(ABANDON_GRACE) * 2, handle).await {
+            Ok(Ok(mut r)) => reports.append(&mut r),
+            Ok(Err(e)) => reports.push(synthetic(
+                &scenario,
+                Verdict::HarnessError,
+                "harness",
+                &format!("the scenario task failed: {e}"),
+            )),
             Err(_) => {
                 abort.abort();
-                synthetic(&scenario, Verdict::Timeout, "run-deadline", "the run deadline passed during the scenario")
+                reports.push(synthetic(
+                    &scenario,
+                    Verdict::Timeout,
+                    "run-deadline",
+                    "the run deadline passed during the scenario",
+                ))
             }
-        };
-        reports.push(report);
+        }
     }
     reports.sort_by(|a, b| a.id.cmp(&b.id));
 
@@ -172,6 +195,7 @@ pub async fn run_suite(
         scenarios: reports,
         stale_baseline: Vec::new(),
         backend_logs,
+        sweep: opts.sweep.map(|_| SweepSummary::default()),
         exit_code: 0,
     };
     report.summarize();
@@ -220,6 +244,124 @@ async fn run_one(
     report
 }
 
+/// The sweep of one scenario: the uninterrupted run (the scenario's own report), then its cut
+/// variants, each as its own report, run with the suite's parallelism.
+#[allow(clippy::too_many_arguments)]
+async fn sweep_one(
+    scenario: &Arc<Scenario>,
+    opts: &RunOptions,
+    url: &str,
+    validator: &Arc<FrameValidator>,
+    run_deadline: Instant,
+    max: usize,
+    semaphore: &Arc<tokio::sync::Semaphore>,
+    progress: &ProgressFn,
+) -> Vec<ScenarioReport> {
+    let requirements: Vec<String> = vec!["RESUME-002".into(), "RESUME-009".into(), "TOOL-010".into()];
+    let summary = "the reconnect sweep applies to the scenario";
+    let not_applicable = |mut report: ScenarioReport, reason: String| {
+        report.checks.push(CheckReport {
+            id: SWEEP_APPLICABLE_CHECK.to_owned(),
+            verdict: Verdict::NotApplicable,
+            requirements: requirements.clone(),
+            summary: summary.to_owned(),
+            findings: vec![crate::report::Finding { message: reason, step: None, requirement: None, frame: None }],
+            findings_dropped: 0,
+            baselined: None,
+        });
+        vec![report]
+    };
+    let permit = semaphore.clone().acquire_owned().await.ok();
+    let scenario_deadline = (Instant::now() + opts.driver.scaled(opts.scenario_timeout)).min(run_deadline);
+    if let Some(reason) = not_sweepable_reason(scenario) {
+        // Still the scenario's own ordinary run, so a sweep never reports less than a plain run.
+        let start = opts.start_timeout.mul_f64(opts.driver.timeout_scale.max(0.01));
+        let report = run_one(scenario, opts, url, validator, run_deadline, start).await;
+        return not_applicable(report, reason);
+    }
+    let mut endpoint = Endpoint::Url(url.to_owned());
+    let run = run_sweep_baseline(scenario, &mut endpoint, &opts.driver, validator.clone(), scenario_deadline);
+    let (mut base_report, baseline) = match tokio::time::timeout_at(scenario_deadline + ABANDON_GRACE, run).await {
+        Ok(done) => done,
+        Err(_) => {
+            let r = synthetic(
+                scenario,
+                Verdict::Timeout,
+                "scenario-deadline",
+                "the scenario did not finish by its deadline",
+            );
+            return vec![r];
+        }
+    };
+    drop(permit);
+    let baseline = match baseline {
+        Some(b) if base_report.verdict == Verdict::Pass || base_report.verdict == Verdict::Warn => Arc::new(b),
+        _ => {
+            let reason = format!(
+                "the uninterrupted run did not pass ({}), so there is nothing to compare the cut variants with",
+                base_report.verdict.as_str()
+            );
+            return not_applicable(base_report, reason);
+        }
+    };
+    base_report.checks.push(CheckReport {
+        id: SWEEP_APPLICABLE_CHECK.to_owned(),
+        verdict: Verdict::Pass,
+        requirements: requirements.clone(),
+        summary: format!("{summary}: {} cut point(s), {} run", baseline.frames, baseline.frames.min(max)),
+        findings: Vec::new(),
+        findings_dropped: 0,
+        baselined: None,
+    });
+    let mut handles = Vec::new();
+    for k in 1..=baseline.frames.min(max) {
+        let (scenario, opts, validator, semaphore, progress, baseline) =
+            (scenario.clone(), opts.clone(), validator.clone(), semaphore.clone(), progress.clone(), baseline.clone());
+        let url = url.to_owned();
+        handles.push(tokio::spawn(async move {
+            let _permit = semaphore.acquire_owned().await.ok();
+            let deadline = (Instant::now() + opts.driver.scaled(opts.scenario_timeout)).min(run_deadline);
+            let mut endpoint = Endpoint::Url(url);
+            let run = run_sweep_variant(&scenario, &mut endpoint, &opts.driver, validator, deadline, &baseline, k);
+            let mut report = match tokio::time::timeout_at(deadline + ABANDON_GRACE, run).await {
+                Ok(report) => report,
+                Err(_) => synthetic(
+                    &scenario,
+                    Verdict::Timeout,
+                    "scenario-deadline",
+                    "the variant did not finish by its deadline",
+                ),
+            };
+            report.id = variant_id(&scenario.id, k);
+            report.title = format!("{} (cut after server frame {k} of {}, resumed)", scenario.title, baseline.frames);
+            report.sweep =
+                Some(SweepVariant { scenario: scenario.id.clone(), cut_after_frame: k, frames: baseline.frames });
+            progress(Progress::Variant(&report));
+            report
+        }));
+    }
+    let mut reports = vec![base_report];
+    for (k, handle) in (1..).zip(handles) {
+        let abort = handle.abort_handle();
+        match tokio::time::timeout_at(run_deadline + ABANDON_GRACE * 2, handle).await {
+            Ok(Ok(report)) => reports.push(report),
+            other => {
+                abort.abort();
+                let (verdict, message) = match other {
+                    Ok(Err(e)) => (Verdict::HarnessError, format!("the variant task failed: {e}")),
+                    _ => (Verdict::Timeout, "the run deadline passed during the variant".to_owned()),
+                };
+                let mut r = synthetic(scenario, verdict, "harness", &message);
+                r.id = variant_id(&scenario.id, k);
+                r.sweep =
+                    Some(SweepVariant { scenario: scenario.id.clone(), cut_after_frame: k, frames: baseline.frames });
+                reports.push(r);
+            }
+        }
+    }
+    reports
+}
+
 /// A report for a scenario the driver could not report on itself.
 fn synthetic(scenario: &Scenario, verdict: Verdict, check: &str, message: &str) -> ScenarioReport {
     ScenarioReport {
@@ -246,5 +388,6 @@ fn synthetic(scenario: &Scenario, verdict: Verdict, check: &str, message: &str) 
         wire_log: Vec::new(),
         backend_stderr: None,
         snapshots: Default::default(),
+        sweep: None,
     }
 }

@@ -5,7 +5,8 @@
 //!
 //! A whole-suite run per fault costs minutes when a fault makes scenarios wait for their deadlines
 //! (17 faults × ~3 min on 2 cores), so each fault runs the scenarios that exercise the behaviour it
-//! breaks plus the always-on trio in [`ALWAYS`]. A control run first proves that every scenario
+//! breaks plus the always-on trio in [`ALWAYS`] (printed, not recorded: a fault that kills the shared
+//! backend fails them or not depending on timing). A control run first proves that every scenario
 //! used here passes against the clean reference, so a kill is the fault's doing and not a flaky
 //! or broken scenario.
 //!
@@ -163,6 +164,8 @@ fn options(fault: Option<&str>, store: &SnapshotStore) -> RunOptions {
         scenario_timeout: Duration::from_secs(60),
         run_timeout: Duration::from_secs(600),
         start_timeout: Duration::from_secs(20),
+        // Fields added later (the reconnect sweep, off here) keep their defaults.
+        ..RunOptions::default()
     }
 }
 

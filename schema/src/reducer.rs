@@ -175,7 +175,8 @@ impl UiState {
                         return Err(ReduceError::CorrMismatch { id: e.tool_call_id.clone(), corr: corr.clone() });
                     }
                 }
-                let needs_component = matches!(e.interaction_type, InteractionType::UiTool | InteractionType::UiSurface);
+                let needs_component =
+                    matches!(e.interaction_type, InteractionType::UiTool | InteractionType::UiSurface);
                 if needs_component && e.component_type.is_none() {
                     return Err(ReduceError::MissingComponentType(e.tool_call_id.clone()));
                 }

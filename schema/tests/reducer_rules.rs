@@ -908,11 +908,7 @@ fn state_034_only_the_latest_turn_may_start_a_run() {
     let mut two_turns = state_of(&one_finished_turn());
     fold(
         &mut two_turns,
-        &[
-            accepted("inv-2", "um-2", "next"),
-            started("inv-2"),
-            run_complete("inv-2", RunCompleteStatus::Completed),
-        ],
+        &[accepted("inv-2", "um-2", "next"), started("inv-2"), run_complete("inv-2", RunCompleteStatus::Completed)],
     );
     assert_eq!(refused(&two_turns, started("inv-1")), ReduceError::StaleInvocation(id("inv-1")));
     // The latest turn itself may start another slice.

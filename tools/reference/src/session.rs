@@ -550,7 +550,7 @@ async fn recover(session: &Arc<Session>, pending: Vec<(String, String)>, timers:
         if interrupted.is_empty() && g.cursor.invocation_id == invocation {
             start_driver(session, &mut g);
         } else if let Some(invocation) = invocation {
-            if let Err(e) = settle_interrupted(session, &mut g, invocation) {
+            if let Err(e) = end_run_failed(session, &mut g, invocation, "interrupted", "interrupted") {
                 eprintln!("chatwire-reference: session {}: cannot settle interrupted run: {e}", session.id);
             }
         }
@@ -563,8 +563,15 @@ async fn recover(session: &Arc<Session>, pending: Vec<(String, String)>, timers:
     }
 }
 
-/// A run cut by a crash while a tool ran: the tool failed, open calls are dismissed, the run failed.
-fn settle_interrupted(session: &Arc<Session>, g: &mut Inner, invocation: Id) -> Result<(), EmitError> {
+/// Ends a run that cannot go on (a crash while a tool ran, or an agent step the protocol refuses):
+/// running calls fail with `error`, pending ones are dismissed by the server, the run fails.
+fn end_run_failed(
+    session: &Arc<Session>,
+    g: &mut Inner,
+    invocation: Id,
+    reason: &str,
+    error: &str,
+) -> Result<(), EmitError> {
     let ts = rfc3339_now();
     let mut change = Change::default();
     for call in g.state.open_tool_calls(Some(&invocation)) {
@@ -574,7 +581,7 @@ fn settle_interrupted(session: &Arc<Session>, g: &mut Inner, invocation: Id) -> 
                 tool_call_id: call.id.clone(),
                 status: CompletionStatus::Failed,
                 result: None,
-                error: Some("interrupted".into()),
+                error: Some(error.to_owned()),
                 summary: None,
                 in_reply_to: None,
                 ts: ts.clone(),
@@ -585,19 +592,14 @@ fn settle_interrupted(session: &Arc<Session>, g: &mut Inner, invocation: Id) -> 
                 seq: 0,
                 tool_call_id: call.id.clone(),
                 initiated_by: Initiator::Server,
-                reason: Some("interrupted".into()),
+                reason: Some(reason.to_owned()),
                 in_reply_to: None,
                 ts: ts.clone(),
             })
         };
         change.units.push(Unit::Event(frame));
     }
-    change.units.push(Unit::Event(run_complete(
-        &invocation,
-        RunCompleteStatus::Failed,
-        "interrupted",
-        Some("interrupted"),
-    )));
+    change.units.push(Unit::Event(run_complete(&invocation, RunCompleteStatus::Failed, reason, Some(error))));
     change.cursor = Some(Cursor { invocation_id: None, step: 0, batch: None, ..g.cursor.clone() });
     emit(session, g, change)
 }
@@ -1063,7 +1065,7 @@ async fn drive(session: &Arc<Session>) {
         let next = {
             let mut g = session.inner.lock().await;
             let next = next_step(session, &mut g).unwrap_or_else(|e| {
-                eprintln!("chatwire-reference: session {}: run driver stopped: {e}", session.id);
+                abandon_turn(session, &mut g, &e);
                 Next::Stop
             });
             if matches!(next, Next::Stop) {
@@ -1081,12 +1083,26 @@ async fn drive(session: &Arc<Session>) {
                 }
                 let mut g = session.inner.lock().await;
                 if let Err(e) = settle_tool(session, &mut g, &call, &id) {
-                    eprintln!("chatwire-reference: session {}: run driver stopped: {e}", session.id);
+                    abandon_turn(session, &mut g, &e);
                     g.driver_active = false;
                     return;
                 }
             }
         }
+    }
+}
+
+/// A step failed (e.g. the agent planned a frame the reducer refuses): the run ends `failed`,
+/// reason `agent_error`, rather than staying `running` forever.
+fn abandon_turn(session: &Arc<Session>, g: &mut Inner, cause: &EmitError) {
+    eprintln!("chatwire-reference: session {}: turn abandoned: {cause}", session.id);
+    let Some(invocation) = g.state.run.invocation_id.clone().filter(|_| g.state.run.status == RunStatus::Running)
+    else {
+        return;
+    };
+    let error = format!("the agent step could not be carried out: {cause}");
+    if let Err(e) = end_run_failed(session, g, invocation, "agent_error", &error) {
+        eprintln!("chatwire-reference: session {}: cannot end the abandoned run: {e}", session.id);
     }
 }
 

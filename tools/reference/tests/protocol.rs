@@ -415,3 +415,25 @@ async fn only_the_ws_path_is_served_and_no_subprotocol_is_still_served() {
     let first = tokio::time::timeout(Duration::from_secs(10), ws.next()).await.unwrap().unwrap().unwrap();
     assert!(first.to_text().unwrap().contains("session.welcome"));
 }
+
+#[tokio::test]
+async fn a_step_the_reducer_refuses_fails_the_run_instead_of_hanging() {
+    let server = TestServer::memory().await;
+    let mut c = Client::connect(&server.url).await;
+    // Valid as a script, but a ui_tool without component_type is refused by the reducer (STATE-035).
+    let script = json!({"turns": [
+        {"steps": [{"op": "say", "markdown": "before"},
+            {"op": "tool_calls", "calls": [{"tool_name": "ask", "interaction_type": "ui_tool", "display": "inline",
+                "outcome": {"kind": "await_response"}}]}]},
+        {"steps": [{"op": "say", "markdown": "next"}]}
+    ]});
+    c.hello(Some(script)).await;
+    c.user_message("m1", "go").await;
+    let frames = c.until_run_complete().await;
+    assert!(!frames.iter().any(|f| matches!(f, ServerFrame::ToolCall(_))));
+    let ServerFrame::RunComplete(rc) = &frames[frames.len() - 2] else { panic!() };
+    assert_eq!((rc.status, rc.reason.as_deref()), (RunCompleteStatus::Failed, Some("agent_error")));
+    c.user_message("m2", "again").await;
+    c.until_run_complete().await;
+    assert_eq!(c.fold.run.status, RunStatus::Completed);
+}

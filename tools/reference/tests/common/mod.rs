@@ -133,8 +133,9 @@ impl Client {
 
     /// The next server frame within `deadline`, or `None` on timeout or close.
     pub async fn try_recv(&mut self, deadline: Duration) -> Option<ServerFrame> {
+        let until = tokio::time::Instant::now() + deadline;
         loop {
-            let message = match tokio::time::timeout(deadline, self.ws.next()).await {
+            let message = match tokio::time::timeout_at(until, self.ws.next()).await {
                 Err(_) | Ok(None) | Ok(Some(Err(_))) => return None,
                 Ok(Some(Ok(m))) => m,
             };
