@@ -1225,19 +1225,27 @@ fn output_units(call: &ScriptToolCall, id: &Id, ts: &str) -> Vec<Unit> {
         exit_code: None,
         ts: ts.to_owned(),
     };
-    let mut units: Vec<Unit> = out
-        .approvals
-        .iter()
-        .map(|a| Unit::Event(ServerFrame::ToolOutput(ToolOutput { approval: Some(*a), ..blank.clone() })))
-        .collect();
-    if out.command.is_some() || out.stdout.is_some() || out.stderr.is_some() || out.exit_code.is_some() {
-        units.push(Unit::Event(ServerFrame::ToolOutput(ToolOutput {
-            command: out.command.clone(),
-            stdout: out.stdout.clone(),
-            stderr: out.stderr.clone(),
-            exit_code: out.exit_code,
-            ..blank
-        })));
+    // SCRIPT-011: one frame per present part, in the order command, approvals, stdout, stderr, exit_code.
+    let part = |edit: &dyn Fn(&mut ToolOutput)| {
+        let mut frame = blank.clone();
+        edit(&mut frame);
+        Unit::Event(ServerFrame::ToolOutput(frame))
+    };
+    let mut units = Vec::new();
+    if let Some(command) = &out.command {
+        units.push(part(&|f| f.command = Some(command.clone())));
+    }
+    for approval in &out.approvals {
+        units.push(part(&|f| f.approval = Some(*approval)));
+    }
+    if let Some(stdout) = &out.stdout {
+        units.push(part(&|f| f.stdout = Some(stdout.clone())));
+    }
+    if let Some(stderr) = &out.stderr {
+        units.push(part(&|f| f.stderr = Some(stderr.clone())));
+    }
+    if let Some(code) = out.exit_code {
+        units.push(part(&|f| f.exit_code = Some(code)));
     }
     units
 }

@@ -106,6 +106,20 @@ async fn multi_tool_turn_creates_in_call_order_and_settles_in_script_order() {
     let pos = |id: &str| kinds.iter().position(|k| k == id).unwrap();
     assert!(pos(&ids[0]) < pos(&ids[1]) && pos(&ids[1]) < pos(&ids[2]));
     assert_eq!(kinds[pos(&ids[1]) + 1], format!("{}.output", ids[1]));
+    // SCRIPT-011: one chat.tool_output per present part, command first, exit code last.
+    let parts: Vec<&str> = frames
+        .iter()
+        .filter_map(|f| match f {
+            ServerFrame::ToolOutput(o) if o.command.is_some() => Some("command"),
+            ServerFrame::ToolOutput(o) if o.approval.is_some() => Some("approval"),
+            ServerFrame::ToolOutput(o) if o.stdout.is_some() => Some("stdout"),
+            ServerFrame::ToolOutput(o) if o.stderr.is_some() => Some("stderr"),
+            ServerFrame::ToolOutput(o) if o.exit_code.is_some() => Some("exit_code"),
+            ServerFrame::ToolOutput(o) => panic!("empty output frame {o:?}"),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(parts, ["command", "approval", "stdout", "exit_code"]);
     let DisplayItem::ToolOutput(out) = &c.fold.items[pos(&ids[1]) + 1] else { panic!("output item") };
     assert_eq!(out.approvals, [ApprovalDecision::Approve]);
     assert_eq!((out.stdout.as_str(), out.exit_code, out.command.as_deref()), ("ok\n", Some(0), Some("cargo test")));
