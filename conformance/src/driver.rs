@@ -140,8 +140,10 @@ impl StepError {
 
 /// What reading from a connection produced, after the always-on checks saw it.
 enum Next {
-    /// A text frame (`None` when it was not JSON), and its raw text (redacted only when reported).
-    Frame(Option<Value>, String),
+    /// A text frame that is JSON (its raw text went to the wire log, not copied).
+    Frame(Value),
+    /// A text frame that is not JSON, as received.
+    NotJson(String),
     Binary(usize),
     Closed(Option<u16>, String),
     Broken(String),
@@ -903,7 +905,11 @@ impl Driver<'_> {
                 let deadline = (Instant::now() + Duration::from_millis(*ms)).min(self.deadline);
                 match self.next(&conn, deadline).await? {
                     Next::Deadline => Ok(()),
-                    Next::Frame(_, raw) => {
+                    Next::Frame(v) => {
+                        let excerpt = self.redact(&v);
+                        Err(StepError::fail(format!("expected no frame for {ms} ms")).with_frame(Some(excerpt)))
+                    }
+                    Next::NotJson(raw) => {
                         let excerpt = self.redact_text(&raw);
                         Err(StepError::fail(format!("expected no frame for {ms} ms")).with_frame(Some(excerpt)))
                     }
@@ -1071,19 +1077,19 @@ impl Driver<'_> {
         let skip = skip_updates && wanted != "ui_state_updated";
         loop {
             match self.next(conn, deadline).await? {
-                Next::Frame(Some(v), raw) => {
+                Next::Frame(v) => {
                     if skip && v.get("type").and_then(Value::as_str) == Some("ui_state_updated") {
                         continue;
                     }
                     return match match_value(pattern, &v, &mut self.bindings) {
                         Ok(()) => Ok(()),
                         Err(m) => {
-                            let excerpt = self.redact_text(&raw);
+                            let excerpt = self.redact(&v);
                             Err(StepError::fail(format!("expected {wanted}: {m}")).with_frame(Some(excerpt)))
                         }
                     };
                 }
-                Next::Frame(None, raw) => {
+                Next::NotJson(raw) => {
                     let excerpt = self.redact_text(&raw);
                     return Err(StepError::fail(format!("expected {wanted}, got a frame that is not JSON"))
                         .with_frame(Some(excerpt)));
@@ -1107,7 +1113,7 @@ impl Driver<'_> {
         let mut open: Vec<&Value> = patterns.iter().collect();
         while !open.is_empty() {
             match self.next(conn, deadline).await? {
-                Next::Frame(Some(v), raw) => {
+                Next::Frame(v) => {
                     let wants_updates =
                         open.iter().any(|p| p.get("type").and_then(Value::as_str) == Some("ui_state_updated"));
                     if !wants_updates && v.get("type").and_then(Value::as_str) == Some("ui_state_updated") {
@@ -1116,7 +1122,7 @@ impl Driver<'_> {
                     let Some(i) = open.iter().position(|p| match_value(p, &v, &mut self.bindings.clone()).is_ok())
                     else {
                         let left: Vec<String> = open.iter().map(|p| pattern::excerpt(p, 120)).collect();
-                        let excerpt = self.redact_text(&raw);
+                        let excerpt = self.redact(&v);
                         return Err(StepError::fail(format!(
                             "the frame matches none of the expected: {}",
                             left.join(" | ")
@@ -1127,7 +1133,7 @@ impl Driver<'_> {
                     let _ = match_value(open[i], &v, &mut self.bindings);
                     open.remove(i);
                 }
-                Next::Frame(None, raw) => {
+                Next::NotJson(raw) => {
                     let excerpt = self.redact_text(&raw);
                     return Err(StepError::fail("got a frame that is not JSON").with_frame(Some(excerpt)));
                 }
@@ -1158,8 +1164,12 @@ impl Driver<'_> {
                         .with_requirement("TRANSPORT-008")),
                     };
                 }
-                Next::Frame(Some(v), _) if v.get("type").and_then(Value::as_str) == Some("ui_state_updated") => {}
-                Next::Frame(_, raw) => {
+                Next::Frame(v) if v.get("type").and_then(Value::as_str) == Some("ui_state_updated") => {}
+                Next::Frame(v) => {
+                    let excerpt = self.redact(&v);
+                    return Err(StepError::fail("expected the server to close, got a frame").with_frame(Some(excerpt)));
+                }
+                Next::NotJson(raw) => {
                     let excerpt = self.redact_text(&raw);
                     return Err(StepError::fail("expected the server to close, got a frame").with_frame(Some(excerpt)));
                 }
@@ -1175,7 +1185,7 @@ impl Driver<'_> {
         loop {
             let quiet_until = (Instant::now() + quiet).min(deadline);
             match self.next(conn, quiet_until).await? {
-                Next::Frame(..) => {}
+                Next::Frame(_) | Next::NotJson(_) => {}
                 Next::Deadline => {
                     // Idle: no run slice in progress and the last event's update has arrived, so
                     // what follows does not depend on how fast the server is.
@@ -1316,12 +1326,12 @@ impl Driver<'_> {
                 self.transcript(format!("{conn} < (not json)"));
                 self.log_raw(format!("{conn} < "), text.clone());
                 self.fail_check(&checks::WIRE_SCHEMA_VALID, format!("not JSON: {e}"), Some(excerpt), Some("FRAME-001"));
-                return Next::Frame(None, text);
+                return Next::NotJson(text);
             }
         };
         let wire = value.get("type").and_then(Value::as_str).unwrap_or("(no type)").to_owned();
         self.transcript(format!("{conn} < {wire}{}", transcript_detail(&value)));
-        self.log_raw(format!("{conn} < "), text.clone());
+        self.log_raw(format!("{conn} < "), text);
         let typed = match self.validator.check(Direction::ServerToClient, &value) {
             Ok(_) => match <ServerFrame as serde::Deserialize>::deserialize(&value) {
                 Ok(frame) => Some(frame),
@@ -1344,7 +1354,7 @@ impl Driver<'_> {
         if let Some(frame) = typed {
             self.apply(conn, &frame, &value);
         }
-        Next::Frame(Some(value), text)
+        Next::Frame(value)
     }
 
     fn check_timestamps(&mut self, value: &Value) {
@@ -1520,8 +1530,9 @@ impl Driver<'_> {
                         Some("STATE-002"),
                     ));
                 }
-                match &c.oracle {
-                    Some(expected) if expected != &u.state => {
+                // One deep comparison per update; the state is copied only when it differs.
+                if c.oracle.as_ref() != Some(&u.state) {
+                    if let Some(expected) = &c.oracle {
                         let want = serde_json::to_value(expected).unwrap_or(Value::Null);
                         let got = serde_json::to_value(&u.state).unwrap_or(Value::Null);
                         let diff = snapshot::json_diff(&want, &got, 12);
@@ -1538,10 +1549,7 @@ impl Driver<'_> {
                             Some("STATE-004"),
                         ));
                     }
-                    _ => {}
-                }
-                // Resynchronise so one divergence is reported once, not on every later frame.
-                if c.oracle.as_ref() != Some(&u.state) {
+                    // Resynchronise so one divergence is reported once, not on every later frame.
                     c.oracle = Some(u.state.clone());
                 }
             }
@@ -1760,9 +1768,9 @@ fn unexpected(next: Next, wanted: &str) -> StepError {
             StepError::fail(format!("a binary frame ({n} bytes) arrived while the runner waited for {wanted}"))
                 .with_requirement("TRANSPORT-001")
         }
-        Next::Frame(value, _) => {
-            let wire =
-                value.as_ref().and_then(|v| v.get("type")).and_then(Value::as_str).unwrap_or("unreadable").to_owned();
+        Next::NotJson(_) => StepError::fail(format!("a frame that is not JSON arrived while waiting for {wanted}")),
+        Next::Frame(value) => {
+            let wire = value.get("type").and_then(Value::as_str).unwrap_or("unreadable").to_owned();
             StepError::fail(format!("unexpected {wire} frame while waiting for {wanted}"))
         }
         Next::Deadline => {

@@ -246,8 +246,10 @@ pub struct RunReport {
 impl RunReport {
     /// Recomputes the summary from the scenarios and stale entries.
     pub fn summarize(&mut self) {
-        let mut s = Summary { scenarios: self.scenarios.len(), ..Summary::default() };
-        for sc in &self.scenarios {
+        // Sweep variants are counted in `sweep`, not as scenarios.
+        let scenarios: Vec<&ScenarioReport> = self.scenarios.iter().filter(|r| r.sweep.is_none()).collect();
+        let mut s = Summary { scenarios: scenarios.len(), ..Summary::default() };
+        for sc in scenarios {
             match sc.verdict {
                 Verdict::Pass => s.pass += 1,
                 Verdict::Warn => s.warn += 1,

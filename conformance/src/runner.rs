@@ -32,7 +32,9 @@ pub struct RunOptions {
     pub run_timeout: Duration,
     /// How long a spawned backend may take to become ready, before scaling.
     pub start_timeout: Duration,
-    /// Run the reconnect sweep with at most this many cut variants per scenario (`--sweep`).
+    /// The reconnect sweep (`run --sweep`, see [`crate::sweep`]): at most this many cut variants per
+    /// sweepable scenario, each reported after the scenario as `<scenario>@cut-<k>`. `None`: an
+    /// ordinary run.
     pub sweep: Option<usize>,
 }
 
@@ -85,12 +87,14 @@ pub type ProgressFn = Arc<dyn Fn(Progress<'_>) + Send + Sync>;
 /// Grace after a scenario's own deadline before the runner abandons its task.
 const ABANDON_GRACE: Duration = Duration::from_secs(3);
 
-/// Runs `scenarios` (in id order in the report). The exit code is not set here (see `baseline`).
+/// Runs `scenarios` (in id order in the report), and their sweep variants when `opts.sweep` asks.
+/// The exit code is not set here (see `baseline`).
 pub async fn run_suite(
     scenarios: Vec<Scenario>,
     opts: &RunOptions,
     progress: ProgressFn,
 ) -> Result<RunReport, RunError> {
+    let sweep = opts.sweep.map(|max| max.max(1));
     let started = Instant::now();
     let scale = |d: Duration| d.mul_f64(opts.driver.timeout_scale.max(0.01));
     let run_deadline = started + scale(opts.run_timeout);
@@ -137,7 +141,7 @@ pub async fn run_suite(
                     "run-deadline",
                     "the run deadline passed before the scenario started",
                 )]
-            } else if let Some(max) = opts.sweep {
+            } else if let Some(max) = sweep {
                 drop(permit);
                 let reports =
                     sweep_one(&scenario, &opts, &url, &validator, run_deadline, max, &semaphore, &progress).await;
@@ -195,7 +199,7 @@ pub async fn run_suite(
         scenarios: reports,
         stale_baseline: Vec::new(),
         backend_logs,
-        sweep: opts.sweep.map(|_| SweepSummary::default()),
+        sweep: sweep.map(|_| SweepSummary::default()),
         exit_code: 0,
     };
     report.summarize();

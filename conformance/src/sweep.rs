@@ -27,7 +27,7 @@ pub fn not_sweepable_reason(scenario: &Scenario) -> Option<String> {
     for (index, step) in scenario.steps.iter().enumerate() {
         let at = format!("step {} ({})", index + 1, step.kind());
         if step.conn().is_some_and(|c| c != DEFAULT_CONN) {
-            return Some(format!("{at} uses a second connection; the sweep cuts only one"));
+            return Some(format!("not sweepable: {at} uses a second connection; the sweep cuts only one"));
         }
         let reason = match step {
             Step::Restart {} => Some("restarts the backend"),
@@ -80,7 +80,9 @@ mod tests {
         let takeover = not_sweepable_reason(by_id("session-takeover")).unwrap();
         assert!(takeover.contains("second connection") || takeover.contains("deliberate"), "{takeover}");
         let versions = not_sweepable_reason(by_id("version-newest-offered")).unwrap();
-        assert!(versions.contains("versions"), "{versions}");
+        assert!(versions.contains("non-standard handshake"), "{versions}");
+        let errors = not_sweepable_reason(by_id("hitl-duplicate-response")).unwrap();
+        assert!(errors.contains("deliberate error"), "{errors}");
     }
 
     #[test]

@@ -169,3 +169,41 @@ fn snapshot_differences_print_a_line_diff() {
     let added = out.lines().position(|l| l.trim_start().starts_with('+') && l.contains("\"Hello from the script.\""));
     assert!(matches!((removed, added), (Some(r), Some(a)) if r + 1 == a), "golden line, then actual line: {out}");
 }
+
+#[test]
+fn sweep_prints_a_summary_line_and_puts_the_variants_in_both_reports() {
+    let json = temp("sweep.json");
+    let junit = temp("sweep.xml");
+    let o = run(&[
+        "run",
+        "--sweep",
+        "--sweep-max",
+        "2",
+        "--scenario",
+        "hitl-submit",
+        "--scenario",
+        "restart-resume",
+        "--timeout-scale",
+        "3",
+        "--report-json",
+        json.to_str().unwrap(),
+        "--junit",
+        junit.to_str().unwrap(),
+    ]);
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(
+        out.contains("sweep: 1 scenarios, 2 variants, 0 failed (1 selected scenario(s) not sweepable, n/a)"),
+        "{out}"
+    );
+    assert!(out.contains("hitl-submit@cut-02"), "{out}");
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(report["sweep"]["variants"], 2);
+    let ids: Vec<&str> = report["scenarios"].as_array().unwrap().iter().filter_map(|s| s["id"].as_str()).collect();
+    assert_eq!(ids, vec!["hitl-submit", "hitl-submit@cut-01", "hitl-submit@cut-02", "restart-resume"]);
+    assert_eq!(report["scenarios"][1]["sweep"]["cut_after_frame"], 1);
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(xml.contains("testsuite name=\"hitl-submit@cut-01\""), "{xml}");
+    // --sweep-max without --sweep is a usage error.
+    assert_eq!(run(&["run", "--sweep-max", "3"]).status.code(), Some(2));
+}

@@ -27,6 +27,7 @@ fn options(url: &str) -> RunOptions {
         scenario_timeout: Duration::from_secs(10),
         run_timeout: Duration::from_secs(60),
         start_timeout: Duration::from_secs(5),
+        sweep: None,
     }
 }
 

@@ -25,6 +25,7 @@ fn bundled(snapshots: SnapshotMode) -> RunOptions {
         scenario_timeout: Duration::from_secs(60),
         run_timeout: Duration::from_secs(600),
         start_timeout: Duration::from_secs(20),
+        sweep: None,
     }
 }
 

@@ -88,6 +88,10 @@ impl FrameValidator {
         let wire = object.get("type").and_then(Value::as_str).ok_or(FrameError::MissingType)?;
         let validator =
             self.by_type.get(&(direction, wire.to_owned())).ok_or_else(|| FrameError::UnknownType(wire.to_owned()))?;
+        // Fast path: most frames are valid, and `is_valid` skips building error iterators.
+        if validator.is_valid(frame) {
+            return Ok(wire);
+        }
         let mut violations = Vec::new();
         for error in validator.iter_errors(frame) {
             refine(&error, &mut violations);

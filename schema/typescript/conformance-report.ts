@@ -36,6 +36,10 @@ export interface RunReport {
    */
   backend_logs?: BackendLog[];
   /**
+   * The reconnect sweep's counts, when the run was a sweep (`run --sweep`).
+   */
+  sweep?: SweepSummary | null;
+  /**
    * The exit code the run ends with.
    */
   exit_code: number;
@@ -127,6 +131,10 @@ export interface ScenarioReport {
   snapshots?: {
     [k: string]: string | undefined;
   };
+  /**
+   * Set on a reconnect-sweep variant (`run --sweep`): which scenario it cuts, and where.
+   */
+  sweep?: SweepVariant | null;
 }
 /**
  * The result of one check in one scenario.
@@ -183,6 +191,24 @@ export interface Finding {
   frame?: string | null;
 }
 /**
+ * Where a reconnect-sweep variant cut its scenario.
+ */
+export interface SweepVariant {
+  /**
+   * The scenario id.
+   */
+  scenario: string;
+  /**
+   * The connection was cut right after this server frame (1-based, counted after the first
+   * welcome and snapshot).
+   */
+  cut_after_frame: number;
+  /**
+   * How many such frames the uninterrupted run received.
+   */
+  frames: number;
+}
+/**
  * A baseline entry that no longer matches a failure.
  */
 export interface StaleEntry {
@@ -215,4 +241,25 @@ export interface BackendLog {
    * The last part of its standard error.
    */
   stderr: string;
+}
+/**
+ * Counts over the reconnect sweep of a run.
+ */
+export interface SweepSummary {
+  /**
+   * Scenarios swept (at least one variant run).
+   */
+  scenarios: number;
+  /**
+   * Variants run.
+   */
+  variants: number;
+  /**
+   * Variants that failed or timed out (baselined failures not counted).
+   */
+  failed: number;
+  /**
+   * Selected scenarios the sweep does not apply to (their report says why).
+   */
+  not_sweepable: number;
 }

@@ -18,7 +18,7 @@ export type { ChatToolProgress } from "./chat.tool_progress";
 export type { ChatUserMessage } from "./chat.user_message";
 export type { ChatUserMessageAccepted } from "./chat.user_message_accepted";
 export type { Baseline, BaselineEntry } from "./conformance-baseline";
-export type { RunReport, Summary, ScenarioReport, CheckReport, Finding, StaleEntry, BackendLog } from "./conformance-report";
+export type { RunReport, Summary, ScenarioReport, CheckReport, Finding, SweepVariant, StaleEntry, BackendLog, SweepSummary } from "./conformance-report";
 export type { Error as ErrorFrame } from "./error";
 export type { RequirementId, Step, Scenario } from "./scenario";
 export type { SessionHello } from "./session.hello";
