@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chatwire_schema::schema_gen::Direction;
-use chatwire_schema::{DisplayItem, ErrorCode, FrameValidator, ServerFrame, UiState};
+use chatwire_schema::{DisplayItem, ErrorCode, FrameValidator, Id, ServerFrame, UiState};
 use serde_json::{json, Value};
 use tokio::time::Instant;
 
@@ -602,10 +602,10 @@ impl Driver<'_> {
             Step::Respond { conn, id, tool_call, outcome } => {
                 let target = map(tool_call);
                 let settled = self.conns.get(DEFAULT_CONN).and_then(|c| c.oracle.as_ref()).is_some_and(|state| {
-                    state.items.iter().any(|item| match item {
-                        DisplayItem::ToolCall(c) => c.id.as_str() == target && c.status.is_terminal(),
-                        _ => false,
-                    })
+                    Id::parse(target.as_str())
+                        .ok()
+                        .and_then(|id| state.tool_call(&id))
+                        .is_some_and(|c| c.status.is_terminal())
                 });
                 (!settled).then(|| Step::Respond {
                     conn: conn.clone(),
