@@ -32,12 +32,28 @@ pub enum Target {
         /// `--fault NAME` for the reference backend (a testing aid for the suite itself).
         fault: Option<String>,
     },
+    /// The bundled reference backend started outside conformance mode (no `--conformance`), for
+    /// the scenarios that check what a backend does there (`conformance_mode: false`).
+    BundledOutsideConformance {
+        /// `--fault NAME`, as for [`Target::Bundled`].
+        fault: Option<String>,
+    },
 }
 
 impl Target {
     /// Whether the runner starts the backend itself (and so can restart it).
     pub fn is_spawned(&self) -> bool {
         !matches!(self, Target::Url(_))
+    }
+
+    /// The same implementation outside conformance mode, when the runner can derive it (the
+    /// bundled backend); other targets name it with `--plain-url` / `--plain-exec`.
+    pub fn outside_conformance(&self) -> Option<Target> {
+        match self {
+            Target::Bundled { fault } => Some(Target::BundledOutsideConformance { fault: fault.clone() }),
+            Target::BundledOutsideConformance { .. } => Some(self.clone()),
+            Target::Url(_) | Target::Exec { .. } => None,
+        }
     }
 
     /// How reports name the target.
@@ -47,6 +63,12 @@ impl Target {
             Target::Exec { command, .. } => format!("exec: {command}"),
             Target::Bundled { fault: None } => "bundled reference backend".to_owned(),
             Target::Bundled { fault: Some(f) } => format!("bundled reference backend with fault {f}"),
+            Target::BundledOutsideConformance { fault: None } => {
+                "bundled reference backend outside conformance mode".to_owned()
+            }
+            Target::BundledOutsideConformance { fault: Some(f) } => {
+                format!("bundled reference backend outside conformance mode with fault {f}")
+            }
         }
     }
 }
@@ -236,25 +258,25 @@ impl ServerProcess {
                 cmd.arg("-c").arg(&line);
                 (cmd, line)
             }
-            Target::Bundled { .. } | Target::Url(_) => {
-                let fault = match &self.target {
-                    Target::Bundled { fault } => fault.clone(),
-                    _ => None,
+            Target::Bundled { .. } | Target::BundledOutsideConformance { .. } | Target::Url(_) => {
+                let (fault, conformance) = match &self.target {
+                    Target::Bundled { fault } => (fault.clone(), true),
+                    Target::BundledOutsideConformance { fault } => (fault.clone(), false),
+                    Target::Url(_) | Target::Exec { .. } => (None, true),
                 };
                 let exe = bundled_executable();
                 let mut cmd = Command::new(&exe);
-                cmd.args(["__reference", "serve", "--addr", "127.0.0.1:0", "--conformance", "--db"]).arg(&db);
-                if let Some(fault) = fault {
+                let mut args = vec!["__reference", "serve", "--addr", "127.0.0.1:0"];
+                if conformance {
+                    args.push("--conformance");
+                }
+                args.push("--db");
+                cmd.args(&args).arg(&db);
+                if let Some(fault) = &fault {
                     cmd.arg("--fault").arg(fault);
                 }
-                (
-                    cmd,
-                    format!(
-                        "{} __reference serve --addr 127.0.0.1:0 --conformance --db {}",
-                        exe.display(),
-                        db.display()
-                    ),
-                )
+                let fault = fault.map(|f| format!(" --fault {f}")).unwrap_or_default();
+                (cmd, format!("{} {} {}{fault}", exe.display(), args.join(" "), db.display()))
             }
         }
     }

@@ -89,6 +89,14 @@ struct RunArgs {
     /// URL path used with --exec when the backend does not print its URL.
     #[arg(long, value_name = "PATH", default_value = "/ws", requires = "exec")]
     exec_path: String,
+    /// The same implementation already running outside conformance mode at this URL, for the
+    /// scenarios that check behaviour there (SCRIPT-001, SCRIPT-003); they are n/a without it,
+    /// unless the backend is the bundled one, which the runner starts without --conformance itself.
+    #[arg(long, value_name = "WS_URL", conflicts_with = "plain_exec")]
+    plain_url: Option<String>,
+    /// Like --plain-url, but spawn it with this shell command (same placeholders as --exec).
+    #[arg(long, value_name = "CMD")]
+    plain_exec: Option<String>,
     /// Run the bundled reference backend with this planted fault (testing aid).
     #[arg(long, value_name = "NAME", conflicts_with_all = ["url", "exec"])]
     reference_fault: Option<String>,
@@ -316,6 +324,11 @@ fn run(args: RunArgs) -> u8 {
         (None, Some(command)) => Target::Exec { command: command.clone(), path: args.exec_path.clone() },
         (None, None) => Target::Bundled { fault: args.reference_fault.clone() },
     };
+    let plain_target = match (&args.plain_url, &args.plain_exec) {
+        (Some(url), _) => Some(Target::Url(url.clone())),
+        (None, Some(command)) => Some(Target::Exec { command: command.clone(), path: args.exec_path.clone() }),
+        (None, None) => None,
+    };
     let opts = RunOptions {
         target,
         jobs: usize::from(args.jobs),
@@ -328,6 +341,7 @@ fn run(args: RunArgs) -> u8 {
         scenario_timeout: Duration::from_secs(args.scenario_timeout.max(1)),
         run_timeout: Duration::from_secs(args.run_timeout.max(1)),
         sweep: args.sweep.then_some(usize::from(args.sweep_max)),
+        plain_target,
         ..RunOptions::default()
     };
     let style = Style::detect();

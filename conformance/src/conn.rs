@@ -24,6 +24,8 @@ pub enum Incoming {
     Text(String),
     /// A binary frame of this many bytes (v1 is text only).
     Binary(usize),
+    /// A pong, with its payload (answers to the runner's pings, or unsolicited heartbeats).
+    Pong(Vec<u8>),
     /// The server closed the connection (with its close frame, if any).
     Closed {
         /// The close code, if the server sent a close frame with one.
@@ -54,13 +56,24 @@ pub enum ConnectError {
         /// What failed.
         message: String,
     },
-    /// The server accepted the handshake but did not select the `chatwire.v1` subprotocol.
-    #[error("the server did not select the websocket subprotocol {expected} (selected: {selected})")]
+    /// The server accepted the handshake but did not select the `chatwire.v1` subprotocol it was
+    /// offered, or selected one although none was offered.
+    #[error("the server's websocket subprotocol answer is wrong ({offered}): {message}")]
     Subprotocol {
-        /// The subprotocol offered.
-        expected: &'static str,
-        /// What the server answered.
-        selected: String,
+        /// What the runner offered: `chatwire.v1` or `no subprotocol`.
+        offered: &'static str,
+        /// What the handshake check found.
+        message: String,
+    },
+    /// The server refused the handshake with an HTTP status.
+    #[error("the server refused the websocket handshake to {url} ({offered} offered) with HTTP {status}")]
+    Refused {
+        /// The URL.
+        url: String,
+        /// What the runner offered: `chatwire.v1` or `no subprotocol`.
+        offered: &'static str,
+        /// The HTTP status of the refusal.
+        status: u16,
     },
     /// Nothing happened before the deadline (a server that accepts TCP but never answers).
     #[error("no websocket handshake from {url} before the deadline")]
@@ -83,11 +96,27 @@ impl std::fmt::Debug for WsConn {
 }
 
 impl WsConn {
-    /// Connects and offers the `chatwire.v1` subprotocol, which the server must select.
+    /// Connects offering the `chatwire.v1` subprotocol, which the server must select (TRANSPORT-003).
     pub async fn open(url: &str, max_message_bytes: usize, deadline: Instant) -> Result<WsConn, ConnectError> {
+        Self::open_with(url, max_message_bytes, deadline, true).await
+    }
+
+    /// Connects offering `chatwire.v1` or, when `offer_subprotocol` is false, no subprotocol at all;
+    /// then the server must select none (TRANSPORT-004; tungstenite refuses an unrequested one).
+    pub async fn open_with(
+        url: &str,
+        max_message_bytes: usize,
+        deadline: Instant,
+        offer_subprotocol: bool,
+    ) -> Result<WsConn, ConnectError> {
         let bad_url = |message: String| ConnectError::BadUrl { url: url.to_owned(), message };
+        let offered = if offer_subprotocol { chatwire_schema::SUBPROTOCOL } else { "no subprotocol" };
         let mut request = url.into_client_request().map_err(|e| bad_url(e.to_string()))?;
-        request.headers_mut().insert("Sec-WebSocket-Protocol", HeaderValue::from_static(chatwire_schema::SUBPROTOCOL));
+        if offer_subprotocol {
+            request
+                .headers_mut()
+                .insert("Sec-WebSocket-Protocol", HeaderValue::from_static(chatwire_schema::SUBPROTOCOL));
+        }
         let config = WebSocketConfig::default()
             .max_message_size(Some(max_message_bytes))
             .max_frame_size(Some(max_message_bytes));
@@ -96,7 +125,10 @@ impl WsConn {
             Err(_) => Err(ConnectError::Timeout { url: url.to_owned() }),
             Ok(Ok((stream, _response))) => Ok(WsConn { stream, closed: false }),
             Ok(Err(WsError::Protocol(p))) if p.to_string().to_lowercase().contains("subprotocol") => {
-                Err(ConnectError::Subprotocol { expected: chatwire_schema::SUBPROTOCOL, selected: p.to_string() })
+                Err(ConnectError::Subprotocol { offered, message: p.to_string() })
+            }
+            Ok(Err(WsError::Http(response))) => {
+                Err(ConnectError::Refused { url: url.to_owned(), offered, status: response.status().as_u16() })
             }
             Ok(Err(e)) => Err(ConnectError::Failed { url: url.to_owned(), message: e.to_string() }),
         }
@@ -117,6 +149,11 @@ impl WsConn {
         self.send(Message::binary(bytes), deadline).await
     }
 
+    /// Sends a ping (control frames carry at most 125 bytes, which the caller ensures).
+    pub async fn send_ping(&mut self, payload: Vec<u8>, deadline: Instant) -> Result<(), String> {
+        self.send(Message::Ping(payload.into()), deadline).await
+    }
+
     async fn send(&mut self, message: Message, deadline: Instant) -> Result<(), String> {
         if self.closed {
             return Err("the connection is closed".into());
@@ -131,8 +168,8 @@ impl WsConn {
         }
     }
 
-    /// Reads the next frame; `None` when the deadline passes first. Pings and pongs are handled
-    /// here (tungstenite queues the pong) and never returned.
+    /// Reads the next frame; `None` when the deadline passes first. Pings are answered here
+    /// (tungstenite queues the pong) and never returned; pongs are returned for the ping step.
     pub async fn recv(&mut self, deadline: Instant) -> Option<Incoming> {
         if self.closed {
             return Some(Incoming::Closed { code: None, reason: "already closed".into() });
@@ -143,7 +180,8 @@ impl WsConn {
                 None => Incoming::Closed { code: None, reason: "connection ended without a close frame".into() },
                 Some(Ok(Message::Text(t))) => return Some(Incoming::Text(t.as_str().to_owned())),
                 Some(Ok(Message::Binary(b))) => return Some(Incoming::Binary(b.len())),
-                Some(Ok(Message::Ping(_) | Message::Pong(_) | Message::Frame(_))) => continue,
+                Some(Ok(Message::Pong(p))) => return Some(Incoming::Pong(p.to_vec())),
+                Some(Ok(Message::Ping(_) | Message::Frame(_))) => continue,
                 Some(Ok(Message::Close(frame))) => {
                     // Flush the close reply tungstenite queued, completing the closing handshake.
                     let _ = tokio::time::timeout(Duration::from_millis(50), self.stream.flush()).await;
@@ -178,6 +216,7 @@ impl WsConn {
             match self.recv(deadline).await {
                 None => break,
                 Some(Incoming::Closed { .. }) | Some(Incoming::Broken(_)) => break,
+                Some(Incoming::Pong(_)) => {}
                 Some(frame) => late.push(frame),
             }
         }

@@ -147,7 +147,20 @@ enum Next {
     Binary(usize),
     Closed(Option<u16>, String),
     Broken(String),
+    /// A pong's payload; only returned to the ping step, other steps read past pongs.
+    Pong(Vec<u8>),
     Deadline,
+}
+
+/// How `connect` opens a connection.
+#[derive(Clone, Copy, Debug)]
+struct Handshake {
+    /// Send `session.hello` and expect welcome and snapshot.
+    hello: bool,
+    /// Offer the `chatwire.v1` subprotocol.
+    subprotocol: bool,
+    /// Put the scenario's script in the hello.
+    with_script: bool,
 }
 
 struct PendingHello {
@@ -785,9 +798,10 @@ impl Driver<'_> {
     async fn run_step(&mut self, step: &Step) -> Result<(), StepError> {
         let conn = step.conn().unwrap_or(DEFAULT_CONN).to_owned();
         match step {
-            Step::Connect { versions, with_script, hello, .. } => {
+            Step::Connect { versions, with_script, hello, subprotocol, .. } => {
                 let versions = versions.clone().unwrap_or_else(|| self.cfg.versions.clone());
-                self.connect(&conn, *hello, versions, *with_script, None).await
+                let handshake = Handshake { hello: *hello, subprotocol: *subprotocol, with_script: *with_script };
+                self.connect(&conn, handshake, versions, None).await
             }
             Step::Resume { last_seq, .. } => {
                 let session = self
@@ -807,7 +821,8 @@ impl Driver<'_> {
                 }
                 let resume =
                     json!({"session_id": session, "resume_token": token, "last_seq": last_seq.unwrap_or(seen)});
-                self.connect(&conn, true, self.cfg.versions.clone(), false, Some(resume)).await
+                let handshake = Handshake { hello: true, subprotocol: true, with_script: false };
+                self.connect(&conn, handshake, self.cfg.versions.clone(), Some(resume)).await
             }
             Step::Disconnect { .. } => {
                 let deadline = self.step_deadline(None);
@@ -875,6 +890,10 @@ impl Driver<'_> {
                 c.ws.send_binary(vec![0; *bytes], deadline)
                     .await
                     .map_err(|e| StepError::fail(format!("cannot send: {e}")))
+            }
+            Step::Ping { payload, timeout_ms, .. } => {
+                let deadline = self.step_deadline(*timeout_ms);
+                self.ping(&conn, payload, deadline).await
             }
             Step::Expect { frame, timeout_ms, .. } => {
                 let deadline = self.step_deadline(*timeout_ms);
@@ -990,20 +1009,26 @@ impl Driver<'_> {
     async fn connect(
         &mut self,
         conn: &str,
-        hello: bool,
+        handshake: Handshake,
         versions: Vec<String>,
-        with_script: bool,
         resume: Option<Value>,
     ) -> Result<(), StepError> {
+        let Handshake { hello, subprotocol, with_script } = handshake;
         let deadline = self.step_deadline(None);
         let url = self.endpoint.url();
-        let ws = WsConn::open(&url, self.cfg.max_message_bytes, deadline).await.map_err(|e| match e {
-            ConnectError::Timeout { .. } => StepError::new(Verdict::Timeout, e.to_string()),
-            ConnectError::Subprotocol { .. } => StepError::fail(e.to_string()).with_requirement("TRANSPORT-003"),
-            other => StepError::fail(other.to_string()),
-        })?;
-        self.transcript(format!("{conn} open"));
-        self.log(format!("{conn} open {url}"));
+        // A handshake the server gets wrong breaks the rule for what was offered.
+        let requirement = if subprotocol { "TRANSPORT-003" } else { "TRANSPORT-004" };
+        let ws =
+            WsConn::open_with(&url, self.cfg.max_message_bytes, deadline, subprotocol).await.map_err(|e| match e {
+                ConnectError::Timeout { .. } => StepError::new(Verdict::Timeout, e.to_string()),
+                ConnectError::Subprotocol { .. } | ConnectError::Refused { .. } => {
+                    StepError::fail(e.to_string()).with_requirement(requirement)
+                }
+                other => StepError::fail(other.to_string()),
+            })?;
+        let opened = if subprotocol { "open" } else { "open (no subprotocol offered)" };
+        self.transcript(format!("{conn} {opened}"));
+        self.log(format!("{conn} {opened} {url}"));
         self.conns.insert(
             conn.to_owned(),
             Conn {
@@ -1254,7 +1279,19 @@ impl Driver<'_> {
 
     // ---------------------------------------------------------------- reading and always-on checks
 
+    /// The next frame on `conn`; pongs are logged and read past (a server may send unsolicited ones).
     async fn next(&mut self, conn: &str, deadline: Instant) -> Result<Next, StepError> {
+        loop {
+            match self.next_or_pong(conn, deadline).await? {
+                Next::Pong(_) => continue,
+                other => return Ok(other),
+            }
+        }
+    }
+
+    /// The next frame or pong on `conn`. Every read counts against the scenario's frame cap, so a
+    /// flood of pongs ends the scenario too.
+    async fn next_or_pong(&mut self, conn: &str, deadline: Instant) -> Result<Next, StepError> {
         if self.frames >= MAX_FRAMES_PER_SCENARIO {
             return Err(StepError::fail(format!(
                 "the server sent more than {MAX_FRAMES_PER_SCENARIO} frames in one scenario (flood)"
@@ -1269,6 +1306,49 @@ impl Driver<'_> {
             return Err(StepError::cut());
         }
         Ok(next)
+    }
+
+    /// Sends a ping and waits for the pong with the same payload (TRANSPORT-010). Pongs with another
+    /// payload may be unsolicited heartbeats, so they are noted and the wait goes on; if the right
+    /// one never comes, they are the evidence.
+    async fn ping(&mut self, conn: &str, payload: &str, deadline: Instant) -> Result<(), StepError> {
+        self.transcript(format!("{conn} > ping"));
+        self.log(format!("{conn} > ping {payload:?}"));
+        self.conn_mut(conn)?
+            .ws
+            .send_ping(payload.as_bytes().to_vec(), deadline)
+            .await
+            .map_err(|e| StepError::fail(format!("cannot send a ping: {e}")))?;
+        let mut other_pongs: Vec<String> = Vec::new();
+        loop {
+            match self.next_or_pong(conn, deadline).await? {
+                Next::Pong(got) if got == payload.as_bytes() => {
+                    self.transcript(format!("{conn} < pong"));
+                    return Ok(());
+                }
+                Next::Pong(got) => {
+                    if other_pongs.len() < 5 {
+                        other_pongs.push(format!("{:?}", String::from_utf8_lossy(&got)));
+                    }
+                }
+                Next::Frame(v) if v.get("type").and_then(Value::as_str) == Some("ui_state_updated") => {}
+                Next::Deadline => {
+                    let (verdict, message) = if other_pongs.is_empty() {
+                        (Verdict::Timeout, format!("no pong answered the ping {payload:?} before the deadline"))
+                    } else {
+                        (
+                            Verdict::Fail,
+                            format!(
+                                "the ping carried {payload:?} but the pongs that came back carried {}",
+                                other_pongs.join(", ")
+                            ),
+                        )
+                    };
+                    return Err(StepError::new(verdict, message).with_requirement("TRANSPORT-010"));
+                }
+                other => return Err(unexpected(other, &format!("the pong answering the ping {payload:?}"))),
+            }
+        }
     }
 
     fn observe(&mut self, conn: &str, incoming: Incoming) -> Next {
@@ -1309,6 +1389,10 @@ impl Driver<'_> {
                     }
                 }
                 Next::Closed(code, reason)
+            }
+            Incoming::Pong(payload) => {
+                self.log(format!("{conn} < pong {:?}", pattern::truncate(&String::from_utf8_lossy(&payload), 60)));
+                Next::Pong(payload)
             }
             Incoming::Broken(message) => {
                 self.transcript(format!("{conn} < broken"));
@@ -1773,6 +1857,7 @@ fn unexpected(next: Next, wanted: &str) -> StepError {
             let wire = value.get("type").and_then(Value::as_str).unwrap_or("unreadable").to_owned();
             StepError::fail(format!("unexpected {wire} frame while waiting for {wanted}"))
         }
+        Next::Pong(_) => StepError::fail(format!("a pong arrived while the runner waited for {wanted}")),
         Next::Deadline => {
             StepError::new(Verdict::Timeout, format!("nothing arrived before the deadline; waited for {wanted}"))
         }
@@ -1783,7 +1868,13 @@ fn unexpected(next: Next, wanted: &str) -> StepError {
 pub fn describe(step: &Step) -> String {
     let conn = step.conn().filter(|c| *c != DEFAULT_CONN).map(|c| format!(" [{c}]")).unwrap_or_default();
     let what = match step {
+        Step::Connect { hello: false, subprotocol: false, .. } => {
+            "open a connection offering no subprotocol, without hello".to_owned()
+        }
         Step::Connect { hello: false, .. } => "open a connection without hello".to_owned(),
+        Step::Connect { subprotocol: false, .. } => {
+            "connect offering no subprotocol: hello, welcome, snapshot".to_owned()
+        }
         Step::Connect { .. } => "connect: hello, welcome, snapshot".to_owned(),
         Step::Resume { .. } => "resume the session on a new connection".to_owned(),
         Step::Disconnect { .. } => "close the connection".to_owned(),
@@ -1796,6 +1887,7 @@ pub fn describe(step: &Step) -> String {
         Step::Send { frame, .. } => format!("send {}", pattern::excerpt(frame, 80)),
         Step::SendText { text, .. } => format!("send text {}", pattern::truncate(&format!("{text:?}"), 60)),
         Step::SendBinary { bytes, .. } => format!("send a binary frame of {bytes} bytes"),
+        Step::Ping { payload, .. } => format!("ping {payload:?}, expect the pong carrying it"),
         Step::Expect { frame, .. } => format!("expect {}", pattern::excerpt(frame, 100)),
         Step::ExpectUnordered { frames, .. } => format!("expect {} frames in any order", frames.len()),
         Step::ExpectError { code, .. } => format!("expect error {code}"),

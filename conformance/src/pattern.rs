@@ -33,6 +33,19 @@ impl Bindings {
 pub const ANY: &str = "any";
 /// Placeholder that requires the field to be absent.
 pub const ABSENT: &str = "absent";
+/// Operator: `{"$contains": [p, ...]}` matches an array holding, for each pattern, an element that
+/// matches it (in any order, other elements allowed).
+pub const CONTAINS: &str = "$contains";
+/// Operator: `{"$excludes": [p, ...]}` matches an array holding no element that matches any pattern.
+pub const EXCLUDES: &str = "$excludes";
+
+/// The operator of a pattern object whose only key is `$contains` or `$excludes` with an array.
+fn operator(pattern: &Value) -> Option<(&'static str, &Vec<Value>)> {
+    let map = pattern.as_object().filter(|m| m.len() == 1)?;
+    let (key, operand) = map.iter().next()?;
+    let name = [CONTAINS, EXCLUDES].into_iter().find(|op| op == key)?;
+    Some((name, operand.as_array()?))
+}
 
 /// The name inside `{{name}}` when the whole string is one placeholder.
 pub fn placeholder(s: &str) -> Option<&str> {
@@ -65,7 +78,8 @@ impl std::fmt::Display for Mismatch {
 /// Matches `actual` against `pattern`; on success the captures are added to `bindings`.
 ///
 /// Objects match when every key of the pattern matches (extra keys are ignored); arrays need the
-/// same length and element-wise matches; scalars must be equal.
+/// same length and element-wise matches, unless the pattern is a [`CONTAINS`] or [`EXCLUDES`]
+/// operator; scalars must be equal.
 pub fn match_value(pattern: &Value, actual: &Value, bindings: &mut Bindings) -> Result<(), Mismatch> {
     let mut tentative = bindings.clone();
     unify(pattern, Some(actual), &mut tentative, &mut String::new())?;
@@ -100,6 +114,34 @@ fn unify(pattern: &Value, actual: Option<&Value>, bindings: &mut Bindings, path:
     let Some(actual) = actual else {
         return Err(mismatch(path, excerpt(pattern, 60), None));
     };
+    if let Some((op, wanted)) = operator(pattern) {
+        let Value::Array(items) = actual else {
+            return Err(mismatch(path, format!("an array ({op})"), Some(actual)));
+        };
+        for want in wanted {
+            // Each element is tried on a copy: a failed or excluded match binds nothing.
+            let hit = items.iter().enumerate().find_map(|(i, item)| {
+                let mut trial = bindings.clone();
+                let mut at = format!("{path}/{i}");
+                unify(want, Some(item), &mut trial, &mut at).ok().map(|()| (i, trial))
+            });
+            match (op, hit) {
+                (CONTAINS, Some((_, trial))) => *bindings = trial,
+                (CONTAINS, None) => {
+                    return Err(mismatch(path, format!("an array containing {}", excerpt(want, 60)), Some(actual)))
+                }
+                (_, Some((i, _))) => {
+                    return Err(mismatch(
+                        &format!("{path}/{i}"),
+                        format!("no element matching {}", excerpt(want, 60)),
+                        items.get(i),
+                    ))
+                }
+                (_, None) => {}
+            }
+        }
+        return Ok(());
+    }
     match (pattern, actual) {
         (Value::Object(p), Value::Object(a)) => {
             for (key, sub) in p {
@@ -236,6 +278,33 @@ mod tests {
         assert!(match_value(&json!({"missing": "{{any}}"}), &frame, &mut b).is_err());
         let err = match_value(&json!({"missing": 1}), &frame, &mut b).unwrap_err();
         assert!(err.found.contains("absent"), "{err}");
+    }
+
+    #[test]
+    fn contains_and_excludes_operators() {
+        let mut b = Bindings::default();
+        let frame = json!({"caps": ["rewind", "conformance_script", "tool_output"], "n": 3});
+        match_value(&json!({"caps": {"$contains": ["tool_output", "rewind"]}}), &frame, &mut b).unwrap();
+        match_value(&json!({"caps": {"$contains": []}}), &frame, &mut b).unwrap();
+        let err = match_value(&json!({"caps": {"$contains": ["restart_durability"]}}), &frame, &mut b).unwrap_err();
+        assert_eq!(err.path, "/caps");
+        assert!(err.expected.contains("restart_durability"), "{err}");
+        match_value(&json!({"caps": {"$excludes": ["restart_durability", "x"]}}), &frame, &mut b).unwrap();
+        let err = match_value(&json!({"caps": {"$excludes": ["conformance_script"]}}), &frame, &mut b).unwrap_err();
+        assert_eq!(err.path, "/caps/1");
+        assert!(err.found.contains("conformance_script"), "{err}");
+        // Not an array, or absent: no match either way.
+        assert!(match_value(&json!({"n": {"$contains": [3]}}), &frame, &mut b).is_err());
+        assert!(match_value(&json!({"missing": {"$excludes": ["a"]}}), &frame, &mut b).is_err());
+        // Elements are patterns: captures bind on contains, never on excludes.
+        let calls = json!({"items": [{"kind": "a", "id": "x1"}, {"kind": "b", "id": "y1"}]});
+        match_value(&json!({"items": {"$contains": [{"kind": "b", "id": "{{b}}"}]}}), &calls, &mut b).unwrap();
+        assert_eq!(b.get("b"), Some(&json!("y1")));
+        match_value(&json!({"items": {"$excludes": [{"kind": "c", "id": "{{c}}"}]}}), &calls, &mut b).unwrap();
+        assert_eq!(b.get("c"), None);
+        // An object with another key beside the operator is an ordinary pattern.
+        let odd = json!({"f": {"$contains": [1], "other": 2}});
+        assert!(match_value(&odd, &json!({"f": {"$contains": [1], "other": 2}}), &mut b).is_ok());
     }
 
     #[test]

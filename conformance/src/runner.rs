@@ -36,6 +36,10 @@ pub struct RunOptions {
     /// sweepable scenario, each reported after the scenario as `<scenario>@cut-<k>`. `None`: an
     /// ordinary run.
     pub sweep: Option<usize>,
+    /// The implementation outside conformance mode (`--plain-url`, `--plain-exec`), for scenarios
+    /// with `conformance_mode: false`; `None` derives it from `target` where possible
+    /// ([`Target::outside_conformance`]), else those scenarios are not applicable.
+    pub plain_target: Option<Target>,
 }
 
 impl Default for RunOptions {
@@ -48,6 +52,7 @@ impl Default for RunOptions {
             run_timeout: Duration::from_secs(900),
             start_timeout: Duration::from_secs(15),
             sweep: None,
+            plain_target: None,
         }
     }
 }
@@ -215,9 +220,26 @@ async fn run_one(
     start_timeout: Duration,
 ) -> ScenarioReport {
     let scenario_deadline = (Instant::now() + opts.driver.scaled(opts.scenario_timeout)).min(run_deadline);
-    // A scenario that kills the backend gets its own instance, so parallel scenarios are unaffected.
-    let mut endpoint = if scenario.restarts() && opts.target.is_spawned() {
-        match ServerProcess::start(&opts.target, &scenario.id, start_timeout).await {
+    let target = if scenario.conformance_mode {
+        opts.target.clone()
+    } else {
+        match opts.plain_target.clone().or_else(|| opts.target.outside_conformance()) {
+            Some(t) => t,
+            None => {
+                return synthetic(
+                    scenario,
+                    Verdict::NotApplicable,
+                    "backend-outside-conformance-mode",
+                    "the scenario needs the backend outside conformance mode: pass --plain-url or --plain-exec",
+                )
+            }
+        }
+    };
+    // A scenario that kills the backend gets its own instance, so parallel scenarios are unaffected;
+    // so does one outside conformance mode, as the shared instance is in conformance mode.
+    let own_instance = scenario.restarts() || !scenario.conformance_mode;
+    let mut endpoint = if own_instance && target.is_spawned() {
+        match ServerProcess::start(&target, &scenario.id, start_timeout).await {
             Ok(p) => Endpoint::Process(Box::new(p)),
             Err(e) => {
                 return synthetic(
@@ -228,6 +250,8 @@ async fn run_one(
                 )
             }
         }
+    } else if let Target::Url(plain) = &target {
+        Endpoint::Url(plain.clone())
     } else {
         Endpoint::Url(url.to_owned())
     };

@@ -38,6 +38,12 @@ pub struct Scenario {
     /// The scripted agent sent in `session.hello.script` by `connect`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub script: Option<AgentScript>,
+    /// Whether the scenario runs against the backend in conformance mode (default true). A scenario
+    /// with `false` checks what a backend does outside conformance mode (SCRIPT-001, SCRIPT-003): it
+    /// gets its own instance of the bundled backend started without `--conformance`, or the one named
+    /// by `--plain-url` / `--plain-exec`, and is not applicable without one. It has no `script`.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub conformance_mode: bool,
     /// What the runner does, in order. The scenario stops at the first step that fails.
     #[schemars(length(min = 1))]
     pub steps: Vec<Step>,
@@ -84,7 +90,9 @@ pub type ConnName = Option<String>;
 ///
 /// Strings of the form `{{name}}` are placeholders. In an expectation an unbound name captures the
 /// value found there and a bound one must equal it; `{{any}}` matches any present value and
-/// `{{absent}}` requires the field to be missing. In a frame to send they are replaced by the bound
+/// `{{absent}}` requires the field to be missing. An object whose only key is `$contains` (or
+/// `$excludes`) with an array of patterns matches an array that holds an element matching each
+/// pattern (or none matching any), in any order. In a frame to send they are replaced by the bound
 /// value; built-in names: `session_id`, `resume_token`, `last_seq` (highest seq seen on the session),
 /// `last_sent_id`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -105,6 +113,11 @@ pub enum Step {
         /// Whether to do the hello handshake at all (default true).
         #[serde(default = "yes", skip_serializing_if = "is_true")]
         hello: bool,
+        /// Whether to offer the `chatwire.v1` subprotocol in the handshake (default true). With
+        /// false the server must accept the handshake, select no subprotocol and speak v1 all the
+        /// same (TRANSPORT-004).
+        #[serde(default = "yes", skip_serializing_if = "is_true")]
+        subprotocol: bool,
     },
     /// Open a new connection and resume the session with the captured id, token and cursor; expect
     /// `session.welcome` (resumed=true, same session) then `ui_state_snapshot`.
@@ -176,6 +189,20 @@ pub enum Step {
         conn: ConnName,
         /// The text.
         text: String,
+    },
+    /// Send a WebSocket ping carrying `payload` and wait for the pong that carries the same payload
+    /// (TRANSPORT-010). `ui_state_updated` frames arriving meanwhile are taken in; any other frame
+    /// fails the step, so ping when the connection is quiet.
+    Ping {
+        /// Connection name (default `main`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        conn: ConnName,
+        /// The payload, as UTF-8 text; a control frame carries at most 125 bytes.
+        #[schemars(length(max = 125))]
+        payload: String,
+        /// Step deadline in ms before `--timeout-scale` (default 5000).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        timeout_ms: Option<u64>,
     },
     /// Send a binary frame of this many zero bytes.
     SendBinary {
@@ -300,6 +327,7 @@ impl Step {
             Step::Send { .. } => "send",
             Step::SendText { .. } => "send_text",
             Step::SendBinary { .. } => "send_binary",
+            Step::Ping { .. } => "ping",
             Step::Expect { .. } => "expect",
             Step::ExpectUnordered { .. } => "expect_unordered",
             Step::ExpectError { .. } => "expect_error",
@@ -323,6 +351,7 @@ impl Step {
             | Step::Send { conn, .. }
             | Step::SendText { conn, .. }
             | Step::SendBinary { conn, .. }
+            | Step::Ping { conn, .. }
             | Step::Expect { conn, .. }
             | Step::ExpectUnordered { conn, .. }
             | Step::ExpectError { conn, .. }
@@ -480,6 +509,9 @@ impl Scenario {
     fn check_consistency(&self) -> Result<(), String> {
         if let Some(script) = &self.script {
             script.validate().map_err(|e| format!("script: {e}"))?;
+            if !self.conformance_mode {
+                return Err("a scenario outside conformance mode has no script to give".into());
+            }
         }
         let mut open: HashSet<&str> = HashSet::new();
         let mut snapshots = HashSet::new();
@@ -512,6 +544,12 @@ impl Scenario {
             if let Step::Connect { versions: Some(versions), .. } = step {
                 if versions.is_empty() {
                     return Err(format!("{at}: versions must not be empty"));
+                }
+            }
+            if let Step::Ping { payload, .. } = step {
+                // The schema counts characters; the wire limit is in bytes.
+                if payload.len() > 125 {
+                    return Err(format!("{at}: a ping payload holds at most 125 bytes, this one {}", payload.len()));
                 }
             }
         }
@@ -597,6 +635,22 @@ mod tests {
         assert!(err.to_string().contains("is not open"), "{err}");
         let dup = r#"[{"do":"connect"},{"do":"snapshot","name":"a"},{"do":"snapshot","name":"a"}]"#;
         assert!(loader.parse("x.json", &minimal(dup)).unwrap_err().to_string().contains("used twice"));
+    }
+
+    #[test]
+    fn ping_payloads_and_plain_mode_are_checked() {
+        let loader = ScenarioLoader::new();
+        let ok =
+            loader.parse("x.json", &minimal(r#"[{"do":"connect","subprotocol":false},{"do":"ping","payload":"hi"}]"#));
+        assert!(matches!(ok.unwrap().steps[0], Step::Connect { subprotocol: false, .. }));
+        // 42 three-byte characters: 42 characters fit the schema, 126 bytes do not fit a control frame.
+        let long = format!(r#"[{{"do":"connect"}},{{"do":"ping","payload":"{}"}}]"#, "€".repeat(42));
+        assert!(loader.parse("x.json", &minimal(&long)).unwrap_err().to_string().contains("125 bytes"));
+        let script = r#"{"turns":[{"steps":[{"op":"say","markdown":"x"}]}]}"#;
+        let plain = format!(
+            r#"{{"id":"x","title":"t","level":"must","requirements":["SCRIPT-003"],"conformance_mode":false,"script":{script},"steps":[{{"do":"connect"}}]}}"#
+        );
+        assert!(loader.parse("x.json", &plain).unwrap_err().to_string().contains("no script"));
     }
 
     #[test]

@@ -13,8 +13,9 @@
 //! - deliberate errors: `send`, `send_text`, `send_binary` (raw frames, usually invalid),
 //!   `expect_error`, `expect_close`, or an `expect` of an `error` frame;
 //! - more than one connection (a `conn` other than `main`) or more than one `connect`;
-//! - version negotiation or a non-standard handshake (`connect` with `versions`, `hello: false`
-//!   or `with_script: false`).
+//! - version negotiation or a non-standard handshake (`connect` with `versions`, `hello: false`,
+//!   `with_script: false` or `subprotocol: false`);
+//! - a scenario outside conformance mode (it has no script to replay).
 
 use crate::scenario::{Scenario, Step, DEFAULT_CONN};
 
@@ -23,6 +24,9 @@ pub const DEFAULT_SWEEP_MAX: u16 = 60;
 
 /// Why the sweep does not apply to `scenario`, or `None` when it does.
 pub fn not_sweepable_reason(scenario: &Scenario) -> Option<String> {
+    if !scenario.conformance_mode {
+        return Some("not sweepable: the scenario runs outside conformance mode".into());
+    }
     let mut connects = 0;
     for (index, step) in scenario.steps.iter().enumerate() {
         let at = format!("step {} ({})", index + 1, step.kind());
@@ -39,9 +43,9 @@ pub fn not_sweepable_reason(scenario: &Scenario) -> Option<String> {
                 Some("expects a deliberate error")
             }
             Step::Connect { versions: Some(_), .. } => Some("negotiates versions"),
-            Step::Connect { hello: false, .. } | Step::Connect { with_script: false, .. } => {
-                Some("uses a non-standard handshake")
-            }
+            Step::Connect { hello: false, .. }
+            | Step::Connect { with_script: false, .. }
+            | Step::Connect { subprotocol: false, .. } => Some("uses a non-standard handshake"),
             Step::Connect { .. } => {
                 connects += 1;
                 (connects > 1).then_some("opens more than one session")

@@ -120,6 +120,37 @@ fn exec_runs_the_backend_and_writes_json_and_junit_reports() {
 }
 
 #[test]
+fn scenarios_outside_conformance_mode_use_plain_exec_and_are_na_without_it() {
+    let exe = env!("CARGO_BIN_EXE_chatwire-conformance");
+    let exec = format!("{exe} __reference serve --addr 127.0.0.1:{{port}} --db {{db}} --conformance");
+    let plain = format!("{exe} __reference serve --addr 127.0.0.1:{{port}} --db {{db}}");
+    let scenarios = ["--scenario", "script-refused-outside-conformance", "--scenario", "script-capability-listed"];
+    let mut args = vec!["run", "--exec", &exec, "--timeout-scale", "3"];
+    args.extend(scenarios);
+    let o = run(&args);
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(out.contains("PASS  script-capability-listed"), "{out}");
+    assert!(out.contains("N/A   script-refused-outside-conformance"), "{out}");
+    assert!(out.contains("--plain-url or --plain-exec"), "{out}");
+
+    args.extend(["--plain-exec", &plain]);
+    let o = run(&args);
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(out.contains("PASS  script-refused-outside-conformance"), "{out}");
+
+    // Named the wrong way round (the conformance-mode instance as the plain one), it fails.
+    let mut swapped = vec!["run", "--exec", &exec, "--plain-exec", &exec, "--timeout-scale", "3"];
+    swapped.extend(scenarios);
+    let o = run(&swapped);
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(out.contains("FAIL  script-refused-outside-conformance"), "{out}");
+    assert!(out.contains("SCRIPT-003"), "{out}");
+}
+
+#[test]
 fn a_baseline_entry_for_a_passing_check_is_stale_and_fails_the_run() {
     let baseline = temp("stale-baseline.json");
     std::fs::write(

@@ -28,6 +28,7 @@ fn options(url: &str) -> RunOptions {
         run_timeout: Duration::from_secs(60),
         start_timeout: Duration::from_secs(5),
         sweep: None,
+        plain_target: None,
     }
 }
 
@@ -239,6 +240,105 @@ async fn a_missing_subprotocol_fails_connect() {
     let s = &report.scenarios[0];
     assert_eq!(s.verdict, Verdict::Fail);
     assert_eq!(failing_step(s).findings[0].requirement.as_deref(), Some("TRANSPORT-003"));
+}
+
+fn ping_scenario(id: &str) -> Scenario {
+    common::scenario(serde_json::json!({
+        "id": id, "title": "ping", "level": "must", "requirements": ["TRANSPORT-010"],
+        "steps": [{"do": "connect"}, {"do": "ping", "payload": "are you there"}, {"do": "ping", "payload": ""}]
+    }))
+}
+
+fn no_subprotocol_scenario(id: &str) -> Scenario {
+    common::scenario(serde_json::json!({
+        "id": id, "title": "no subprotocol", "level": "must", "requirements": ["TRANSPORT-004"],
+        "script": {"turns": [{"steps": [{"op": "say", "markdown": "Hello from the mock."}]}]},
+        "steps": [
+            {"do": "connect", "subprotocol": false},
+            {"do": "user_message", "text": "Hi"},
+            {"do": "expect", "frame": {"type": "chat.user_message_accepted"}},
+            {"do": "expect", "frame": {"type": "chat.run_started"}},
+            {"do": "expect", "frame": {"type": "chat.assistant_message", "markdown": "Hello from the mock."}},
+            {"do": "expect", "frame": {"type": "chat.run_complete", "status": "completed"}}
+        ]
+    }))
+}
+
+#[tokio::test]
+async fn pings_and_handshakes_without_subprotocol_pass_against_a_correct_server() {
+    let report = run_against(Mode::Good, vec![ping_scenario("a"), no_subprotocol_scenario("b")]).await;
+    for s in &report.scenarios {
+        assert_eq!(s.verdict, Verdict::Pass, "{s:#?}");
+    }
+}
+
+#[tokio::test]
+async fn an_unanswered_ping_times_out_naming_transport_010() {
+    let report = run_against(Mode::DeafAfterHello, vec![ping_scenario("a"), ping_scenario("b")]).await;
+    for s in &report.scenarios {
+        assert_eq!(s.verdict, Verdict::Timeout, "{s:#?}");
+        let step = failing_step(s);
+        assert_eq!(step.id, "step-02-ping");
+        assert_eq!(step.findings[0].requirement.as_deref(), Some("TRANSPORT-010"));
+        assert!(step.findings[0].message.contains("no pong"), "{:?}", step.findings);
+    }
+}
+
+#[tokio::test]
+async fn a_pong_with_another_payload_fails_naming_transport_010() {
+    let report = run_against(Mode::WrongPongs, vec![ping_scenario("a")]).await;
+    let s = &report.scenarios[0];
+    assert_eq!(s.verdict, Verdict::Fail, "{s:#?}");
+    let step = failing_step(s);
+    assert_eq!(step.id, "step-02-ping");
+    assert_eq!(step.findings[0].requirement.as_deref(), Some("TRANSPORT-010"));
+    let message = &step.findings[0].message;
+    assert!(message.contains("\"are you there\"") && message.contains("\"not yours\""), "{message}");
+}
+
+#[tokio::test]
+async fn a_wrong_answer_to_a_handshake_without_subprotocol_fails_naming_transport_004() {
+    for mode in [Mode::SubprotocolUnrequested, Mode::SubprotocolRequired] {
+        let report = run_against(mode, vec![no_subprotocol_scenario("a"), say_scenario("b")]).await;
+        let (without, with) = (&report.scenarios[0], &report.scenarios[1]);
+        assert_eq!(without.verdict, Verdict::Fail, "{mode:?}: {without:#?}");
+        let step = failing_step(without);
+        assert_eq!(step.id, "step-01-connect");
+        assert_eq!(step.findings[0].requirement.as_deref(), Some("TRANSPORT-004"), "{mode:?}");
+        // Offering chatwire.v1 still works on the same server.
+        assert_eq!(with.verdict, Verdict::Pass, "{mode:?}: {with:#?}");
+    }
+}
+
+fn outside_conformance_scenario(id: &str) -> Scenario {
+    common::scenario(serde_json::json!({
+        "id": id, "title": "outside conformance mode", "level": "must", "requirements": ["SCRIPT-003"],
+        "conformance_mode": false,
+        "steps": [
+            {"do": "connect", "hello": false},
+            {"do": "send", "frame": {"type": "session.hello", "id": "h-1", "versions": ["1.0"]}},
+            {"do": "expect", "frame": {"type": "session.welcome", "capabilities": {"$excludes": ["conformance_script"]}}}
+        ]
+    }))
+}
+
+#[tokio::test]
+async fn scenarios_outside_conformance_mode_need_a_plain_backend_and_check_it() {
+    // Only --url: nothing names the backend outside conformance mode, so the scenario is n/a.
+    let report = run_against(Mode::Good, vec![outside_conformance_scenario("a")]).await;
+    let s = &report.scenarios[0];
+    assert_eq!(s.verdict, Verdict::NotApplicable, "{s:#?}");
+    assert!(s.checks[0].findings[0].message.contains("--plain-url"), "{s:#?}");
+    // With --plain-url it runs there; the mock lists conformance_script everywhere, which fails.
+    let conformance = common::start(Mode::Good, 1).await;
+    let plain = common::start(Mode::Good, 0).await;
+    let opts = RunOptions { plain_target: Some(Target::Url(plain.url.clone())), ..options(&conformance.url) };
+    let report = run_suite(vec![outside_conformance_scenario("a")], &opts, Arc::new(|_| {})).await.unwrap();
+    let s = &report.scenarios[0];
+    assert_eq!(s.verdict, Verdict::Fail, "{s:#?}");
+    assert!(failing_step(s).findings[0].message.contains("no element matching"), "{s:#?}");
+    assert_eq!(conformance.connections.load(std::sync::atomic::Ordering::SeqCst), 1, "only the probe");
+    assert_eq!(plain.connections.load(std::sync::atomic::Ordering::SeqCst), 1);
 }
 
 #[tokio::test]

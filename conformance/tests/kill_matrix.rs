@@ -4,7 +4,7 @@
 //! really breaks.
 //!
 //! A whole-suite run per fault costs minutes when a fault makes scenarios wait for their deadlines
-//! (17 faults × ~3 min on 2 cores), so each fault runs the scenarios that exercise the behaviour it
+//! (21 faults × ~3 min on 2 cores), so each fault runs the scenarios that exercise the behaviour it
 //! breaks plus the always-on trio in [`ALWAYS`] (printed, not recorded: a fault that kills the shared
 //! backend fails them or not depending on timing). A control run first proves that every scenario
 //! used here passes against the clean reference, so a kill is the fault's doing and not a flaky
@@ -147,6 +147,32 @@ const TABLE: &[Expectation] = &[
         fault: "expiry-ignored",
         scenarios: &["expiry-then-response", "expiry-while-disconnected"],
         violates: &["TOOL-018", "SCRIPT-013"],
+    },
+    // A handshake without subprotocol is refused: it must be accepted and speak v1 (TRANSPORT-004).
+    Expectation {
+        fault: "subprotocol-required",
+        scenarios: &["transport-no-subprotocol", "transport-ping-pong"],
+        violates: &["TRANSPORT-004"],
+    },
+    // conformance_script is advertised by a production backend: listed exactly in conformance mode
+    // (SCRIPT-003). Only the scenario outside conformance mode can see it.
+    Expectation {
+        fault: "script-capability-unconditional",
+        scenarios: &["script-refused-outside-conformance", "script-capability-listed"],
+        violates: &["SCRIPT-003"],
+    },
+    // conformance_script is missing in conformance mode: every scripted scenario turns n/a, so only
+    // the scenario that needs no capability fails (SCRIPT-003).
+    Expectation {
+        fault: "script-capability-missing",
+        scenarios: &["script-capability-listed"],
+        violates: &["SCRIPT-003"],
+    },
+    // A production backend plays a client's script: scripts only in conformance mode (SCRIPT-001).
+    Expectation {
+        fault: "script-accepted-outside-conformance",
+        scenarios: &["script-refused-outside-conformance", "script-with-resume-refused"],
+        violates: &["SCRIPT-001"],
     },
 ];
 

@@ -26,6 +26,7 @@ fn bundled(snapshots: SnapshotMode) -> RunOptions {
         run_timeout: Duration::from_secs(600),
         start_timeout: Duration::from_secs(20),
         sweep: None,
+        plain_target: None,
     }
 }
 

@@ -28,6 +28,7 @@ fn options(fault: Option<&str>, max: usize) -> RunOptions {
         run_timeout: Duration::from_secs(600),
         start_timeout: Duration::from_secs(20),
         sweep: Some(max),
+        plain_target: None,
     }
 }
 

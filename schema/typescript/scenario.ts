@@ -60,7 +60,9 @@ export type ApprovalDecision = "approve" | "deny_continue" | "deny_abort";
  *
  * Strings of the form `{{name}}` are placeholders. In an expectation an unbound name captures the
  * value found there and a bound one must equal it; `{{any}}` matches any present value and
- * `{{absent}}` requires the field to be missing. In a frame to send they are replaced by the bound
+ * `{{absent}}` requires the field to be missing. An object whose only key is `$contains` (or
+ * `$excludes`) with an array of patterns matches an array that holds an element matching each
+ * pattern (or none matching any), in any order. In a frame to send they are replaced by the bound
  * value; built-in names: `session_id`, `resume_token`, `last_seq` (highest seq seen on the session),
  * `last_sent_id`.
  */
@@ -83,6 +85,12 @@ export type Step =
        * Whether to do the hello handshake at all (default true).
        */
       hello?: boolean;
+      /**
+       * Whether to offer the `chatwire.v1` subprotocol in the handshake (default true). With
+       * false the server must accept the handshake, select no subprotocol and speak v1 all the
+       * same (TRANSPORT-004).
+       */
+      subprotocol?: boolean;
     }
   | {
       do: "resume";
@@ -179,6 +187,21 @@ export type Step =
        * The text.
        */
       text: string;
+    }
+  | {
+      do: "ping";
+      /**
+       * Connection name (default `main`).
+       */
+      conn?: string | null;
+      /**
+       * The payload, as UTF-8 text; a control frame carries at most 125 bytes.
+       */
+      payload: string;
+      /**
+       * Step deadline in ms before `--timeout-scale` (default 5000).
+       */
+      timeout_ms?: number | null;
     }
   | {
       do: "send_binary";
@@ -363,6 +386,13 @@ export interface Scenario {
    * The scripted agent sent in `session.hello.script` by `connect`.
    */
   script?: AgentScript | null;
+  /**
+   * Whether the scenario runs against the backend in conformance mode (default true). A scenario
+   * with `false` checks what a backend does outside conformance mode (SCRIPT-001, SCRIPT-003): it
+   * gets its own instance of the bundled backend started without `--conformance`, or the one named
+   * by `--plain-url` / `--plain-exec`, and is not applicable without one. It has no `script`.
+   */
+  conformance_mode?: boolean;
   /**
    * What the runner does, in order. The scenario stops at the first step that fails.
    *

@@ -12,8 +12,8 @@ use chatwire_schema::{ServerFrame, UiState};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use tokio::net::{TcpListener, TcpStream};
-use tokio_tungstenite::tungstenite::handshake::server::{Request, Response};
-use tokio_tungstenite::tungstenite::http::HeaderValue;
+use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
+use tokio_tungstenite::tungstenite::http::{HeaderValue, StatusCode};
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::CloseFrame;
 use tokio_tungstenite::tungstenite::Message;
@@ -54,6 +54,14 @@ pub enum Mode {
     ExtraMember,
     /// Sends an assistant message outside a run (the reducer refuses it: STATE-022).
     EventOutsideRun,
+    /// Stops reading after the hello, so pings are never answered (tungstenite answers on read).
+    DeafAfterHello,
+    /// Stops reading after the hello and sends pongs with a payload of its own every 50 ms.
+    WrongPongs,
+    /// Selects chatwire.v1 even when the client offered no subprotocol.
+    SubprotocolUnrequested,
+    /// Refuses a handshake that offers no subprotocol with HTTP 400.
+    SubprotocolRequired,
 }
 
 /// A running mock backend.
@@ -92,7 +100,13 @@ async fn serve(stream: TcpStream, mode: Mode) {
     #[allow(clippy::result_large_err)] // the Err type is tungstenite's, fixed by accept_hdr_async
     let callback = move |req: &Request, mut resp: Response| {
         let offered = req.headers().get("Sec-WebSocket-Protocol").and_then(|v| v.to_str().ok()).unwrap_or("");
-        if select && offered.split(',').any(|p| p.trim() == "chatwire.v1") {
+        let offered = offered.split(',').any(|p| p.trim() == "chatwire.v1");
+        if !offered && mode == Mode::SubprotocolRequired {
+            let mut refused = ErrorResponse::new(Some("offer chatwire.v1".into()));
+            *refused.status_mut() = StatusCode::BAD_REQUEST;
+            return Err(refused);
+        }
+        if select && (offered || mode == Mode::SubprotocolUnrequested) {
             resp.headers_mut().insert("Sec-WebSocket-Protocol", HeaderValue::from_static("chatwire.v1"));
         }
         Ok(resp)
@@ -118,6 +132,19 @@ async fn serve(stream: TcpStream, mode: Mode) {
         let id = frame.get("id").and_then(Value::as_str).unwrap_or("x").to_owned();
         match frame.get("type").and_then(Value::as_str) {
             Some("session.hello") if !hello(&mut ws, &mut session, &id, mode).await => return,
+            Some("session.hello") if mode == Mode::DeafAfterHello => {
+                tokio::time::sleep(Duration::from_secs(30)).await;
+                return;
+            }
+            Some("session.hello") if mode == Mode::WrongPongs => {
+                for _ in 0..600 {
+                    if ws.send(Message::Pong(b"not yours".to_vec().into())).await.is_err() {
+                        return;
+                    }
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                return;
+            }
             Some("chat.user_message") => {
                 let text = frame.get("text").and_then(Value::as_str).unwrap_or("").to_owned();
                 turn(&mut ws, &mut session, &id, &text, mode).await;
@@ -231,6 +258,12 @@ async fn turn(ws: &mut WebSocketStream<TcpStream>, s: &mut Session, id: &str, te
         let seq = s.next_seq();
         send(ws, json!({"type": "ui_state_updated", "seq": seq, "v": "ui_state_v1", "state": state})).await;
     }
+}
+
+/// A scenario from its JSON text (panics when invalid: test data).
+pub fn scenario(text: Value) -> Scenario {
+    let id = text["id"].as_str().expect("an id").to_owned();
+    ScenarioLoader::new().parse(&format!("{id}.json"), &text.to_string()).expect("the test scenario is valid")
 }
 
 /// A one-turn scenario the mock can play.

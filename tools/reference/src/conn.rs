@@ -44,7 +44,11 @@ pub(crate) async fn serve_connection(shared: Arc<Shared>, timeouts: Timeouts, tc
     if let Err(e) = tcp.set_nodelay(true) {
         eprintln!("chatwire-reference: connection {conn_id}: cannot set TCP_NODELAY: {e}");
     }
-    let handshake = tokio_tungstenite::accept_hdr_async_with_config(tcp, negotiate_subprotocol, Some(config));
+    let require_subprotocol = shared.faults.is(Fault::SubprotocolRequired);
+    #[allow(clippy::result_large_err)] // the callback signature is tungstenite's
+    let callback =
+        move |request: &Request, response: Response| negotiate_subprotocol(request, response, require_subprotocol);
+    let handshake = tokio_tungstenite::accept_hdr_async_with_config(tcp, callback, Some(config));
     let ws = match tokio::time::timeout(timeouts.handshake, handshake).await {
         Ok(Ok(ws)) => ws,
         Ok(Err(e)) => {
@@ -137,9 +141,10 @@ pub(crate) async fn serve_connection(shared: Arc<Shared>, timeouts: Timeouts, tc
     writer.abort();
 }
 
-/// Selects `chatwire.v1` when the client offers it; only `/ws` is served.
+/// Selects `chatwire.v1` when the client offers it and nothing when it offers none (TRANSPORT-004;
+/// `require` is the planted fault that refuses such handshakes); only `/ws` is served.
 #[allow(clippy::result_large_err)] // the callback signature is tungstenite's
-fn negotiate_subprotocol(request: &Request, mut response: Response) -> Result<Response, ErrorResponse> {
+fn negotiate_subprotocol(request: &Request, mut response: Response, require: bool) -> Result<Response, ErrorResponse> {
     if request.uri().path() != "/ws" {
         let mut not_found = ErrorResponse::new(Some("chatwire is served at /ws".into()));
         *not_found.status_mut() = StatusCode::NOT_FOUND;
@@ -154,6 +159,10 @@ fn negotiate_subprotocol(request: &Request, mut response: Response) -> Result<Re
         .any(|p| p.trim() == SUBPROTOCOL);
     if offered {
         response.headers_mut().insert("sec-websocket-protocol", HeaderValue::from_static(SUBPROTOCOL));
+    } else if require {
+        let mut refused = ErrorResponse::new(Some("offer the chatwire.v1 subprotocol".into()));
+        *refused.status_mut() = StatusCode::BAD_REQUEST;
+        return Err(refused);
     }
     Ok(response)
 }
@@ -260,7 +269,10 @@ impl Conn {
             }
             None => {
                 let agent = match hello.script {
-                    Some(_) if !self.shared.conformance => {
+                    Some(_)
+                        if !self.shared.conformance
+                            && !self.shared.faults.is(Fault::ScriptAcceptedOutsideConformance) =>
+                    {
                         return Err(Refusal::new(
                             ErrorCode::ScriptNotAllowed,
                             "scripts are only accepted by a server in conformance mode",

@@ -50,6 +50,14 @@ pub enum Fault {
     SnapshotMissingOnResume,
     /// Expiry deadlines are never acted on.
     ExpiryIgnored,
+    /// A handshake that offers no subprotocol is refused with HTTP 400.
+    SubprotocolRequired,
+    /// `conformance_script` is listed in the capabilities outside conformance mode too.
+    ScriptCapabilityUnconditional,
+    /// `conformance_script` is left out of the capabilities in conformance mode.
+    ScriptCapabilityMissing,
+    /// A script in `session.hello` is played outside conformance mode too.
+    ScriptAcceptedOutsideConformance,
 }
 
 /// `--fault` named no known fault.
@@ -77,6 +85,10 @@ impl Fault {
         Fault::CorrMismatch,
         Fault::SnapshotMissingOnResume,
         Fault::ExpiryIgnored,
+        Fault::SubprotocolRequired,
+        Fault::ScriptCapabilityUnconditional,
+        Fault::ScriptCapabilityMissing,
+        Fault::ScriptAcceptedOutsideConformance,
     ];
 
     /// The name used with `--fault`.
@@ -99,6 +111,10 @@ impl Fault {
             Fault::CorrMismatch => "corr-mismatch",
             Fault::SnapshotMissingOnResume => "snapshot-missing-on-resume",
             Fault::ExpiryIgnored => "expiry-ignored",
+            Fault::SubprotocolRequired => "subprotocol-required",
+            Fault::ScriptCapabilityUnconditional => "script-capability-unconditional",
+            Fault::ScriptCapabilityMissing => "script-capability-missing",
+            Fault::ScriptAcceptedOutsideConformance => "script-accepted-outside-conformance",
         }
     }
 
@@ -122,6 +138,10 @@ impl Fault {
             Fault::CorrMismatch => "chat.tool_call carries a corr different from its tool_call_id",
             Fault::SnapshotMissingOnResume => "a resumed session gets no ui_state_snapshot",
             Fault::ExpiryIgnored => "pending tool calls never expire",
+            Fault::SubprotocolRequired => "a handshake that offers no subprotocol is refused",
+            Fault::ScriptCapabilityUnconditional => "conformance_script is listed outside conformance mode too",
+            Fault::ScriptCapabilityMissing => "conformance_script is not listed in conformance mode",
+            Fault::ScriptAcceptedOutsideConformance => "scripts are played outside conformance mode too",
         }
     }
 }

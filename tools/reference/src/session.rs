@@ -397,7 +397,12 @@ impl Shared {
     /// What this server offers in its welcome.
     fn capabilities(&self) -> Vec<Capability> {
         let mut caps = vec![Capability::Rewind, Capability::ToolOutput, Capability::ToolExpiry];
-        if self.conformance {
+        let listed = if self.conformance {
+            !self.faults.is(Fault::ScriptCapabilityMissing)
+        } else {
+            self.faults.is(Fault::ScriptCapabilityUnconditional)
+        };
+        if listed {
             caps.push(Capability::ConformanceScript);
         }
         if self.durable {

@@ -246,3 +246,65 @@ async fn expiry_ignored_never_expires() {
     assert!(c.try_recv(Duration::from_millis(700)).await.is_none());
     assert_eq!(status(&c, &c.tool_call_ids()[0]), Some(ToolCallStatus::Pending));
 }
+
+/// A server outside conformance mode with `fault`.
+async fn plain_with_fault(fault: Fault) -> TestServer {
+    TestServer::start(chatwire_reference::ServeConfig {
+        conformance: false,
+        fault: Some(fault),
+        ..common::config(chatwire_reference::DbLocation::Memory)
+    })
+    .await
+}
+
+fn capabilities(c: &Client) -> Vec<String> {
+    c.received
+        .iter()
+        .find_map(|f| match f {
+            ServerFrame::Welcome(w) => Some(w.capabilities.iter().map(|c| c.as_str().to_owned()).collect()),
+            _ => None,
+        })
+        .expect("a welcome was received")
+}
+
+#[tokio::test]
+async fn subprotocol_required_refuses_a_handshake_without_one() {
+    let server = TestServer::with_fault(Fault::SubprotocolRequired).await;
+    let refused = tokio_tungstenite::connect_async(server.url.as_str()).await;
+    match refused {
+        Err(tokio_tungstenite::tungstenite::Error::Http(response)) => assert_eq!(response.status().as_u16(), 400),
+        other => panic!("expected an HTTP refusal, got {:?}", other.map(|(_, r)| r.status())),
+    }
+    // Offering chatwire.v1 still works.
+    let c = one_turn(&server, say_script(1)).await;
+    assert_eq!(c.subprotocol.as_deref(), Some("chatwire.v1"));
+}
+
+#[tokio::test]
+async fn script_capability_unconditional_lists_it_outside_conformance_mode() {
+    let server = plain_with_fault(Fault::ScriptCapabilityUnconditional).await;
+    let mut c = lenient(&server).await;
+    c.hello(None).await;
+    assert!(capabilities(&c).contains(&"conformance_script".to_owned()));
+    // It is only listed: scripts are still refused there.
+    let mut s = lenient(&server).await;
+    s.send(json!({"type": "session.hello", "id": "h1", "versions": ["1.0"], "script": say_script(1)})).await;
+    s.expect_error(ErrorCode::ScriptNotAllowed).await;
+}
+
+#[tokio::test]
+async fn script_capability_missing_leaves_it_out_in_conformance_mode() {
+    let server = TestServer::with_fault(Fault::ScriptCapabilityMissing).await;
+    let c = one_turn(&server, say_script(1)).await;
+    assert!(!capabilities(&c).contains(&"conformance_script".to_owned()));
+    // The script is still played.
+    assert!(c.received.iter().any(|f| matches!(f, ServerFrame::AssistantMessage(_))));
+}
+
+#[tokio::test]
+async fn script_accepted_outside_conformance_plays_a_clients_script() {
+    let server = plain_with_fault(Fault::ScriptAcceptedOutsideConformance).await;
+    let c = one_turn(&server, json!({"turns": [{"steps": [{"op": "say", "markdown": "hijacked"}]}]})).await;
+    assert!(!capabilities(&c).contains(&"conformance_script".to_owned()));
+    assert!(c.received.iter().any(|f| matches!(f, ServerFrame::AssistantMessage(a) if a.markdown == "hijacked")));
+}

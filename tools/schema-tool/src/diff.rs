@@ -23,8 +23,16 @@ pub use source::SchemaSet;
 
 /// Published documents that are not frames, and which way they travel: the UiState reaches
 /// clients inside snapshots and updates; an agent script reaches servers inside `session.hello`.
-const DOCUMENT_FLOWS: &[(&str, Flow)] =
-    &[("ui-state.json", Flow::ServerToClient), ("agent-script.json", Flow::ClientToServer)];
+/// The conformance tooling's documents travel like them: scenario and baseline files are written
+/// by authors and read by the runner (like a request, widening is safe: the reader is the newer
+/// party), the run report is written by the runner and read by CI tooling (like a response).
+const DOCUMENT_FLOWS: &[(&str, Flow)] = &[
+    ("ui-state.json", Flow::ServerToClient),
+    ("agent-script.json", Flow::ClientToServer),
+    ("scenario.json", Flow::ClientToServer),
+    ("conformance-baseline.json", Flow::ClientToServer),
+    ("conformance-report.json", Flow::ServerToClient),
+];
 
 /// Why a diff could not run (exit code 2).
 #[derive(Debug, thiserror::Error)]
