@@ -238,6 +238,30 @@ impl ServerProcess {
         self.spawn().await
     }
 
+    /// Asks for an orderly shutdown: SIGTERM to the whole process group.
+    pub fn request_shutdown(&self) {
+        if let Some(pgid) = self.pgid {
+            signal_group(pgid, libc::SIGTERM);
+        }
+    }
+
+    /// After [`ServerProcess::request_shutdown`]: waits up to `grace` for the backend to exit, kills
+    /// it if it has not, and starts it again on the same storage. True when it exited by itself.
+    pub async fn restart_after_shutdown(&mut self, grace: Duration) -> Result<bool, StartError> {
+        let exited = match self.child.as_mut() {
+            Some(child) => matches!(tokio::time::timeout(grace, child.wait()).await, Ok(Ok(_))),
+            None => true,
+        };
+        // Whatever is left of the group (or a backend that ignored SIGTERM) goes now.
+        self.kill().await;
+        if let Ok(mut t) = self.stderr.lock() {
+            let how = if exited { "exited after SIGTERM" } else { "ignored SIGTERM, killed" };
+            t.push(format!("[chatwire-conformance: {how}, restarting]"));
+        }
+        self.spawn().await?;
+        Ok(exited)
+    }
+
     /// Kills the whole process group with SIGKILL and reaps the child.
     pub async fn kill(&mut self) {
         if let Some(pgid) = self.pgid.take() {
@@ -374,10 +398,14 @@ fn bundled_executable() -> PathBuf {
 }
 
 fn kill_group(pgid: i32) {
+    signal_group(pgid, libc::SIGKILL);
+}
+
+fn signal_group(pgid: i32, signal: libc::c_int) {
     if pgid > 0 {
         // SAFETY: killpg only sends a signal; the group was created for this child by process_group(0).
         unsafe {
-            libc::killpg(pgid, libc::SIGKILL);
+            libc::killpg(pgid, signal);
         }
     }
 }

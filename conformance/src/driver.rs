@@ -79,6 +79,31 @@ impl Endpoint {
         }
     }
 
+    /// Asks the backend to shut down in an orderly way (SIGTERM).
+    fn request_shutdown(&mut self) -> Result<(), StepError> {
+        match self {
+            Endpoint::Url(_) => Err(StepError::new(
+                Verdict::NotApplicable,
+                "an orderly restart needs a backend the runner starts (--exec or the bundled one), not --url",
+            )),
+            Endpoint::Process(p) => {
+                p.request_shutdown();
+                Ok(())
+            }
+        }
+    }
+
+    /// After [`Endpoint::request_shutdown`]: waits up to `grace` for the exit (killing the backend
+    /// otherwise) and starts it again. True when it exited by itself.
+    async fn restart_after_shutdown(&mut self, grace: Duration) -> Result<bool, StepError> {
+        match self {
+            Endpoint::Url(_) => Err(StepError::new(Verdict::NotApplicable, "no backend process to restart")),
+            Endpoint::Process(p) => p.restart_after_shutdown(grace).await.map_err(|e: StartError| {
+                StepError::new(Verdict::Fail, format!("the backend did not come back after its orderly shutdown: {e}"))
+            }),
+        }
+    }
+
     async fn restart(&mut self) -> Result<(), StepError> {
         match self {
             Endpoint::Url(_) => Err(StepError::new(
@@ -274,6 +299,7 @@ async fn run_with(
         frames: 0,
         snapshots: BTreeMap::new(),
         capabilities_checked: false,
+        advisor: checks::Advisor::default(),
         sweep,
         sweep_baseline,
     };
@@ -440,6 +466,8 @@ struct Driver<'a> {
     frames: usize,
     snapshots: BTreeMap<String, String>,
     capabilities_checked: bool,
+    /// The should-level checks that follow a tool call across frames.
+    advisor: checks::Advisor,
     sweep: Option<SweepTrack>,
     sweep_baseline: Option<&'a SweepBaseline>,
 }
@@ -790,7 +818,8 @@ impl Driver<'_> {
 
     fn fail_check(&mut self, def: &CheckDef, message: String, frame: Option<String>, requirement: Option<&str>) {
         let f = self.finding(message, frame, requirement.map(str::to_owned));
-        self.checks.record(def.id, &def.requirement_list(), def.summary, Verdict::Fail, Some(f));
+        let verdict = if def.level == Level::Must { Verdict::Fail } else { Verdict::Warn };
+        self.checks.record(def.id, &def.requirement_list(), def.summary, verdict, Some(f));
     }
 
     // ---------------------------------------------------------------- steps
@@ -835,7 +864,7 @@ impl Driver<'_> {
                 self.log(format!("{conn} x disconnect"));
                 Ok(())
             }
-            Step::Restart {} => {
+            Step::Restart { graceful: false } => {
                 for (_, mut c) in std::mem::take(&mut self.conns) {
                     c.ws.abandon();
                 }
@@ -843,6 +872,7 @@ impl Driver<'_> {
                 self.log("-- restart (kill -9) --".into());
                 self.endpoint.restart().await
             }
+            Step::Restart { graceful: true } => self.graceful_restart().await,
             Step::UserMessage { id, text, .. } => {
                 let id = match id {
                     Some(id) => id.clone(),
@@ -1206,6 +1236,55 @@ impl Driver<'_> {
         }
     }
 
+    /// SIGTERM, every open connection closed by the server with 1001 (TRANSPORT-009), then the
+    /// backend started again on the same storage. Frames still in flight before the close are
+    /// taken in (and checked) like any other.
+    async fn graceful_restart(&mut self) -> Result<(), StepError> {
+        self.transcript("-- orderly shutdown (SIGTERM) --".into());
+        self.log("-- orderly shutdown (SIGTERM) --".into());
+        self.endpoint.request_shutdown()?;
+        let deadline = self.step_deadline(None);
+        let mut problems = Vec::new();
+        let names: Vec<String> = self.conns.keys().cloned().collect();
+        for name in names {
+            let outcome = loop {
+                match self.next(&name, deadline).await {
+                    Err(e) => break Some(e.message),
+                    Ok(Next::Closed(Some(1001), _)) => break None,
+                    Ok(Next::Closed(code, reason)) => {
+                        let code = code.map_or("no close code".to_owned(), |c| format!("close code {c}"));
+                        break Some(format!("closed with {code} ({reason})"));
+                    }
+                    Ok(Next::Broken(message)) => break Some(format!("dropped without a close frame: {message}")),
+                    Ok(Next::Deadline) => break Some("still open at the step deadline".to_owned()),
+                    Ok(_) => {}
+                }
+            };
+            if let Some(c) = self.conns.get_mut(&name) {
+                c.ws.abandon();
+            }
+            self.conns.remove(&name);
+            if let Some(problem) = outcome {
+                problems.push(format!("{name}: {problem}"));
+            }
+        }
+        self.transcript("-- started again --".into());
+        let grace = self.cfg.scaled(Duration::from_secs(10));
+        let exited = self.endpoint.restart_after_shutdown(grace).await?;
+        if !exited {
+            self.log(format!("the backend was still running {} s after SIGTERM and was killed", grace.as_secs()));
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(StepError::fail(format!(
+                "on an orderly shutdown every connection must be closed with 1001: {}",
+                problems.join("; ")
+            ))
+            .with_requirement("TRANSPORT-009"))
+        }
+    }
+
     async fn wait_idle(&mut self, conn: &str, quiet: Duration, deadline: Instant) -> Result<(), StepError> {
         loop {
             let quiet_until = (Instant::now() + quiet).min(deadline);
@@ -1452,7 +1531,12 @@ impl Driver<'_> {
 
     /// The always-on checks that need the typed frame, and the oracle.
     fn apply(&mut self, conn: &str, frame: &ServerFrame, value: &Value) {
-        let mut failures: Vec<(CheckDef, String, Option<&'static str>)> = Vec::new();
+        let mut failures: Vec<(CheckDef, String, Option<&'static str>)> = self
+            .advisor
+            .observe(frame)
+            .into_iter()
+            .map(|(def, message, requirement)| (def, message, Some(requirement)))
+            .collect();
         if let Some(sweep) = self.sweep.as_mut() {
             sweep.note_frame(frame);
         }
@@ -1878,7 +1962,10 @@ pub fn describe(step: &Step) -> String {
         Step::Connect { .. } => "connect: hello, welcome, snapshot".to_owned(),
         Step::Resume { .. } => "resume the session on a new connection".to_owned(),
         Step::Disconnect { .. } => "close the connection".to_owned(),
-        Step::Restart {} => "kill -9 the backend and start it again".to_owned(),
+        Step::Restart { graceful: false } => "kill -9 the backend and start it again".to_owned(),
+        Step::Restart { graceful: true } => {
+            "stop the backend with SIGTERM (connections closed with 1001), start it again".to_owned()
+        }
         Step::UserMessage { text, .. } => {
             format!("send chat.user_message {}", pattern::truncate(&format!("{text:?}"), 40))
         }

@@ -138,7 +138,13 @@ pub enum Step {
     /// Kill the backend with SIGKILL and start it again on the same storage. Only possible when the
     /// runner started the backend (`--exec` or the bundled one); not applicable with `--url`.
     /// Every open connection is gone afterwards.
-    Restart {},
+    Restart {
+        /// Shut down in an orderly way instead: SIGTERM, then every open connection must be closed
+        /// with close code 1001 (TRANSPORT-009); a backend still running 10 s (scaled) later is
+        /// killed. Then it is started again on the same storage.
+        #[serde(default, skip_serializing_if = "is_false")]
+        graceful: bool,
+    },
     /// Send `chat.user_message`.
     UserMessage {
         /// Connection name (default `main`).
@@ -313,6 +319,10 @@ fn is_true(b: &bool) -> bool {
     *b
 }
 
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
 impl Step {
     /// The `do` name of the step, used in check ids.
     pub fn kind(&self) -> &'static str {
@@ -320,7 +330,7 @@ impl Step {
             Step::Connect { .. } => "connect",
             Step::Resume { .. } => "resume",
             Step::Disconnect { .. } => "disconnect",
-            Step::Restart {} => "restart",
+            Step::Restart { .. } => "restart",
             Step::UserMessage { .. } => "user_message",
             Step::Respond { .. } => "respond",
             Step::Rewind { .. } => "rewind",
@@ -359,7 +369,7 @@ impl Step {
             | Step::ExpectSilence { conn, .. }
             | Step::WaitIdle { conn, .. }
             | Step::Snapshot { conn, .. } => conn,
-            Step::Restart {} | Step::Sleep { .. } => return None,
+            Step::Restart { .. } | Step::Sleep { .. } => return None,
         };
         Some(name.as_deref().unwrap_or(DEFAULT_CONN))
     }
@@ -490,7 +500,7 @@ impl Scenario {
 
     /// Whether the scenario restarts the backend (needs a runner-started backend).
     pub fn restarts(&self) -> bool {
-        self.steps.iter().any(|s| matches!(s, Step::Restart {}))
+        self.steps.iter().any(|s| matches!(s, Step::Restart { .. }))
     }
 
     /// Names of the snapshots the scenario takes, in step order.
@@ -521,7 +531,7 @@ impl Scenario {
                 Step::Connect { .. } | Step::Resume { .. } => {
                     open.insert(step.conn().unwrap_or(DEFAULT_CONN));
                 }
-                Step::Restart {} => open.clear(),
+                Step::Restart { .. } => open.clear(),
                 Step::Disconnect { .. } => {
                     let name = step.conn().unwrap_or(DEFAULT_CONN);
                     if !open.remove(name) {

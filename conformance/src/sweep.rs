@@ -34,7 +34,7 @@ pub fn not_sweepable_reason(scenario: &Scenario) -> Option<String> {
             return Some(format!("not sweepable: {at} uses a second connection; the sweep cuts only one"));
         }
         let reason = match step {
-            Step::Restart {} => Some("restarts the backend"),
+            Step::Restart { .. } => Some("restarts the backend"),
             Step::Send { .. } | Step::SendText { .. } | Step::SendBinary { .. } => {
                 Some("sends raw frames (deliberate errors are not replayable)")
             }

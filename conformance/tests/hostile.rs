@@ -342,6 +342,18 @@ async fn scenarios_outside_conformance_mode_need_a_plain_backend_and_check_it() 
 }
 
 #[tokio::test]
+async fn a_should_level_deviation_is_a_warning_not_a_failure() {
+    let report = run_against(Mode::SmallFrameLimit, vec![say_scenario("a")]).await;
+    let s = &report.scenarios[0];
+    assert_eq!(s.verdict, Verdict::Warn, "{s:#?}");
+    let c = check(s, "frame-limit-default");
+    assert_eq!(c.verdict, Verdict::Warn);
+    assert_eq!(c.findings[0].requirement.as_deref(), Some("TRANSPORT-013"));
+    assert!(c.findings[0].message.contains("65536"), "{:?}", c.findings);
+    assert_eq!(chatwire_conformance::baseline::exit_code(&report), 0, "warnings do not fail the run");
+}
+
+#[tokio::test]
 async fn restart_scenarios_are_not_applicable_with_a_url() {
     let scenarios = chatwire_conformance::catalog::embedded_scenarios().unwrap();
     let restart: Vec<Scenario> = scenarios.into_iter().filter(|s| s.restarts()).collect();

@@ -1,10 +1,10 @@
 //! The kill matrix: the suite's power, measured. Every planted fault of the reference backend
 //! (`chatwire-reference --list-faults`, `chatwire_reference::fault::Fault::ALL`) must make at least
-//! one must-level check fail, and the failing checks must name at least one requirement the fault
-//! really breaks.
+//! one check of a must-level scenario fail (a fault against a SHOULD: one of a should-level scenario
+//! warn), and those checks must name at least one requirement the fault really breaks.
 //!
 //! A whole-suite run per fault costs minutes when a fault makes scenarios wait for their deadlines
-//! (21 faults × ~3 min on 2 cores), so each fault runs the scenarios that exercise the behaviour it
+//! (22 faults × ~3 min on 2 cores), so each fault runs the scenarios that exercise the behaviour it
 //! breaks plus the always-on trio in [`ALWAYS`] (printed, not recorded: a fault that kills the shared
 //! backend fails them or not depending on timing). A control run first proves that every scenario
 //! used here passes against the clean reference, so a kill is the fault's doing and not a flaky
@@ -33,12 +33,23 @@ use serde_json::{json, Value};
 /// and one resume, so that a fault that breaks something basic is caught whatever its table says.
 const ALWAYS: &[&str] = &["turn-say-completed", "hitl-submit", "resume-after-disconnect"];
 
-/// One row of the table: the fault, the scenarios (globs) that exercise what it breaks, and the
-/// requirement ids it violates (at least one must be named by a failing check).
+/// One row of the table: the fault, the scenarios (globs) that exercise what it breaks, the
+/// requirement ids it violates (at least one must be named by a failing check), and how it is caught.
 struct Expectation {
     fault: &'static str,
     scenarios: &'static [&'static str],
     violates: &'static [&'static str],
+    caught_by: Caught,
+}
+
+/// What counts as catching a fault.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Caught {
+    /// A check of a must-level scenario fails (or times out): the fault breaks a MUST.
+    MustFailure,
+    /// A check of a should-level scenario warns: the fault breaks a SHOULD, which the suite reports
+    /// as a warning and never as a failure.
+    ShouldWarning,
 }
 
 const TABLE: &[Expectation] = &[
@@ -48,6 +59,7 @@ const TABLE: &[Expectation] = &[
         fault: "completion-not-persisted",
         scenarios: &["inline-completed-survives-resume", "resume-pending-then-answer", "crash-after-response"],
         violates: &["RESUME-009", "RESUME-011"],
+        caught_by: Caught::MustFailure,
     },
     // The resume snapshot leaves pending calls out: a pending call must stay answerable (RESUME-008)
     // and the snapshot must hold the whole state (RESUME-002).
@@ -55,12 +67,14 @@ const TABLE: &[Expectation] = &[
         fault: "pending-lost-on-resume",
         scenarios: &["inline-pending-survives-resume", "rapid-reconnects", "artifact-surface-survives-resume"],
         violates: &["RESUME-008", "RESUME-002"],
+        caught_by: Caught::MustFailure,
     },
     // The rewind is announced but not logged: it must survive resume, reload and restart (REWIND-004).
     Expectation {
         fault: "rewind-not-persisted",
         scenarios: &["rewind-basic", "rewind-reload-then-continue", "rewind-survives-restart"],
         violates: &["REWIND-004"],
+        caught_by: Caught::MustFailure,
     },
     // The state is cut at another invocation than the one announced: the rewind is not carried out
     // as sent (REWIND-003) and the update differs from the fold of the events (STATE-004, STATE-033).
@@ -68,6 +82,7 @@ const TABLE: &[Expectation] = &[
         fault: "rewind-wrong-cut",
         scenarios: &["rewind-basic", "rewind-to-first-message", "rewind-repeat-is-harmless"],
         violates: &["REWIND-003", "STATE-004", "STATE-033"],
+        caught_by: Caught::MustFailure,
     },
     // Display order follows settlement: batch items must stay in call order (MULTI-004), and the
     // sent state no longer equals the reducer's fold (STATE-004).
@@ -75,6 +90,7 @@ const TABLE: &[Expectation] = &[
         fault: "display-order-by-completion",
         scenarios: &["multi-tool-out-of-order", "multi-tool-progress-and-failure", "multi-tool-output-placement"],
         violates: &["MULTI-004", "STATE-004"],
+        caught_by: Caught::MustFailure,
     },
     // `completed` while a call awaits input: terminal statuses need no open call (RUN-004), and the
     // reducer refuses it (STATE-031, reported through STATE-006).
@@ -82,6 +98,7 @@ const TABLE: &[Expectation] = &[
         fault: "terminal-while-awaiting",
         scenarios: &["multi-tool-mixed-hitl", "multi-tool-two-pending-answered-out-of-order"],
         violates: &["RUN-004", "RUN-003", "STATE-031", "STATE-006"],
+        caught_by: Caught::MustFailure,
     },
     // A second response is executed again: responses are idempotent (TOOL-012) and a settled call
     // never changes (TOOL-010).
@@ -89,33 +106,43 @@ const TABLE: &[Expectation] = &[
         fault: "duplicate-response-executed",
         scenarios: &["hitl-duplicate-response", "inline-completed-survives-resume"],
         violates: &["TOOL-012", "TOOL-010"],
+        caught_by: Caught::MustFailure,
     },
     // The dismissal is announced but not logged: settled calls survive resume (RESUME-009).
     Expectation {
         fault: "dismissal-not-persisted",
         scenarios: &["dismissal-client-survives-resume", "multi-tool-server-dismissal", "dismissal-superseded*"],
         violates: &["RESUME-009"],
+        caught_by: Caught::MustFailure,
     },
     // seq starts at 1 after a reload: seq strictly grows across reconnects and restarts (SEQ-001).
     Expectation {
         fault: "seq-restarts-after-restart",
         scenarios: &["restart-resume", "seq-grows-across-restarts"],
         violates: &["SEQ-001"],
+        caught_by: Caught::MustFailure,
     },
     // Any token resumes: a wrong token must be rejected (RESUME-004), identically (RESUME-005).
     Expectation {
         fault: "resume-skips-token-check",
         scenarios: &["resume-rejected", "resume-rejected-indistinguishable"],
         violates: &["RESUME-004", "RESUME-005"],
+        caught_by: Caught::MustFailure,
     },
     // ui_state_updated drops progress: every update equals the fold of the events (STATE-004).
-    Expectation { fault: "state-diverges", scenarios: &["multi-tool-progress-and-failure"], violates: &["STATE-004"] },
+    Expectation {
+        fault: "state-diverges",
+        scenarios: &["multi-tool-progress-and-failure"],
+        violates: &["STATE-004"],
+        caught_by: Caught::MustFailure,
+    },
     // Bad input closes the connection: a non-fatal error keeps it open (ERROR-003) and each kind of
     // bad input has its error code (ERROR-006, ERROR-007, ERROR-008).
     Expectation {
         fault: "drop-connection-on-error",
         scenarios: &["errors-malformed-and-binary", "errors-unknown-type-variants", "errors-hello-required"],
         violates: &["ERROR-003", "ERROR-006", "ERROR-007", "ERROR-008", "SESSION-001"],
+        caught_by: Caught::MustFailure,
     },
     // The completion goes out before its commit and the server dies: every event is committed before
     // it is sent (RESUME-011), a committed response is executed exactly once (RESUME-012).
@@ -123,36 +150,42 @@ const TABLE: &[Expectation] = &[
         fault: "announce-before-commit",
         scenarios: &["crash-after-response"],
         violates: &["RESUME-011", "RESUME-012"],
+        caught_by: Caught::MustFailure,
     },
     // Unknown types are ignored: they must get `unknown_type` (ERROR-007).
     Expectation {
         fault: "unknown-type-ignored",
         scenarios: &["errors-unknown-type-variants", "errors-malformed-and-binary"],
         violates: &["ERROR-007"],
+        caught_by: Caught::MustFailure,
     },
     // corr differs from tool_call_id (TOOL-004), which the reducer refuses (STATE-029 via STATE-006).
     Expectation {
         fault: "corr-mismatch",
         scenarios: &["multi-tool-progress-and-failure"],
         violates: &["TOOL-004", "STATE-029", "STATE-006"],
+        caught_by: Caught::MustFailure,
     },
     // No snapshot after a resumed welcome (STATE-002); the resume handshake is incomplete (RESUME-001).
     Expectation {
         fault: "snapshot-missing-on-resume",
         scenarios: &["rapid-reconnects"],
         violates: &["STATE-002", "RESUME-001", "RESUME-002"],
+        caught_by: Caught::MustFailure,
     },
     // Deadlines are ignored: a pending call past its deadline must expire (TOOL-018, SCRIPT-013).
     Expectation {
         fault: "expiry-ignored",
         scenarios: &["expiry-then-response", "expiry-while-disconnected"],
         violates: &["TOOL-018", "SCRIPT-013"],
+        caught_by: Caught::MustFailure,
     },
     // A handshake without subprotocol is refused: it must be accepted and speak v1 (TRANSPORT-004).
     Expectation {
         fault: "subprotocol-required",
         scenarios: &["transport-no-subprotocol", "transport-ping-pong"],
         violates: &["TRANSPORT-004"],
+        caught_by: Caught::MustFailure,
     },
     // conformance_script is advertised by a production backend: listed exactly in conformance mode
     // (SCRIPT-003). Only the scenario outside conformance mode can see it.
@@ -160,6 +193,7 @@ const TABLE: &[Expectation] = &[
         fault: "script-capability-unconditional",
         scenarios: &["script-refused-outside-conformance", "script-capability-listed"],
         violates: &["SCRIPT-003"],
+        caught_by: Caught::MustFailure,
     },
     // conformance_script is missing in conformance mode: every scripted scenario turns n/a, so only
     // the scenario that needs no capability fails (SCRIPT-003).
@@ -167,12 +201,22 @@ const TABLE: &[Expectation] = &[
         fault: "script-capability-missing",
         scenarios: &["script-capability-listed"],
         violates: &["SCRIPT-003"],
+        caught_by: Caught::MustFailure,
     },
     // A production backend plays a client's script: scripts only in conformance mode (SCRIPT-001).
+    // Connections dropped on an orderly shutdown: they should be closed with 1001 (TRANSPORT-009), a
+    // SHOULD, so the should-level scenario warns.
+    Expectation {
+        fault: "shutdown-without-close",
+        scenarios: &["shutdown-orderly-close"],
+        violates: &["TRANSPORT-009"],
+        caught_by: Caught::ShouldWarning,
+    },
     Expectation {
         fault: "script-accepted-outside-conformance",
         scenarios: &["script-refused-outside-conformance", "script-with-resume-refused"],
         violates: &["SCRIPT-001"],
+        caught_by: Caught::MustFailure,
     },
 ];
 
@@ -212,12 +256,16 @@ struct Kill {
     failing: BTreeMap<String, BTreeSet<String>>,
 }
 
-fn kills(report: &RunReport) -> Kill {
+fn kills(report: &RunReport, caught_by: Caught) -> Kill {
     let mut failing = BTreeMap::new();
-    for scenario in report.scenarios.iter().filter(|s| s.level == Level::Must) {
+    let (level, verdicts): (Level, &[Verdict]) = match caught_by {
+        Caught::MustFailure => (Level::Must, &[Verdict::Fail, Verdict::Timeout]),
+        Caught::ShouldWarning => (Level::Should, &[Verdict::Warn]),
+    };
+    for scenario in report.scenarios.iter().filter(|s| s.level == level) {
         let mut ids = BTreeSet::new();
         let mut failed = false;
-        for check in scenario.checks.iter().filter(|c| matches!(c.verdict, Verdict::Fail | Verdict::Timeout)) {
+        for check in scenario.checks.iter().filter(|c| verdicts.contains(&c.verdict)) {
             failed = true;
             ids.extend(check.requirements.iter().cloned());
             ids.extend(check.findings.iter().filter_map(|f| f.requirement.clone()));
@@ -277,7 +325,7 @@ async fn every_fault_of_the_reference_is_killed_by_a_must_check_naming_a_violate
         let report = run_suite(scenarios, &options(Some(e.fault), &store), Arc::new(|_| {}))
             .await
             .unwrap_or_else(|err| panic!("{}: the faulty reference did not start: {err}", e.fault));
-        let kill = kills(&report);
+        let kill = kills(&report, e.caught_by);
         // Only the fault's own scenarios decide the kill and enter the committed matrix: a fault that
         // kills the shared backend fails the always-on scenarios or not depending on timing, which
         // would make the drift check flaky. Their failures are printed for information.
@@ -306,6 +354,10 @@ async fn every_fault_of_the_reference_is_killed_by_a_must_check_naming_a_violate
         rows.push(json!({
             "fault": e.fault,
             "killed": killed,
+            "caught_by": match e.caught_by {
+                Caught::MustFailure => "must-level failure",
+                Caught::ShouldWarning => "should-level warning",
+            },
             "scenarios": own,
             "failing_scenarios": failing.keys().collect::<Vec<_>>(),
             "violated_requirements_named": matched,

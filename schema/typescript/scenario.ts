@@ -112,6 +112,12 @@ export type Step =
     }
   | {
       do: "restart";
+      /**
+       * Shut down in an orderly way instead: SIGTERM, then every open connection must be closed
+       * with close code 1001 (TRANSPORT-009); a backend still running 10 s (scaled) later is
+       * killed. Then it is started again on the same storage.
+       */
+      graceful?: boolean;
     }
   | {
       do: "user_message";

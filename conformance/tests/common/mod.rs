@@ -62,6 +62,8 @@ pub enum Mode {
     SubprotocolUnrequested,
     /// Refuses a handshake that offers no subprotocol with HTTP 400.
     SubprotocolRequired,
+    /// Announces the smallest frame limit allowed instead of the default (a SHOULD, not a MUST).
+    SmallFrameLimit,
 }
 
 /// A running mock backend.
@@ -207,6 +209,9 @@ async fn hello(ws: &mut WebSocketStream<TcpStream>, s: &mut Session, id: &str, m
     let mut welcome = json!({"type": "session.welcome", "seq": seq, "in_reply_to": id, "version": "1.0", "session_id": "s-mock-1", "resume_token": "t-mock-1", "resumed": false, "capabilities": ["conformance_script"], "limits": {"max_frame_bytes": 1048576}});
     if mode == Mode::ExtraMember {
         welcome["colour"] = json!("red");
+    }
+    if mode == Mode::SmallFrameLimit {
+        welcome["limits"]["max_frame_bytes"] = json!(65_536);
     }
     send(ws, welcome).await;
     let seq = s.next_seq();

@@ -2,6 +2,7 @@
 //! dispatch to its session.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use chatwire_schema::session::hello::SessionHello;
 use chatwire_schema::{
@@ -30,9 +31,19 @@ const HARD_CAP_FACTOR: u64 = 16;
 const READ_BUFFER_BYTES: usize = 8 * 1024;
 /// Write buffer of the WebSocket layer per connection (each frame is flushed anyway).
 const WRITE_BUFFER_BYTES: usize = 8 * 1024;
+/// How long a connection waits for the peer's close reply when the server shuts down.
+pub(crate) const SHUTDOWN_CLOSE_WAIT: Duration = Duration::from_secs(2);
 
 /// Serves one accepted TCP connection until it closes.
-pub(crate) async fn serve_connection(shared: Arc<Shared>, timeouts: Timeouts, tcp: TcpStream, conn_id: u64) {
+///
+/// When `going_away` turns true the server is shutting down: the connection is closed with 1001.
+pub(crate) async fn serve_connection(
+    shared: Arc<Shared>,
+    timeouts: Timeouts,
+    tcp: TcpStream,
+    conn_id: u64,
+    mut going_away: tokio::sync::watch::Receiver<bool>,
+) {
     let hard_cap = usize::try_from(shared.max_frame_bytes.saturating_mul(HARD_CAP_FACTOR)).unwrap_or(usize::MAX);
     // Small eager buffers: an idle connection should cost little (the defaults are 128 KiB each).
     let config = WebSocketConfig::default()
@@ -87,6 +98,7 @@ pub(crate) async fn serve_connection(shared: Arc<Shared>, timeouts: Timeouts, tc
     let mut conn = Conn { shared, handle: handle.clone(), session: None };
     let mut awaiting_pong = false;
     let mut writer_done = false;
+    let mut shutting_down = false;
     // Bounded: each iteration consumes one message or one idle period, and two idle periods end it.
     loop {
         tokio::select! {
@@ -95,6 +107,11 @@ pub(crate) async fn serve_connection(shared: Arc<Shared>, timeouts: Timeouts, tc
                 break;
             }
             _ = handle.kill.notified() => break,
+            _ = going_away.changed() => {
+                handle.send(Outgoing::Close(u16::from(CloseCode::Away), "server shutting down"));
+                shutting_down = true;
+                break;
+            }
             read = tokio::time::timeout(timeouts.idle, stream.next()) => match read {
                 Err(_) if awaiting_pong => {
                     eprintln!("chatwire-reference: connection {conn_id}: peer unresponsive, dropped");
@@ -130,8 +147,10 @@ pub(crate) async fn serve_connection(shared: Arc<Shared>, timeouts: Timeouts, tc
     }
     drop(conn);
     drop(handle);
-    // Let the writer finish the close handshake (bounded), then drain the peer's reply.
-    let _ = tokio::time::timeout(timeouts.write, async {
+    // Let the writer finish the close handshake (bounded), then drain the peer's reply. A server
+    // going away waits less: a peer that does not answer must not hold up the shutdown.
+    let close_wait = if shutting_down { timeouts.write.min(SHUTDOWN_CLOSE_WAIT) } else { timeouts.write };
+    let _ = tokio::time::timeout(close_wait, async {
         if !writer_done {
             let _ = (&mut writer).await;
         }

@@ -58,6 +58,8 @@ pub enum Fault {
     ScriptCapabilityMissing,
     /// A script in `session.hello` is played outside conformance mode too.
     ScriptAcceptedOutsideConformance,
+    /// An orderly shutdown drops the connections without a close frame (a SHOULD: TRANSPORT-009).
+    ShutdownWithoutClose,
 }
 
 /// `--fault` named no known fault.
@@ -89,6 +91,7 @@ impl Fault {
         Fault::ScriptCapabilityUnconditional,
         Fault::ScriptCapabilityMissing,
         Fault::ScriptAcceptedOutsideConformance,
+        Fault::ShutdownWithoutClose,
     ];
 
     /// The name used with `--fault`.
@@ -115,6 +118,7 @@ impl Fault {
             Fault::ScriptCapabilityUnconditional => "script-capability-unconditional",
             Fault::ScriptCapabilityMissing => "script-capability-missing",
             Fault::ScriptAcceptedOutsideConformance => "script-accepted-outside-conformance",
+            Fault::ShutdownWithoutClose => "shutdown-without-close",
         }
     }
 
@@ -142,6 +146,7 @@ impl Fault {
             Fault::ScriptCapabilityUnconditional => "conformance_script is listed outside conformance mode too",
             Fault::ScriptCapabilityMissing => "conformance_script is not listed in conformance mode",
             Fault::ScriptAcceptedOutsideConformance => "scripts are played outside conformance mode too",
+            Fault::ShutdownWithoutClose => "an orderly shutdown drops connections without closing them with 1001",
         }
     }
 }

@@ -181,10 +181,12 @@ impl Server {
         format!("ws://{}/ws", self.local_addr)
     }
 
-    /// Accepts connections until `shutdown` completes, then closes them.
+    /// Accepts connections until `shutdown` completes, then closes each open connection with close
+    /// code 1001 (TRANSPORT-009), waiting a bounded time for the closing handshakes.
     pub async fn run(self, shutdown: impl Future<Output = ()>) -> Result<(), ServeError> {
         let next_id = AtomicU64::new(1);
         let mut connections = JoinSet::new();
+        let (going_away, going_away_rx) = tokio::sync::watch::channel(false);
         tokio::pin!(shutdown);
         loop {
             tokio::select! {
@@ -192,7 +194,9 @@ impl Server {
                 accepted = self.listener.accept() => match accepted {
                     Ok((tcp, _peer)) => {
                         let id = next_id.fetch_add(1, Ordering::Relaxed);
-                        connections.spawn(conn::serve_connection(self.shared.clone(), self.timeouts, tcp, id));
+                        let going_away = going_away_rx.clone();
+                        let shared = self.shared.clone();
+                        connections.spawn(conn::serve_connection(shared, self.timeouts, tcp, id, going_away));
                     }
                     Err(e) => {
                         // Typically EMFILE: back off instead of spinning.
@@ -202,6 +206,12 @@ impl Server {
                 },
                 Some(_) = connections.join_next(), if !connections.is_empty() => {}
             }
+        }
+        if !self.shared.faults.is(Fault::ShutdownWithoutClose) {
+            let _ = going_away.send(true);
+            // Each connection sends its close and waits (bounded) for the reply.
+            let grace = self.timeouts.write.min(conn::SHUTDOWN_CLOSE_WAIT) + Duration::from_secs(1);
+            let _ = tokio::time::timeout(grace, async { while connections.join_next().await.is_some() {} }).await;
         }
         connections.shutdown().await;
         self.shared.clear().await;

@@ -308,3 +308,12 @@ async fn script_accepted_outside_conformance_plays_a_clients_script() {
     assert!(!capabilities(&c).contains(&"conformance_script".to_owned()));
     assert!(c.received.iter().any(|f| matches!(f, ServerFrame::AssistantMessage(a) if a.markdown == "hijacked")));
 }
+
+#[tokio::test]
+async fn shutdown_without_close_drops_connections_without_1001() {
+    let server = TestServer::with_fault(Fault::ShutdownWithoutClose).await;
+    let mut c = one_turn(&server, say_script(1)).await;
+    let stopping = tokio::spawn(server.stop());
+    assert_eq!(c.expect_closed().await, None, "dropped without a close frame");
+    tokio::time::timeout(Duration::from_secs(10), stopping).await.expect("the server stops").expect("stop task");
+}

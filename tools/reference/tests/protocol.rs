@@ -451,3 +451,17 @@ async fn a_step_the_reducer_refuses_fails_the_run_instead_of_hanging() {
     c.until_run_complete().await;
     assert_eq!(c.fold.run.status, RunStatus::Completed);
 }
+
+#[tokio::test]
+async fn an_orderly_shutdown_closes_every_connection_with_1001() {
+    let server = TestServer::memory().await;
+    let mut in_session = Client::connect(&server.url).await;
+    in_session.hello(Some(say_script(1))).await;
+    let mut before_hello = Client::connect(&server.url).await;
+    let stopping = tokio::spawn(server.stop());
+    assert_eq!(in_session.expect_closed().await, Some(1001));
+    assert_eq!(before_hello.expect_closed().await, Some(1001));
+    // These peers never send their close reply; the shutdown still ends, well before the 10 s
+    // write timeout a normal close waits for.
+    tokio::time::timeout(Duration::from_secs(8), stopping).await.expect("the server stops").expect("stop task");
+}
