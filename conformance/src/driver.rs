@@ -1260,10 +1260,9 @@ impl Driver<'_> {
                     Ok(_) => {}
                 }
             };
-            if let Some(c) = self.conns.get_mut(&name) {
+            if let Some(mut c) = self.conns.remove(&name) {
                 c.ws.abandon();
             }
-            self.conns.remove(&name);
             if let Some(problem) = outcome {
                 problems.push(format!("{name}: {problem}"));
             }
