@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Protocol-change gate and schemas for frontends (called by .ci/run):
 #   1. the schema diff gate: schema/json against the released baseline schema/releases/v1;
-#   2. TypeScript: npm ci, drift check of schema/typescript, tsc --strict, ajv (strict, 2020-12)
-#      over every fixture frame;
-#   3. cross-validator agreement: Rust FrameValidator, ajv and Python jsonschema on every frame.
-# Everything is installed from the project's files: Cargo.lock, tools/ts-check/package-lock.json,
+#   2. the npm package @chatwire/protocol (tools/npm): npm ci, drift check of its generated types,
+#      tsc --strict with TypeScript 5 and 7, build (precompiled validators), its tests, and the
+#      consumer test (the packed tarball installed into fresh ESM projects, nodenext and bundler);
+#   3. cross-validator agreement: Rust FrameValidator, the package's validators and Python
+#      jsonschema on every fixture frame.
+# Everything is installed from the project's files: Cargo.lock, tools/npm/package-lock.json,
 # tools/crosscheck/requirements.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,17 +29,28 @@ BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug/chatwire-schema"
 step "protocol-change gate: schema/releases/v1 -> schema/json"
 "$BIN" diff schema/releases/v1 schema/json
 
-step "TypeScript: npm ci (tools/ts-check/package-lock.json)"
-(cd tools/ts-check && npm ci --no-audit --no-fund --loglevel=error)
+NPM=tools/npm
+step "npm package: npm ci ($NPM/package-lock.json)"
+(cd "$NPM" && npm ci --no-audit --no-fund --loglevel=error)
 
-step "TypeScript: schema/typescript is what schema/json generates"
-(cd tools/ts-check && node scripts/generate.mjs --check)
+step "npm package: src/generated/protocol.ts is what schema/json generates"
+(cd "$NPM" && npm run -s drift)
 
-step "TypeScript: tsc --strict --noEmit"
-(cd tools/ts-check && npx --no-install tsc --strict --noEmit -p tsconfig.json)
+step "npm package: tsc --strict with TypeScript 5 and 7"
+(cd "$NPM" && npm run -s typecheck)
 
-step "ajv (draft 2020-12, strict) over fixtures/messages"
-(cd tools/ts-check && node scripts/validate-fixtures.mjs --out "$WORK/ajv.json")
+step "npm package: build (ajv standalone validators, no run-time code generation)"
+(cd "$NPM" && npm run -s build)
+
+step "npm package: tests (node --test; the client's against the release reference backend)"
+cargo build -q --release --locked -p chatwire-reference
+(cd "$NPM" && CHATWIRE_REFERENCE="${CARGO_TARGET_DIR:-$ROOT/target}/release/chatwire-reference" npm test --silent)
+
+step "npm package: consumer projects install the packed tarball (nodenext, bundler; TS 5 and 7)"
+(cd "$NPM" && npm run -s consumer)
+
+step "npm package: verdicts on fixtures/messages"
+(cd "$NPM" && node scripts/verdicts.mjs --out "$WORK/npm.json")
 
 step "Python jsonschema (tools/crosscheck/requirements.txt)"
 VENV=tools/crosscheck/.venv
@@ -49,4 +62,4 @@ step "Rust FrameValidator (chatwire-schema validate)"
 "$VENV/bin/python" tools/crosscheck/crosscheck.py rust --bin "$BIN" --out "$WORK/rust.json"
 
 step "cross-validator agreement"
-"$VENV/bin/python" tools/crosscheck/crosscheck.py compare "$WORK/rust.json" "$WORK/ajv.json" "$WORK/python.json"
+"$VENV/bin/python" tools/crosscheck/crosscheck.py compare "$WORK/rust.json" "$WORK/npm.json" "$WORK/python.json"

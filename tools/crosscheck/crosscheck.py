@@ -5,7 +5,8 @@ Three validators judge every valid and invalid fixture frame; they must reach th
 
   python   Python `jsonschema` (Draft202012Validator) on schema/json
   rust     `chatwire-schema validate` (chatwire_schema::FrameValidator, Rust `jsonschema`)
-  ajv      tools/ts-check/scripts/validate-fixtures.mjs writes its own verdict file
+  npm      the precompiled validators of @chatwire/protocol: tools/npm/scripts/verdicts.mjs writes
+           its own verdict file
 
 Subcommands:
 
@@ -17,8 +18,8 @@ A verdict file is {"validator": NAME, "verdicts": {CASE_ID: {"expected", "messag
 `message` is the verdict of the frame's own schema, chosen by `type` within the case's direction
 (a frame that is not an object, has no string `type`, or names no frame of that direction is
 invalid); `union` is the verdict of the direction's union schema (client-frame.json or
-server-frame.json). A validator that cannot represent a frame says "unrepresentable" (ajv for
-integers beyond 2^53); that is reported as a finding, not a disagreement, when every other
+server-frame.json). A validator that cannot represent a frame says "unrepresentable" (JavaScript
+for integers beyond 2^53); that is reported as a finding, not a disagreement, when every other
 verdict matches the expectation.
 """
 

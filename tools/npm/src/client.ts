@@ -1,0 +1,592 @@
+// ChatwireClient: one Chatwire session kept alive over WebSocket connections. It opens each
+// connection with the subprotocol, sends `session.hello` (resuming with the latest token and the
+// highest `seq` seen), reconnects with bounded exponential backoff, stops for good on fatal errors
+// and takeover, correlates answers to requests by `in_reply_to` with a deadline, and hands the
+// application the current UiState.
+//
+// The socket is injected: browsers use the global WebSocket; Node 20 has none, so pass
+// `(url, protocols) => new WebSocket(url, protocols)` from the `ws` package.
+import {
+  PROTOCOL_VERSION,
+  SUBPROTOCOL,
+  type AgentScript,
+  type Capability,
+  type ChatRewindComplete,
+  type ChatToolCallComplete,
+  type ChatToolCallDismiss,
+  type ChatUserMessageAccepted,
+  type ClientFrame,
+  type ErrorCode,
+  type ErrorFrame,
+  type Limits,
+  type ResponseOutcome,
+  type ServerFrame,
+  type SessionHello,
+  type SessionWelcome,
+  type UiState,
+} from "./generated/protocol.js";
+import { StateTracker } from "./state.js";
+import { parseServerFrame, type FrameError } from "./validate.js";
+
+// Timers and crypto exist in every runtime the client targets (browsers, Node 20+, Deno, Bun);
+// declaring them here keeps the package free of DOM and Node lib types for its consumers.
+type Timer = unknown;
+declare function setTimeout(callback: () => void, ms: number): Timer;
+declare function clearTimeout(timer: Timer): void;
+declare function queueMicrotask(callback: () => void): void;
+
+/** The part of the WebSocket API the client uses; browsers' WebSocket and `ws` both fit. */
+export interface ChatwireSocket {
+  readonly protocol: string;
+  send(data: string): void;
+  close(code?: number, reason?: string): void;
+  onopen: ((event: unknown) => void) | null;
+  onmessage: ((event: { data: unknown }) => void) | null;
+  onclose: ((event: { code: number; reason: string }) => void) | null;
+  onerror: ((event: unknown) => void) | null;
+}
+
+/** Opens a socket to `url` offering `protocols`. */
+export type SocketFactory = (url: string, protocols: string[]) => ChatwireSocket;
+
+/** What a client needs to resume a session; keep it (e.g. in sessionStorage) to survive a reload. */
+export interface SessionResume {
+  session_id: string;
+  resume_token: string;
+  last_seq: number;
+}
+
+/** The session as the latest welcome described it. */
+export interface SessionInfo extends SessionResume {
+  version: string;
+  capabilities: Capability[];
+  limits: Limits;
+  resumed: boolean;
+}
+
+/** Bounded reconnection: the delay doubles from `initialDelayMs` up to `maxDelayMs`, with jitter. */
+export interface ReconnectOptions {
+  /** Delay before the first retry. Default 250 ms. */
+  initialDelayMs?: number;
+  /** Largest delay between retries. Default 10 s. */
+  maxDelayMs?: number;
+  /** Consecutive failed attempts after which the client gives up. Default 10. */
+  maxAttempts?: number;
+}
+
+export interface ClientOptions {
+  /** The server's ws:// or wss:// URL. */
+  url: string;
+  /** Opens sockets; defaults to the global WebSocket. */
+  socket?: SocketFactory;
+  /** Protocol versions offered in `session.hello`; default: the version of this package. */
+  versions?: string[];
+  /** Free-form client name for the server's logs. */
+  clientName?: string;
+  /** A session to resume on the first connection (e.g. read from sessionStorage). */
+  resume?: SessionResume | null;
+  /** A scripted agent (conformance mode only): sent with the hello that opens a new session. */
+  script?: AgentScript;
+  /** Deadline for an answer to a request. Default 15 s. */
+  requestTimeoutMs?: number;
+  /** Deadline for the welcome after the socket opens. Default 10 s. */
+  handshakeTimeoutMs?: number;
+  /** Reconnection policy, or `false` to never reconnect. */
+  reconnect?: ReconnectOptions | false;
+  /** Most requests awaiting an answer at once. Default 64. */
+  maxPendingRequests?: number;
+  /** Generates frame ids; default `c-` and a random UUID. */
+  newId?: () => string;
+}
+
+/** Where the client is. `closed` is final: after it the client never connects again. */
+export type ClientStatus = "idle" | "connecting" | "open" | "reconnecting" | "closed";
+
+/** Why a request failed or the client closed. `code` is the server's error code or a local one. */
+export type ClientErrorCode =
+  | ErrorCode
+  /** No answer within the deadline. */
+  | "timeout"
+  /** The connection dropped before the answer came; resending with the same id is safe. */
+  | "disconnected"
+  /** The client is closed (by `close()`, a fatal error or giving up). */
+  | "closed"
+  /** Too many requests await an answer. */
+  | "too_many_requests"
+  /** The server did not agree to the subprotocol. */
+  | "subprotocol_refused"
+  /** Reconnection gave up after `maxAttempts`. */
+  | "unreachable"
+  /** The server sent a frame that breaks the schemas. */
+  | "protocol_violation";
+
+/** An error the client reports, from the server (`frame` set) or its own. */
+export class ChatwireError extends Error {
+  override readonly name = "ChatwireError";
+  constructor(
+    readonly code: ClientErrorCode,
+    message: string,
+    readonly frame?: ErrorFrame,
+    readonly details?: FrameError[],
+  ) {
+    super(message);
+  }
+}
+
+export interface ClientEvents {
+  /** Every valid server frame, after the client has applied it. */
+  frame: (frame: ServerFrame) => void;
+  /** The UiState changed (snapshot or update). */
+  state: (state: UiState) => void;
+  /** The status changed. */
+  status: (status: ClientStatus) => void;
+  /** A welcome arrived, or the resume token or `last_seq` moved: persist it to survive a reload. */
+  session: (session: SessionInfo) => void;
+  /** A problem not tied to a request: an uncorrelated server error, a resume the server refused, an invalid frame. */
+  error: (error: ChatwireError) => void;
+}
+
+/**
+ * What the client does with each server error code; one place, exhaustive over `ErrorCode`.
+ * - `reject`: the request it answers (by `in_reply_to`) fails with the code; the session goes on.
+ *   Without a matching request the error is reported through the `error` event.
+ * - `final`: the client stops for good (`closed`), reporting the error. Reconnecting would not
+ *   help: the server speaks none of our versions, refuses our script, or another connection took
+ *   the session over (reconnecting would take it back and start a tug of war between tabs).
+ * - `new_session`: the resume was refused (the session is gone): report it, open a new session.
+ * - `resume_from_zero`: the server holds less than this client saw (it lost data): resume once
+ *   more with `last_seq: 0`; the snapshot that follows is authoritative.
+ */
+export const ERROR_HANDLING: { readonly [C in ErrorCode]: "reject" | "final" | "new_session" | "resume_from_zero" } = {
+  malformed_frame: "reject",
+  binary_frame: "reject",
+  unknown_type: "reject",
+  invalid_frame: "reject",
+  frame_too_large: "reject",
+  hello_required: "reject",
+  already_open: "reject",
+  unsupported_version: "final",
+  resume_rejected: "new_session",
+  resume_cursor_ahead: "resume_from_zero",
+  script_not_allowed: "final",
+  invalid_script: "final",
+  duplicate_message: "reject",
+  run_in_progress: "reject",
+  unknown_tool_call: "reject",
+  tool_call_settled: "reject",
+  tool_call_not_awaiting: "reject",
+  unknown_invocation: "reject",
+  session_taken_over: "final",
+  internal_error: "reject",
+};
+
+interface Pending {
+  expects: ReadonlySet<ServerFrame["type"]>;
+  resolve: (frame: ServerFrame) => void;
+  reject: (error: ChatwireError) => void;
+  timer: Timer;
+}
+
+type Listeners = { [K in keyof ClientEvents]: Set<ClientEvents[K]> };
+
+function defaultSocket(): SocketFactory {
+  const Global = (globalThis as unknown as { WebSocket?: new (url: string, protocols: string[]) => ChatwireSocket }).WebSocket;
+  if (Global === undefined) {
+    throw new TypeError("no global WebSocket (Node 20): pass `socket: (url, p) => new WebSocket(url, p)` from the ws package");
+  }
+  return (url, protocols) => new Global(url, protocols);
+}
+
+function defaultId(): string {
+  return `c-${(globalThis as unknown as { crypto: { randomUUID(): string } }).crypto.randomUUID()}`;
+}
+
+/** UTF-8 length of a string, without TextEncoder allocations for the common ASCII case. */
+function utf8Length(text: string): number {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) bytes += 1;
+    else if (c < 0x800) bytes += 2;
+    else if (c >= 0xd800 && c <= 0xdbff) {
+      bytes += 4;
+      i++;
+    } else bytes += 3;
+  }
+  return bytes;
+}
+
+export class ChatwireClient {
+  readonly #options: Required<Omit<ClientOptions, "resume" | "script" | "clientName" | "reconnect">> & {
+    reconnect: Required<ReconnectOptions> | false;
+  };
+  readonly #script: AgentScript | undefined;
+  readonly #clientName: string | undefined;
+  readonly #listeners: Listeners = { frame: new Set(), state: new Set(), status: new Set(), session: new Set(), error: new Set() };
+  readonly #pending = new Map<string, Pending>();
+  readonly #tracker = new StateTracker();
+  #status: ClientStatus = "idle";
+  #socket: ChatwireSocket | null = null;
+  #session: SessionInfo | null = null;
+  #resume: SessionResume | null;
+  #helloId: string | null = null;
+  #attempts = 0;
+  #retryTimer: Timer | null = null;
+  #handshakeTimer: Timer | null = null;
+  #closeError: ChatwireError | null = null;
+  #firstWelcome: { resolve: (w: SessionWelcome) => void; reject: (e: ChatwireError) => void } | null = null;
+
+  constructor(options: ClientOptions) {
+    const reconnect = options.reconnect === false ? false : { initialDelayMs: 250, maxDelayMs: 10_000, maxAttempts: 10, ...options.reconnect };
+    this.#options = {
+      url: options.url,
+      socket: options.socket ?? defaultSocket(),
+      versions: options.versions ?? [PROTOCOL_VERSION],
+      requestTimeoutMs: options.requestTimeoutMs ?? 15_000,
+      handshakeTimeoutMs: options.handshakeTimeoutMs ?? 10_000,
+      maxPendingRequests: options.maxPendingRequests ?? 64,
+      newId: options.newId ?? defaultId,
+      reconnect,
+    };
+    this.#script = options.script;
+    this.#clientName = options.clientName;
+    this.#resume = options.resume ?? null;
+  }
+
+  /** Where the client is. */
+  get status(): ClientStatus {
+    return this.#status;
+  }
+
+  /** The current UiState, once the first snapshot arrived. */
+  get state(): UiState | null {
+    return this.#tracker.state;
+  }
+
+  /** The session of the latest welcome. */
+  get session(): SessionInfo | null {
+    return this.#session;
+  }
+
+  /** Why the client closed, when it closed because of an error. */
+  get closeError(): ChatwireError | null {
+    return this.#closeError;
+  }
+
+  /** Listens to an event; returns the function that stops listening. */
+  on<K extends keyof ClientEvents>(event: K, listener: ClientEvents[K]): () => void {
+    this.#listeners[event].add(listener);
+    return () => this.#listeners[event].delete(listener);
+  }
+
+  /** Calls `listener` with the current UiState now (if any) and on every change. */
+  subscribe(listener: (state: UiState) => void): () => void {
+    const off = this.on("state", listener);
+    if (this.#tracker.state !== null) listener(this.#tracker.state);
+    return off;
+  }
+
+  /** Opens the first connection; resolves with the first welcome. */
+  connect(): Promise<SessionWelcome> {
+    if (this.#status !== "idle") return Promise.reject(new ChatwireError("closed", "connect() may be called once"));
+    const welcome = new Promise<SessionWelcome>((resolve, reject) => {
+      this.#firstWelcome = { resolve, reject };
+    });
+    this.#open();
+    return welcome;
+  }
+
+  /** Sends a user message; resolves with its acceptance. */
+  sendMessage(text: string, id: string = this.#options.newId()): Promise<ChatUserMessageAccepted> {
+    return this.#request({ type: "chat.user_message", id, text }, ["chat.user_message_accepted"]) as Promise<ChatUserMessageAccepted>;
+  }
+
+  /** Answers a pending tool call; resolves with the frame that settled it. */
+  respond(toolCallId: string, outcome: ResponseOutcome, id: string = this.#options.newId()): Promise<ChatToolCallComplete | ChatToolCallDismiss> {
+    return this.#request({ type: "chat.tool_call_response", id, tool_call_id: toolCallId, outcome }, [
+      "chat.tool_call_complete",
+      "chat.tool_call_dismiss",
+    ]) as Promise<ChatToolCallComplete | ChatToolCallDismiss>;
+  }
+
+  /** Submits a value (any JSON) for a pending tool call. */
+  submit(toolCallId: string, value: unknown): Promise<ChatToolCallComplete | ChatToolCallDismiss> {
+    return this.respond(toolCallId, { action: "submit", value });
+  }
+
+  /** Dismisses a pending tool call. */
+  dismiss(toolCallId: string, reason?: string): Promise<ChatToolCallComplete | ChatToolCallDismiss> {
+    return this.respond(toolCallId, reason === undefined ? { action: "dismiss" } : { action: "dismiss", reason });
+  }
+
+  /** Removes the turn `beforeInvocationId` and every later one (needs the `rewind` capability). */
+  rewind(beforeInvocationId: string, id: string = this.#options.newId()): Promise<ChatRewindComplete> {
+    return this.#request({ type: "chat.rewind", id, before_invocation_id: beforeInvocationId }, ["chat.rewind_complete"]) as Promise<ChatRewindComplete>;
+  }
+
+  /** Closes the connection for good; pending requests fail with `closed`. */
+  close(): void {
+    this.#finish(null);
+  }
+
+  // --- connection lifecycle -------------------------------------------------------------------
+
+  #setStatus(status: ClientStatus): void {
+    if (this.#status === status) return;
+    this.#status = status;
+    this.#emit("status", status);
+  }
+
+  #emit<K extends keyof ClientEvents>(event: K, ...args: Parameters<ClientEvents[K]>): void {
+    for (const listener of [...this.#listeners[event]]) {
+      try {
+        (listener as (...a: Parameters<ClientEvents[K]>) => void)(...args);
+      } catch (error) {
+        // A failing listener must not break the session; surface it asynchronously.
+        queueMicrotask(() => {
+          throw error;
+        });
+      }
+    }
+  }
+
+  #open(): void {
+    this.#setStatus(this.#attempts === 0 && this.#session === null ? "connecting" : "reconnecting");
+    let socket: ChatwireSocket;
+    try {
+      socket = this.#options.socket(this.#options.url, [SUBPROTOCOL]);
+    } catch (error) {
+      this.#dropped(`cannot open a socket: ${(error as Error).message}`);
+      return;
+    }
+    this.#socket = socket;
+    socket.onopen = () => {
+      if (socket !== this.#socket) return;
+      if (socket.protocol !== SUBPROTOCOL) {
+        this.#finish(new ChatwireError("subprotocol_refused", `the server did not select the ${SUBPROTOCOL} subprotocol`));
+        return;
+      }
+      this.#sendHello();
+    };
+    socket.onmessage = (event) => {
+      if (socket === this.#socket) this.#receive(event.data);
+    };
+    socket.onclose = (event) => {
+      if (socket === this.#socket) this.#dropped(`connection closed (${event.code}${event.reason ? ` ${event.reason}` : ""})`);
+    };
+    socket.onerror = () => {
+      // A close event always follows; it decides what happens next.
+    };
+    this.#handshakeTimer = setTimeout(() => {
+      if (socket !== this.#socket) return;
+      this.#discard(socket, 4000, "no welcome in time");
+      this.#dropped("no welcome within the handshake deadline");
+    }, this.#options.handshakeTimeoutMs);
+  }
+
+  #sendHello(): void {
+    const hello: SessionHello = { type: "session.hello", id: this.#options.newId(), versions: this.#options.versions };
+    if (this.#clientName !== undefined) hello.client = this.#clientName;
+    if (this.#resume !== null) hello.resume = { ...this.#resume };
+    else if (this.#script !== undefined) hello.script = this.#script;
+    this.#helloId = hello.id;
+    this.#socket?.send(JSON.stringify(hello));
+  }
+
+  /** Stops listening to a socket and closes it. */
+  #discard(socket: ChatwireSocket, code: number, reason: string): void {
+    socket.onopen = socket.onmessage = socket.onclose = socket.onerror = null;
+    try {
+      socket.close(code, reason);
+    } catch {
+      // Closing a socket that never opened may throw; it is gone either way.
+    }
+    if (this.#socket === socket) this.#socket = null;
+  }
+
+  #clearTimers(): void {
+    clearTimeout(this.#handshakeTimer);
+    clearTimeout(this.#retryTimer);
+    this.#handshakeTimer = this.#retryTimer = null;
+  }
+
+  /** The connection is gone without a final error: fail pending requests, then retry. */
+  #dropped(why: string): void {
+    if (this.#status === "closed") return;
+    if (this.#socket !== null) this.#discard(this.#socket, 1000, "reconnecting");
+    this.#clearTimers();
+    this.#failPending(new ChatwireError("disconnected", `${why}; the answer is unknown, resending with the same id is safe`));
+    const policy = this.#options.reconnect;
+    if (policy === false || this.#attempts >= policy.maxAttempts) {
+      this.#finish(new ChatwireError("unreachable", policy === false ? why : `${why}; gave up after ${this.#attempts} attempts`));
+      return;
+    }
+    // Full jitter: a random delay up to the exponential bound spreads reconnecting clients.
+    const bound = Math.min(policy.maxDelayMs, policy.initialDelayMs * 2 ** this.#attempts);
+    this.#attempts += 1;
+    this.#setStatus("reconnecting");
+    this.#retryTimer = setTimeout(() => this.#open(), Math.round(bound / 2 + (Math.random() * bound) / 2));
+  }
+
+  /** The client stops for good; `error` says why (null: closed by the application). */
+  #finish(error: ChatwireError | null): void {
+    if (this.#status === "closed") return;
+    this.#closeError = error;
+    this.#clearTimers();
+    if (this.#socket !== null) this.#discard(this.#socket, 1000, "client closed");
+    const reason = error ?? new ChatwireError("closed", "the client was closed");
+    this.#failPending(reason);
+    this.#firstWelcome?.reject(reason);
+    this.#firstWelcome = null;
+    this.#setStatus("closed");
+    if (error !== null) this.#emit("error", error);
+  }
+
+  #failPending(error: ChatwireError): void {
+    for (const [id, pending] of this.#pending) {
+      clearTimeout(pending.timer);
+      this.#pending.delete(id);
+      pending.reject(error);
+    }
+  }
+
+  // --- frames ---------------------------------------------------------------------------------
+
+  #request(frame: ClientFrame, expects: ServerFrame["type"][]): Promise<ServerFrame> {
+    if (this.#status === "closed") return Promise.reject(this.#closeError ?? new ChatwireError("closed", "the client is closed"));
+    if (this.#status !== "open" || this.#socket === null) {
+      return Promise.reject(new ChatwireError("disconnected", "not connected; retry once the status is open"));
+    }
+    if (this.#pending.has(frame.id)) return Promise.reject(new ChatwireError("duplicate_message", `a request with id ${frame.id} is already waiting`));
+    if (this.#pending.size >= this.#options.maxPendingRequests) {
+      return Promise.reject(new ChatwireError("too_many_requests", `${this.#pending.size} requests already await an answer`));
+    }
+    const text = JSON.stringify(frame);
+    const limit = this.#session?.limits.max_frame_bytes;
+    if (limit !== undefined && utf8Length(text) > limit) {
+      return Promise.reject(new ChatwireError("frame_too_large", `the frame is larger than the server's limit of ${limit} bytes`));
+    }
+    return new Promise<ServerFrame>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.#pending.delete(frame.id);
+        reject(new ChatwireError("timeout", `no answer to ${frame.type} ${frame.id} within ${this.#options.requestTimeoutMs} ms`));
+      }, this.#options.requestTimeoutMs);
+      this.#pending.set(frame.id, { expects: new Set(expects), resolve, reject, timer });
+      this.#socket?.send(text);
+    });
+  }
+
+  #receive(data: unknown): void {
+    if (typeof data !== "string") {
+      this.#emit("error", new ChatwireError("protocol_violation", "the server sent a binary message"));
+      return;
+    }
+    const parsed = parseServerFrame(data);
+    if (!parsed.ok) {
+      const first = parsed.errors[0]?.message ?? "invalid frame";
+      this.#emit("error", new ChatwireError("protocol_violation", `the server sent an invalid frame: ${first}`, undefined, parsed.errors));
+      return;
+    }
+    const frame = parsed.frame;
+    if (frame.seq !== undefined) this.#advance(frame.seq);
+    switch (frame.type) {
+      case "session.welcome":
+        this.#welcome(frame);
+        break;
+      case "ui_state_snapshot":
+        this.#emit("state", this.#tracker.snapshot(frame));
+        break;
+      case "ui_state_updated":
+        // 1.1's `ui_state_patch` lands here too: StateTracker applies it when its `base_seq`
+        // matches, and a mismatch triggers a resync (a resume on a fresh connection).
+        this.#emit("state", this.#tracker.update(frame));
+        break;
+      case "error":
+        this.#serverError(frame);
+        break;
+      default:
+        break;
+    }
+    if (frame.type !== "error" && "in_reply_to" in frame && frame.in_reply_to !== undefined) this.#answer(frame.in_reply_to, frame);
+    this.#emit("frame", frame);
+  }
+
+  /** Keeps the highest `seq` seen: it is the `last_seq` of the next resume. */
+  #advance(seq: number): void {
+    if (this.#session !== null && seq > this.#session.last_seq) {
+      this.#session.last_seq = seq;
+      this.#resume = { session_id: this.#session.session_id, resume_token: this.#session.resume_token, last_seq: seq };
+      this.#emit("session", { ...this.#session });
+    }
+  }
+
+  #welcome(frame: SessionWelcome): void {
+    clearTimeout(this.#handshakeTimer);
+    this.#handshakeTimer = null;
+    this.#helloId = null;
+    this.#attempts = 0;
+    if (this.#session !== null && this.#session.session_id !== frame.session_id) this.#tracker.reset();
+    this.#session = {
+      session_id: frame.session_id,
+      resume_token: frame.resume_token,
+      last_seq: frame.seq,
+      version: frame.version,
+      capabilities: [...frame.capabilities],
+      limits: { ...frame.limits },
+      resumed: frame.resumed,
+    };
+    this.#resume = { session_id: frame.session_id, resume_token: frame.resume_token, last_seq: frame.seq };
+    this.#setStatus("open");
+    this.#emit("session", { ...this.#session });
+    this.#firstWelcome?.resolve(frame);
+    this.#firstWelcome = null;
+  }
+
+  #answer(id: string, frame: ServerFrame): void {
+    const pending = this.#pending.get(id);
+    if (pending === undefined || !pending.expects.has(frame.type)) return;
+    clearTimeout(pending.timer);
+    this.#pending.delete(id);
+    pending.resolve(frame);
+  }
+
+  #serverError(frame: ErrorFrame): void {
+    const error = new ChatwireError(frame.code, frame.message, frame);
+    const toHello = frame.in_reply_to !== undefined && frame.in_reply_to === this.#helloId;
+    if (toHello) this.#helloId = null;
+    const handling = ERROR_HANDLING[frame.code];
+    if (handling === "final" || frame.fatal) {
+      this.#finish(error);
+      return;
+    }
+    if (toHello) {
+      // A refused hello leaves the connection open without a session: say hello again or stop.
+      if (handling === "new_session") {
+        this.#emit("error", error);
+        this.#forgetSession();
+        this.#sendHello();
+      } else if (handling === "resume_from_zero" && this.#resume !== null && this.#resume.last_seq !== 0) {
+        this.#emit("error", error);
+        this.#resume = { ...this.#resume, last_seq: 0 };
+        this.#sendHello();
+      } else {
+        this.#finish(error);
+      }
+      return;
+    }
+    const pending = frame.in_reply_to === undefined ? undefined : this.#pending.get(frame.in_reply_to);
+    if (pending !== undefined && frame.in_reply_to !== undefined) {
+      clearTimeout(pending.timer);
+      this.#pending.delete(frame.in_reply_to);
+      pending.reject(error);
+      return;
+    }
+    this.#emit("error", error);
+  }
+
+  #forgetSession(): void {
+    this.#session = null;
+    this.#resume = null;
+    this.#tracker.reset();
+  }
+}

@@ -1,0 +1,1239 @@
+// Generated from schema/json by tools/npm/scripts/generate.mjs. Do not edit: change the Rust
+// types, run `cargo run -p chatwire-schema-tool -- export`, then `npm run generate` in tools/npm.
+
+/** The protocol version these types describe (`MAJOR.MINOR`). */
+export const PROTOCOL_VERSION = "1.0";
+/** The WebSocket subprotocol of this major version. */
+export const SUBPROTOCOL = "chatwire.v1";
+
+/**
+ * A whole script: `turns[n]` answers the n-th user message the session accepts (rewound ones included).
+ */
+export interface AgentScript {
+  /**
+   * One entry per accepted user message, in order.
+   */
+  turns: ScriptTurn[];
+}
+
+/**
+ * A decision on a tool that needed approval.
+ *
+ * - `approve`: Run the tool (since 1.0).
+ * - `deny_continue`: Do not run it; the turn goes on (since 1.0).
+ * - `deny_abort`: Do not run it; the turn stops (since 1.0).
+ */
+export type ApprovalDecision = "approve" | "deny_continue" | "deny_abort";
+/** Every value of {@link ApprovalDecision}, in schema order. */
+export const APPROVAL_DECISION_VALUES = ["approve", "deny_continue", "deny_abort"] as const satisfies readonly ApprovalDecision[];
+
+/**
+ * An optional feature the server offers. Known names: rewind, tool_output, tool_expiry, conformance_script, restart_durability; receivers must tolerate others.
+ */
+export type Capability = string;
+
+/**
+ * How a tool call settled through completion (dismissal has its own frame).
+ *
+ * - `completed`: The tool produced a result (since 1.0).
+ * - `failed`: The tool failed (since 1.0).
+ * - `expired`: Nobody answered before the call's deadline (since 1.0).
+ */
+export type CompletionStatus = "completed" | "failed" | "expired";
+/** Every value of {@link CompletionStatus}, in schema order. */
+export const COMPLETION_STATUS_VALUES = ["completed", "failed", "expired"] as const satisfies readonly CompletionStatus[];
+
+/**
+ * Who dismissed a tool call, and why.
+ */
+export interface Dismissal {
+  /**
+   * Which side asked for it.
+   */
+  initiated_by: Initiator;
+  /**
+   * Why.
+   */
+  reason?: string;
+}
+
+/**
+ * A message the user sent.
+ */
+export interface DisplayItemUserMessage {
+  kind: "user_message";
+  /**
+   * The item id.
+   */
+  id: Id;
+  /**
+   * The turn the message opened.
+   */
+  invocation_id: Id;
+  /**
+   * The client's id of the `chat.user_message`.
+   */
+  client_message_id: Id;
+  /**
+   * The text.
+   */
+  text: string;
+  /**
+   * When it was accepted (RFC 3339).
+   */
+  ts: string;
+}
+/**
+ * A message from the agent.
+ */
+export interface DisplayItemAssistantMarkdown {
+  kind: "assistant_markdown";
+  /**
+   * The item id.
+   */
+  id: Id;
+  /**
+   * The turn that produced it.
+   */
+  invocation_id: Id;
+  /**
+   * The body, CommonMark.
+   */
+  markdown: string;
+  /**
+   * When it was produced (RFC 3339).
+   */
+  ts: string;
+}
+/**
+ * A tool call and its lifecycle.
+ */
+export interface DisplayItemToolCall {
+  kind: "tool_call";
+  /**
+   * The item id, equal to the `tool_call_id`.
+   */
+  id: Id;
+  /**
+   * The turn that made the call.
+   */
+  invocation_id: Id;
+  /**
+   * Name of the tool.
+   */
+  tool_name: string;
+  /**
+   * The UI component that renders the call.
+   */
+  component_type?: string;
+  /**
+   * The workflow that owns the component.
+   */
+  workflow_name?: string;
+  /**
+   * What kind of interaction this is.
+   */
+  interaction_type: InteractionType;
+  /**
+   * Where the client shows it.
+   */
+  display: DisplayMode;
+  /**
+   * Whether the call waits (or waited) for a client response.
+   */
+  awaiting_response: boolean;
+  /**
+   * Where the call is in its lifecycle.
+   */
+  status: ToolCallStatus;
+  /**
+   * Arguments for the component or tool.
+   */
+  payload: {
+    [key: string]: unknown;
+  };
+  /**
+   * The latest progress, while or after running.
+   */
+  progress?: Progress;
+  /**
+   * One line to show in place of a settled component.
+   */
+  summary?: string;
+  /**
+   * The result, once `completed`.
+   */
+  result?: unknown;
+  /**
+   * What went wrong, once `failed` or `expired`.
+   */
+  error?: string;
+  /**
+   * Who dismissed it and why, once `dismissed`.
+   */
+  dismissal?: Dismissal;
+  /**
+   * When the call was made (RFC 3339).
+   */
+  ts: string;
+  /**
+   * When the call settled (RFC 3339), once settled.
+   */
+  settled_ts?: string;
+}
+/**
+ * The output group of a tool call (approvals, stdout, stderr, exit code).
+ */
+export interface DisplayItemToolOutput {
+  kind: "tool_output";
+  /**
+   * The item id: the `tool_call_id` followed by `.output`.
+   */
+  id: Id;
+  /**
+   * The turn that made the call.
+   */
+  invocation_id: Id;
+  /**
+   * The tool call this output belongs to.
+   */
+  tool_call_id: Id;
+  /**
+   * Name of the tool.
+   */
+  tool_name: string;
+  /**
+   * The command line, if the tool reported one.
+   */
+  command?: string;
+  /**
+   * Approval decisions in the order they were made.
+   */
+  approvals: ApprovalDecision[];
+  /**
+   * Everything the tool wrote to stdout so far.
+   */
+  stdout: string;
+  /**
+   * Everything the tool wrote to stderr so far.
+   */
+  stderr: string;
+  /**
+   * The exit code, once the tool exited.
+   */
+  exit_code?: number;
+}
+/**
+ * One thing the client displays.
+ */
+export type DisplayItem = DisplayItemUserMessage | DisplayItemAssistantMarkdown | DisplayItemToolCall | DisplayItemToolOutput;
+
+/**
+ * Where a tool call is displayed.
+ *
+ * - `inline`: Inside the transcript, at the call's position (since 1.0).
+ * - `artifact`: In the artifact panel beside the transcript (since 1.0).
+ * - `composer`: In place of the message composer (since 1.0).
+ * - `view`: As a full view replacing the transcript (since 1.0).
+ */
+export type DisplayMode = "inline" | "artifact" | "composer" | "view";
+/** Every value of {@link DisplayMode}, in schema order. */
+export const DISPLAY_MODE_VALUES = ["inline", "artifact", "composer", "view"] as const satisfies readonly DisplayMode[];
+
+/**
+ * Every error a v1 server can report (`spec/errors.md#codes`). The list is closed in v1.
+ *
+ * - `malformed_frame`: The text frame is not valid JSON, or not a JSON object (since 1.0).
+ * - `binary_frame`: A binary WebSocket frame arrived; v1 is text only (since 1.0).
+ * - `unknown_type`: The frame's `type` is missing or names no client frame (since 1.0).
+ * - `invalid_frame`: The frame breaks its schema (missing field, wrong type, unknown field…) (since 1.0).
+ * - `frame_too_large`: The frame is larger than `limits.max_frame_bytes` (since 1.0).
+ * - `hello_required`: A frame other than `session.hello` arrived before the session was open (since 1.0).
+ * - `already_open`: A second `session.hello` arrived on an open connection (since 1.0).
+ * - `unsupported_version`: None of the offered versions is supported; `supported_versions` lists the server's (since 1.0).
+ * - `resume_rejected`: Resume refused: unknown session or wrong token, deliberately indistinguishable (since 1.0).
+ * - `resume_cursor_ahead`: The client's `last_seq` is ahead of anything the server sent on the session (since 1.0).
+ * - `script_not_allowed`: A script was sent to a backend not in conformance mode, or on resume (since 1.0).
+ * - `invalid_script`: The script is well-formed JSON but cannot run (e.g. a settle order naming a missing call) (since 1.0).
+ * - `duplicate_message`: A user message reused the id of one already accepted; nothing new was started (since 1.0).
+ * - `run_in_progress`: A user message or rewind arrived while a run slice is in progress (since 1.0).
+ * - `unknown_tool_call`: The response names a tool call the session's effective state does not hold (since 1.0).
+ * - `tool_call_settled`: The response names a tool call that has already settled (since 1.0).
+ * - `tool_call_not_awaiting`: The response names a tool call that does not await a response (since 1.0).
+ * - `unknown_invocation`: The rewind names an invocation the effective state does not hold (since 1.0).
+ * - `session_taken_over`: Another connection resumed this session; this one is closed (since 1.0).
+ * - `internal_error`: The server failed; the session's state is unchanged (since 1.0).
+ */
+export type ErrorCode = "malformed_frame" | "binary_frame" | "unknown_type" | "invalid_frame" | "frame_too_large" | "hello_required" | "already_open" | "unsupported_version" | "resume_rejected" | "resume_cursor_ahead" | "script_not_allowed" | "invalid_script" | "duplicate_message" | "run_in_progress" | "unknown_tool_call" | "tool_call_settled" | "tool_call_not_awaiting" | "unknown_invocation" | "session_taken_over" | "internal_error";
+/** Every value of {@link ErrorCode}, in schema order. */
+export const ERROR_CODE_VALUES = ["malformed_frame", "binary_frame", "unknown_type", "invalid_frame", "frame_too_large", "hello_required", "already_open", "unsupported_version", "resume_rejected", "resume_cursor_ahead", "script_not_allowed", "invalid_script", "duplicate_message", "run_in_progress", "unknown_tool_call", "tool_call_settled", "tool_call_not_awaiting", "unknown_invocation", "session_taken_over", "internal_error"] as const satisfies readonly ErrorCode[];
+
+/**
+ * A number from 0 to 1 inclusive.
+ */
+export type Fraction = number;
+
+/**
+ * An opaque identifier: 1-128 characters from [A-Za-z0-9._:-], the first alphanumeric.
+ */
+export type Id = string;
+
+/**
+ * Which side asked for a dismissal.
+ *
+ * - `server`: The backend closed it (e.g. an artifact it no longer needs, or a superseded question).
+ * - `client`: The user closed it through `chat.tool_call_response` with action `dismiss`.
+ */
+export type Initiator = "server" | "client";
+/** Every value of {@link Initiator}, in schema order. */
+export const INITIATOR_VALUES = ["server", "client"] as const satisfies readonly Initiator[];
+
+/**
+ * The kind of interaction a tool call represents.
+ *
+ * - `ui_tool`: A workflow UI component that the user answers (since 1.0).
+ * - `ui_surface`: A fire-and-forget UI surface (since 1.0).
+ * - `auto_tool`: A tool the agent runs by itself; the client only shows its progress (since 1.0).
+ * - `input_request`: A request for free-form user input, answered through the composer (since 1.0).
+ */
+export type InteractionType = "ui_tool" | "ui_surface" | "auto_tool" | "input_request";
+/** Every value of {@link InteractionType}, in schema order. */
+export const INTERACTION_TYPE_VALUES = ["ui_tool", "ui_surface", "auto_tool", "input_request"] as const satisfies readonly InteractionType[];
+
+/**
+ * Limits a server announces in its welcome.
+ */
+export interface Limits {
+  /**
+   * Largest text frame the server accepts, in bytes; a larger one gets `frame_too_large`.
+   */
+  max_frame_bytes: number;
+}
+
+/**
+ * The latest progress of a running tool.
+ */
+export interface Progress {
+  /**
+   * A short status line.
+   */
+  message?: string;
+  /**
+   * How much is done, 0 to 1.
+   */
+  fraction?: Fraction;
+}
+
+/**
+ * A protocol version MAJOR.MINOR, e.g. "1.0".
+ */
+export type ProtocolVersion = string;
+
+/**
+ * The user submitted a value; the call completes (since 1.0).
+ */
+export interface ResponseOutcomeSubmit {
+  action: "submit";
+  /**
+   * What the user entered or chose; any JSON value.
+   */
+  value: unknown;
+}
+/**
+ * The user closed or cancelled the component; the call is dismissed (since 1.0).
+ */
+export interface ResponseOutcomeDismiss {
+  action: "dismiss";
+  /**
+   * Why, for display and logs.
+   */
+  reason?: string;
+}
+/**
+ * What the user did with the component.
+ */
+export type ResponseOutcome = ResponseOutcomeSubmit | ResponseOutcomeDismiss;
+
+/**
+ * What a client needs to resume a session (`spec/resume.md`).
+ */
+export interface Resume {
+  /**
+   * The `session_id` from the `session.welcome` that opened the session.
+   */
+  session_id: Id;
+  /**
+   * The secret `resume_token` from that welcome; without the right one the server refuses.
+   */
+  resume_token: Id;
+  /**
+   * The highest `seq` the client has seen on this session (0 if none).
+   */
+  last_seq: number;
+}
+
+/**
+ * How a run slice ended.
+ *
+ * Older backends sent a number: `0` meant [`AwaitingInput`](Self::AwaitingInput) and `1`
+ * meant [`Completed`](Self::Completed) (`RUN-006`); [`Self::from_legacy_code`] maps them.
+ *
+ * - `awaiting_input`: The turn waits for the user to answer a pending tool call (legacy `0`) (since 1.0).
+ * - `completed`: The turn finished (legacy `1`) (since 1.0).
+ * - `failed`: The turn failed (since 1.0).
+ * - `cancelled`: The turn was cancelled (since 1.0).
+ */
+export type RunCompleteStatus = "awaiting_input" | "completed" | "failed" | "cancelled";
+/** Every value of {@link RunCompleteStatus}, in schema order. */
+export const RUN_COMPLETE_STATUS_VALUES = ["awaiting_input", "completed", "failed", "cancelled"] as const satisfies readonly RunCompleteStatus[];
+
+/**
+ * The state of the session's current (or last) run.
+ */
+export interface RunState {
+  /**
+   * Where the run is.
+   */
+  status: RunStatus;
+  /**
+   * The turn the status is about; absent when `idle`.
+   */
+  invocation_id?: Id;
+}
+
+/**
+ * Where the session's run is.
+ *
+ * - `idle`: No run yet, or the state was rewound (since 1.0).
+ * - `running`: A run slice is in progress (since 1.0).
+ * - `awaiting_input`: The turn waits for the user to answer a pending tool call (since 1.0).
+ * - `completed`: The last turn finished (since 1.0).
+ * - `failed`: The last turn failed (since 1.0).
+ * - `cancelled`: The last turn was cancelled (since 1.0).
+ */
+export type RunStatus = "idle" | "running" | "awaiting_input" | "completed" | "failed" | "cancelled";
+/** Every value of {@link RunStatus}, in schema order. */
+export const RUN_STATUS_VALUES = ["idle", "running", "awaiting_input", "completed", "failed", "cancelled"] as const satisfies readonly RunStatus[];
+
+/**
+ * How a scripted turn ends.
+ *
+ * - `completed`: `chat.run_complete` with status `completed`.
+ * - `failed`: `chat.run_complete` with status `failed`.
+ * - `cancelled`: `chat.run_complete` with status `cancelled`.
+ */
+export type ScriptEnd = "completed" | "failed" | "cancelled";
+/** Every value of {@link ScriptEnd}, in schema order. */
+export const SCRIPT_END_VALUES = ["completed", "failed", "cancelled"] as const satisfies readonly ScriptEnd[];
+
+/**
+ * Complete with this result.
+ */
+export interface ScriptOutcomeResult {
+  kind: "result";
+  /**
+   * The result value.
+   */
+  value: unknown;
+  /**
+   * The summary line.
+   */
+  summary?: string;
+}
+/**
+ * Fail with this error.
+ */
+export interface ScriptOutcomeError {
+  kind: "error";
+  /**
+   * The error text.
+   */
+  message: string;
+}
+/**
+ * Wait for the client (`awaiting_response: true`); a submit completes it with the submitted value.
+ */
+export interface ScriptOutcomeAwaitResponse {
+  kind: "await_response";
+  /**
+   * Expire the call if unanswered after this many milliseconds (at most 600000).
+   */
+  expire_after_ms?: number;
+  /**
+   * The summary line once completed.
+   */
+  summary?: string;
+}
+/**
+ * The server dismisses the call when its turn in the settle order comes.
+ */
+export interface ScriptOutcomeDismiss {
+  kind: "dismiss";
+  /**
+   * The dismissal reason.
+   */
+  reason?: string;
+}
+/**
+ * How a scripted tool call settles.
+ */
+export type ScriptOutcome = ScriptOutcomeResult | ScriptOutcomeError | ScriptOutcomeAwaitResponse | ScriptOutcomeDismiss;
+
+/**
+ * Scripted tool-group output, sent as one `chat.tool_output` per non-empty part.
+ */
+export interface ScriptOutput {
+  /**
+   * The command line.
+   */
+  command?: string;
+  /**
+   * Approval decisions, one frame each.
+   */
+  approvals?: ApprovalDecision[];
+  /**
+   * Standard output.
+   */
+  stdout?: string;
+  /**
+   * Standard error.
+   */
+  stderr?: string;
+  /**
+   * Exit code.
+   */
+  exit_code?: number;
+}
+
+/**
+ * One scripted progress report.
+ */
+export interface ScriptProgress {
+  /**
+   * The status line.
+   */
+  message?: string;
+  /**
+   * How much is done.
+   */
+  fraction?: Fraction;
+}
+
+/**
+ * Send an assistant message (`chat.assistant_message`).
+ */
+export interface ScriptStepSay {
+  op: "say";
+  /**
+   * The message body, CommonMark.
+   */
+  markdown: string;
+}
+/**
+ * Make several tool calls at once, in call order, then settle them (`SCRIPT-010`).
+ */
+export interface ScriptStepToolCalls {
+  op: "tool_calls";
+  /**
+   * The calls, in call order.
+   */
+  calls: ScriptToolCall[];
+  /**
+   * Indices of the calls that settle by themselves (every outcome but `await_response`),
+   * in the order they settle; default: call order.
+   */
+  settle_order?: number[];
+}
+/**
+ * Pause, with the run still in progress.
+ */
+export interface ScriptStepWait {
+  op: "wait";
+  /**
+   * How long, in milliseconds (at most 60000).
+   */
+  ms: number;
+}
+/**
+ * End the turn.
+ */
+export interface ScriptStepEnd {
+  op: "end";
+  /**
+   * How the turn ends.
+   */
+  status: ScriptEnd;
+  /**
+   * The error text for `failed`.
+   */
+  error?: string;
+}
+/**
+ * One step of a turn.
+ */
+export type ScriptStep = ScriptStepSay | ScriptStepToolCalls | ScriptStepWait | ScriptStepEnd;
+
+/**
+ * One scripted tool call.
+ */
+export interface ScriptToolCall {
+  /**
+   * The `tool_name` to send.
+   */
+  tool_name: string;
+  /**
+   * The `interaction_type` to send.
+   */
+  interaction_type: InteractionType;
+  /**
+   * The `display` to send.
+   */
+  display: DisplayMode;
+  /**
+   * The `component_type` to send.
+   */
+  component_type?: string;
+  /**
+   * The `workflow_name` to send.
+   */
+  workflow_name?: string;
+  /**
+   * The `payload` to send.
+   */
+  payload?: {
+    [key: string]: unknown;
+  };
+  /**
+   * How long the tool runs before its first progress report or settlement, in milliseconds (at most 60000).
+   */
+  run_ms?: number;
+  /**
+   * Progress reports to stream while it runs, in order.
+   */
+  progress?: ScriptProgress[];
+  /**
+   * Tool-group output to send before it settles.
+   */
+  output?: ScriptOutput;
+  /**
+   * How the call settles.
+   */
+  outcome: ScriptOutcome;
+}
+
+/**
+ * What the agent does in answer to one user message.
+ */
+export interface ScriptTurn {
+  /**
+   * Steps in order. A turn without an `end` step ends `completed`.
+   */
+  steps: ScriptStep[];
+}
+
+/**
+ * The lifecycle status of a tool call (`spec/tool-calls.md#states`).
+ *
+ * - `pending`: Waits for the client's response (since 1.0).
+ * - `running`: The tool is executing (since 1.0).
+ * - `completed`: Settled with a result (since 1.0).
+ * - `failed`: Settled with an error (since 1.0).
+ * - `dismissed`: Closed without a result (since 1.0).
+ * - `expired`: Nobody answered in time (since 1.0).
+ */
+export type ToolCallStatus = "pending" | "running" | "completed" | "failed" | "dismissed" | "expired";
+/** Every value of {@link ToolCallStatus}, in schema order. */
+export const TOOL_CALL_STATUS_VALUES = ["pending", "running", "completed", "failed", "dismissed", "expired"] as const satisfies readonly ToolCallStatus[];
+
+/**
+ * The whole view of a session: display items in display order, and the state of the current run.
+ */
+export interface UiState {
+  /**
+   * Display items in the order the client shows them.
+   */
+  items: DisplayItem[];
+  /**
+   * The current run.
+   */
+  run: RunState;
+}
+
+/**
+ * The UiState format carried by `ui_state_snapshot` and `ui_state_updated` (`v`).
+ *
+ * - `ui_state_v1`: UiState v1 (since protocol 1.0): the whole state in every frame.
+ */
+export type UiStateVersion = "ui_state_v1";
+/** Every value of {@link UiStateVersion}, in schema order. */
+export const UI_STATE_VERSION_VALUES = ["ui_state_v1"] as const satisfies readonly UiStateVersion[];
+
+/**
+ * Confirms the session: the chosen version, the ids to resume it later, and what the server offers.
+ */
+export interface SessionWelcome {
+  type: "session.welcome";
+  /**
+   * Position of this frame in the session's frame sequence; grows strictly (`SEQ-001`).
+   */
+  seq: number;
+  /**
+   * The `id` of the `session.hello` this answers.
+   */
+  in_reply_to: Id;
+  /**
+   * The protocol version chosen for this connection, one of those the client offered.
+   */
+  version: ProtocolVersion;
+  /**
+   * The session's id; stable across reconnects and server restarts.
+   */
+  session_id: Id;
+  /**
+   * Secret needed to resume this session; the server may rotate it on every welcome.
+   */
+  resume_token: Id;
+  /**
+   * True when this welcome resumed an existing session, false when it opened a new one.
+   */
+  resumed: boolean;
+  /**
+   * Optional features this server implements; scenarios needing others are not applicable.
+   */
+  capabilities: Capability[];
+  /**
+   * Limits the client must respect.
+   */
+  limits: Limits;
+  /**
+   * Free-form name and version of the server, for logs.
+   */
+  server?: string;
+}
+
+/**
+ * The base the client renders from after connecting or resuming (`STATE-002`).
+ */
+export interface UiStateSnapshot {
+  type: "ui_state_snapshot";
+  /**
+   * Position of this frame in the session's frame sequence.
+   */
+  seq: number;
+  /**
+   * The UiState format.
+   */
+  v: UiStateVersion;
+  /**
+   * The session's effective state.
+   */
+  state: UiState;
+}
+
+/**
+ * The state after the events sent before it; equals the reducer's result over them (`STATE-004`).
+ */
+export interface UiStateUpdated {
+  type: "ui_state_updated";
+  /**
+   * Position of this frame in the session's frame sequence.
+   */
+  seq: number;
+  /**
+   * The UiState format.
+   */
+  v: UiStateVersion;
+  /**
+   * The session's effective state.
+   */
+  state: UiState;
+}
+
+/**
+ * Announces the user message item and the invocation (turn) it opens.
+ */
+export interface ChatUserMessageAccepted {
+  type: "chat.user_message_accepted";
+  /**
+   * Position of this frame in the session's frame sequence.
+   */
+  seq: number;
+  /**
+   * The `id` of the `chat.user_message` that was accepted.
+   */
+  in_reply_to: Id;
+  /**
+   * The turn this message opens; every item the turn produces carries it.
+   */
+  invocation_id: Id;
+  /**
+   * Id of the new `user_message` display item.
+   */
+  item_id: Id;
+  /**
+   * The message text.
+   */
+  text: string;
+  /**
+   * When the server accepted it (RFC 3339).
+   */
+  ts: string;
+}
+
+/**
+ * Starts a run slice: after a user message, or after the response that unblocks a waiting turn.
+ */
+export interface ChatRunStarted {
+  type: "chat.run_started";
+  /**
+   * Position of this frame in the session's frame sequence.
+   */
+  seq: number;
+  /**
+   * The turn this slice belongs to.
+   */
+  invocation_id: Id;
+  /**
+   * When the slice started (RFC 3339).
+   */
+  ts: string;
+}
+
+/**
+ * A complete assistant message in Markdown.
+ */
+export interface ChatAssistantMessage {
+  type: "chat.assistant_message";
+  /**
+   * Position of this frame in the session's frame sequence.
+   */
+  seq: number;
+  /**
+   * The turn that produced this message.
+   */
+  invocation_id: Id;
+  /**
+   * Id of the new `assistant_markdown` display item.
+   */
+  item_id: Id;
+  /**
+   * The message body, CommonMark.
+   */
+  markdown: string;
+  /**
+   * When it was produced (RFC 3339).
+   */
+  ts: string;
+}
+
+/**
+ * Creates a tool call item. It starts `pending` when it awaits a response, `running` otherwise,
+ * and ends only through `chat.tool_call_complete` or `chat.tool_call_dismiss`.
+ */
+export interface ChatToolCall {
+  type: "chat.tool_call";
+  /**
+   * Position of this frame in the session's frame sequence.
+   */
+  seq: number;
+  /**
+   * The turn that made this call.
+   */
+  invocation_id: Id;
+  /**
+   * The interaction id, end to end: the item id, the id a response names, the id a completion names.
+   */
+  tool_call_id: Id;
+  /**
+   * Compatibility alias of `tool_call_id` for older consumers; when present it equals `tool_call_id` (`TOOL-004`).
+   */
+  corr?: Id;
+  /**
+   * Name of the tool as the agent called it.
+   */
+  tool_name: string;
+  /**
+   * The UI component that renders this call; required for `ui_tool` and `ui_surface` (`TOOL-005`).
+   */
+  component_type?: string;
+  /**
+   * The workflow that owns the component.
+   */
+  workflow_name?: string;
+  /**
+   * What kind of interaction this is.
+   */
+  interaction_type: InteractionType;
+  /**
+   * True when the call waits for a `chat.tool_call_response` from the client.
+   */
+  awaiting_response: boolean;
+  /**
+   * Where the client shows it.
+   */
+  display: DisplayMode;
+  /**
+   * Arguments for the component or tool, as the agent produced them.
+   */
+  payload: {
+    [key: string]: unknown;
+  };
+  /**
+   * Position of this call within its batch of calls made at once, starting at 0 (`MULTI-001`).
+   */
+  call_index: number;
+  /**
+   * When the call was made (RFC 3339).
+   */
+  ts: string;
+}
+
+/**
+ * Progress of a `running` tool call; replaces the item's previous progress.
+ */
+export interface ChatToolProgress {
+  type: "chat.tool_progress";
+  /**
+   * Position of this frame in the session's frame sequence.
+   */
+  seq: number;
+  /**
+   * The running tool call.
+   */
+  tool_call_id: Id;
+  /**
+   * A short human-readable status line.
+   */
+  message?: string;
+  /**
+   * How much is done, from 0 to 1.
+   */
+  fraction?: Fraction;
+  /**
+   * When the progress was observed (RFC 3339).
+   */
+  ts: string;
+}
+
+/**
+ * Adds to the `tool_output` item of a tool call, which sits right after the call's item.
+ */
+export interface ChatToolOutput {
+  type: "chat.tool_output";
+  /**
+   * Position of this frame in the session's frame sequence.
+   */
+  seq: number;
+  /**
+   * The tool call this output belongs to; it must not be settled yet.
+   */
+  tool_call_id: Id;
+  /**
+   * The command line the tool runs, set once.
+   */
+  command?: string;
+  /**
+   * An approval decision to append to the group's approvals.
+   */
+  approval?: ApprovalDecision;
+  /**
+   * Text to append to the group's stdout.
+   */
+  stdout?: string;
+  /**
+   * Text to append to the group's stderr.
+   */
+  stderr?: string;
+  /**
+   * The process exit code, set once the tool has exited.
+   */
+  exit_code?: number;
+  /**
+   * When the output was produced (RFC 3339).
+   */
+  ts: string;
+}
+
+/**
+ * Settles a `pending` or `running` tool call. A settled call never changes again (`TOOL-010`).
+ */
+export interface ChatToolCallComplete {
+  type: "chat.tool_call_complete";
+  /**
+   * Position of this frame in the session's frame sequence.
+   */
+  seq: number;
+  /**
+   * The call that settles.
+   */
+  tool_call_id: Id;
+  /**
+   * How it settled.
+   */
+  status: CompletionStatus;
+  /**
+   * The tool's result (for `completed`), e.g. the value the user submitted.
+   */
+  result?: unknown;
+  /**
+   * What went wrong (for `failed` and `expired`).
+   */
+  error?: string;
+  /**
+   * One line the client shows in place of a settled component, e.g. "API key saved".
+   */
+  summary?: string;
+  /**
+   * The `id` of the `chat.tool_call_response` that caused this, if any.
+   */
+  in_reply_to?: Id;
+  /**
+   * When it settled (RFC 3339).
+   */
+  ts: string;
+}
+
+/**
+ * Settles a `pending` or `running` tool call as `dismissed`, by the server or at the client's request.
+ */
+export interface ChatToolCallDismiss {
+  type: "chat.tool_call_dismiss";
+  /**
+   * Position of this frame in the session's frame sequence.
+   */
+  seq: number;
+  /**
+   * The call that is dismissed.
+   */
+  tool_call_id: Id;
+  /**
+   * Who asked for the dismissal.
+   */
+  initiated_by: Initiator;
+  /**
+   * Why, for display and logs.
+   */
+  reason?: string;
+  /**
+   * The `id` of the client's `chat.tool_call_response` when the client asked for it.
+   */
+  in_reply_to?: Id;
+  /**
+   * When it was dismissed (RFC 3339).
+   */
+  ts: string;
+}
+
+/**
+ * Ends the current run slice of a turn.
+ */
+export interface ChatRunComplete {
+  type: "chat.run_complete";
+  /**
+   * Position of this frame in the session's frame sequence.
+   */
+  seq: number;
+  /**
+   * The turn whose slice ends.
+   */
+  invocation_id: Id;
+  /**
+   * Why it ended. `awaiting_input` requires a pending call; the others require none open (`RUN-003`, `RUN-004`).
+   */
+  status: RunCompleteStatus;
+  /**
+   * A machine-readable reason, e.g. `awaiting_user_input` or `script_exhausted`.
+   */
+  reason?: string;
+  /**
+   * What went wrong, for `failed`.
+   */
+  error?: string;
+  /**
+   * When the slice ended (RFC 3339).
+   */
+  ts: string;
+}
+
+/**
+ * Confirms a rewind: every item from the first one of `before_invocation_id` on is gone.
+ */
+export interface ChatRewindComplete {
+  type: "chat.rewind_complete";
+  /**
+   * Position of this frame in the session's frame sequence.
+   */
+  seq: number;
+  /**
+   * The `id` of the `chat.rewind` this answers.
+   */
+  in_reply_to: Id;
+  /**
+   * The invocation the state was cut before.
+   */
+  before_invocation_id: Id;
+  /**
+   * The invocations removed from the effective state, oldest first (the log keeps them).
+   */
+  removed_invocation_ids: Id[];
+  /**
+   * When the rewind took effect (RFC 3339).
+   */
+  ts: string;
+}
+
+/**
+ * A typed error. `fatal` says whether the server closes the connection after it.
+ */
+export interface ErrorFrame {
+  type: "error";
+  /**
+   * Position in the session's frame sequence; absent when no session is bound to the connection.
+   */
+  seq?: number;
+  /**
+   * What went wrong.
+   */
+  code: ErrorCode;
+  /**
+   * A human-readable explanation, one sentence, lowercase.
+   */
+  message: string;
+  /**
+   * The `id` of the client frame this answers, when that frame was readable enough to have one.
+   */
+  in_reply_to?: Id;
+  /**
+   * True when the server closes the connection right after this frame.
+   */
+  fatal: boolean;
+  /**
+   * With `unsupported_version`: every version the server speaks.
+   */
+  supported_versions?: ProtocolVersion[];
+}
+
+/**
+ * Opens a new session or resumes an existing one, naming the protocol versions the client speaks.
+ */
+export interface SessionHello {
+  type: "session.hello";
+  /**
+   * Client-chosen id of this frame; answers (`session.welcome`, `error`) carry it as `in_reply_to`.
+   */
+  id: Id;
+  /**
+   * The protocol versions the client speaks, in any order; the server picks one (`SESSION-003`).
+   */
+  versions: ProtocolVersion[];
+  /**
+   * Present to resume an existing session instead of opening a new one.
+   */
+  resume?: Resume;
+  /**
+   * A scripted agent to run in place of the backend's model; honoured only by a backend in
+   * conformance mode, and only when opening a new session (`SCRIPT-001`).
+   */
+  script?: AgentScript;
+  /**
+   * Free-form name and version of the client, for logs.
+   */
+  client?: string;
+}
+
+/**
+ * A message typed by the user. The client-chosen `id` makes it idempotent (`TURN-002`).
+ */
+export interface ChatUserMessage {
+  type: "chat.user_message";
+  /**
+   * Client-chosen id; sending the same id again never starts a second turn.
+   */
+  id: Id;
+  /**
+   * The message text as typed.
+   */
+  text: string;
+}
+
+/**
+ * Answers a `pending` tool call by its `tool_call_id`, from any connection of the session.
+ * Responses are idempotent: a second one gets `tool_call_settled` and is never executed (`TOOL-012`).
+ */
+export interface ChatToolCallResponse {
+  type: "chat.tool_call_response";
+  /**
+   * Client-chosen id of this frame; the settlement and any error carry it as `in_reply_to`.
+   */
+  id: Id;
+  /**
+   * The call being answered.
+   */
+  tool_call_id: Id;
+  /**
+   * The answer.
+   */
+  outcome: ResponseOutcome;
+}
+
+/**
+ * Rewinds the session's effective state to just before the given invocation.
+ */
+export interface ChatRewind {
+  type: "chat.rewind";
+  /**
+   * Client-chosen id of this frame; the result and any error carry it as `in_reply_to`.
+   */
+  id: Id;
+  /**
+   * The first invocation to remove; it and every later one disappear from the effective state.
+   */
+  before_invocation_id: Id;
+}
+
+/** Any frame a server sends to a client, tagged on `type`. */
+export type ServerFrame =
+  | SessionWelcome
+  | UiStateSnapshot
+  | UiStateUpdated
+  | ChatUserMessageAccepted
+  | ChatRunStarted
+  | ChatAssistantMessage
+  | ChatToolCall
+  | ChatToolProgress
+  | ChatToolOutput
+  | ChatToolCallComplete
+  | ChatToolCallDismiss
+  | ChatRunComplete
+  | ChatRewindComplete
+  | ErrorFrame;
+/** Any frame a client sends to a server, tagged on `type`. */
+export type ClientFrame =
+  | SessionHello
+  | ChatUserMessage
+  | ChatToolCallResponse
+  | ChatRewind;
+/** Any frame, either direction. */
+export type Frame = ServerFrame | ClientFrame;
+/** The wire name of a frame. */
+export type FrameType = Frame["type"];
+export type ServerFrameType = ServerFrame["type"];
+export type ClientFrameType = ClientFrame["type"];
+/** The frame with wire name `T`: `FrameOf<"chat.tool_call">` is {@link ChatToolCall}. */
+export type FrameOf<T extends FrameType> = Extract<Frame, { type: T }>;
+/** The display item of kind `K`: `ItemOf<"tool_call">` is {@link DisplayItemToolCall}. */
+export type ItemOf<K extends DisplayItem["kind"]> = Extract<DisplayItem, { kind: K }>;
+
+/** Every server frame type, in schema order. */
+export const SERVER_FRAME_TYPES = ["session.welcome","ui_state_snapshot","ui_state_updated","chat.user_message_accepted","chat.run_started","chat.assistant_message","chat.tool_call","chat.tool_progress","chat.tool_output","chat.tool_call_complete","chat.tool_call_dismiss","chat.run_complete","chat.rewind_complete","error"] as const satisfies readonly ServerFrameType[];
+/** Every client frame type, in schema order. */
+export const CLIENT_FRAME_TYPES = ["session.hello","chat.user_message","chat.tool_call_response","chat.rewind"] as const satisfies readonly ClientFrameType[];
+
+/** @internal Which optional members admit null, per frame type (see validate.ts). */
+export const NULL_PLANS: { readonly [type: string]: NullPlan | null } = {"session.welcome":{"n":["server"]},"ui_state_snapshot":{"o":{"state":{"o":{"items":{"a":{"t":"kind","v":{"tool_call":{"o":{"progress":{"n":["message","fraction"]},"dismissal":{"n":["reason"]}},"n":["component_type","workflow_name","progress","summary","error","dismissal","settled_ts"]},"tool_output":{"n":["command","exit_code"]}}}},"run":{"n":["invocation_id"]}}}}},"ui_state_updated":{"o":{"state":{"o":{"items":{"a":{"t":"kind","v":{"tool_call":{"o":{"progress":{"n":["message","fraction"]},"dismissal":{"n":["reason"]}},"n":["component_type","workflow_name","progress","summary","error","dismissal","settled_ts"]},"tool_output":{"n":["command","exit_code"]}}}},"run":{"n":["invocation_id"]}}}}},"chat.user_message_accepted":null,"chat.run_started":null,"chat.assistant_message":null,"chat.tool_call":{"n":["corr","component_type","workflow_name"]},"chat.tool_progress":{"n":["message","fraction"]},"chat.tool_output":{"n":["command","approval","stdout","stderr","exit_code"]},"chat.tool_call_complete":{"n":["error","summary","in_reply_to"]},"chat.tool_call_dismiss":{"n":["reason","in_reply_to"]},"chat.run_complete":{"n":["reason","error"]},"chat.rewind_complete":null,"error":{"n":["seq","in_reply_to","supported_versions"]},"session.hello":{"o":{"script":{"o":{"turns":{"a":{"o":{"steps":{"a":{"t":"op","v":{"tool_calls":{"o":{"calls":{"a":{"o":{"progress":{"a":{"n":["message","fraction"]}},"output":{"n":["command","stdout","stderr","exit_code"]},"outcome":{"t":"kind","v":{"result":{"n":["summary"]},"await_response":{"n":["expire_after_ms","summary"]},"dismiss":{"n":["reason"]}}}},"n":["component_type","workflow_name","output"]}}},"n":["settle_order"]},"end":{"n":["error"]}}}}}}}}}},"n":["resume","script","client"]},"chat.user_message":null,"chat.tool_call_response":{"o":{"outcome":{"t":"action","v":{"dismiss":{"n":["reason"]}}}}},"chat.rewind":null};
+/** @internal */
+export type NullPlan =
+  | { readonly o?: { readonly [member: string]: NullPlan }; readonly n?: readonly string[] }
+  | { readonly a: NullPlan }
+  | { readonly t: string; readonly v: { readonly [tag: string]: NullPlan } }
+  | { readonly u: readonly NullPlan[] };

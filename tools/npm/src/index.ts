@@ -1,0 +1,27 @@
+// @chatwire/protocol: types for every Chatwire frame and the UiState, precompiled validators, and
+// a client that keeps a session alive across reconnects.
+export * from "./generated/protocol.js";
+export {
+  validateServerFrame,
+  validateClientFrame,
+  parseServerFrame,
+  parseClientFrame,
+  type FrameError,
+  type FrameErrorKind,
+  type FrameResult,
+} from "./validate.js";
+export { isDateTime } from "./formats.js";
+export {
+  ChatwireClient,
+  ChatwireError,
+  ERROR_HANDLING,
+  type ChatwireSocket,
+  type ClientErrorCode,
+  type ClientEvents,
+  type ClientOptions,
+  type ClientStatus,
+  type ReconnectOptions,
+  type SessionInfo,
+  type SessionResume,
+  type SocketFactory,
+} from "./client.js";

@@ -1,0 +1,209 @@
+// ChatwireClient against the bundled reference backend (conformance mode, scripted agent): a
+// human-in-the-loop turn, a multi-tool turn, a disconnect mid-turn and resume, rewind, takeover,
+// and the server errors a client can provoke.
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { ChatwireClient } from "../dist/index.js";
+import { startReference, toolCalls, until, wsSockets } from "./helpers.mjs";
+
+let server;
+before(async () => {
+  server = await startReference();
+});
+after(async () => {
+  await server?.stop();
+});
+
+const clients = [];
+function client(options = {}) {
+  const sockets = wsSockets();
+  const c = new ChatwireClient({
+    url: server.url,
+    socket: sockets.factory,
+    clientName: "chatwire-npm-tests",
+    requestTimeoutMs: 10_000,
+    reconnect: { initialDelayMs: 20, maxDelayMs: 200, maxAttempts: 5 },
+    ...options,
+  });
+  clients.push(c);
+  return { client: c, sockets };
+}
+after(() => {
+  for (const c of clients) c.close();
+});
+
+const say = (markdown) => ({ op: "say", markdown });
+const askYesNo = {
+  tool_name: "confirm_deploy",
+  interaction_type: "ui_tool",
+  display: "inline",
+  component_type: "YesNo",
+  payload: { question: "Deploy to staging?" },
+  outcome: { kind: "await_response", summary: "Deploy confirmed" },
+};
+
+describe("human in the loop", () => {
+  test("a Yes/No form is answered with `true`; the completed call survives a resume", async () => {
+    const { client: c, sockets } = client({ script: { turns: [{ steps: [{ op: "tool_calls", calls: [askYesNo] }, say("Deploying.")] }] } });
+    const welcome = await c.connect();
+    assert.equal(welcome.resumed, false);
+    const accepted = await c.sendMessage("Deploy the staging branch");
+    assert.equal(accepted.text, "Deploy the staging branch");
+    const pending = await until("a pending form", () => toolCalls(c.state).find((call) => call.status === "pending"));
+    assert.equal(pending.component_type, "YesNo");
+    await until("the run awaiting input", () => c.state.run.status === "awaiting_input");
+
+    const settled = await c.submit(pending.id, true);
+    assert.equal(settled.type, "chat.tool_call_complete");
+    assert.equal(settled.result, true);
+    await until("the run completed", () => c.state.run.status === "completed");
+    const call = toolCalls(c.state)[0];
+    assert.deepEqual([call.status, call.result, call.summary], ["completed", true, "Deploy confirmed"]);
+
+    // A reload resumes with the stored ids: the call stays completed, nothing is interactive.
+    const stored = { ...c.session };
+    c.close();
+    const { client: reloaded } = client({ resume: { session_id: stored.session_id, resume_token: stored.resume_token, last_seq: stored.last_seq } });
+    const again = await reloaded.connect();
+    assert.equal(again.resumed, true);
+    assert.equal(again.session_id, stored.session_id);
+    await until("the snapshot", () => reloaded.state);
+    assert.deepEqual(toolCalls(reloaded.state).map((x) => x.status), ["completed"]);
+    assert.equal(reloaded.state.items.at(-1).markdown, "Deploying.");
+    sockets.cut();
+  });
+});
+
+describe("multi-tool turn", () => {
+  test("auto tools settle by themselves, the UI tool waits for its answer, then the turn goes on", async () => {
+    const calls = [
+      { tool_name: "build", interaction_type: "auto_tool", display: "inline", payload: { target: "app" }, run_ms: 0, outcome: { kind: "result", value: { artifact: "app.tar" } } },
+      { tool_name: "request_api_key", interaction_type: "ui_tool", display: "artifact", component_type: "ApiKeyInput", payload: { provider: "openai" }, outcome: { kind: "await_response", summary: "API key saved" } },
+      { tool_name: "upload", interaction_type: "auto_tool", display: "inline", payload: {}, run_ms: 10, outcome: { kind: "error", message: "bucket not found" } },
+    ];
+    const { client: c } = client({ script: { turns: [{ steps: [{ op: "tool_calls", calls }, say("Deployed.")] }] } });
+    await c.connect();
+    await c.sendMessage("Deploy");
+    await until("the batch awaiting input", () => c.state?.run.status === "awaiting_input" && c.state);
+    const byName = Object.fromEntries(toolCalls(c.state).map((call) => [call.tool_name, call]));
+    assert.deepEqual(
+      [byName.build.status, byName.request_api_key.status, byName.upload.status],
+      ["completed", "pending", "failed"],
+    );
+    assert.equal(byName.request_api_key.display, "artifact");
+    const settled = await c.submit(byName.request_api_key.id, { api_key: "sk-test" });
+    assert.equal(settled.summary, "API key saved");
+    await until("the turn completed", () => c.state.run.status === "completed");
+    assert.equal(c.state.items.at(-1).markdown, "Deployed.");
+  });
+});
+
+describe("disconnect and resume", () => {
+  test("a connection cut mid-turn is resumed with the latest token and last_seq; the turn's effects arrive in the snapshot", async () => {
+    const script = { turns: [{ steps: [{ op: "wait", ms: 400 }, say("Done waiting."), { op: "end", status: "completed" }] }] };
+    const { client: c, sockets } = client({ script });
+    const welcome = await c.connect();
+    const statuses = [];
+    c.on("status", (s) => statuses.push(s));
+    const sessions = [];
+    c.on("session", (s) => sessions.push(s));
+    await c.sendMessage("Take your time");
+    await until("the run started", () => c.state?.run.status === "running");
+    const seenBeforeCut = c.session.last_seq;
+    sockets.cut();
+    await until("a second connection", () => sockets.sockets.length === 2 && c.status === "open");
+    assert.deepEqual(statuses.slice(0, 2), ["reconnecting", "open"]);
+    assert.equal(c.session.session_id, welcome.session_id);
+    assert.equal(c.session.resumed, true);
+    assert.ok(c.session.last_seq > seenBeforeCut, "the resumed welcome's seq is above every seq seen before");
+    assert.ok(sessions.every((s, i) => i === 0 || s.last_seq >= sessions[i - 1].last_seq), "last_seq never goes back");
+    await until("the turn completed", () => c.state.run.status === "completed");
+    assert.equal(c.state.items.at(-1).markdown, "Done waiting.");
+  });
+
+  test("a pending form answered after a reconnect settles exactly once", async () => {
+    const { client: c, sockets } = client({ script: { turns: [{ steps: [{ op: "tool_calls", calls: [askYesNo] }] }] } });
+    await c.connect();
+    await c.sendMessage("Deploy?");
+    const pending = await until("a pending form", () => toolCalls(c.state).find((call) => call.status === "pending"));
+    sockets.cut();
+    await until("the resumed connection", () => sockets.sockets.length === 2 && c.status === "open");
+    const settled = await c.submit(pending.id, false);
+    assert.equal(settled.result, false);
+    await assert.rejects(c.submit(pending.id, true), { code: "tool_call_settled" });
+  });
+});
+
+describe("rewind", () => {
+  test("rewinding the second turn removes it from the state", async () => {
+    const script = { turns: [{ steps: [say("First answer.")] }, { steps: [say("Second answer.")] }] };
+    const { client: c } = client({ script });
+    await c.connect();
+    const first = await c.sendMessage("first");
+    await until("turn 1 completed", () => c.state?.run.status === "completed" && c.state.items.length === 2);
+    const second = await c.sendMessage("second");
+    await until("turn 2 completed", () => c.state.run.status === "completed" && c.state.items.length === 4);
+    const done = await c.rewind(second.invocation_id);
+    assert.deepEqual(done.removed_invocation_ids, [second.invocation_id]);
+    await until("the rewound state", () => c.state.items.length === 2);
+    assert.ok(c.state.items.every((item) => item.invocation_id === first.invocation_id));
+    await assert.rejects(c.rewind(second.invocation_id), { code: "unknown_invocation" });
+  });
+});
+
+describe("server errors", () => {
+  test("request errors reject the request with their code and leave the session open", async () => {
+    const script = { turns: [{ steps: [{ op: "wait", ms: 300 }, say("ok")] }, { steps: [{ op: "tool_calls", calls: [{ ...askYesNo, interaction_type: "auto_tool", component_type: undefined, run_ms: 2000, outcome: { kind: "result", value: 1 } }] }] }] };
+    const { client: c } = client({ script });
+    await c.connect();
+    await c.sendMessage("one", "m-1");
+    await assert.rejects(c.sendMessage("two", "m-2"), { code: "run_in_progress" });
+    await until("turn 1 completed", () => c.state?.run.status === "completed");
+    await assert.rejects(c.sendMessage("again", "m-1"), { code: "duplicate_message" });
+    await assert.rejects(c.submit("no-such-call", true), { code: "unknown_tool_call" });
+    await c.sendMessage("run a tool", "m-3");
+    const running = await until("a running auto tool", () => toolCalls(c.state).find((call) => call.status === "running"));
+    await assert.rejects(c.submit(running.id, true), { code: "tool_call_not_awaiting" });
+    assert.equal(c.status, "open");
+  });
+
+  test("unsupported_version is final: connect() rejects and the client closes", async () => {
+    const { client: c } = client({ versions: ["9.0"] });
+    await assert.rejects(c.connect(), { code: "unsupported_version" });
+    assert.equal(c.status, "closed");
+    assert.deepEqual(c.closeError.frame.supported_versions, ["1.0"]);
+  });
+
+  test("resume_rejected: the client reports it and opens a new session", async () => {
+    const { client: c } = client({ resume: { session_id: "s-gone", resume_token: "rt-gone", last_seq: 3 } });
+    const errors = [];
+    c.on("error", (e) => errors.push(e.code));
+    const welcome = await c.connect();
+    assert.equal(welcome.resumed, false);
+    assert.deepEqual(errors, ["resume_rejected"]);
+  });
+
+  test("resume_cursor_ahead: the client resumes once more from last_seq 0", async () => {
+    const { client: first } = client();
+    const opened = await first.connect();
+    first.close();
+    const { client: c } = client({ resume: { session_id: opened.session_id, resume_token: opened.resume_token, last_seq: 1_000_000 } });
+    const errors = [];
+    c.on("error", (e) => errors.push(e.code));
+    const welcome = await c.connect();
+    assert.equal(welcome.resumed, true);
+    assert.deepEqual(errors, ["resume_cursor_ahead"]);
+  });
+
+  test("session_taken_over: the older client closes for good and does not reconnect", async () => {
+    const { client: older, sockets } = client();
+    const opened = await older.connect();
+    const { client: newer } = client({ resume: { session_id: opened.session_id, resume_token: opened.resume_token, last_seq: opened.seq } });
+    await newer.connect();
+    await until("the older client closed", () => older.status === "closed");
+    assert.equal(older.closeError.code, "session_taken_over");
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(sockets.sockets.length, 1, "a taken-over client must not reconnect");
+    assert.equal(newer.status, "open");
+  });
+});

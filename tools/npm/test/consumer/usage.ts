@@ -1,0 +1,121 @@
+// A frontend's use of the types, compiled with --strict by a fresh project that installed the
+// packed tarball: dispatch over server frames is exhaustive, frames it builds type-check, and
+// malformed ones do not (each `@ts-expect-error` fails the build if the types ever accept it).
+import {
+  ERROR_CODE_VALUES,
+  SERVER_FRAME_TYPES,
+  type ChatToolCallResponse,
+  type ChatUserMessage,
+  type ClientFrame,
+  type DisplayItem,
+  type ErrorCode,
+  type ErrorFrame,
+  type FrameOf,
+  type ItemOf,
+  type RunStatus,
+  type ServerFrame,
+  type ServerFrameType,
+  type SessionHello,
+  type ToolCallStatus,
+  type UiState,
+} from "@chatwire/protocol";
+
+function unreachable(value: never): never {
+  throw new TypeError(`unhandled ${JSON.stringify(value)}`);
+}
+
+export function describe(frame: ServerFrame): string {
+  switch (frame.type) {
+    case "session.welcome":
+      return `welcome ${frame.session_id} v${frame.version} resumed=${frame.resumed}`;
+    case "ui_state_snapshot":
+    case "ui_state_updated":
+      return `state with ${frame.state.items.length} items, run ${frame.state.run.status}`;
+    case "chat.user_message_accepted":
+      return `accepted ${frame.invocation_id}`;
+    case "chat.run_started":
+      return `run ${frame.invocation_id}`;
+    case "chat.assistant_message":
+      return `assistant ${frame.item_id}`;
+    case "chat.tool_call":
+      return `tool ${frame.tool_name} in ${frame.display}${frame.awaiting_response ? " (awaiting)" : ""}`;
+    case "chat.tool_progress":
+    case "chat.tool_output":
+    case "chat.tool_call_complete":
+    case "chat.tool_call_dismiss":
+      return `${frame.type} ${frame.tool_call_id}`;
+    case "chat.run_complete":
+      return `run ${frame.invocation_id} ${frame.status}`;
+    case "chat.rewind_complete":
+      return `rewound ${frame.removed_invocation_ids.length} turns`;
+    case "error":
+      return `error ${frame.code}${frame.fatal ? " (fatal)" : ""}`;
+    default:
+      return unreachable(frame);
+  }
+}
+
+/** Every error code has a label; a new code breaks this build until it is handled. */
+export function errorLabel(code: ErrorCode): string {
+  const labels: { [C in ErrorCode]: string } = {
+    malformed_frame: "bad JSON", binary_frame: "binary frame", unknown_type: "unknown type", invalid_frame: "invalid frame",
+    frame_too_large: "too large", hello_required: "hello first", already_open: "already open",
+    unsupported_version: "version", resume_rejected: "resume rejected", resume_cursor_ahead: "cursor ahead",
+    script_not_allowed: "no scripts", invalid_script: "bad script", duplicate_message: "duplicate",
+    run_in_progress: "busy", unknown_tool_call: "unknown call", tool_call_settled: "settled",
+    tool_call_not_awaiting: "not awaiting", unknown_invocation: "unknown turn", session_taken_over: "taken over",
+    internal_error: "server error",
+  };
+  return labels[code];
+}
+export const allLabels: string[] = ERROR_CODE_VALUES.map(errorLabel);
+export const serverTypes: readonly ServerFrameType[] = SERVER_FRAME_TYPES;
+
+export function closesConnection(error: ErrorFrame): boolean {
+  return error.fatal || error.code === "session_taken_over";
+}
+
+export function pendingForms(state: UiState): ItemOf<"tool_call">[] {
+  return state.items.filter((i): i is ItemOf<"tool_call"> => i.kind === "tool_call" && i.status === "pending");
+}
+
+export function itemLabel(item: DisplayItem): string {
+  return `${item.kind}:${item.id}`;
+}
+
+// Optional members the server never sends as null are typed without null.
+export function summaryOf(call: FrameOf<"chat.tool_call_complete">): string {
+  const summary: string | undefined = call.summary;
+  // `result` is free JSON: unknown, so a boolean answer needs no cast.
+  const result: unknown = call.result;
+  return summary ?? JSON.stringify(result);
+}
+
+export const statuses: [ToolCallStatus, RunStatus] = ["pending", "idle"];
+
+export const hello: SessionHello = { type: "session.hello", id: "h-1", versions: ["1.0"], client: "consumer" };
+export const message: ChatUserMessage = { type: "chat.user_message", id: "m-1", text: "Deploy the staging branch" };
+export const yes: ChatToolCallResponse = {
+  type: "chat.tool_call_response",
+  id: "r-1",
+  tool_call_id: "tc-1",
+  outcome: { action: "submit", value: true },
+};
+export const outgoing: ClientFrame[] = [hello, message, yes];
+
+// @ts-expect-error a user message needs `text`
+export const missingText: ChatUserMessage = { type: "chat.user_message", id: "m-2" };
+
+// @ts-expect-error the wire `type` is a literal
+export const wrongType: ChatUserMessage = { type: "chat.user_messages", id: "m-3", text: "x" };
+
+export const badOutcome: ChatToolCallResponse = {
+  type: "chat.tool_call_response",
+  id: "r-2",
+  tool_call_id: "tc-1",
+  // @ts-expect-error `action` is submit or dismiss
+  outcome: { action: "maybe" },
+};
+
+// @ts-expect-error the server never sends null here, so the type has none
+export const nullSummary: FrameOf<"chat.tool_call_complete">["summary"] = null;
