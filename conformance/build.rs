@@ -1,5 +1,11 @@
 //! Embeds the scenario files and golden snapshots into the binary, so that the runner works from
-//! any directory and after `cargo install --path conformance`.
+//! any directory and after `cargo install`.
+//!
+//! In the repository they come from `fixtures/scenarios/` and `fixtures/snapshots/`, so an edit is
+//! seen at once. A published package has no `fixtures/` next to it and embeds its own copies,
+//! `conformance/scenarios/` and `conformance/snapshots/`, which `chatwire-schema export` writes
+//! from `fixtures/` and CI keeps identical (`chatwire-schema check`). A build that finds no scenario
+//! or no snapshot fails: a runner without them would pass every backend.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -7,8 +13,13 @@ use std::path::{Path, PathBuf};
 fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
     let fixtures = manifest.join("..").join("fixtures");
-    let scenarios = fixtures.join("scenarios");
-    let snapshots = fixtures.join("snapshots");
+    // The checkout's layout, not merely a `fixtures/` next to the crate (a vendor directory may hold one).
+    let in_repository = manifest.file_name().is_some_and(|n| n == "conformance")
+        && manifest.join("..").join("Cargo.toml").is_file()
+        && fixtures.join("scenarios").is_dir();
+    let base = if in_repository { fixtures } else { manifest };
+    let scenarios = base.join("scenarios");
+    let snapshots = base.join("snapshots");
     // A directory path makes cargo rescan it, so added or removed files rebuild the index.
     println!("cargo::rerun-if-changed={}", scenarios.display());
     println!("cargo::rerun-if-changed={}", snapshots.display());
@@ -21,15 +32,17 @@ fn main() {
 }
 
 fn table(out: &mut String, name: &str, dir: &Path, suffix: &str) {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|entries| {
-            entries
-                .flatten()
-                .map(|e| e.path())
-                .filter(|p| p.is_file() && p.to_string_lossy().ends_with(suffix))
-                .collect()
-        })
-        .unwrap_or_default();
+    let mut files: Vec<PathBuf> = match std::fs::read_dir(dir) {
+        Ok(entries) => entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.is_file() && p.to_string_lossy().ends_with(suffix))
+            .collect(),
+        Err(e) => panic!("cannot read {}: {e}", dir.display()),
+    };
+    if files.is_empty() {
+        panic!("{} holds no {suffix} file: the runner would embed nothing to run", dir.display());
+    }
     files.sort();
     let _ = writeln!(out, "/// `(file name, contents)` of every embedded file.");
     let _ = writeln!(out, "pub static {name}: &[(&str, &str)] = &[");

@@ -19,21 +19,22 @@
 use std::collections::HashMap;
 use std::fmt;
 
-/// Every spec file the registry reads, as `(file name, Markdown)`, in reading order.
+/// Every spec file the registry reads, as `(file name, Markdown)`, in reading order. Embedded from
+/// `spec/` in the repository, from the package's copy `schema/spec/` elsewhere (`build.rs`).
 pub const SPEC_FILES: &[(&str, &str)] = &[
-    ("README.md", include_str!("../../spec/README.md")),
-    ("overview.md", include_str!("../../spec/overview.md")),
-    ("transport.md", include_str!("../../spec/transport.md")),
-    ("session.md", include_str!("../../spec/session.md")),
-    ("tool-calls.md", include_str!("../../spec/tool-calls.md")),
-    ("run-completion.md", include_str!("../../spec/run-completion.md")),
-    ("ui-state.md", include_str!("../../spec/ui-state.md")),
-    ("resume.md", include_str!("../../spec/resume.md")),
-    ("rewind.md", include_str!("../../spec/rewind.md")),
-    ("multi-tool.md", include_str!("../../spec/multi-tool.md")),
-    ("errors.md", include_str!("../../spec/errors.md")),
-    ("conformance-profile.md", include_str!("../../spec/conformance-profile.md")),
-    ("versioning.md", include_str!("../../spec/versioning.md")),
+    ("README.md", include_str!(concat!(env!("CHATWIRE_SPEC_DIR"), "/README.md"))),
+    ("overview.md", include_str!(concat!(env!("CHATWIRE_SPEC_DIR"), "/overview.md"))),
+    ("transport.md", include_str!(concat!(env!("CHATWIRE_SPEC_DIR"), "/transport.md"))),
+    ("session.md", include_str!(concat!(env!("CHATWIRE_SPEC_DIR"), "/session.md"))),
+    ("tool-calls.md", include_str!(concat!(env!("CHATWIRE_SPEC_DIR"), "/tool-calls.md"))),
+    ("run-completion.md", include_str!(concat!(env!("CHATWIRE_SPEC_DIR"), "/run-completion.md"))),
+    ("ui-state.md", include_str!(concat!(env!("CHATWIRE_SPEC_DIR"), "/ui-state.md"))),
+    ("resume.md", include_str!(concat!(env!("CHATWIRE_SPEC_DIR"), "/resume.md"))),
+    ("rewind.md", include_str!(concat!(env!("CHATWIRE_SPEC_DIR"), "/rewind.md"))),
+    ("multi-tool.md", include_str!(concat!(env!("CHATWIRE_SPEC_DIR"), "/multi-tool.md"))),
+    ("errors.md", include_str!(concat!(env!("CHATWIRE_SPEC_DIR"), "/errors.md"))),
+    ("conformance-profile.md", include_str!(concat!(env!("CHATWIRE_SPEC_DIR"), "/conformance-profile.md"))),
+    ("versioning.md", include_str!(concat!(env!("CHATWIRE_SPEC_DIR"), "/versioning.md"))),
 ];
 
 /// How binding a requirement is, and how the conformance runner treats a violation.

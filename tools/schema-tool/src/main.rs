@@ -1,19 +1,23 @@
-//! `chatwire-schema`: export the JSON Schemas generated from the Rust types, check the committed
-//! copies for drift, and validate frames.
+//! `chatwire-schema`: export the JSON Schemas generated from the Rust types (with the AsyncAPI
+//! document and the packaged copies of the spec and scenarios, see [`generated`]), check the
+//! committed files for drift, and validate frames.
 //!
 //! Exit codes: 0 success; 1 drift (check), an invalid frame (validate) or an unacknowledged
 //! breaking change (diff); 2 usage error, an unreadable file, a file that is not JSON, or a frame
 //! of unknown type.
 
+mod asyncapi;
 mod diff;
+mod generated;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use chatwire_schema::schema_gen::{all_schemas, to_pretty};
+use chatwire_schema::schema_gen::all_schemas;
 use chatwire_schema::validate::direction_of;
 use chatwire_schema::{FrameError, FrameValidator};
 use clap::{Parser, Subcommand};
+use generated::{GenerateError, GeneratedSet};
 use serde_json::Value;
 
 #[derive(Parser)]
@@ -25,17 +29,26 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Write every schema generated from the types into DIR (default: the workspace's schema/json).
+    /// Write every generated file of the repository: schema/json, schema/asyncapi.json and the
+    /// packaged copies schema/spec, conformance/scenarios, conformance/snapshots. With --dir, write
+    /// only the schemas, into DIR.
     Export {
-        /// Target directory.
-        #[arg(long)]
+        /// Write only the schemas, into this directory.
+        #[arg(long, conflicts_with = "root")]
         dir: Option<PathBuf>,
+        /// Repository root (default: the checkout this tool was built from).
+        #[arg(long)]
+        root: Option<PathBuf>,
     },
-    /// Exit 1 naming every file in DIR that differs from what the types generate now.
+    /// Exit 1 naming every generated file that differs from what export would write now. With
+    /// --dir, check only the schemas in DIR.
     Check {
-        /// Directory holding the committed schemas.
-        #[arg(long)]
+        /// Check only the schemas in this directory.
+        #[arg(long, conflicts_with = "root")]
         dir: Option<PathBuf>,
+        /// Repository root (default: the checkout this tool was built from).
+        #[arg(long)]
+        root: Option<PathBuf>,
     },
     /// Validate JSON frames, dispatching on `type` to the message's schema.
     Validate {
@@ -75,15 +88,22 @@ fn published_schemas() -> Vec<chatwire_schema::schema_gen::SchemaDoc> {
     docs
 }
 
-fn default_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../schema/json")
+fn default_root() -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    root.canonicalize().unwrap_or(root)
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Export { dir } => export(&dir.unwrap_or_else(default_dir)),
-        Command::Check { dir } => check(&dir.unwrap_or_else(default_dir)),
+        Command::Export { dir, root } => match generated_sets(dir, root) {
+            Ok(sets) => export(&sets),
+            Err(e) => usage_error(&e),
+        },
+        Command::Check { dir, root } => match generated_sets(dir, root) {
+            Ok(sets) => check(&sets),
+            Err(e) => usage_error(&e),
+        },
         Command::Validate { files } => validate(&files),
         Command::Diff { dirs, base, json, old_version, new_version, rules } => {
             diff::run(&diff::DiffArgs { dirs, base, json, old_version, new_version, rules })
@@ -91,55 +111,41 @@ fn main() -> ExitCode {
     }
 }
 
-fn export(dir: &Path) -> ExitCode {
-    if let Err(e) = std::fs::create_dir_all(dir) {
-        eprintln!("error: cannot create {}: {e}", dir.display());
-        return ExitCode::from(2);
-    }
+/// The schemas alone when `dir` is given, else everything generated in the repository.
+fn generated_sets(dir: Option<PathBuf>, root: Option<PathBuf>) -> Result<Vec<GeneratedSet>, GenerateError> {
     let docs = published_schemas();
-    let keep: Vec<String> = docs.iter().map(|d| d.file.clone()).collect();
-    for doc in &docs {
-        let path = dir.join(&doc.file);
-        if let Err(e) = std::fs::write(&path, to_pretty(&doc.schema)) {
-            eprintln!("error: cannot write {}: {e}", path.display());
-            return ExitCode::from(2);
-        }
+    match dir {
+        Some(dir) => Ok(vec![generated::schema_set(dir, &docs)]),
+        None => generated::repository_sets(&root.unwrap_or_else(default_root), &docs),
     }
-    // Files no type generates any more would be stale documentation: remove them.
-    if let Ok(entries) = std::fs::read_dir(dir) {
-        for entry in entries.flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if name.ends_with(".json") && !keep.contains(&name) {
-                let _ = std::fs::remove_file(entry.path());
-                println!("removed {name}");
+}
+
+fn usage_error(e: &GenerateError) -> ExitCode {
+    eprintln!("error: {e}");
+    ExitCode::from(2)
+}
+
+fn export(sets: &[GeneratedSet]) -> ExitCode {
+    for set in sets {
+        match set.write() {
+            Ok(removed) => {
+                for name in removed {
+                    println!("removed {name}");
+                }
+                println!("wrote {} file(s) to {}", set.files.len(), set.dir.display());
             }
+            Err(e) => return usage_error(&e),
         }
     }
-    println!("wrote {} schemas to {}", docs.len(), dir.display());
     ExitCode::SUCCESS
 }
 
-fn check(dir: &Path) -> ExitCode {
-    let docs = published_schemas();
-    let mut drift = Vec::new();
-    for doc in &docs {
-        let path = dir.join(&doc.file);
-        match std::fs::read_to_string(&path) {
-            Ok(committed) if committed == to_pretty(&doc.schema) => {}
-            Ok(_) => drift.push(format!("{}: differs from what the types generate", path.display())),
-            Err(_) => drift.push(format!("{}: missing", path.display())),
-        }
-    }
-    if let Ok(entries) = std::fs::read_dir(dir) {
-        for entry in entries.flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if name.ends_with(".json") && !docs.iter().any(|d| d.file == name) {
-                drift.push(format!("{}: no type generates this file", entry.path().display()));
-            }
-        }
-    }
+fn check(sets: &[GeneratedSet]) -> ExitCode {
+    let drift: Vec<String> = sets.iter().flat_map(GeneratedSet::drift).collect();
     if drift.is_empty() {
-        println!("{} schemas up to date in {}", docs.len(), dir.display());
+        for set in sets {
+            println!("{} file(s) up to date in {}", set.files.len(), set.dir.display());
+        }
         ExitCode::SUCCESS
     } else {
         for line in &drift {

@@ -192,6 +192,85 @@ fn export_then_check_passes_and_export_removes_stale_files() {
     check_dir(dir.path()).expect_code(0);
 }
 
+/// A repository root holding only the sources the packaged copies are made from.
+fn fake_repository(label: &str) -> TempDir {
+    let root = TempDir::new(label);
+    for (file, text) in [
+        ("spec/README.md", "# Spec\n"),
+        ("spec/transport.md", "**[TRANSPORT-001]** A server MUST send text.\n"),
+        ("fixtures/scenarios/hello.json", "{\"id\": \"hello\"}\n"),
+        ("fixtures/scenarios/notes.txt", "not a scenario\n"),
+        ("fixtures/snapshots/hello__final.snap", "---\nsource: x\n---\n{}\n"),
+    ] {
+        let path = root.path().join(file);
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("create source dir");
+        std::fs::write(path, text).expect("write source");
+    }
+    root
+}
+
+fn with_root(command: &str, root: &Path) -> Run {
+    run([command.as_ref(), "--root".as_ref(), root.as_os_str()])
+}
+
+#[test]
+fn export_writes_the_asyncapi_document_and_the_packaged_copies() {
+    let root = fake_repository("copies");
+    with_root("export", root.path()).expect_code(0);
+    let read = |file: &str| std::fs::read_to_string(root.path().join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
+    assert_eq!(read("schema/spec/transport.md"), read("spec/transport.md"));
+    assert_eq!(read("conformance/scenarios/hello.json"), read("fixtures/scenarios/hello.json"));
+    assert_eq!(read("conformance/snapshots/hello__final.snap"), read("fixtures/snapshots/hello__final.snap"));
+    assert!(!root.path().join("conformance/scenarios/notes.txt").exists(), "only scenario files are copied");
+    let asyncapi: Value = serde_json::from_str(&read("schema/asyncapi.json")).expect("asyncapi.json is JSON");
+    assert_eq!(asyncapi["asyncapi"], "3.0.0");
+    assert!(root.path().join("schema/json/session.hello.json").is_file());
+    with_root("check", root.path()).expect_code(0);
+}
+
+#[test]
+fn check_names_every_drifting_copy_and_export_repairs_them() {
+    let root = fake_repository("copy-drift");
+    with_root("export", root.path()).expect_code(0);
+    let path = |file: &str| root.path().join(file);
+    std::fs::write(path("schema/spec/README.md"), "# Edited by hand\n").expect("edit copy");
+    std::fs::write(path("spec/transport.md"), "**[TRANSPORT-001]** A server MUST send UTF-8 text.\n")
+        .expect("edit source");
+    std::fs::write(path("conformance/scenarios/extra.json"), "{}\n").expect("add stray copy");
+    std::fs::remove_file(path("conformance/snapshots/hello__final.snap")).expect("remove copy");
+    std::fs::remove_file(path("schema/asyncapi.json")).expect("remove asyncapi");
+
+    let run = with_root("check", root.path());
+    run.expect_code(1);
+    let drift = drift_lines(&run);
+    assert_eq!(drift.len(), 5, "{drift:?}");
+    for (file, says) in [
+        ("schema/spec/README.md", "differs"),
+        ("schema/spec/transport.md", "differs"),
+        ("conformance/scenarios/extra.json", "not generated"),
+        ("conformance/snapshots/hello__final.snap", "missing"),
+        ("schema/asyncapi.json", "missing"),
+    ] {
+        assert!(drift.iter().any(|l| l.contains(file) && l.contains(says)), "{file} ({says}) not named in {drift:?}");
+    }
+
+    with_root("export", root.path()).expect_code(0);
+    assert!(!path("conformance/scenarios/extra.json").exists(), "export leaves a stray copy");
+    with_root("check", root.path()).expect_code(0);
+}
+
+#[test]
+fn export_without_a_source_to_copy_is_an_error_that_names_it() {
+    let root = fake_repository("no-snapshots");
+    std::fs::remove_file(root.path().join("fixtures/snapshots/hello__final.snap")).expect("remove source");
+    for command in ["export", "check"] {
+        let run = with_root(command, root.path());
+        run.expect_code(2);
+        assert!(run.stderr.contains("fixtures/snapshots") && run.stderr.contains(".snap"), "{}", run.stderr);
+    }
+    assert!(!root.path().join("schema").exists(), "a failed export writes nothing");
+}
+
 /// Every `*.json` file under `dir`, recursively, sorted.
 fn json_files(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();

@@ -1,0 +1,130 @@
+// Validates AsyncAPI documents with @asyncapi/parser: the document against the AsyncAPI 3.0
+// specification (the parser's own ruleset), every $ref resolved (relative refs against the file's
+// location), and every payload schema compiled as JSON Schema draft 2020-12 by ajv in strict mode.
+//
+//   node check.mjs FILE...     exit 0: valid; 1: a diagnostic of severity error or warning; 2: usage
+//
+// Warnings fail too: the document is generated, so a warning is a defect of the generator.
+import { createRequire } from "node:module";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { Parser, fromFile, DiagnosticSeverity } from "@asyncapi/parser";
+import Ajv2020 from "ajv/dist/2020.js";
+
+/** Media type the generator gives the payloads (tools/schema-tool/src/asyncapi.rs). */
+export const PAYLOAD_SCHEMA_FORMAT = "application/schema+json;version=2020-12";
+
+/** Integer formats schemars writes, registered with the range of their Rust type. */
+const INTEGER_FORMATS = {
+  int8: [-(2 ** 7), 2 ** 7 - 1],
+  uint8: [0, 2 ** 8 - 1],
+  int16: [-(2 ** 15), 2 ** 15 - 1],
+  uint16: [0, 2 ** 16 - 1],
+  int32: [-(2 ** 31), 2 ** 31 - 1],
+  uint32: [0, 2 ** 32 - 1],
+  int64: [-(2 ** 63), 2 ** 63 - 1],
+  uint64: [0, 2 ** 64 - 1],
+  uint: [0, 2 ** 64 - 1],
+  int: [-(2 ** 63), 2 ** 63 - 1],
+};
+
+function draft2020Validator() {
+  const ajv = new Ajv2020({ strict: true, allErrors: true, allowUnionTypes: true });
+  for (const [name, [min, max]] of Object.entries(INTEGER_FORMATS)) {
+    ajv.addFormat(name, { type: "number", validate: (x) => Number.isInteger(x) && x >= min && x <= max });
+  }
+  ajv.addFormat("float", { type: "number", validate: (x) => Number.isFinite(x) });
+  ajv.addFormat("double", { type: "number", validate: (x) => Number.isFinite(x) });
+  return ajv;
+}
+
+/** Compiles a payload schema; throws naming the payload when it is not valid draft 2020-12. */
+function compileDraft2020(input) {
+  try {
+    // A fresh instance per payload: payloads are compiled once each, and two may share an `$id`.
+    draft2020Validator().compile(input.data);
+  } catch (error) {
+    throw new Error(`/${input.path.join("/")} is not a valid draft 2020-12 schema: ${error.message}`);
+  }
+}
+
+/**
+ * A schema parser for draft 2020-12 payloads. For AsyncAPI 3 documents the parser calls only
+ * `parse` (once per payload), and reports what it throws as an error diagnostic; `validate`
+ * serves AsyncAPI 2 documents.
+ */
+const draft2020SchemaParser = {
+  getMimeTypes: () => [PAYLOAD_SCHEMA_FORMAT],
+  async validate(input) {
+    try {
+      compileDraft2020(input);
+      return [];
+    } catch (error) {
+      return [{ message: error.message, path: input.path }];
+    }
+  },
+  async parse(input) {
+    compileDraft2020(input);
+    return input.data;
+  },
+};
+
+const SEVERITY = {
+  [DiagnosticSeverity.Error]: "error",
+  [DiagnosticSeverity.Warning]: "warning",
+  [DiagnosticSeverity.Information]: "info",
+  [DiagnosticSeverity.Hint]: "hint",
+};
+
+/**
+ * Parses one document; returns its failing diagnostics (errors and warnings) as printable lines,
+ * and the number of messages per operation when it parsed.
+ */
+export async function checkFile(file) {
+  const parser = new Parser({ schemaParsers: [draft2020SchemaParser] });
+  const { document, diagnostics } = await fromFile(parser, path.resolve(file)).parse();
+  const failing = diagnostics
+    .filter((d) => d.severity === DiagnosticSeverity.Error || d.severity === DiagnosticSeverity.Warning)
+    // An exception thrown while parsing (a payload schema that does not compile) arrives with its
+    // stack appended: keep the message.
+    .map((d) => `${SEVERITY[d.severity]} ${d.code}: ${d.message.split(", stack: ")[0]} at /${d.path.join("/")}`);
+  if (document === undefined && failing.length === 0) {
+    failing.push("error: the parser returned no document");
+  }
+  const operations = document
+    ? document.operations().all().map((op) => [op.id(), op.action(), op.messages().all().length])
+    : [];
+  return { failing, operations };
+}
+
+async function main(files) {
+  if (files.length === 0) {
+    console.error("usage: node check.mjs FILE...");
+    return 2;
+  }
+  const version = createRequire(import.meta.url)("@asyncapi/parser/package.json").version;
+  let status = 0;
+  for (const file of files) {
+    let result;
+    try {
+      result = await checkFile(file);
+    } catch (error) {
+      console.error(`${file}: cannot be parsed: ${error.message}`);
+      status = Math.max(status, 2);
+      continue;
+    }
+    if (result.failing.length > 0) {
+      console.error(`${file}: invalid (@asyncapi/parser ${version})`);
+      for (const line of result.failing) console.error(`  ${line}`);
+      status = Math.max(status, 1);
+    } else {
+      const ops = result.operations.map(([id, action, n]) => `${id} (${action}, ${n} messages)`).join(", ");
+      console.log(`${file}: valid AsyncAPI (@asyncapi/parser ${version}): ${ops}`);
+    }
+  }
+  return status;
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  process.exitCode = await main(process.argv.slice(2));
+}
