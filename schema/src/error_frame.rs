@@ -129,9 +129,10 @@ impl ErrorCode {
         }
     }
 
-    /// Whether the server closes the connection after sending this code (`spec/errors.md#codes`).
-    pub fn is_fatal(self) -> bool {
-        matches!(self, ErrorCode::UnsupportedVersion | ErrorCode::SessionTakenOver)
+    /// Whether the server closes the connection after sending this code (`spec/errors.md#codes`):
+    /// exactly the codes with a [`close_code`](ErrorCode::close_code).
+    pub const fn is_fatal(self) -> bool {
+        self.close_code().is_some()
     }
 }
 

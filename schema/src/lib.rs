@@ -38,6 +38,7 @@ pub mod schema_gen;
 pub mod script;
 mod serde_util;
 pub mod session;
+pub mod transport;
 pub mod ui_state;
 pub mod ui_state_snapshot;
 pub mod ui_state_updated;
@@ -53,6 +54,7 @@ pub use frame::{ClientFrame, ServerFrame, UiEvent};
 pub use id::{Id, IdError};
 pub use reducer::{reduce, reduce_all, ReduceError};
 pub use schema_gen::Direction;
+pub use transport::{CloseCode, HARD_CAP_FACTOR, MIN_MAX_FRAME_BYTES};
 pub use ui_state::{DisplayItem, RunStatus, ToolCallStatus, UiState};
 pub use validate::{FrameError, FrameValidator, Violation};
 pub use version::{

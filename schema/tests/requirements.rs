@@ -301,31 +301,34 @@ fn every_link_between_spec_files_resolves() {
     }
 }
 
-/// The rows of the codes table in errors.md: `(code, fatal column)`.
-fn error_table() -> Vec<(String, String)> {
+/// The rows of the codes table in errors.md: `(code, fatal column, close code column)`.
+fn error_table() -> Vec<(String, String, String)> {
     spec_file("errors.md")
         .lines()
         .filter_map(|line| {
             let cells: Vec<&str> = line.trim().trim_matches('|').split('|').map(str::trim).collect();
             let code = cells.first()?.strip_prefix('`')?.strip_suffix('`')?;
-            Some((code.to_owned(), cells.get(2)?.to_string()))
+            Some((code.to_owned(), cells.get(2)?.to_string(), cells.get(3)?.to_string()))
         })
-        .filter(|(code, _)| code.chars().all(|c| c.is_ascii_lowercase() || c == '_'))
+        .filter(|(code, _, _)| code.chars().all(|c| c.is_ascii_lowercase() || c == '_'))
         .collect()
 }
 
 #[test]
 fn errors_md_lists_every_code_with_its_fatality() {
     let table = error_table();
-    let rows: HashMap<&str, &str> = table.iter().map(|(c, f)| (c.as_str(), f.as_str())).collect();
+    let rows: HashMap<&str, (&str, &str)> =
+        table.iter().map(|(c, f, close)| (c.as_str(), (f.as_str(), close.as_str()))).collect();
     assert_eq!(rows.len(), table.len(), "a code is listed twice");
     for code in ErrorCode::ALL {
-        let fatal = rows.get(code.as_str()).unwrap_or_else(|| panic!("errors.md does not list {code}"));
+        let (fatal, close) = rows.get(code.as_str()).unwrap_or_else(|| panic!("errors.md does not list {code}"));
         let expected = if code.is_fatal() { "**yes**" } else { "no" };
         assert_eq!(*fatal, expected, "fatal column of {code}");
+        let expected_close = code.close_code().map_or("—".to_owned(), |c| c.code().to_string());
+        assert_eq!(*close, expected_close, "close code column of {code}");
     }
     let known: HashSet<&str> = ErrorCode::ALL.iter().map(|c| c.as_str()).collect();
-    for (code, _) in &table {
+    for (code, _, _) in &table {
         if code != "code" {
             assert!(known.contains(code.as_str()), "errors.md lists {code}, which ErrorCode does not have");
         }

@@ -6,27 +6,25 @@ use std::time::Duration;
 
 use chatwire_schema::session::hello::SessionHello;
 use chatwire_schema::{
-    ClientFrame, Direction, ErrorCode, ErrorFrame, FrameError, Id, ProtocolVersion, ServerFrame, SUBPROTOCOL,
-    SUPPORTED_VERSIONS,
+    ClientFrame, CloseCode, Direction, ErrorCode, ErrorFrame, FrameError, Id, ProtocolVersion, ServerFrame,
+    HARD_CAP_FACTOR, SUBPROTOCOL, SUPPORTED_VERSIONS,
 };
 use futures_util::{SinkExt, StreamExt};
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, Notify};
 use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
 use tokio_tungstenite::tungstenite::http::{HeaderValue, StatusCode};
-use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode as WsCloseCode;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 
 use crate::agent::AgentSpec;
 use crate::fault::Fault;
-use crate::session::{self, ConnHandle, Outgoing, Refusal, Session, Shared, CLOSE_UNSUPPORTED_VERSION};
+use crate::session::{self, ConnHandle, Outgoing, Refusal, Session, Shared};
 use crate::Timeouts;
 
 /// Frames queued for one connection before it counts as too slow and is dropped.
 const OUTBOX_CAPACITY: usize = 4096;
-/// How many times larger than `max_frame_bytes` a message may be before the transport itself refuses it.
-const HARD_CAP_FACTOR: u64 = 16;
 /// Read buffer of the WebSocket layer per connection.
 const READ_BUFFER_BYTES: usize = 8 * 1024;
 /// Write buffer of the WebSocket layer per connection (each frame is flushed anyway).
@@ -80,8 +78,9 @@ pub(crate) async fn serve_connection(
             let (message, last) = match item {
                 Outgoing::Text(text) => (Message::text(text), false),
                 Outgoing::Ping => (Message::Ping(Vec::new().into()), false),
-                Outgoing::Close(code, reason) => {
-                    (Message::Close(Some(CloseFrame { code: CloseCode::from(code), reason: reason.into() })), true)
+                Outgoing::Close(code) => {
+                    let frame = CloseFrame { code: WsCloseCode::from(code.code()), reason: code.reason().into() };
+                    (Message::Close(Some(frame)), true)
                 }
                 Outgoing::Flush(ack) => {
                     let _ = tokio::time::timeout(write_timeout, sink.flush()).await;
@@ -108,7 +107,7 @@ pub(crate) async fn serve_connection(
             }
             _ = handle.kill.notified() => break,
             _ = going_away.changed() => {
-                handle.send(Outgoing::Close(u16::from(CloseCode::Away), "server shutting down"));
+                handle.send(Outgoing::Close(CloseCode::GoingAway));
                 shutting_down = true;
                 break;
             }
@@ -124,7 +123,7 @@ pub(crate) async fn serve_connection(
                 Ok(None) => break,
                 Ok(Some(Err(WsError::Capacity(e)))) => {
                     eprintln!("chatwire-reference: connection {conn_id}: message over the hard cap: {e}");
-                    handle.send(Outgoing::Close(u16::from(CloseCode::Size), "message too big"));
+                    handle.send(Outgoing::Close(CloseCode::MessageTooBig));
                     break;
                 }
                 Ok(Some(Err(_))) => break,
@@ -221,8 +220,8 @@ impl Conn {
                 }
             }
         }
-        if code == ErrorCode::UnsupportedVersion {
-            self.handle.send(Outgoing::Close(CLOSE_UNSUPPORTED_VERSION, "unsupported version"));
+        if let Some(close) = code.close_code() {
+            self.handle.send(Outgoing::Close(close));
         }
     }
 

@@ -99,7 +99,45 @@ pub struct ServeConfig {
     pub crash_at: Option<CrashPoint>,
 }
 
+/// The largest `max_frame_bytes` this server accepts: 1 GiB, so that the transport's hard cap
+/// (16 times the limit) still fits in memory arithmetic on every platform.
+pub const MAX_MAX_FRAME_BYTES: u64 = 1 << 30;
+
+/// A [`ServeConfig`] the spec's limits forbid.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// `max_frame_bytes` is below what `TRANSPORT-005` allows a server to announce.
+    #[error(
+        "max frame bytes {0} is below {min}, the least a server may announce (TRANSPORT-005)",
+        min = chatwire_schema::MIN_MAX_FRAME_BYTES
+    )]
+    FrameLimitTooSmall(u64),
+    /// `max_frame_bytes` is above [`MAX_MAX_FRAME_BYTES`].
+    #[error("max frame bytes {0} is above {MAX_MAX_FRAME_BYTES}, the most this server supports")]
+    FrameLimitTooLarge(u64),
+    /// A deadline is zero, so the transport could never wait for anything.
+    #[error("the {0} timeout must be longer than zero")]
+    ZeroTimeout(&'static str),
+}
+
 impl ServeConfig {
+    /// Checks the configuration against the spec's limits; [`Server::bind`] refuses what fails.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.max_frame_bytes < chatwire_schema::MIN_MAX_FRAME_BYTES {
+            return Err(ConfigError::FrameLimitTooSmall(self.max_frame_bytes));
+        }
+        if self.max_frame_bytes > MAX_MAX_FRAME_BYTES {
+            return Err(ConfigError::FrameLimitTooLarge(self.max_frame_bytes));
+        }
+        let t = &self.timeouts;
+        for (name, d) in [("handshake", t.handshake), ("idle", t.idle), ("write", t.write)] {
+            if d.is_zero() {
+                return Err(ConfigError::ZeroTimeout(name));
+            }
+        }
+        Ok(())
+    }
+
     /// A correct server on `addr` with the database at `db`, conformance mode on, default limits.
     pub fn new(addr: SocketAddr, db: DbLocation) -> Self {
         ServeConfig {
@@ -117,6 +155,9 @@ impl ServeConfig {
 /// Why the server could not start or stopped.
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
+    /// The configuration breaks a limit of the spec.
+    #[error("invalid configuration: {0}")]
+    Config(#[from] ConfigError),
     /// The address is not loopback.
     #[error("refusing to listen on {0}: only loopback addresses (127.0.0.1, ::1) are allowed")]
     NotLoopback(SocketAddr),
@@ -148,6 +189,7 @@ impl Server {
     /// Opens the database, finishes what a previous run left (committed responses, interrupted
     /// turns, deadlines), and binds the listener.
     pub async fn bind(config: ServeConfig) -> Result<Server, ServeError> {
+        config.validate()?;
         if !config.addr.ip().is_loopback() {
             return Err(ServeError::NotLoopback(config.addr));
         }
@@ -252,11 +294,18 @@ struct ServeArgs {
     #[arg(long)]
     conformance: bool,
     /// Largest text frame accepted, in bytes.
-    #[arg(long, default_value_t = chatwire_schema::DEFAULT_MAX_FRAME_BYTES, value_parser = clap::value_parser!(u64).range(1024..=(1 << 30)))]
+    #[arg(long, default_value_t = chatwire_schema::DEFAULT_MAX_FRAME_BYTES, value_parser = parse_frame_limit)]
     max_frame_bytes: u64,
     /// Run with one planted bug (testing aid for the conformance suite; see --list-faults).
     #[arg(long, value_name = "NAME")]
     fault: Option<Fault>,
+}
+
+/// `--max-frame-bytes`: a number within the spec's limits (checked by [`ServeConfig::validate`]).
+fn parse_frame_limit(text: &str) -> Result<u64, String> {
+    let n: u64 = text.parse().map_err(|e| format!("not a number of bytes: {e}"))?;
+    let probe = ServeConfig { max_frame_bytes: n, ..ServeConfig::new(([127, 0, 0, 1], 0).into(), DbLocation::Memory) };
+    probe.validate().map(|()| n).map_err(|e| e.to_string())
 }
 
 /// Runs the command line with these arguments (the first is the program name) and returns the

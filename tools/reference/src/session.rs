@@ -44,8 +44,8 @@ use crate::CrashPoint;
 pub(crate) enum Outgoing {
     /// A text frame.
     Text(String),
-    /// A close frame with this code and reason; the writer stops after it.
-    Close(u16, &'static str),
+    /// A close frame with this code (and its reason phrase); the writer stops after it.
+    Close(chatwire_schema::CloseCode),
     /// A ping (idle check).
     Ping,
     /// Flush, then acknowledge.
@@ -70,11 +70,6 @@ impl ConnHandle {
         true
     }
 }
-
-/// Close code after `session_taken_over`.
-pub(crate) const CLOSE_TAKEN_OVER: u16 = 4001;
-/// Close code after `unsupported_version`.
-pub(crate) const CLOSE_UNSUPPORTED_VERSION: u16 = 4002;
 
 /// A request the server refuses: the error code and its one-sentence message.
 #[derive(Debug)]
@@ -740,9 +735,11 @@ pub(crate) async fn resume_session(
             ));
         }
         if let Some(old) = g.attached.take() {
-            let refusal = Refusal::new(ErrorCode::SessionTakenOver, "another connection resumed this session");
-            g.send_error(&session, &old, refusal, None);
-            old.send(Outgoing::Close(CLOSE_TAKEN_OVER, "session taken over"));
+            let code = ErrorCode::SessionTakenOver;
+            g.send_error(&session, &old, Refusal::new(code, "another connection resumed this session"), None);
+            if let Some(close) = code.close_code() {
+                old.send(Outgoing::Close(close));
+            }
         }
         let first = g.next_seq;
         shared

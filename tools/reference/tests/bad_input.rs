@@ -100,18 +100,45 @@ async fn schema_invalid_frame_gets_invalid_frame() {
 
 #[tokio::test]
 async fn oversize_frame_gets_frame_too_large_and_hard_cap_closes() {
+    let limit = chatwire_schema::MIN_MAX_FRAME_BYTES;
     let server =
-        TestServer::start(chatwire_reference::ServeConfig { max_frame_bytes: 4096, ..config(DbLocation::Memory) })
+        TestServer::start(chatwire_reference::ServeConfig { max_frame_bytes: limit, ..config(DbLocation::Memory) })
             .await;
     let mut c = session_with_one_turn(&server).await;
     let before = c.fold.clone();
-    c.user_message("big", &"x".repeat(5000)).await;
+    c.user_message("big", &"x".repeat(limit as usize + 1)).await;
     let e = c.expect_error(ErrorCode::FrameTooLarge).await;
     assert_open_and_unchanged(&server, &mut c, &before, e.seq).await;
     // Above 16x the limit the transport refuses the message and closes with 1009.
     let mut c2 = Client::connect(&server.url).await;
-    c2.send_raw(Message::text("y".repeat(4096 * 16 + 1))).await;
+    c2.send_raw(Message::text("y".repeat((limit * chatwire_schema::HARD_CAP_FACTOR) as usize + 1))).await;
     assert_eq!(c2.expect_closed().await, Some(1009));
+}
+
+/// TRANSPORT-005: a server must not announce less than 65536, so it refuses to start with less.
+#[tokio::test]
+async fn frame_limit_below_the_spec_floor_is_refused_at_bind() {
+    let floor = chatwire_schema::MIN_MAX_FRAME_BYTES;
+    for bad in [0, 1024, floor - 1] {
+        let refused = chatwire_reference::ServeConfig { max_frame_bytes: bad, ..config(DbLocation::Memory) };
+        match chatwire_reference::Server::bind(refused).await {
+            Err(e) => assert!(e.to_string().contains("TRANSPORT-005"), "{e}"),
+            Ok(_) => panic!("max_frame_bytes {bad} was accepted"),
+        }
+    }
+    let ok = chatwire_reference::ServeConfig { max_frame_bytes: floor, ..config(DbLocation::Memory) };
+    assert!(chatwire_reference::Server::bind(ok).await.is_ok());
+}
+
+#[test]
+fn cli_refuses_a_frame_limit_below_the_spec_floor() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_chatwire-reference"))
+        .args(["serve", "--db", ":memory:", "--max-frame-bytes", "1024"])
+        .output()
+        .expect("run the binary");
+    assert_eq!(out.status.code(), Some(2), "a usage error");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("below 65536") && stderr.contains("TRANSPORT-005"), "{stderr}");
 }
 
 #[tokio::test]
