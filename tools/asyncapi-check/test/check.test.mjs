@@ -79,6 +79,12 @@ const broken = {
     },
     says: "chat.rewind",
   },
+  "a correlation id whose location is not a runtime expression": {
+    edit: (doc) => {
+      doc.components.correlationIds.inReplyTo.location = "payload.in_reply_to";
+    },
+    says: "/components/correlationIds/inReplyTo/location",
+  },
   "a document without info": {
     edit: (doc) => {
       delete doc.info;

@@ -22,6 +22,10 @@ pub const PAYLOAD_SCHEMA_FORMAT: &str = "application/schema+json;version=2020-12
 /// The one channel: a WebSocket connection carries both directions.
 const CHANNEL: &str = "connection";
 
+/// Correlation of a client frame (its `id`) and of the server frames answering it (`in_reply_to`).
+const CORRELATION_REQUEST: &str = "clientFrameId";
+const CORRELATION_REPLY: &str = "inReplyTo";
+
 /// The document for the frame schemas among `docs`; `schema_dir` is the path from the document
 /// to the schema files (`json` for the committed layout).
 pub fn document(docs: &[SchemaDoc], schema_dir: &str) -> Value {
@@ -136,7 +140,19 @@ pub fn document(docs: &[SchemaDoc], schema_dir: &str) -> Value {
                 "messages": refs_of(Direction::ServerToClient)
             }
         },
-        "components": { "messages": components }
+        "components": {
+            "messages": components,
+            "correlationIds": {
+                CORRELATION_REQUEST: {
+                    "description": "The client-chosen `id` of a client frame; the server's answers to it carry the same value as `in_reply_to`.",
+                    "location": "$message.payload#/id"
+                },
+                CORRELATION_REPLY: {
+                    "description": "The `id` of the client frame this server frame answers.",
+                    "location": "$message.payload#/in_reply_to"
+                }
+            }
+        }
     })
 }
 
@@ -149,6 +165,16 @@ fn message(wire: &str, direction: Direction, doc: &SchemaDoc, schema_dir: &str) 
         message.insert("summary".into(), description.into());
     }
     message.insert("contentType".into(), "application/json".into());
+    // A frame correlates by the field its schema has: a request's `id`, an answer's `in_reply_to`.
+    let has = |field: &str| doc.schema.pointer(&format!("/properties/{field}")).is_some();
+    let correlation = match direction {
+        Direction::ServerToClient if has("in_reply_to") => Some(CORRELATION_REPLY),
+        Direction::ClientToServer if has("id") => Some(CORRELATION_REQUEST),
+        _ => None,
+    };
+    if let Some(name) = correlation {
+        message.insert("correlationId".into(), json!({ "$ref": format!("#/components/correlationIds/{name}") }));
+    }
     message.insert("tags".into(), json!([{ "name": direction.as_str() }]));
     message.insert(
         "payload".into(),
@@ -185,6 +211,21 @@ mod tests {
         assert_eq!(wires_of(&doc, "sendServerFrames"), ServerFrame::TYPES.to_vec());
         let components = doc["components"]["messages"].as_object().expect("components");
         assert_eq!(components.len(), ClientFrame::TYPES.len() + ServerFrame::TYPES.len());
+    }
+
+    #[test]
+    fn requests_and_the_answers_naming_them_share_a_correlation() {
+        let doc = document(&all_schemas(), "json");
+        let correlation = |wire: &str| doc["components"]["messages"][wire]["correlationId"]["$ref"].clone();
+        let request = json!(format!("#/components/correlationIds/{CORRELATION_REQUEST}"));
+        let reply = json!(format!("#/components/correlationIds/{CORRELATION_REPLY}"));
+        for wire in ClientFrame::TYPES {
+            assert_eq!(correlation(wire), request, "{wire}");
+        }
+        for wire in ["session.welcome", "chat.user_message_accepted", "chat.rewind_complete", "error"] {
+            assert_eq!(correlation(wire), reply, "{wire}");
+        }
+        assert_eq!(correlation("chat.assistant_message"), Value::Null, "a frame that answers nothing");
     }
 
     #[test]
