@@ -6,7 +6,9 @@
 //! hand except the binding's prose, which points at the spec.
 
 use chatwire_schema::schema_gen::{Direction, SchemaDoc};
-use chatwire_schema::{DEFAULT_MAX_FRAME_BYTES, PROTOCOL_VERSION, SUBPROTOCOL};
+use chatwire_schema::{
+    CloseCode, ErrorCode, DEFAULT_MAX_FRAME_BYTES, HARD_CAP_FACTOR, MIN_MAX_FRAME_BYTES, PROTOCOL_VERSION, SUBPROTOCOL,
+};
 use serde_json::{json, Map, Value};
 
 /// File name of the document, next to the `json/` directory its `$ref`s point into.
@@ -99,12 +101,17 @@ pub fn document(docs: &[SchemaDoc], schema_dir: &str) -> Value {
                     "Frames travel as text messages; the server sends no binary message \
                      (TRANSPORT-001) and answers one with an `error` of code `binary_frame` \
                      (TRANSPORT-002). The server announces in `session.welcome` the largest \
-                     message it accepts, `limits.max_frame_bytes` (recommended: \
-                     {DEFAULT_MAX_FRAME_BYTES} bytes, TRANSPORT-013; the minimum is in \
-                     TRANSPORT-005), and answers a larger one with an `error` of code \
-                     `frame_too_large` (TRANSPORT-006)."
+                     message it accepts, `limits.max_frame_bytes` (at least {MIN_MAX_FRAME_BYTES} \
+                     bytes, TRANSPORT-005; recommended {DEFAULT_MAX_FRAME_BYTES}, TRANSPORT-013), \
+                     and answers a larger one with an `error` of code `frame_too_large` \
+                     (TRANSPORT-006); above {HARD_CAP_FACTOR} times the limit it may close with \
+                     {} instead (TRANSPORT-007). `x-chatwire-close-codes` lists the close codes \
+                     Chatwire gives a meaning to, with the fatal error each one follows \
+                     (TRANSPORT-008).",
+                    CloseCode::MessageTooBig.code()
                 ),
                 "messages": channel_messages,
+                "x-chatwire-close-codes": close_codes(),
                 "bindings": {
                     "ws": {
                         "method": "GET",
@@ -154,6 +161,22 @@ pub fn document(docs: &[SchemaDoc], schema_dir: &str) -> Value {
             }
         }
     })
+}
+
+/// Every close code with its reason phrase, and the fatal error code it follows, if any.
+fn close_codes() -> Value {
+    CloseCode::ALL
+        .iter()
+        .map(|close| {
+            let mut entry = Map::new();
+            entry.insert("code".into(), close.code().into());
+            entry.insert("reason".into(), close.reason().into());
+            if let Some(error) = ErrorCode::ALL.iter().find(|e| e.close_code() == Some(*close)) {
+                entry.insert("after_error".into(), error.as_str().into());
+            }
+            Value::Object(entry)
+        })
+        .collect()
 }
 
 /// One frame type as an AsyncAPI message; its payload is the frame's schema file.
@@ -226,6 +249,17 @@ mod tests {
             assert_eq!(correlation(wire), reply, "{wire}");
         }
         assert_eq!(correlation("chat.assistant_message"), Value::Null, "a frame that answers nothing");
+    }
+
+    #[test]
+    fn close_codes_name_the_fatal_error_they_follow() {
+        let codes = close_codes();
+        let codes = codes.as_array().expect("a list");
+        assert_eq!(codes.len(), CloseCode::ALL.len());
+        let after = |code: u16| codes.iter().find(|c| c["code"] == code).map(|c| c["after_error"].clone());
+        assert_eq!(after(4001), Some(json!("session_taken_over")));
+        assert_eq!(after(4002), Some(json!("unsupported_version")));
+        assert_eq!(after(1000), Some(Value::Null));
     }
 
     #[test]
