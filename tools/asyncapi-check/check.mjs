@@ -2,10 +2,15 @@
 // specification (the parser's own ruleset), every $ref resolved (relative refs against the file's
 // location), and every payload schema compiled as JSON Schema draft 2020-12 by ajv in strict mode.
 //
-//   node check.mjs FILE...     exit 0: valid; 1: a diagnostic of severity error or warning; 2: usage
+//   node check.mjs FILE...     (JSON documents) exit 0: valid; 1: a diagnostic of severity error or warning, or a
+//                              $ref that is not a relative file reference; 2: usage
+//
+// Nothing is fetched over the network: every $ref, in the document and in the files it reaches,
+// must be local (`#/...`) or a relative file path; anything else fails before the parser runs.
 //
 // Warnings fail too: the document is generated, so a warning is a defect of the generator.
 import { createRequire } from "node:module";
+import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Parser, fromFile, DiagnosticSeverity } from "@asyncapi/parser";
@@ -69,6 +74,46 @@ const draft2020SchemaParser = {
   },
 };
 
+/**
+ * The `$ref`s of `file` and of every file it reaches that are neither local (`#/...`) nor a
+ * relative file path, as printable lines.
+ */
+export async function nonRelativeRefs(file) {
+  const offending = [];
+  const seen = new Set();
+  const visit = async (current) => {
+    if (seen.has(current)) return;
+    seen.add(current);
+    const targets = [];
+    const walk = (node, pointer) => {
+      if (Array.isArray(node)) {
+        node.forEach((item, i) => walk(item, `${pointer}/${i}`));
+      } else if (node !== null && typeof node === "object") {
+        for (const [key, value] of Object.entries(node)) {
+          if (key === "$ref" && typeof value === "string") {
+            const target = value.split("#")[0];
+            if (target === "") continue;
+            if (/^[a-z][a-z0-9+.-]*:/i.test(target) || target.startsWith("/")) {
+              offending.push(`error non-relative-ref: ${value} at ${path.basename(current)}#${pointer}`);
+            } else {
+              targets.push(path.resolve(path.dirname(current), target));
+            }
+          } else {
+            walk(value, `${pointer}/${key}`);
+          }
+        }
+      }
+    };
+    walk(JSON.parse(await readFile(current, "utf8")), "");
+    for (const target of targets) {
+      // A target that cannot be read or parsed is the parser's to report, with its $ref's path.
+      await visit(target).catch(() => {});
+    }
+  };
+  await visit(path.resolve(file));
+  return offending;
+}
+
 const SEVERITY = {
   [DiagnosticSeverity.Error]: "error",
   [DiagnosticSeverity.Warning]: "warning",
@@ -81,6 +126,8 @@ const SEVERITY = {
  * and the number of messages per operation when it parsed.
  */
 export async function checkFile(file) {
+  const offending = await nonRelativeRefs(file);
+  if (offending.length > 0) return { failing: offending, operations: [] };
   const parser = new Parser({ schemaParsers: [draft2020SchemaParser] });
   const { document, diagnostics } = await fromFile(parser, path.resolve(file)).parse();
   const failing = diagnostics

@@ -85,6 +85,21 @@ const broken = {
     },
     says: "/components/correlationIds/inReplyTo/location",
   },
+  "a $ref that would be fetched over the network": {
+    edit: (doc) => {
+      doc.components.messages.error.payload.schema.$ref = "https://chatwire.dev/schema/v1/error.json";
+    },
+    says: "non-relative-ref: https://chatwire.dev/schema/v1/error.json",
+  },
+  "a remote $ref inside a schema file the document reaches": {
+    edit: async (_doc, dir) => {
+      const file = path.join(dir, "json", "session.welcome.json");
+      const schema = JSON.parse(await readFile(file, "utf8"));
+      schema.properties.seq = { $ref: "http://example.com/seq.json" };
+      await writeFile(file, JSON.stringify(schema));
+    },
+    says: "session.welcome.json#/properties/seq",
+  },
   "a document without info": {
     edit: (doc) => {
       delete doc.info;
