@@ -14,6 +14,9 @@ ROOT=$PWD
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
 
 step() { printf '\n==> packaging: %s\n' "$*"; }
+# Runs a command in the workspace of unpacked packages. Those crates are built from scratch on
+# every run, so incremental compilation would only leave its caches behind.
+in_work() { (cd "$WORK" && CARGO_INCREMENTAL=0 "$@"); }
 fail() { echo "packaging: $*" >&2; exit 1; }
 
 # Outside the repository, at a path fixed per checkout: the unpacked crates keep their package ids
@@ -48,7 +51,9 @@ step "unpack the packages outside the repository"
 PATCHES=""
 MEMBERS=""
 while read -r name version; do
-  tar -xzf "$CARGO_TARGET_DIR/package/$name-$version.crate" -C "$WORK"
+  # --touch: packaged files carry a fixed old mtime, and the unpack path is reused from run to run;
+  # with it, cargo could take a build of the previous run's package for a fresh one.
+  tar --touch -xzf "$CARGO_TARGET_DIR/package/$name-$version.crate" -C "$WORK"
   PATCHES+="$name = { path = \"$name-$version\" }"$'\n'
   MEMBERS+="\"$name-$version\", "
 done <<<"$CRATES"
@@ -88,14 +93,14 @@ cargo run -q --locked -p chatwire-conformance -- list >"$WORK/repo-list.txt"
 cargo run -q --locked -p chatwire-conformance -- requirements >"$WORK/repo-requirements.txt"
 
 step "cargo install chatwire-conformance from its package"
-(cd "$WORK" && cargo install --locked --debug --path "$CONFORMANCE_DIR" --root "$WORK/root")
+in_work cargo install --locked --debug --path "$CONFORMANCE_DIR" --root "$WORK/root"
 INSTALLED="$WORK/root/bin/chatwire-conformance"
 [ -x "$INSTALLED" ] || fail "$INSTALLED was not installed"
 cmp -s Cargo.lock "$WORK/Cargo.lock" || fail "installing from the packages changed Cargo.lock"
 
 step "the installed runner has every scenario and requirement of the repository"
-(cd "$WORK" && "$INSTALLED" list) >"$WORK/installed-list.txt"
-(cd "$WORK" && "$INSTALLED" requirements) >"$WORK/installed-requirements.txt"
+in_work "$INSTALLED" list >"$WORK/installed-list.txt"
+in_work "$INSTALLED" requirements >"$WORK/installed-requirements.txt"
 # A scenario's id is its file name (conformance/src/scenario.rs): every file must be listed.
 (cd fixtures/scenarios && ls -- *.json | sed 's/\.json$//' | sort) >"$WORK/scenario-files.txt"
 tail -n +2 "$WORK/installed-list.txt" | grep -oE '^[a-z][a-z0-9-]*' | sort >"$WORK/installed-ids.txt"
@@ -108,12 +113,20 @@ diff -u "$WORK/repo-requirements.txt" "$WORK/installed-requirements.txt" ||
 echo "$LISTED scenarios, $(grep -c . "$WORK/installed-requirements.txt") requirement lines: identical"
 
 step "the installed runner passes a snapshot scenario against its bundled reference backend"
-(cd "$WORK" && "$INSTALLED" run --scenario hitl-submit)
+in_work "$INSTALLED" run --scenario hitl-submit
+
+step "a second build of the packages compiles nothing"
+# A build script that watched a path missing from the package would rerun, and rebuild every crate
+# depending on it, on each build of a user's project.
+in_work cargo build --locked -p chatwire-conformance 2>"$WORK/rebuild.err"
+if grep -E '^\s+Compiling' "$WORK/rebuild.err"; then
+  fail "building the unchanged packages again recompiled them"
+fi
 
 step "a package without its embedded files does not build"
 must_not_build() {
   local what=$1 says=$2
-  if (cd "$WORK" && cargo build -q --locked -p chatwire-conformance) 2>"$WORK/build.err"; then
+  if in_work cargo build -q --locked -p chatwire-conformance 2>"$WORK/build.err"; then
     fail "the chatwire-conformance package builds without $what"
   fi
   grep -qF "$says" "$WORK/build.err" || { cat "$WORK/build.err" >&2; fail "the failed build does not say: $says"; }

@@ -10,13 +10,14 @@ fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
     let repository = manifest.join("..").join("spec");
     let packaged = manifest.join("spec");
-    println!("cargo::rerun-if-changed={}", repository.display());
-    println!("cargo::rerun-if-changed={}", packaged.display());
     // The checkout's layout, not merely a `spec/` next to the crate (a vendor directory may hold one).
     let in_repository = manifest.file_name().is_some_and(|n| n == "schema")
         && manifest.join("..").join("Cargo.toml").is_file()
         && has_markdown(&repository);
     let dir = if in_repository { repository } else { packaged };
+    // Only the directory in use: a path that does not exist would rerun this script, and rebuild
+    // the crate, on every build.
+    println!("cargo::rerun-if-changed={}", dir.display());
     // The include_str! calls name their files; a missing one fails the build with its path.
     if !has_markdown(&dir) {
         panic!("no spec text: neither ../spec nor spec/ holds a .md file (a package must ship spec/)");

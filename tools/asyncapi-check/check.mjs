@@ -2,8 +2,9 @@
 // specification (the parser's own ruleset), every $ref resolved (relative refs against the file's
 // location), and every payload schema compiled as JSON Schema draft 2020-12 by ajv in strict mode.
 //
-//   node check.mjs FILE...     (JSON documents) exit 0: valid; 1: a diagnostic of severity error or warning, or a
-//                              $ref that is not a relative file reference; 2: usage
+//   node check.mjs FILE...   FILE: an AsyncAPI document in JSON
+//   exit 0: valid; 1: a diagnostic of severity error or warning, or a $ref that is not a relative
+//   file reference; 2: usage, or a FILE that cannot be read
 //
 // Nothing is fetched over the network: every $ref, in the document and in the files it reaches,
 // must be local (`#/...`) or a relative file path; anything else fails before the parser runs.
