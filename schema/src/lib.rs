@@ -54,7 +54,7 @@ pub use frame::{ClientFrame, ServerFrame, UiEvent};
 pub use id::{Id, IdError};
 pub use reducer::{reduce, reduce_all, ReduceError};
 pub use schema_gen::Direction;
-pub use transport::{CloseCode, HARD_CAP_FACTOR, MIN_MAX_FRAME_BYTES};
+pub use transport::{CloseCode, HARD_CAP_FACTOR, MIN_MAX_FRAME_BYTES, REFUSED_RESUMES_PER_CONNECTION};
 pub use ui_state::{DisplayItem, RunStatus, ToolCallStatus, UiState};
 pub use validate::{FrameError, FrameValidator, Violation};
 pub use version::{

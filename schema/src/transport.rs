@@ -12,6 +12,10 @@ pub const MIN_MAX_FRAME_BYTES: u64 = 65_536;
 /// `limits.max_frame_bytes` without reading it (`TRANSPORT-007`).
 pub const HARD_CAP_FACTOR: u64 = 16;
 
+/// After this many `resume_rejected` errors on one connection a server closes it with
+/// [`CloseCode::PolicyViolation`] (`RESUME-013`).
+pub const REFUSED_RESUMES_PER_CONNECTION: u32 = 8;
+
 /// A WebSocket close code Chatwire gives a meaning to (`spec/transport.md#close-codes`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CloseCode {

@@ -335,6 +335,19 @@ fn errors_md_lists_every_code_with_its_fatality() {
     }
 }
 
+/// The close-code table of transport.md lists exactly `CloseCode::ALL`, in order.
+#[test]
+fn transport_md_lists_every_close_code() {
+    let md = spec_file("transport.md");
+    let start = md.find("## Close codes").expect("transport.md has a close codes section");
+    let listed: Vec<u16> = md[start..]
+        .lines()
+        .filter_map(|line| line.trim().strip_prefix("| ")?.split(' ').next()?.parse().ok())
+        .collect();
+    let known: Vec<u16> = chatwire_schema::CloseCode::ALL.iter().map(|c| c.code()).collect();
+    assert_eq!(listed, known);
+}
+
 /// `(id, variant)` pairs from the `ReduceError` docs: a doc line citing `STATE-NNN` followed by the variant.
 fn reduce_error_rules() -> Vec<(String, String)> {
     let source = include_str!("../src/reducer.rs");

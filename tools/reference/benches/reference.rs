@@ -104,7 +104,7 @@ async fn bench_turn_round_trip() {
 fn seed_transcript(store: &Store, items: usize) -> (Id, Id) {
     let id = random_id("s", 16);
     let token = random_id("rt", 32);
-    let agent = serde_json::to_string(&AgentSpec::Echo).unwrap();
+    let agent = serde_json::to_string(&AgentSpec::Server).unwrap();
     let cursor = serde_json::to_string(&Cursor { turns_accepted: 1, ..Cursor::default() }).unwrap();
     store
         .create_session(&NewSession {

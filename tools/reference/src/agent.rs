@@ -1,10 +1,14 @@
 //! The agent seam: what answers a user message.
 //!
-//! An [`Agent`] plans a turn as a list of [`ScriptStep`]s, the instruction set of the run driver
-//! (`crate::session`). The driver executes the steps durably (reducer, log, transport), the same
-//! way for every agent; the scripted agent of the conformance driver profile is one
-//! implementation, a trivial echo agent (normal mode) another. A model-backed agent would plan
-//! (or stream) its steps the same way.
+//! An [`Agent`] plans a turn as a list of [`ScriptStep`]s, the instruction set of the run driver.
+//! The driver executes the steps durably (reducer, log, transport) the same way for every agent.
+//! Two implementations ship: [`ScriptedAgent`] plays the `session.hello.script` of the
+//! conformance driver profile, and [`EchoAgent`] (the default of [`crate::ServeConfig::agent`])
+//! quotes each message back. A library user passes their own as an `Arc<dyn Agent>` in
+//! `ServeConfig::agent`; `examples/custom_agent.rs` plugs in a (stand-in) model.
+//!
+//! The plan of a turn is committed with the message that started it, so a restarted server
+//! continues the turn from its plan without asking the agent again.
 
 use serde::{Deserialize, Serialize};
 
@@ -12,27 +16,32 @@ use chatwire_schema::script::{AgentScript, ScriptStep, ScriptTurn};
 use chatwire_schema::Id;
 
 /// Plans the answer to one user message.
-pub trait Agent: Send + Sync {
+///
+/// `plan_turn` runs while the session is locked, on the server's async runtime: it must return
+/// promptly. An agent backed by a remote model calls the model before answering (for example
+/// with `tokio::task::block_in_place` around a blocking client), or plans a `say` step that
+/// tells the user to wait and finishes in a later turn.
+pub trait Agent: Send + Sync + std::fmt::Debug {
     /// The steps answering the `turn_index`-th accepted user message of the session (from 0,
-    /// rewound ones included), or `None` when the agent has nothing to say for it. Must be
-    /// deterministic: the plan is persisted, but a crashed turn is resumed from it.
+    /// rewound ones included), or `None` when the agent has nothing to say for it; the run then
+    /// fails with reason `script_exhausted`.
     fn plan_turn(&self, turn_index: u64, user_text: &str) -> Option<ScriptTurn>;
 }
 
 /// The scripted agent (`spec/conformance-profile.md`): `turns[n]` answers the n-th message.
 #[derive(Clone, Debug, PartialEq)]
-pub struct ScriptedAgent<'a> {
+pub struct ScriptedAgent {
     /// The script from `session.hello.script`.
-    pub script: &'a AgentScript,
+    pub script: AgentScript,
 }
 
-impl Agent for ScriptedAgent<'_> {
+impl Agent for ScriptedAgent {
     fn plan_turn(&self, turn_index: u64, _user_text: &str) -> Option<ScriptTurn> {
         usize::try_from(turn_index).ok().and_then(|i| self.script.turns.get(i)).cloned()
     }
 }
 
-/// The agent of normal mode: answers every message by quoting it back.
+/// The default agent of normal mode: answers every message by quoting it back.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct EchoAgent;
 
@@ -52,18 +61,10 @@ pub enum AgentSpec {
         /// The script.
         script: AgentScript,
     },
-    /// The echo agent (normal mode).
-    Echo,
-}
-
-impl AgentSpec {
-    /// Plans a turn with the agent this spec names.
-    pub fn plan_turn(&self, turn_index: u64, user_text: &str) -> Option<ScriptTurn> {
-        match self {
-            AgentSpec::Script { script } => ScriptedAgent { script }.plan_turn(turn_index, user_text),
-            AgentSpec::Echo => EchoAgent.plan_turn(turn_index, user_text),
-        }
-    }
+    /// The server's configured agent ([`crate::ServeConfig::agent`]); stored as `echo` by
+    /// earlier versions, whose only such agent was the echo agent.
+    #[serde(alias = "echo")]
+    Server,
 }
 
 /// Where the run driver is in the current turn; persisted with every event it commits, so a
@@ -96,7 +97,7 @@ mod tests {
     #[test]
     fn scripted_agent_answers_by_index_and_runs_out() {
         let script = AgentScript { turns: vec![ScriptTurn { steps: vec![ScriptStep::Say { markdown: "hi".into() }] }] };
-        let agent = ScriptedAgent { script: &script };
+        let agent = ScriptedAgent { script: script.clone() };
         assert_eq!(agent.plan_turn(0, "x"), Some(script.turns[0].clone()));
         assert_eq!(agent.plan_turn(1, "x"), None);
     }
@@ -112,5 +113,6 @@ mod tests {
         let spec = AgentSpec::Script { script: AgentScript { turns: vec![] } };
         let json = serde_json::to_string(&spec).unwrap();
         assert_eq!(serde_json::from_str::<AgentSpec>(&json).unwrap(), spec);
+        assert_eq!(serde_json::from_str::<AgentSpec>(r#"{"kind":"echo"}"#).unwrap(), AgentSpec::Server);
     }
 }

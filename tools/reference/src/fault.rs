@@ -2,154 +2,120 @@
 //!
 //! A conformance suite proves its power by failing on a backend that is wrong in one known way.
 //! `chatwire-reference serve --fault NAME` runs the reference backend with exactly one such bug.
-//! Each fault lives at the one place where such a bug would realistically be written; with no
-//! fault configured every hook here is the identity, so normal mode is never affected.
+//!
+//! Every fault is one entry of the list in [`faults!`](self) below (name, wire name, what it
+//! breaks) and one arm in the [`Hooks`] implementation of [`Fault`]: the server core calls the
+//! hooks at its seams (transport, refusals, handshake, emit, load, deadlines) and never names a
+//! fault. With no fault configured the core runs [`NoFault`], whose hooks are the identity.
 
 use std::borrow::Cow;
 use std::fmt;
 use std::str::FromStr;
+use std::time::Duration;
 
 use chatwire_schema::chat::run_complete::RunCompleteStatus;
-use chatwire_schema::{DisplayItem, Id, ServerFrame, UiState};
+use chatwire_schema::chat::tool_call_complete::{CompletionStatus, ToolCallComplete};
+use chatwire_schema::chat::tool_call_response::ResponseOutcome;
+use chatwire_schema::session::welcome::Capability;
+use chatwire_schema::{ClientFrame, DisplayItem, ErrorCode, Id, ServerFrame, ToolCallStatus, UiState};
 
-/// One planted bug. See [`Fault::description`] for what each one breaks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Fault {
+use crate::hooks::{Hooks, RefusalAction};
+use crate::session::Refusal;
+use crate::transport::{ConnHandle, Outgoing};
+use crate::util::rfc3339_now;
+
+/// Declares [`Fault`] with its `--fault` names and descriptions from one list.
+macro_rules! faults {
+    ($($(#[$doc:meta])* $variant:ident = $name:literal: $description:literal,)+) => {
+        /// One planted bug. See [`Fault::description`] for what each one breaks.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        #[non_exhaustive]
+        pub enum Fault {
+            $($(#[$doc])* $variant,)+
+        }
+
+        impl Fault {
+            /// Every fault, in the order `--list-faults` prints them.
+            pub const ALL: &'static [Fault] = &[$(Fault::$variant,)+];
+
+            /// The name used with `--fault`.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Fault::$variant => $name,)+
+                }
+            }
+
+            /// One line on what the bug breaks, for `--list-faults`.
+            pub fn description(self) -> &'static str {
+                match self {
+                    $(Fault::$variant => $description,)+
+                }
+            }
+        }
+    };
+}
+
+faults! {
     /// A `completed` settlement is announced but never written to the log.
-    CompletionNotPersisted,
+    CompletionNotPersisted = "completion-not-persisted":
+        "a completed tool call comes back pending once the session is reloaded",
     /// Pending tool calls are left out of the resume snapshot.
-    PendingLostOnResume,
+    PendingLostOnResume = "pending-lost-on-resume": "pending tool calls are missing from the resume snapshot",
     /// A rewind is announced but never written to the log.
-    RewindNotPersisted,
+    RewindNotPersisted = "rewind-not-persisted": "rewound turns come back once the session is reloaded",
     /// The server cuts one invocation later (or earlier) than the rewind it announces.
-    RewindWrongCut,
+    RewindWrongCut = "rewind-wrong-cut": "the state is cut one invocation away from the announced rewind",
     /// Tool calls of a turn are displayed in the order they settled instead of call order.
-    DisplayOrderByCompletion,
+    DisplayOrderByCompletion = "display-order-by-completion":
+        "tool calls are shown in settle order instead of call order",
     /// `run_complete` says `completed` while a tool call still awaits input.
-    TerminalWhileAwaiting,
+    TerminalWhileAwaiting = "terminal-while-awaiting": "run_complete says completed while a tool call awaits input",
     /// A second response to a settled call is executed again and completes it a second time.
-    DuplicateResponseExecuted,
+    DuplicateResponseExecuted = "duplicate-response-executed":
+        "a second response re-executes and sends a second completion",
     /// A dismissal is announced but never written to the log.
-    DismissalNotPersisted,
+    DismissalNotPersisted = "dismissal-not-persisted":
+        "a dismissed tool call comes back open once the session is reloaded",
     /// `seq` starts again at 1 whenever a session is loaded from the database.
-    SeqRestartsAfterRestart,
+    SeqRestartsAfterRestart = "seq-restarts-after-restart":
+        "seq starts again at 1 when a session is reloaded or the server restarts",
     /// Resume accepts any token.
-    ResumeSkipsTokenCheck,
+    ResumeSkipsTokenCheck = "resume-skips-token-check": "resume accepts a wrong resume token",
     /// `ui_state_updated` drops tool progress, so it differs from the fold of the events sent.
-    StateDiverges,
+    StateDiverges = "state-diverges": "ui_state_updated drops tool progress and differs from the events sent",
     /// Bad input closes the connection instead of getting an `error` frame.
-    DropConnectionOnError,
+    DropConnectionOnError = "drop-connection-on-error":
+        "bad input closes the connection instead of sending an error frame",
     /// A completion is sent before it is committed, and the process dies in between.
-    AnnounceBeforeCommit,
+    AnnounceBeforeCommit = "announce-before-commit":
+        "a completion is sent before it is committed; the server dies in between",
     /// Frames of an unknown type are silently ignored.
-    UnknownTypeIgnored,
+    UnknownTypeIgnored = "unknown-type-ignored": "frames of an unknown type get no error",
     /// `chat.tool_call` carries a `corr` that differs from its `tool_call_id`.
-    CorrMismatch,
+    CorrMismatch = "corr-mismatch": "chat.tool_call carries a corr different from its tool_call_id",
     /// A resumed session gets its welcome but no `ui_state_snapshot`.
-    SnapshotMissingOnResume,
+    SnapshotMissingOnResume = "snapshot-missing-on-resume": "a resumed session gets no ui_state_snapshot",
     /// Expiry deadlines are never acted on.
-    ExpiryIgnored,
+    ExpiryIgnored = "expiry-ignored": "pending tool calls never expire",
     /// A handshake that offers no subprotocol is refused with HTTP 400.
-    SubprotocolRequired,
+    SubprotocolRequired = "subprotocol-required": "a handshake that offers no subprotocol is refused",
     /// `conformance_script` is listed in the capabilities outside conformance mode too.
-    ScriptCapabilityUnconditional,
+    ScriptCapabilityUnconditional = "script-capability-unconditional":
+        "conformance_script is listed outside conformance mode too",
     /// `conformance_script` is left out of the capabilities in conformance mode.
-    ScriptCapabilityMissing,
+    ScriptCapabilityMissing = "script-capability-missing": "conformance_script is not listed in conformance mode",
     /// A script in `session.hello` is played outside conformance mode too.
-    ScriptAcceptedOutsideConformance,
+    ScriptAcceptedOutsideConformance = "script-accepted-outside-conformance":
+        "scripts are played outside conformance mode too",
     /// An orderly shutdown drops the connections without a close frame (a SHOULD: TRANSPORT-009).
-    ShutdownWithoutClose,
+    ShutdownWithoutClose = "shutdown-without-close":
+        "an orderly shutdown drops connections without closing them with 1001",
 }
 
 /// `--fault` named no known fault.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown fault {0:?} (see --list-faults)")]
 pub struct UnknownFault(pub String);
-
-impl Fault {
-    /// Every fault, in the order `--list-faults` prints them.
-    pub const ALL: &'static [Fault] = &[
-        Fault::CompletionNotPersisted,
-        Fault::PendingLostOnResume,
-        Fault::RewindNotPersisted,
-        Fault::RewindWrongCut,
-        Fault::DisplayOrderByCompletion,
-        Fault::TerminalWhileAwaiting,
-        Fault::DuplicateResponseExecuted,
-        Fault::DismissalNotPersisted,
-        Fault::SeqRestartsAfterRestart,
-        Fault::ResumeSkipsTokenCheck,
-        Fault::StateDiverges,
-        Fault::DropConnectionOnError,
-        Fault::AnnounceBeforeCommit,
-        Fault::UnknownTypeIgnored,
-        Fault::CorrMismatch,
-        Fault::SnapshotMissingOnResume,
-        Fault::ExpiryIgnored,
-        Fault::SubprotocolRequired,
-        Fault::ScriptCapabilityUnconditional,
-        Fault::ScriptCapabilityMissing,
-        Fault::ScriptAcceptedOutsideConformance,
-        Fault::ShutdownWithoutClose,
-    ];
-
-    /// The name used with `--fault`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Fault::CompletionNotPersisted => "completion-not-persisted",
-            Fault::PendingLostOnResume => "pending-lost-on-resume",
-            Fault::RewindNotPersisted => "rewind-not-persisted",
-            Fault::RewindWrongCut => "rewind-wrong-cut",
-            Fault::DisplayOrderByCompletion => "display-order-by-completion",
-            Fault::TerminalWhileAwaiting => "terminal-while-awaiting",
-            Fault::DuplicateResponseExecuted => "duplicate-response-executed",
-            Fault::DismissalNotPersisted => "dismissal-not-persisted",
-            Fault::SeqRestartsAfterRestart => "seq-restarts-after-restart",
-            Fault::ResumeSkipsTokenCheck => "resume-skips-token-check",
-            Fault::StateDiverges => "state-diverges",
-            Fault::DropConnectionOnError => "drop-connection-on-error",
-            Fault::AnnounceBeforeCommit => "announce-before-commit",
-            Fault::UnknownTypeIgnored => "unknown-type-ignored",
-            Fault::CorrMismatch => "corr-mismatch",
-            Fault::SnapshotMissingOnResume => "snapshot-missing-on-resume",
-            Fault::ExpiryIgnored => "expiry-ignored",
-            Fault::SubprotocolRequired => "subprotocol-required",
-            Fault::ScriptCapabilityUnconditional => "script-capability-unconditional",
-            Fault::ScriptCapabilityMissing => "script-capability-missing",
-            Fault::ScriptAcceptedOutsideConformance => "script-accepted-outside-conformance",
-            Fault::ShutdownWithoutClose => "shutdown-without-close",
-        }
-    }
-
-    /// One line on what the bug breaks, for `--list-faults`.
-    pub fn description(self) -> &'static str {
-        match self {
-            Fault::CompletionNotPersisted => "a completed tool call comes back pending once the session is reloaded",
-            Fault::PendingLostOnResume => "pending tool calls are missing from the resume snapshot",
-            Fault::RewindNotPersisted => "rewound turns come back once the session is reloaded",
-            Fault::RewindWrongCut => "the state is cut one invocation away from the announced rewind",
-            Fault::DisplayOrderByCompletion => "tool calls are shown in settle order instead of call order",
-            Fault::TerminalWhileAwaiting => "run_complete says completed while a tool call awaits input",
-            Fault::DuplicateResponseExecuted => "a second response re-executes and sends a second completion",
-            Fault::DismissalNotPersisted => "a dismissed tool call comes back open once the session is reloaded",
-            Fault::SeqRestartsAfterRestart => "seq starts again at 1 when a session is reloaded or the server restarts",
-            Fault::ResumeSkipsTokenCheck => "resume accepts a wrong resume token",
-            Fault::StateDiverges => "ui_state_updated drops tool progress and differs from the events sent",
-            Fault::DropConnectionOnError => "bad input closes the connection instead of sending an error frame",
-            Fault::AnnounceBeforeCommit => "a completion is sent before it is committed; the server dies in between",
-            Fault::UnknownTypeIgnored => "frames of an unknown type get no error",
-            Fault::CorrMismatch => "chat.tool_call carries a corr different from its tool_call_id",
-            Fault::SnapshotMissingOnResume => "a resumed session gets no ui_state_snapshot",
-            Fault::ExpiryIgnored => "pending tool calls never expire",
-            Fault::SubprotocolRequired => "a handshake that offers no subprotocol is refused",
-            Fault::ScriptCapabilityUnconditional => "conformance_script is listed outside conformance mode too",
-            Fault::ScriptCapabilityMissing => "conformance_script is not listed in conformance mode",
-            Fault::ScriptAcceptedOutsideConformance => "scripts are played outside conformance mode too",
-            Fault::ShutdownWithoutClose => "an orderly shutdown drops connections without closing them with 1001",
-        }
-    }
-}
 
 impl fmt::Display for Fault {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -164,45 +130,122 @@ impl FromStr for Fault {
     }
 }
 
-/// The configured fault, if any, with the hooks the server calls at the places the bugs live.
+/// The correct server: every hook is the identity.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Faults(Option<Fault>);
+pub(crate) struct NoFault;
 
-impl Faults {
-    /// Wraps the configured fault.
-    pub fn new(fault: Option<Fault>) -> Self {
-        Faults(fault)
+impl Hooks for NoFault {}
+
+/// The hooks of the configured fault, or of the correct server.
+pub(crate) fn hooks(fault: Option<Fault>) -> Box<dyn Hooks> {
+    match fault {
+        Some(f) => Box::new(f),
+        None => Box::new(NoFault),
+    }
+}
+
+impl Hooks for Fault {
+    fn requires_subprotocol(&self) -> bool {
+        *self == Fault::SubprotocolRequired
     }
 
-    /// Whether this fault is the configured one.
-    pub fn is(self, fault: Fault) -> bool {
-        self.0 == Some(fault)
+    fn closes_on_shutdown(&self) -> bool {
+        *self != Fault::ShutdownWithoutClose
     }
 
-    /// Whether an event the server applied is written to the log.
-    pub fn persists(self, frame: &ServerFrame) -> bool {
-        use chatwire_schema::chat::tool_call_complete::CompletionStatus;
+    fn on_refusal(&self, refusal: &Refusal, request: Option<&ClientFrame>) -> RefusalAction {
+        match (self, refusal.code, request) {
+            (Fault::DropConnectionOnError, _, _) => RefusalAction::Drop,
+            (Fault::UnknownTypeIgnored, ErrorCode::UnknownType, _) => RefusalAction::Ignore,
+            (Fault::DuplicateResponseExecuted, ErrorCode::ToolCallSettled, Some(ClientFrame::ToolCallResponse(r))) => {
+                let result = match &r.outcome {
+                    ResponseOutcome::Submit { value } => Some(value.clone()),
+                    ResponseOutcome::Dismiss { .. } => None,
+                };
+                RefusalAction::Instead(Box::new(ServerFrame::ToolCallComplete(ToolCallComplete {
+                    seq: 0,
+                    tool_call_id: r.tool_call_id.clone(),
+                    status: CompletionStatus::Completed,
+                    result,
+                    error: None,
+                    summary: None,
+                    in_reply_to: Some(r.id.clone()),
+                    ts: rfc3339_now(),
+                })))
+            }
+            _ => RefusalAction::Answer,
+        }
+    }
+
+    fn accepts_scripts_anywhere(&self) -> bool {
+        *self == Fault::ScriptAcceptedOutsideConformance
+    }
+
+    fn capabilities(&self, mut caps: Vec<Capability>) -> Vec<Capability> {
+        match self {
+            Fault::ScriptCapabilityMissing => caps.retain(|c| *c != Capability::ConformanceScript),
+            Fault::ScriptCapabilityUnconditional if !caps.contains(&Capability::ConformanceScript) => {
+                caps.insert(caps.len().min(3), Capability::ConformanceScript)
+            }
+            _ => {}
+        }
+        caps
+    }
+
+    fn token_matches(&self, matches: bool) -> bool {
+        matches || *self == Fault::ResumeSkipsTokenCheck
+    }
+
+    fn resume_snapshot<'s>(&self, state: &'s UiState) -> Option<Cow<'s, UiState>> {
+        match self {
+            Fault::SnapshotMissingOnResume => None,
+            Fault::PendingLostOnResume => {
+                let mut s = state.clone();
+                s.items.retain(|i| !matches!(i, DisplayItem::ToolCall(c) if c.status == ToolCallStatus::Pending));
+                Some(Cow::Owned(s))
+            }
+            _ => Some(self.present(state, true)),
+        }
+    }
+
+    fn applied_instead(&self, frame: &ServerFrame, state: &UiState) -> Option<ServerFrame> {
+        let ServerFrame::RewindComplete(rc) = frame else { return None };
+        if *self != Fault::RewindWrongCut {
+            return None;
+        }
+        let invocations = state.invocations();
+        let cut = invocations.iter().position(|i| *i == &rc.before_invocation_id)?;
+        if invocations.len() < 2 {
+            return None;
+        }
+        let wrong = if cut + 1 < invocations.len() { cut + 1 } else { cut - 1 };
+        let mut applied = rc.clone();
+        applied.before_invocation_id = invocations[wrong].clone();
+        applied.removed_invocation_ids = invocations[wrong..].iter().map(|i| (*i).clone()).collect();
+        Some(ServerFrame::RewindComplete(applied))
+    }
+
+    fn persists(&self, frame: &ServerFrame) -> bool {
         match frame {
             ServerFrame::ToolCallComplete(c) if c.status == CompletionStatus::Completed => {
-                !self.is(Fault::CompletionNotPersisted)
+                *self != Fault::CompletionNotPersisted
             }
-            ServerFrame::ToolCallDismiss(_) => !self.is(Fault::DismissalNotPersisted),
-            ServerFrame::RewindComplete(_) => !self.is(Fault::RewindNotPersisted),
+            ServerFrame::ToolCallDismiss(_) => *self != Fault::DismissalNotPersisted,
+            ServerFrame::RewindComplete(_) => *self != Fault::RewindNotPersisted,
             _ => true,
         }
     }
 
-    /// The frame put on the wire for an event the server applied.
-    pub fn announce(self, frame: ServerFrame) -> ServerFrame {
+    fn announce(&self, frame: ServerFrame) -> ServerFrame {
         match frame {
             ServerFrame::RunComplete(mut rc)
-                if self.is(Fault::TerminalWhileAwaiting) && rc.status == RunCompleteStatus::AwaitingInput =>
+                if *self == Fault::TerminalWhileAwaiting && rc.status == RunCompleteStatus::AwaitingInput =>
             {
                 rc.status = RunCompleteStatus::Completed;
                 rc.reason = None;
                 ServerFrame::RunComplete(rc)
             }
-            ServerFrame::ToolCall(mut tc) if self.is(Fault::CorrMismatch) => {
+            ServerFrame::ToolCall(mut tc) if *self == Fault::CorrMismatch => {
                 tc.corr = Some(Id::new_unchecked_valid(format!("corr-{}", tc.call_index)));
                 ServerFrame::ToolCall(tc)
             }
@@ -210,10 +253,9 @@ impl Faults {
         }
     }
 
-    /// The state put on the wire in `ui_state_updated` (`snapshot` false) or `ui_state_snapshot`.
-    pub fn present<'s>(self, state: &'s UiState, snapshot: bool) -> Cow<'s, UiState> {
-        match self.0 {
-            Some(Fault::StateDiverges) if !snapshot => {
+    fn present<'s>(&self, state: &'s UiState, snapshot: bool) -> Cow<'s, UiState> {
+        match self {
+            Fault::StateDiverges if !snapshot => {
                 let mut s = state.clone();
                 for item in &mut s.items {
                     if let DisplayItem::ToolCall(c) = item {
@@ -222,10 +264,52 @@ impl Faults {
                 }
                 Cow::Owned(s)
             }
-            Some(Fault::DisplayOrderByCompletion) => Cow::Owned(order_by_completion(state)),
+            Fault::DisplayOrderByCompletion => Cow::Owned(order_by_completion(state)),
             _ => Cow::Borrowed(state),
         }
     }
+
+    fn before_commit(&self, wire: &[String], conn: Option<&ConnHandle>) {
+        if *self == Fault::AnnounceBeforeCommit
+            && wire.iter().any(|t| t.contains("\"type\":\"chat.tool_call_complete\""))
+        {
+            announce_then_die(wire, conn);
+        }
+    }
+
+    fn loaded_next_seq(&self, stored: u64) -> u64 {
+        if *self == Fault::SeqRestartsAfterRestart {
+            1
+        } else {
+            stored
+        }
+    }
+
+    fn arms_deadlines(&self) -> bool {
+        *self != Fault::ExpiryIgnored
+    }
+}
+
+/// Fault `announce-before-commit`: the frames go out, the commit never happens.
+fn announce_then_die(wire: &[String], conn: Option<&ConnHandle>) -> ! {
+    if let Some(conn) = conn {
+        for text in wire {
+            conn.send(Outgoing::Text(text.clone()));
+        }
+        let handle = tokio::runtime::Handle::current();
+        if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread {
+            let (ack, done) = tokio::sync::oneshot::channel();
+            if conn.send(Outgoing::Flush(ack)) {
+                // Give this worker's queue (the writer task may sit in it) to another thread while we
+                // wait, bounded, for the writer to flush what was announced.
+                tokio::task::block_in_place(|| {
+                    let _ = handle.block_on(tokio::time::timeout(Duration::from_secs(2), done));
+                });
+            }
+        }
+    }
+    eprintln!("chatwire-reference: fault announce-before-commit: dying before the commit");
+    std::process::abort();
 }
 
 /// Reorders the tool calls of each invocation (with their output items) so that settled calls
@@ -287,8 +371,10 @@ mod tests {
 
     #[test]
     fn no_fault_changes_nothing() {
-        let faults = Faults::new(None);
         let state = UiState::default();
-        assert!(matches!(faults.present(&state, false), Cow::Borrowed(_)));
+        assert!(matches!(NoFault.present(&state, false), Cow::Borrowed(_)));
+        assert!(matches!(NoFault.resume_snapshot(&state), Some(Cow::Borrowed(_))));
+        assert!(NoFault.closes_on_shutdown() && NoFault.arms_deadlines() && !NoFault.requires_subprotocol());
+        assert_eq!(NoFault.loaded_next_seq(7), 7);
     }
 }

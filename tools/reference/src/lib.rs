@@ -30,11 +30,14 @@ use tokio::task::JoinSet;
 pub mod agent;
 mod conn;
 pub mod fault;
+mod hooks;
 mod session;
 pub mod store;
+mod transport;
 pub mod util;
 
-pub use fault::{Fault, Faults, UnknownFault};
+pub use agent::{Agent, EchoAgent, ScriptedAgent};
+pub use fault::{Fault, UnknownFault};
 pub use store::{DbLocation, Store, StoreError};
 
 /// Environment variable naming a [`CrashPoint`] (`response-received`, `response-committed`);
@@ -88,6 +91,9 @@ pub struct ServeConfig {
     pub db: DbLocation,
     /// Conformance mode: honour `session.hello.script`.
     pub conformance: bool,
+    /// The agent answering sessions opened without a script ([`EchoAgent`] by default): where a
+    /// library user plugs in a model (see `examples/custom_agent.rs`).
+    pub agent: Arc<dyn Agent>,
     /// Largest text frame accepted; larger ones get `frame_too_large`.
     pub max_frame_bytes: u64,
     /// A planted bug (testing aid), or `None` for the correct server.
@@ -144,6 +150,7 @@ impl ServeConfig {
             addr,
             db,
             conformance: true,
+            agent: Arc::new(EchoAgent),
             max_frame_bytes: chatwire_schema::DEFAULT_MAX_FRAME_BYTES,
             fault: None,
             timeouts: Timeouts::default(),
@@ -197,7 +204,8 @@ impl Server {
         let store = Store::open(&config.db)?;
         let shared = Arc::new(session::Shared::new(
             store,
-            Faults::new(config.fault),
+            fault::hooks(config.fault),
+            config.agent.clone(),
             config.conformance,
             durable,
             config.max_frame_bytes,
@@ -238,7 +246,7 @@ impl Server {
                         let id = next_id.fetch_add(1, Ordering::Relaxed);
                         let going_away = going_away_rx.clone();
                         let shared = self.shared.clone();
-                        connections.spawn(conn::serve_connection(shared, self.timeouts, tcp, id, going_away));
+                        connections.spawn(transport::serve_connection(shared, self.timeouts, tcp, id, going_away));
                     }
                     Err(e) => {
                         // Typically EMFILE: back off instead of spinning.
@@ -249,10 +257,10 @@ impl Server {
                 Some(_) = connections.join_next(), if !connections.is_empty() => {}
             }
         }
-        if !self.shared.faults.is(Fault::ShutdownWithoutClose) {
+        if self.shared.hooks.closes_on_shutdown() {
             let _ = going_away.send(true);
             // Each connection sends its close and waits (bounded) for the reply.
-            let grace = self.timeouts.write.min(conn::SHUTDOWN_CLOSE_WAIT) + Duration::from_secs(1);
+            let grace = self.timeouts.write.min(transport::SHUTDOWN_CLOSE_WAIT) + Duration::from_secs(1);
             let _ = tokio::time::timeout(grace, async { while connections.join_next().await.is_some() {} }).await;
         }
         connections.shutdown().await;

@@ -250,6 +250,14 @@ impl Store {
         }))
     }
 
+    /// The stored SHA-256 of a session's resume token, or `None` if there is no such session:
+    /// one primary-key read, the same work whether or not the session exists.
+    pub fn token_hash(&self, id: &str) -> Result<Option<String>, StoreError> {
+        let conn = self.conn()?;
+        let mut stmt = conn.prepare_cached("SELECT token_hash FROM sessions WHERE id = ?1")?;
+        Ok(stmt.query_row([id], |r| r.get::<_, String>(0)).optional()?)
+    }
+
     /// Sessions with work to finish after a restart: a run in progress, a response to execute, or a deadline.
     pub fn sessions_needing_recovery(&self) -> Result<Vec<String>, StoreError> {
         let conn = self.conn()?;

@@ -393,3 +393,28 @@ async fn resume_cursor_ahead_is_refused() {
     assert!(resumed.is_ok());
     assert_eq!(other.fold, c.fold);
 }
+
+/// RESUME-013: the eighth refused resume on one connection is answered, then the connection is
+/// closed with 1008; other connections, and the session itself, are unaffected.
+#[tokio::test]
+async fn the_eighth_refused_resume_on_a_connection_closes_it_with_1008() {
+    let limit = chatwire_schema::REFUSED_RESUMES_PER_CONNECTION;
+    let server = TestServer::memory().await;
+    let c = session_with_one_turn(&server).await;
+    let mut guesser = Client::connect(&server.url).await;
+    for i in 1..=limit {
+        // Alternate unknown sessions and wrong tokens: both count.
+        let session = if i % 2 == 0 { c.session_id.clone().unwrap() } else { format!("s-unknown{i}") };
+        let e = guesser.resume(&session, &format!("rt-guess{i}"), 0).await.unwrap_err();
+        assert_eq!(e.code, ErrorCode::ResumeRejected, "refusal {i}");
+        assert!(!e.fatal);
+    }
+    assert_eq!(guesser.expect_closed().await, Some(chatwire_schema::CloseCode::PolicyViolation.code()));
+    // One refusal fewer keeps the connection usable.
+    let mut unlucky = Client::connect(&server.url).await;
+    for i in 1..limit {
+        unlucky.resume("s-unknown", &format!("rt-guess{i}"), 0).await.unwrap_err();
+    }
+    let resumed = unlucky.resume(c.session_id.as_deref().unwrap(), c.token.as_deref().unwrap(), 0).await;
+    assert!(resumed.is_ok(), "{resumed:?}");
+}

@@ -5,13 +5,14 @@ mod common;
 
 use std::time::Duration;
 
+use chatwire_reference::DbLocation;
 use chatwire_schema::chat::run_complete::RunCompleteStatus;
 use chatwire_schema::chat::tool_call_complete::CompletionStatus;
 use chatwire_schema::chat::tool_call_dismiss::Initiator;
 use chatwire_schema::chat::tool_output::ApprovalDecision;
 use chatwire_schema::session::welcome::Capability;
 use chatwire_schema::{DisplayItem, ErrorCode, RunStatus, ServerFrame, ToolCallStatus};
-use common::{say_script, Client, TestServer};
+use common::{config, say_script, Client, TestServer};
 use serde_json::{json, Value};
 
 fn call(name: &str, kind: &str, outcome: Value) -> Value {
@@ -464,4 +465,36 @@ async fn an_orderly_shutdown_closes_every_connection_with_1001() {
     // These peers never send their close reply; the shutdown still ends, well before the 10 s
     // write timeout a normal close waits for.
     tokio::time::timeout(Duration::from_secs(8), stopping).await.expect("the server stops").expect("stop task");
+}
+
+/// The agent seam: a library user's agent answers every turn of sessions opened without a script.
+#[tokio::test]
+async fn a_custom_agent_answers_sessions_without_a_script() {
+    #[derive(Debug)]
+    struct Shouting;
+    impl chatwire_reference::Agent for Shouting {
+        fn plan_turn(&self, turn_index: u64, user_text: &str) -> Option<chatwire_schema::script::ScriptTurn> {
+            let markdown = format!("turn {turn_index}: {}", user_text.to_uppercase());
+            Some(chatwire_schema::script::ScriptTurn {
+                steps: vec![chatwire_schema::script::ScriptStep::Say { markdown }],
+            })
+        }
+    }
+    let config = chatwire_reference::ServeConfig {
+        conformance: false,
+        agent: std::sync::Arc::new(Shouting),
+        ..config(DbLocation::Memory)
+    };
+    let server = TestServer::start(config).await;
+    let mut c = Client::connect(&server.url).await;
+    c.hello(None).await;
+    for (i, text) in ["hello", "again"].iter().enumerate() {
+        c.user_message(&format!("m{i}"), text).await;
+        let frames = c.until_run_complete().await;
+        let want = format!("turn {i}: {}", text.to_uppercase());
+        assert!(
+            frames.iter().any(|f| matches!(f, ServerFrame::AssistantMessage(a) if a.markdown == want)),
+            "{frames:?}"
+        );
+    }
 }

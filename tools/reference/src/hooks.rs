@@ -1,0 +1,99 @@
+//! The one seam between the server core and planted faults ([`crate::fault`]).
+//!
+//! The core calls these hooks at the edges of its layers: the transport (upgrade, shutdown), the
+//! refusal path, the handshake (capabilities, token check, resume snapshot), emission (what is
+//! applied, logged, announced and presented, and the moment before the commit), loading from
+//! the database, and arming deadlines. Request handlers and the run driver call none of them.
+//! Every default is the identity, which is what a correct server does.
+
+use std::borrow::Cow;
+
+use chatwire_schema::session::welcome::Capability;
+use chatwire_schema::{ClientFrame, ServerFrame, UiState};
+
+use crate::session::Refusal;
+use crate::transport::ConnHandle;
+
+/// What the connection does with a refused frame.
+#[derive(Debug)]
+pub(crate) enum RefusalAction {
+    /// Send the typed `error` (the correct behaviour).
+    Answer,
+    /// Send nothing.
+    Ignore,
+    /// Drop the connection without an answer.
+    Drop,
+    /// Send this frame (its seq stamped) instead of the error.
+    Instead(Box<ServerFrame>),
+}
+
+/// Hooks at the seams of the server core; the defaults are the correct server.
+pub(crate) trait Hooks: Send + Sync + std::fmt::Debug {
+    /// Transport: refuse an upgrade that offers no subprotocol.
+    fn requires_subprotocol(&self) -> bool {
+        false
+    }
+
+    /// Transport: close open connections with 1001 on an orderly shutdown.
+    fn closes_on_shutdown(&self) -> bool {
+        true
+    }
+
+    /// Refusals: how a refused `request` (when it parsed) is answered.
+    fn on_refusal(&self, _refusal: &Refusal, _request: Option<&ClientFrame>) -> RefusalAction {
+        RefusalAction::Answer
+    }
+
+    /// Handshake: play scripts even outside conformance mode.
+    fn accepts_scripts_anywhere(&self) -> bool {
+        false
+    }
+
+    /// Handshake: the capabilities listed in `session.welcome`.
+    fn capabilities(&self, caps: Vec<Capability>) -> Vec<Capability> {
+        caps
+    }
+
+    /// Handshake: whether a resume token is accepted, given whether it matched.
+    fn token_matches(&self, matches: bool) -> bool {
+        matches
+    }
+
+    /// Handshake: the state sent in the resume snapshot, or `None` to send no snapshot.
+    fn resume_snapshot<'s>(&self, state: &'s UiState) -> Option<Cow<'s, UiState>> {
+        Some(self.present(state, true))
+    }
+
+    /// Emit: a frame applied to the state in place of `frame` (which is still announced).
+    fn applied_instead(&self, _frame: &ServerFrame, _state: &UiState) -> Option<ServerFrame> {
+        None
+    }
+
+    /// Emit: whether an applied event is written to the log.
+    fn persists(&self, _frame: &ServerFrame) -> bool {
+        true
+    }
+
+    /// Emit: the frame put on the wire for an applied event.
+    fn announce(&self, frame: ServerFrame) -> ServerFrame {
+        frame
+    }
+
+    /// Emit: the state put on the wire in `ui_state_updated` (`snapshot` false) or `ui_state_snapshot`.
+    fn present<'s>(&self, state: &'s UiState, _snapshot: bool) -> Cow<'s, UiState> {
+        Cow::Borrowed(state)
+    }
+
+    /// Emit: called with the frames of a change right before it is committed.
+    fn before_commit(&self, _wire: &[String], _conn: Option<&ConnHandle>) {}
+
+    /// Load: the first unused seq of a session read from the database.
+    fn loaded_next_seq(&self, stored: u64) -> u64 {
+        stored
+    }
+
+    /// Deadlines: whether tool-call deadlines are acted on.
+    fn arms_deadlines(&self) -> bool {
+        true
+    }
+}

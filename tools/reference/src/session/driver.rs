@@ -1,0 +1,316 @@
+//! The run driver: plays the current turn's plan step by step, each step committed with the
+//! cursor that says it is done.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use chatwire_schema::chat::assistant_message::AssistantMessage;
+use chatwire_schema::chat::run_complete::{RunComplete, RunCompleteStatus};
+use chatwire_schema::chat::run_started::RunStarted;
+use chatwire_schema::chat::tool_call::ToolCall;
+use chatwire_schema::chat::tool_call_complete::{CompletionStatus, ToolCallComplete};
+use chatwire_schema::chat::tool_call_dismiss::{Initiator, ToolCallDismiss};
+use chatwire_schema::chat::tool_output::ToolOutput;
+use chatwire_schema::chat::tool_progress::ToolProgress;
+use chatwire_schema::script::{settle_sequence, ScriptEnd, ScriptOutcome, ScriptStep, ScriptToolCall};
+use chatwire_schema::{Id, RunStatus, ServerFrame};
+
+use super::emit::{emit, Change, Unit};
+use super::recovery::end_run_failed;
+use super::{EmitError, Inner, Session};
+use crate::agent::{BatchCursor, Cursor};
+use crate::util::{now_ms, random_id, rfc3339_now};
+
+/// A `chat.run_complete` for `invocation`.
+pub(super) fn run_complete(
+    invocation: &Id,
+    status: RunCompleteStatus,
+    reason: &str,
+    error: Option<&str>,
+) -> ServerFrame {
+    ServerFrame::RunComplete(RunComplete {
+        seq: 0,
+        invocation_id: invocation.clone(),
+        status,
+        reason: Some(reason.to_owned()),
+        error: error.map(str::to_owned),
+        ts: rfc3339_now(),
+    })
+}
+
+/// A `chat.run_started` for `invocation`.
+pub(super) fn run_started(invocation: &Id) -> ServerFrame {
+    ServerFrame::RunStarted(RunStarted { seq: 0, invocation_id: invocation.clone(), ts: rfc3339_now() })
+}
+
+/// Starts the run driver of the session unless it is already running.
+pub(crate) fn start_driver(session: &Arc<Session>, g: &mut Inner) {
+    if g.driver_active {
+        return;
+    }
+    g.driver_active = true;
+    let s = session.clone();
+    tokio::spawn(async move {
+        drive(&s).await;
+        s.shared.evict_if_quiescent(&s).await;
+    });
+}
+
+/// What the driver does next.
+enum Next {
+    /// Look again right away.
+    Continue,
+    /// Sleep, then look again.
+    Sleep(u64),
+    /// Run a self-settling tool: wait `run_ms`, then report and settle it.
+    RunTool { call: Box<ScriptToolCall>, id: Id },
+    /// The slice is over (or something went wrong).
+    Stop,
+}
+
+/// The run driver: executes the current turn's plan step by step, each step committed with the
+/// cursor that says it is done.
+async fn drive(session: &Arc<Session>) {
+    // Bounded: every iteration commits progress or sleeps; a plan has finitely many steps.
+    loop {
+        let next = {
+            let mut g = session.inner.lock().await;
+            let next = next_step(session, &mut g).unwrap_or_else(|e| {
+                abandon_turn(session, &mut g, &e);
+                Next::Stop
+            });
+            if matches!(next, Next::Stop) {
+                g.driver_active = false;
+            }
+            next
+        };
+        match next {
+            Next::Continue => {}
+            Next::Stop => return,
+            Next::Sleep(ms) => tokio::time::sleep(Duration::from_millis(ms)).await,
+            Next::RunTool { call, id } => {
+                if call.run_ms > 0 {
+                    tokio::time::sleep(Duration::from_millis(call.run_ms)).await;
+                }
+                let mut g = session.inner.lock().await;
+                if let Err(e) = settle_tool(session, &mut g, &call, &id) {
+                    abandon_turn(session, &mut g, &e);
+                    g.driver_active = false;
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// A step failed (e.g. the agent planned a frame the reducer refuses): the run ends `failed`,
+/// reason `agent_error`, rather than staying `running` forever.
+fn abandon_turn(session: &Arc<Session>, g: &mut Inner, cause: &EmitError) {
+    eprintln!("chatwire-reference: session {}: turn abandoned: {cause}", session.id);
+    let Some(invocation) = g.state.run.invocation_id.clone().filter(|_| g.state.run.status == RunStatus::Running)
+    else {
+        return;
+    };
+    let error = format!("the agent step could not be carried out: {cause}");
+    if let Err(e) = end_run_failed(session, g, invocation, "agent_error", &error) {
+        eprintln!("chatwire-reference: session {}: cannot end the abandoned run: {e}", session.id);
+    }
+}
+
+fn next_step(session: &Arc<Session>, g: &mut Inner) -> Result<Next, EmitError> {
+    let invocation = match (&g.state.run.invocation_id, &g.cursor.invocation_id) {
+        (Some(run), Some(cur)) if run == cur && g.state.run.status == RunStatus::Running => run.clone(),
+        _ => return Ok(Next::Stop),
+    };
+    let step = g.plan.as_ref().and_then(|p| p.steps.get(g.cursor.step)).cloned();
+    let ended = Cursor { invocation_id: None, step: 0, batch: None, ..g.cursor.clone() };
+    if let Some(batch) = &g.cursor.batch {
+        let Some(ScriptStep::ToolCalls { calls, settle_order }) = &step else {
+            return Err(EmitError::NotAnEvent("cursor points into a batch but the step is not tool_calls"));
+        };
+        let order = settle_sequence(calls, settle_order.as_deref());
+        if let Some(&index) = order.get(batch.settled) {
+            let index = index as usize;
+            return Ok(Next::RunTool { call: Box::new(calls[index].clone()), id: batch.call_ids[index].clone() });
+        }
+        if g.state.open_tool_calls(Some(&invocation)).next().is_some() {
+            let frame = run_complete(&invocation, RunCompleteStatus::AwaitingInput, "awaiting_user_input", None);
+            emit(session, g, Change { units: vec![Unit::Event(frame)], ..Change::default() })?;
+            return Ok(Next::Stop);
+        }
+        g.cursor.batch = None;
+        g.cursor.step += 1;
+        return Ok(Next::Continue);
+    }
+    let ts = rfc3339_now();
+    let (units, cursor, add_timers) = match step {
+        None if g.plan.is_none() => {
+            let frame = run_complete(
+                &invocation,
+                RunCompleteStatus::Failed,
+                "script_exhausted",
+                Some("the script has no turn for this message"),
+            );
+            (vec![Unit::Event(frame)], ended, Vec::new())
+        }
+        None => (
+            vec![Unit::Event(run_complete(&invocation, RunCompleteStatus::Completed, "completed", None))],
+            ended,
+            Vec::new(),
+        ),
+        Some(ScriptStep::Say { markdown }) => {
+            let frame = ServerFrame::AssistantMessage(AssistantMessage {
+                seq: 0,
+                invocation_id: invocation.clone(),
+                item_id: random_id("am", 8),
+                markdown,
+                ts,
+            });
+            (vec![Unit::Event(frame)], Cursor { step: g.cursor.step + 1, ..g.cursor.clone() }, Vec::new())
+        }
+        Some(ScriptStep::Wait { ms }) => {
+            // Not committed on its own: after a crash during the wait, the wait is redone.
+            g.cursor.step += 1;
+            return Ok(Next::Sleep(ms));
+        }
+        Some(ScriptStep::End { status, error }) => {
+            let (status, reason) = match status {
+                ScriptEnd::Completed => (RunCompleteStatus::Completed, "completed"),
+                ScriptEnd::Failed => (RunCompleteStatus::Failed, "failed"),
+                ScriptEnd::Cancelled => (RunCompleteStatus::Cancelled, "cancelled"),
+            };
+            (vec![Unit::Event(run_complete(&invocation, status, reason, error.as_deref()))], ended, Vec::new())
+        }
+        Some(ScriptStep::ToolCalls { calls, .. }) => {
+            let ids: Vec<Id> = calls.iter().map(|_| random_id("tc", 8)).collect();
+            let batch = calls
+                .iter()
+                .zip(&ids)
+                .enumerate()
+                .map(|(index, (c, id))| {
+                    ServerFrame::ToolCall(ToolCall {
+                        seq: 0,
+                        invocation_id: invocation.clone(),
+                        tool_call_id: id.clone(),
+                        corr: None,
+                        tool_name: c.tool_name.clone(),
+                        component_type: c.component_type.clone(),
+                        workflow_name: c.workflow_name.clone(),
+                        interaction_type: c.interaction_type,
+                        awaiting_response: c.outcome.awaits_response(),
+                        display: c.display,
+                        payload: c.payload.clone(),
+                        call_index: index as u32,
+                        ts: ts.clone(),
+                    })
+                })
+                .collect();
+            let mut units = vec![Unit::Batch(batch)];
+            let mut timers = Vec::new();
+            for (c, id) in calls.iter().zip(&ids) {
+                if let ScriptOutcome::AwaitResponse { expire_after_ms, .. } = &c.outcome {
+                    units.extend(output_units(c, id, &ts));
+                    if let Some(ms) = expire_after_ms {
+                        timers.push((id.clone(), now_ms().saturating_add(i64::try_from(*ms).unwrap_or(i64::MAX))));
+                    }
+                }
+            }
+            let cursor = Cursor { batch: Some(BatchCursor { call_ids: ids, settled: 0 }), ..g.cursor.clone() };
+            (units, cursor, timers)
+        }
+    };
+    emit(session, g, Change { units, cursor: Some(cursor), add_timers, ..Change::default() })?;
+    Ok(Next::Continue)
+}
+
+/// The `chat.tool_output` frames of a scripted call: one per approval, then one with the rest.
+fn output_units(call: &ScriptToolCall, id: &Id, ts: &str) -> Vec<Unit> {
+    let Some(out) = &call.output else { return Vec::new() };
+    let blank = ToolOutput {
+        seq: 0,
+        tool_call_id: id.clone(),
+        command: None,
+        approval: None,
+        stdout: None,
+        stderr: None,
+        exit_code: None,
+        ts: ts.to_owned(),
+    };
+    // SCRIPT-011: one frame per present part, in the order command, approvals, stdout, stderr, exit_code.
+    let part = |edit: &dyn Fn(&mut ToolOutput)| {
+        let mut frame = blank.clone();
+        edit(&mut frame);
+        Unit::Event(ServerFrame::ToolOutput(frame))
+    };
+    let mut units = Vec::new();
+    if let Some(command) = &out.command {
+        units.push(part(&|f| f.command = Some(command.clone())));
+    }
+    for approval in &out.approvals {
+        units.push(part(&|f| f.approval = Some(*approval)));
+    }
+    if let Some(stdout) = &out.stdout {
+        units.push(part(&|f| f.stdout = Some(stdout.clone())));
+    }
+    if let Some(stderr) = &out.stderr {
+        units.push(part(&|f| f.stderr = Some(stderr.clone())));
+    }
+    if let Some(code) = out.exit_code {
+        units.push(part(&|f| f.exit_code = Some(code)));
+    }
+    units
+}
+
+/// Reports a self-settling tool's progress and output, then settles it per its outcome.
+fn settle_tool(session: &Arc<Session>, g: &mut Inner, call: &ScriptToolCall, id: &Id) -> Result<(), EmitError> {
+    let Some(batch) = g.cursor.batch.clone() else { return Ok(()) };
+    let ts = rfc3339_now();
+    let mut units: Vec<Unit> = call
+        .progress
+        .iter()
+        .map(|p| {
+            Unit::Event(ServerFrame::ToolProgress(ToolProgress {
+                seq: 0,
+                tool_call_id: id.clone(),
+                message: p.message.clone(),
+                fraction: p.fraction,
+                ts: ts.clone(),
+            }))
+        })
+        .collect();
+    units.extend(output_units(call, id, &ts));
+    let settlement = match &call.outcome {
+        ScriptOutcome::Result { value, summary } => ServerFrame::ToolCallComplete(ToolCallComplete {
+            seq: 0,
+            tool_call_id: id.clone(),
+            status: CompletionStatus::Completed,
+            result: Some(value.clone()),
+            error: None,
+            summary: summary.clone(),
+            in_reply_to: None,
+            ts,
+        }),
+        ScriptOutcome::Error { message } => ServerFrame::ToolCallComplete(ToolCallComplete {
+            seq: 0,
+            tool_call_id: id.clone(),
+            status: CompletionStatus::Failed,
+            result: None,
+            error: Some(message.clone()),
+            summary: None,
+            in_reply_to: None,
+            ts,
+        }),
+        ScriptOutcome::Dismiss { reason } => ServerFrame::ToolCallDismiss(ToolCallDismiss {
+            seq: 0,
+            tool_call_id: id.clone(),
+            initiated_by: Initiator::Server,
+            reason: reason.clone(),
+            in_reply_to: None,
+            ts,
+        }),
+        ScriptOutcome::AwaitResponse { .. } => return Err(EmitError::NotAnEvent("an awaited call cannot self-settle")),
+    };
+    units.push(Unit::Event(settlement));
+    let cursor = Cursor { batch: Some(BatchCursor { settled: batch.settled + 1, ..batch }), ..g.cursor.clone() };
+    emit(session, g, Change { units, cursor: Some(cursor), ..Change::default() })
+}

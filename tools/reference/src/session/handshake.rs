@@ -1,0 +1,158 @@
+//! `session.hello`: opening and resuming sessions, the welcome and the snapshot.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use chatwire_schema::session::welcome::{Limits, SessionWelcome};
+use chatwire_schema::{ErrorCode, Id, ProtocolVersion, ServerFrame, UiState};
+use tokio::sync::Mutex;
+
+use super::emit::state_frame;
+use super::{EmitError, Inner, Refusal, Session, Shared};
+use crate::agent::{AgentSpec, Cursor};
+use crate::store::{Commit, NewSession};
+use crate::transport::{ConnHandle, Outgoing};
+use crate::util::{constant_time_eq, hash_token, random_id};
+
+/// Opens a new session for a `session.hello` without `resume`.
+pub(crate) async fn open_session(
+    shared: &Arc<Shared>,
+    conn: &ConnHandle,
+    hello_id: Id,
+    version: ProtocolVersion,
+    agent: AgentSpec,
+) -> Result<Arc<Session>, Refusal> {
+    let id = random_id("s", 16);
+    let token = random_id("rt", 32);
+    let token_hash = hash_token(token.as_str());
+    let cursor = Cursor::default();
+    let agent_json = serde_json::to_string(&agent).map_err(EmitError::from)?;
+    let cursor_json = serde_json::to_string(&cursor).map_err(EmitError::from)?;
+    // welcome = 1, snapshot = 2: the seqs are reserved in the same insert.
+    shared
+        .store
+        .create_session(&NewSession {
+            id: id.as_str(),
+            token_hash: &token_hash,
+            agent: &agent_json,
+            cursor: &cursor_json,
+            next_seq: 3,
+        })
+        .map_err(EmitError::from)?;
+    let session = Arc::new(Session {
+        id: id.clone(),
+        shared: shared.clone(),
+        inner: Mutex::new(Inner {
+            state: UiState::default(),
+            next_seq: 3,
+            agent: shared.agent_for(agent),
+            cursor,
+            plan: None,
+            accepted_messages: HashSet::new(),
+            attached: Some(conn.clone()),
+            driver_active: false,
+            timers: HashMap::new(),
+            evicted: false,
+        }),
+    });
+    shared.sessions.lock().await.insert(id, session.clone());
+    let mut g = session.inner.lock().await;
+    greet(&session, &mut g, conn, hello_id, version, token, false, 1)?;
+    drop(g);
+    Ok(session)
+}
+
+/// Sends `session.welcome` then `ui_state_snapshot` with seqs `first` and `first + 1`.
+#[allow(clippy::too_many_arguments)] // one call per hello kind; a struct would only rename them
+fn greet(
+    session: &Session,
+    g: &mut Inner,
+    conn: &ConnHandle,
+    hello_id: Id,
+    version: ProtocolVersion,
+    token: Id,
+    resumed: bool,
+    first: u64,
+) -> Result<(), Refusal> {
+    let sh = &session.shared;
+    let welcome = ServerFrame::Welcome(SessionWelcome {
+        seq: first,
+        in_reply_to: hello_id,
+        version,
+        session_id: session.id.clone(),
+        resume_token: token,
+        resumed,
+        capabilities: sh.capabilities(),
+        limits: Limits { max_frame_bytes: sh.max_frame_bytes },
+        server: Some(concat!("chatwire-reference/", env!("CARGO_PKG_VERSION")).to_owned()),
+    });
+    conn.send(Outgoing::Text(serde_json::to_string(&welcome).map_err(EmitError::from)?));
+    let snapshot = if resumed { sh.hooks.resume_snapshot(&g.state) } else { Some(sh.hooks.present(&g.state, true)) };
+    if let Some(state) = snapshot {
+        let text = state_frame("ui_state_snapshot", first + 1, &state).map_err(EmitError::from)?;
+        conn.send(Outgoing::Text(text));
+    }
+    Ok(())
+}
+
+/// Resumes a session for a `session.hello` with `resume`; an older connection is taken over.
+pub(crate) async fn resume_session(
+    shared: &Arc<Shared>,
+    conn: &ConnHandle,
+    hello_id: Id,
+    version: ProtocolVersion,
+    resume: &chatwire_schema::session::hello::Resume,
+) -> Result<Arc<Session>, Refusal> {
+    let rejected = || Refusal::new(ErrorCode::ResumeRejected, "resume refused: unknown session or wrong resume token");
+    // The token is checked before the session is looked at, with the same work for an unknown
+    // session (compared against a hash no token has) as for a wrong token (RESUME-005).
+    let stored = shared.store.token_hash(resume.session_id.as_str()).map_err(EmitError::from)?;
+    let expected = stored.as_deref().unwrap_or(&shared.unmatchable_token_hash);
+    let token_ok = constant_time_eq(hash_token(resume.resume_token.as_str()).as_bytes(), expected.as_bytes());
+    if !shared.hooks.token_matches(token_ok && stored.is_some()) {
+        return Err(rejected());
+    }
+    // A retry loop only for the race where the session is evicted between lookup and lock.
+    for _ in 0..3 {
+        let session = shared.get_or_load(&resume.session_id).await.map_err(EmitError::from)?.ok_or_else(rejected)?;
+        let mut g = session.inner.lock().await;
+        if g.evicted {
+            continue;
+        }
+        if resume.last_seq > g.last_seq() {
+            return Err(Refusal::new(
+                ErrorCode::ResumeCursorAhead,
+                format!("last_seq {} is ahead of the last seq sent on this session", resume.last_seq),
+            ));
+        }
+        if let Some(old) = g.attached.take() {
+            let code = ErrorCode::SessionTakenOver;
+            g.send_error(&session, &old, Refusal::new(code, "another connection resumed this session"), None);
+            if let Some(close) = code.close_code() {
+                old.send(Outgoing::Close(close));
+            }
+        }
+        let first = g.next_seq;
+        shared
+            .store
+            .commit(session.id.as_str(), &Commit { next_seq: first + 2, ..Commit::default() })
+            .map_err(EmitError::from)?;
+        g.next_seq = first + 2;
+        g.attached = Some(conn.clone());
+        greet(&session, &mut g, conn, hello_id, version, resume.resume_token.clone(), true, first)?;
+        drop(g);
+        return Ok(session);
+    }
+    Err(Refusal::new(ErrorCode::InternalError, "the session could not be loaded, try again"))
+}
+
+/// Detaches `conn` from the session (connection closed).
+pub(crate) async fn detach(session: &Arc<Session>, conn: &ConnHandle) {
+    {
+        let mut g = session.inner.lock().await;
+        if g.is_attached(conn) {
+            g.attached = None;
+        }
+    }
+    session.shared.evict_if_quiescent(session).await;
+}

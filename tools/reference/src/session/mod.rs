@@ -1,0 +1,95 @@
+//! Sessions: the effective state, the durable emission pipeline, the run driver, recovery.
+//!
+//! The one way state changes is [`emit::emit`]: it stamps seqs, applies every event through
+//! `UiState::apply` (the schema crate's reducer) on a copy, writes the log in one transaction,
+//! and only then adopts the copy and hands the frames (each followed by `ui_state_updated`) to
+//! the attached connection. So the state a client sees is the fold of the events it was sent,
+//! and nothing it sees can be lost by a crash.
+//!
+//! | module | seam |
+//! | --- | --- |
+//! | [`registry`] | the sessions in memory: load (fold of the log), evict, recover at start |
+//! | [`emit`] | the one commit-then-send path, and errors that consume a seq |
+//! | [`handshake`] | `session.hello`: open, resume (takeover), welcome and snapshot |
+//! | [`requests`] | `chat.user_message`, `chat.tool_call_response`, `chat.rewind` |
+//! | [`driver`] | the run driver: plays the agent's plan step by step |
+//! | [`expiry`] | tool-call deadlines |
+//! | [`recovery`] | what a crash left: committed responses, interrupted runs, deadlines |
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use chatwire_schema::script::ScriptTurn;
+use chatwire_schema::{ErrorCode, Id, ReduceError, UiState};
+use tokio::sync::Mutex;
+use tokio::task::AbortHandle;
+
+use crate::agent::{Agent, Cursor};
+use crate::store::StoreError;
+use crate::transport::ConnHandle;
+
+mod driver;
+mod emit;
+mod expiry;
+mod handshake;
+mod recovery;
+mod registry;
+mod requests;
+
+pub(crate) use handshake::{detach, open_session, resume_session};
+pub(crate) use registry::Shared;
+pub(crate) use requests::{rewind, tool_call_response, user_message};
+
+/// A request the server refuses: the error code and its one-sentence message.
+#[derive(Debug)]
+pub(crate) struct Refusal {
+    pub code: ErrorCode,
+    pub message: String,
+}
+
+impl Refusal {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Refusal { code, message: message.into() }
+    }
+}
+
+/// Why an emission failed; the state and the log are unchanged.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum EmitError {
+    #[error("the reducer refused an event: {0}")]
+    Refused(#[from] ReduceError),
+    #[error("{0} is not a state event")]
+    NotAnEvent(&'static str),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("cannot serialize a frame: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+impl From<EmitError> for Refusal {
+    fn from(e: EmitError) -> Self {
+        eprintln!("chatwire-reference: internal error: {e}");
+        Refusal::new(ErrorCode::InternalError, "the server failed and the session is unchanged")
+    }
+}
+
+/// One session, loaded in memory.
+pub(crate) struct Session {
+    pub id: Id,
+    pub shared: Arc<Shared>,
+    pub inner: Mutex<Inner>,
+}
+
+/// A session's mutable part; every field is guarded by the session mutex.
+pub(crate) struct Inner {
+    pub state: UiState,
+    next_seq: u64,
+    agent: Arc<dyn Agent>,
+    cursor: Cursor,
+    plan: Option<ScriptTurn>,
+    accepted_messages: HashSet<Id>,
+    attached: Option<ConnHandle>,
+    driver_active: bool,
+    timers: HashMap<Id, AbortHandle>,
+    evicted: bool,
+}

@@ -1,0 +1,101 @@
+//! What a crash left behind, finished at server start.
+
+use std::sync::Arc;
+
+use chatwire_schema::chat::run_complete::RunCompleteStatus;
+use chatwire_schema::chat::tool_call_complete::{CompletionStatus, ToolCallComplete};
+use chatwire_schema::chat::tool_call_dismiss::{Initiator, ToolCallDismiss};
+use chatwire_schema::chat::tool_call_response::ToolCallResponse;
+use chatwire_schema::{Id, RunStatus, ServerFrame, ToolCallStatus};
+
+use super::driver::{run_complete, start_driver};
+use super::emit::{emit, Change, Unit};
+use super::expiry::schedule_expiry;
+use super::requests::execute_response;
+use super::{EmitError, Inner, Session};
+use crate::agent::Cursor;
+use crate::util::rfc3339_now;
+
+/// Finishes what a crash interrupted: executes committed responses exactly once, settles
+/// interrupted tools, resumes a turn between steps, re-arms deadlines.
+pub(super) async fn recover(session: &Arc<Session>, pending: Vec<(String, String)>, timers: Vec<(String, i64)>) {
+    let mut g = session.inner.lock().await;
+    for (tool_call_id, text) in pending {
+        match serde_json::from_str::<ToolCallResponse>(&text) {
+            Ok(response) => {
+                if let Err(e) = execute_response(session, &mut g, &response) {
+                    eprintln!(
+                        "chatwire-reference: session {}: committed response {}: {}",
+                        session.id, response.id, e.message
+                    );
+                }
+            }
+            Err(e) => {
+                eprintln!("chatwire-reference: session {}: response for {tool_call_id} unreadable: {e}", session.id)
+            }
+        }
+    }
+    if g.state.run.status == RunStatus::Running && !g.driver_active {
+        let invocation = g.state.run.invocation_id.clone();
+        let interrupted: Vec<Id> = g
+            .state
+            .open_tool_calls(invocation.as_ref())
+            .filter(|c| c.status == ToolCallStatus::Running)
+            .map(|c| c.id.clone())
+            .collect();
+        if interrupted.is_empty() && g.cursor.invocation_id == invocation {
+            start_driver(session, &mut g);
+        } else if let Some(invocation) = invocation {
+            if let Err(e) = end_run_failed(session, &mut g, invocation, "interrupted", "interrupted") {
+                eprintln!("chatwire-reference: session {}: cannot settle interrupted run: {e}", session.id);
+            }
+        }
+    }
+    for (id, deadline) in timers {
+        match Id::parse(id) {
+            Ok(id) => schedule_expiry(session, &mut g, id, deadline),
+            Err(e) => eprintln!("chatwire-reference: session {}: stored timer id invalid: {e}", session.id),
+        }
+    }
+}
+
+/// Ends a run that cannot go on (a crash while a tool ran, or an agent step the protocol refuses):
+/// running calls fail with `error`, pending ones are dismissed by the server, the run fails.
+pub(super) fn end_run_failed(
+    session: &Arc<Session>,
+    g: &mut Inner,
+    invocation: Id,
+    reason: &str,
+    error: &str,
+) -> Result<(), EmitError> {
+    let ts = rfc3339_now();
+    let mut change = Change::default();
+    for call in g.state.open_tool_calls(Some(&invocation)) {
+        let frame = if call.status == ToolCallStatus::Running {
+            ServerFrame::ToolCallComplete(ToolCallComplete {
+                seq: 0,
+                tool_call_id: call.id.clone(),
+                status: CompletionStatus::Failed,
+                result: None,
+                error: Some(error.to_owned()),
+                summary: None,
+                in_reply_to: None,
+                ts: ts.clone(),
+            })
+        } else {
+            change.remove_timers.push(call.id.clone());
+            ServerFrame::ToolCallDismiss(ToolCallDismiss {
+                seq: 0,
+                tool_call_id: call.id.clone(),
+                initiated_by: Initiator::Server,
+                reason: Some(reason.to_owned()),
+                in_reply_to: None,
+                ts: ts.clone(),
+            })
+        };
+        change.units.push(Unit::Event(frame));
+    }
+    change.units.push(Unit::Event(run_complete(&invocation, RunCompleteStatus::Failed, reason, Some(error))));
+    change.cursor = Some(Cursor { invocation_id: None, step: 0, batch: None, ..g.cursor.clone() });
+    emit(session, g, change)
+}

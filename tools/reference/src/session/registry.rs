@@ -1,0 +1,192 @@
+//! The sessions in memory: load (the fold of the log), eviction, recovery at start.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use chatwire_schema::script::ScriptTurn;
+use chatwire_schema::session::welcome::Capability;
+use chatwire_schema::{Id, ServerFrame, UiState};
+use tokio::sync::Mutex;
+
+use super::recovery::recover;
+use super::{Inner, Session};
+use crate::agent::{Agent, AgentSpec, Cursor, ScriptedAgent};
+use crate::hooks::Hooks;
+use crate::store::{Store, StoreError};
+use crate::util::{hash_token, random_id};
+use crate::CrashPoint;
+
+/// Server-wide state shared by connections and sessions.
+pub(crate) struct Shared {
+    pub store: Store,
+    /// The seam planted faults hook into (the identity for a correct server).
+    pub hooks: Box<dyn Hooks>,
+    /// The agent of sessions opened without a script.
+    pub agent: Arc<dyn Agent>,
+    pub conformance: bool,
+    pub durable: bool,
+    pub max_frame_bytes: u64,
+    pub crash_at: Option<CrashPoint>,
+    pub validator: chatwire_schema::FrameValidator,
+    /// The hash an unknown session's resume is compared against: of a random token never issued.
+    pub unmatchable_token_hash: String,
+    pub(super) sessions: Mutex<HashMap<Id, Arc<Session>>>,
+}
+
+impl Shared {
+    #[allow(clippy::too_many_arguments)] // called once, from Server::bind
+    pub fn new(
+        store: Store,
+        hooks: Box<dyn Hooks>,
+        agent: Arc<dyn Agent>,
+        conformance: bool,
+        durable: bool,
+        max_frame_bytes: u64,
+        crash_at: Option<CrashPoint>,
+    ) -> Self {
+        Shared {
+            store,
+            hooks,
+            agent,
+            conformance,
+            durable,
+            max_frame_bytes,
+            crash_at,
+            validator: chatwire_schema::FrameValidator::new(),
+            unmatchable_token_hash: hash_token(random_id("rt", 32).as_str()),
+            sessions: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// What this server offers in its welcome.
+    pub(super) fn capabilities(&self) -> Vec<Capability> {
+        let mut caps = vec![Capability::Rewind, Capability::ToolOutput, Capability::ToolExpiry];
+        if self.conformance {
+            caps.push(Capability::ConformanceScript);
+        }
+        if self.durable {
+            caps.push(Capability::RestartDurability);
+        }
+        self.hooks.capabilities(caps)
+    }
+
+    /// The agent a stored agent spec names.
+    pub(super) fn agent_for(&self, spec: AgentSpec) -> Arc<dyn Agent> {
+        match spec {
+            AgentSpec::Script { script } => Arc::new(ScriptedAgent { script }),
+            AgentSpec::Server => self.agent.clone(),
+        }
+    }
+
+    /// The session, from memory or rebuilt from the database; `None` if it does not exist.
+    pub async fn get_or_load(self: &Arc<Self>, id: &Id) -> Result<Option<Arc<Session>>, StoreError> {
+        self.load(id, false).await
+    }
+
+    /// Loads a session; with `recovering` (server start only) it also finishes interrupted work.
+    /// A session evicted while quiescent has none, so a later load needs no recovery.
+    async fn load(self: &Arc<Self>, id: &Id, recovering: bool) -> Result<Option<Arc<Session>>, StoreError> {
+        let mut sessions = self.sessions.lock().await;
+        if let Some(s) = sessions.get(id) {
+            return Ok(Some(s.clone()));
+        }
+        let Some(stored) = self.store.load_session(id.as_str())? else { return Ok(None) };
+        let mut state = UiState::default();
+        let mut accepted_messages = HashSet::new();
+        for (index, text) in stored.events.iter().enumerate() {
+            let applied = serde_json::from_str::<ServerFrame>(text).map_err(|e| e.to_string()).and_then(|frame| {
+                if let ServerFrame::UserMessageAccepted(f) = &frame {
+                    accepted_messages.insert(f.in_reply_to.clone());
+                }
+                match frame.ui_event() {
+                    Some(event) => state.apply(event).map_err(|e| e.to_string()),
+                    None => Err(format!("{} is not a state event", frame.type_name())),
+                }
+            });
+            if let Err(e) = applied {
+                // Only a faulty build (or a hand-edited database) gets here.
+                eprintln!("chatwire-reference: session {id}: log entry {index} skipped: {e}");
+            }
+        }
+        let parse_failed = |what: &str, e: serde_json::Error| {
+            eprintln!("chatwire-reference: session {id}: stored {what} unreadable ({e}), using default");
+        };
+        let agent = self.agent_for(serde_json::from_str(&stored.agent).unwrap_or_else(|e| {
+            parse_failed("agent", e);
+            AgentSpec::Server
+        }));
+        let cursor = serde_json::from_str(&stored.cursor).unwrap_or_else(|e| {
+            parse_failed("cursor", e);
+            Cursor::default()
+        });
+        let plan = match stored.turn_plan.as_deref() {
+            Some(text) => serde_json::from_str::<Option<ScriptTurn>>(text).unwrap_or_else(|e| {
+                parse_failed("turn plan", e);
+                None
+            }),
+            None => None,
+        };
+        let next_seq = self.hooks.loaded_next_seq(stored.next_seq);
+        let session = Arc::new(Session {
+            id: id.clone(),
+            shared: self.clone(),
+            inner: Mutex::new(Inner {
+                state,
+                next_seq,
+                agent,
+                cursor,
+                plan,
+                accepted_messages,
+                attached: None,
+                driver_active: false,
+                timers: HashMap::new(),
+                evicted: false,
+            }),
+        });
+        sessions.insert(id.clone(), session.clone());
+        drop(sessions);
+        if recovering {
+            recover(&session, stored.pending_responses, stored.timers).await;
+        }
+        Ok(Some(session))
+    }
+
+    /// Drops a session from memory when nothing refers to it: no connection, no run, no timer.
+    pub async fn evict_if_quiescent(&self, session: &Arc<Session>) {
+        let mut sessions = self.sessions.lock().await;
+        let mut g = session.inner.lock().await;
+        if g.attached.is_none() && !g.driver_active && g.timers.is_empty() && !g.evicted {
+            g.evicted = true;
+            sessions.remove(&session.id);
+        }
+    }
+
+    /// Forgets every loaded session (server shutdown), ending their timers.
+    pub async fn clear(&self) {
+        let sessions: Vec<_> = self.sessions.lock().await.drain().map(|(_, s)| s).collect();
+        for s in sessions {
+            let mut g = s.inner.lock().await;
+            for (_, t) in g.timers.drain() {
+                t.abort();
+            }
+            g.evicted = true;
+        }
+    }
+
+    /// Loads every session with unfinished work so its turn, responses and deadlines proceed.
+    pub async fn recover_all(self: &Arc<Self>) -> Result<usize, StoreError> {
+        let ids = self.store.sessions_needing_recovery()?;
+        let mut n = 0;
+        for id in ids {
+            match Id::parse(id.clone()) {
+                Ok(id) => {
+                    if self.load(&id, true).await?.is_some() {
+                        n += 1;
+                    }
+                }
+                Err(e) => eprintln!("chatwire-reference: stored session id {id:?} is invalid: {e}"),
+            }
+        }
+        Ok(n)
+    }
+}

@@ -1,0 +1,207 @@
+//! The session's requests: `chat.user_message`, `chat.tool_call_response`, `chat.rewind`.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use chatwire_schema::chat::rewind::Rewind;
+use chatwire_schema::chat::rewind_complete::RewindComplete;
+use chatwire_schema::chat::tool_call_complete::{CompletionStatus, ToolCallComplete};
+use chatwire_schema::chat::tool_call_dismiss::{Initiator, ToolCallDismiss};
+use chatwire_schema::chat::tool_call_response::{ResponseOutcome, ToolCallResponse};
+use chatwire_schema::chat::user_message::UserMessage;
+use chatwire_schema::chat::user_message_accepted::UserMessageAccepted;
+use chatwire_schema::script::ScriptOutcome;
+use chatwire_schema::{ClientFrame, ErrorCode, Id, ServerFrame, ToolCallStatus};
+
+use super::driver::{run_started, start_driver};
+use super::emit::{emit, Change, Unit};
+use super::{EmitError, Inner, Refusal, Session, Shared};
+use crate::agent::Cursor;
+use crate::store::{Commit, LogKind, LogRow};
+use crate::util::{random_id, rfc3339_now};
+use crate::CrashPoint;
+
+fn crash_if(shared: &Shared, point: CrashPoint) {
+    if shared.crash_at == Some(point) {
+        eprintln!("chatwire-reference: crash point {point:?} reached, aborting");
+        std::process::abort();
+    }
+}
+
+/// `chat.user_message`: opens a turn (dismissing calls it supersedes) and starts the agent.
+pub(crate) fn user_message(session: &Arc<Session>, g: &mut Inner, msg: UserMessage) -> Result<(), Refusal> {
+    if g.state.run.status.is_active() {
+        return Err(Refusal::new(ErrorCode::RunInProgress, "a run is in progress; wait for run_complete"));
+    }
+    if g.accepted_messages.contains(&msg.id) {
+        return Err(Refusal::new(ErrorCode::DuplicateMessage, format!("message {} was already accepted", msg.id)));
+    }
+    let ts = rfc3339_now();
+    let mut change = Change::default();
+    for call in g.state.open_tool_calls(None) {
+        change.remove_timers.push(call.id.clone());
+        change.units.push(Unit::Event(ServerFrame::ToolCallDismiss(ToolCallDismiss {
+            seq: 0,
+            tool_call_id: call.id.clone(),
+            initiated_by: Initiator::Server,
+            reason: Some("superseded".into()),
+            in_reply_to: None,
+            ts: ts.clone(),
+        })));
+    }
+    let invocation = random_id("inv", 8);
+    change.units.push(Unit::Event(ServerFrame::UserMessageAccepted(UserMessageAccepted {
+        seq: 0,
+        in_reply_to: msg.id.clone(),
+        invocation_id: invocation.clone(),
+        item_id: random_id("um", 8),
+        text: msg.text.clone(),
+        ts,
+    })));
+    change.units.push(Unit::Event(run_started(&invocation)));
+    let plan = g.agent.plan_turn(g.cursor.turns_accepted, &msg.text);
+    change.cursor = Some(Cursor {
+        turns_accepted: g.cursor.turns_accepted + 1,
+        invocation_id: Some(invocation),
+        step: 0,
+        batch: None,
+    });
+    change.plan = Some(plan);
+    let id = msg.id.clone();
+    change.requests.push(ClientFrame::UserMessage(msg));
+    emit(session, g, change)?;
+    g.accepted_messages.insert(id);
+    start_driver(session, g);
+    Ok(())
+}
+
+/// `chat.tool_call_response`: validated, committed, then executed.
+pub(crate) fn tool_call_response(
+    session: &Arc<Session>,
+    g: &mut Inner,
+    response: ToolCallResponse,
+) -> Result<(), Refusal> {
+    let Some(call) = g.state.tool_call(&response.tool_call_id) else {
+        return Err(Refusal::new(
+            ErrorCode::UnknownToolCall,
+            format!("no tool call {} in this session", response.tool_call_id),
+        ));
+    };
+    if call.status.is_terminal() {
+        return Err(Refusal::new(
+            ErrorCode::ToolCallSettled,
+            format!("tool call {} already settled as {:?}", call.id, call.status).to_lowercase(),
+        ));
+    }
+    if call.status != ToolCallStatus::Pending || !call.awaiting_response {
+        return Err(Refusal::new(
+            ErrorCode::ToolCallNotAwaiting,
+            format!("tool call {} does not await a response", call.id),
+        ));
+    }
+    crash_if(&session.shared, CrashPoint::ResponseReceived);
+    let frame = serde_json::to_string(&response).map_err(EmitError::from)?;
+    let commit = Commit {
+        next_seq: g.next_seq,
+        log: vec![LogRow {
+            seq: None,
+            kind: LogKind::Request,
+            frame_type: "chat.tool_call_response".into(),
+            frame: serde_json::to_string(&ClientFrame::ToolCallResponse(response.clone())).map_err(EmitError::from)?,
+        }],
+        add_pending: vec![(response.tool_call_id.to_string(), frame)],
+        ..Commit::default()
+    };
+    session.shared.store.commit(session.id.as_str(), &commit).map_err(EmitError::from)?;
+    crash_if(&session.shared, CrashPoint::ResponseCommitted);
+    execute_response(session, g, &response)
+}
+
+/// Executes a committed response: settles the call (opening a run slice if the turn waited) and
+/// lets the driver continue the turn.
+pub(super) fn execute_response(
+    session: &Arc<Session>,
+    g: &mut Inner,
+    response: &ToolCallResponse,
+) -> Result<(), Refusal> {
+    let mut change = Change { remove_pending: vec![response.tool_call_id.clone()], ..Change::default() };
+    let Some(call) = g.state.tool_call(&response.tool_call_id).filter(|c| c.status == ToolCallStatus::Pending) else {
+        // Settled meanwhile (e.g. expired before the crash): the response has nothing left to do.
+        emit(session, g, change)?;
+        return Ok(());
+    };
+    let invocation = call.invocation_id.clone();
+    let ts = rfc3339_now();
+    let opens_slice = !g.state.run.status.is_active();
+    if opens_slice {
+        change.units.push(Unit::Event(run_started(&invocation)));
+    }
+    let summary = match g.batch_call(&response.tool_call_id).map(|c| &c.outcome) {
+        Some(ScriptOutcome::AwaitResponse { summary, .. }) => summary.clone(),
+        _ => None,
+    };
+    let settlement = match &response.outcome {
+        ResponseOutcome::Submit { value } => ServerFrame::ToolCallComplete(ToolCallComplete {
+            seq: 0,
+            tool_call_id: response.tool_call_id.clone(),
+            status: CompletionStatus::Completed,
+            result: Some(value.clone()),
+            error: None,
+            summary,
+            in_reply_to: Some(response.id.clone()),
+            ts,
+        }),
+        ResponseOutcome::Dismiss { reason } => ServerFrame::ToolCallDismiss(ToolCallDismiss {
+            seq: 0,
+            tool_call_id: response.tool_call_id.clone(),
+            initiated_by: Initiator::Client,
+            reason: reason.clone(),
+            in_reply_to: Some(response.id.clone()),
+            ts,
+        }),
+    };
+    change.units.push(Unit::Event(settlement));
+    change.remove_timers.push(response.tool_call_id.clone());
+    emit(session, g, change)?;
+    if opens_slice {
+        start_driver(session, g);
+    }
+    Ok(())
+}
+
+/// `chat.rewind`: cuts the effective state before an invocation, durably.
+pub(crate) fn rewind(session: &Arc<Session>, g: &mut Inner, rewind: Rewind) -> Result<(), Refusal> {
+    if g.state.run.status.is_active() {
+        return Err(Refusal::new(ErrorCode::RunInProgress, "a run is in progress; wait for run_complete"));
+    }
+    let invocations = g.state.invocations();
+    let Some(cut) = invocations.iter().position(|i| *i == &rewind.before_invocation_id) else {
+        return Err(Refusal::new(
+            ErrorCode::UnknownInvocation,
+            format!("no invocation {} in the effective state", rewind.before_invocation_id),
+        ));
+    };
+    let unit = Unit::Event(ServerFrame::RewindComplete(RewindComplete {
+        seq: 0,
+        in_reply_to: rewind.id.clone(),
+        before_invocation_id: invocations[cut].clone(),
+        removed_invocation_ids: invocations[cut..].iter().map(|i| (*i).clone()).collect(),
+        ts: rfc3339_now(),
+    }));
+    let removed: HashSet<&Id> = invocations[cut..].iter().copied().collect();
+    let mut change = Change {
+        remove_timers: g
+            .state
+            .open_tool_calls(None)
+            .filter(|c| removed.contains(&c.invocation_id))
+            .map(|c| c.id.clone())
+            .collect(),
+        ..Change::default()
+    };
+    change.units.push(unit);
+    // Script turns are not rewound: the next message runs the next turn.
+    change.cursor = Some(Cursor { invocation_id: None, step: 0, batch: None, ..g.cursor.clone() });
+    change.requests.push(ClientFrame::Rewind(rewind));
+    emit(session, g, change)?;
+    Ok(())
+}

@@ -1,0 +1,234 @@
+//! The WebSocket transport of one connection: the HTTP upgrade, bounded reads with idle pings,
+//! the writer task with its bounded queue, and the close handshake. Frames are handed to
+//! [`crate::conn::Conn`], which knows the protocol.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use chatwire_schema::{CloseCode, HARD_CAP_FACTOR, SUBPROTOCOL};
+use futures_util::{SinkExt, StreamExt};
+use tokio::net::TcpStream;
+use tokio::sync::{mpsc, oneshot, Notify};
+use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
+use tokio_tungstenite::tungstenite::http::{HeaderValue, StatusCode};
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode as WsCloseCode;
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
+use tokio_tungstenite::tungstenite::{Error as WsError, Message};
+
+use crate::conn::Conn;
+use crate::session::Shared;
+use crate::Timeouts;
+
+/// What the connection's writer task sends.
+#[derive(Debug)]
+pub(crate) enum Outgoing {
+    /// A text frame.
+    Text(String),
+    /// A close frame with this code (and its reason phrase); the writer stops after it.
+    Close(chatwire_schema::CloseCode),
+    /// A ping (idle check).
+    Ping,
+    /// Flush, then acknowledge.
+    Flush(oneshot::Sender<()>),
+}
+
+/// A connection as the session sees it: where to send, and how to end it.
+#[derive(Clone, Debug)]
+pub(crate) struct ConnHandle {
+    pub id: u64,
+    pub out: mpsc::Sender<Outgoing>,
+    pub kill: Arc<Notify>,
+}
+
+impl ConnHandle {
+    /// Queues a frame; a connection too slow to drain its queue is ended.
+    pub fn send(&self, item: Outgoing) -> bool {
+        if self.out.try_send(item).is_err() {
+            self.kill.notify_one();
+            return false;
+        }
+        true
+    }
+}
+
+/// Frames queued for one connection before it counts as too slow and is dropped.
+const OUTBOX_CAPACITY: usize = 4096;
+/// Read buffer of the WebSocket layer per connection.
+const READ_BUFFER_BYTES: usize = 8 * 1024;
+/// Write buffer of the WebSocket layer per connection (each frame is flushed anyway).
+const WRITE_BUFFER_BYTES: usize = 8 * 1024;
+/// How long a connection waits for the peer's close reply when the server shuts down.
+pub(crate) const SHUTDOWN_CLOSE_WAIT: Duration = Duration::from_secs(2);
+
+/// Serves one accepted TCP connection until it closes.
+///
+/// When `going_away` turns true the server is shutting down: the connection is closed with 1001.
+pub(crate) async fn serve_connection(
+    shared: Arc<Shared>,
+    timeouts: Timeouts,
+    tcp: TcpStream,
+    conn_id: u64,
+    mut going_away: tokio::sync::watch::Receiver<bool>,
+) {
+    let hard_cap = usize::try_from(shared.max_frame_bytes.saturating_mul(HARD_CAP_FACTOR)).unwrap_or(usize::MAX);
+    // Small eager buffers: an idle connection should cost little (the defaults are 128 KiB each).
+    let config = WebSocketConfig::default()
+        .read_buffer_size(READ_BUFFER_BYTES)
+        .write_buffer_size(WRITE_BUFFER_BYTES)
+        .max_message_size(Some(hard_cap))
+        .max_frame_size(Some(hard_cap));
+    // Frames are small and latency matters more than segment count.
+    if let Err(e) = tcp.set_nodelay(true) {
+        eprintln!("chatwire-reference: connection {conn_id}: cannot set TCP_NODELAY: {e}");
+    }
+    let require_subprotocol = shared.hooks.requires_subprotocol();
+    #[allow(clippy::result_large_err)] // the callback signature is tungstenite's
+    let callback =
+        move |request: &Request, response: Response| negotiate_subprotocol(request, response, require_subprotocol);
+    let handshake = tokio_tungstenite::accept_hdr_async_with_config(tcp, callback, Some(config));
+    let ws = match tokio::time::timeout(timeouts.handshake, handshake).await {
+        Ok(Ok(ws)) => ws,
+        Ok(Err(e)) => {
+            eprintln!("chatwire-reference: connection {conn_id}: handshake failed: {e}");
+            return;
+        }
+        Err(_) => {
+            eprintln!("chatwire-reference: connection {conn_id}: handshake timed out");
+            return;
+        }
+    };
+    let (mut sink, mut stream) = ws.split();
+    let (tx, mut rx) = mpsc::channel::<Outgoing>(OUTBOX_CAPACITY);
+    let handle = ConnHandle { id: conn_id, out: tx, kill: Arc::new(Notify::new()) };
+    let write_timeout = timeouts.write;
+    let mut writer = tokio::spawn(async move {
+        while let Some(item) = rx.recv().await {
+            let (message, last) = match item {
+                Outgoing::Text(text) => (Message::text(text), false),
+                Outgoing::Ping => (Message::Ping(Vec::new().into()), false),
+                Outgoing::Close(code) => {
+                    let frame = CloseFrame { code: WsCloseCode::from(code.code()), reason: code.reason().into() };
+                    (Message::Close(Some(frame)), true)
+                }
+                Outgoing::Flush(ack) => {
+                    let _ = tokio::time::timeout(write_timeout, sink.flush()).await;
+                    let _ = ack.send(());
+                    continue;
+                }
+            };
+            match tokio::time::timeout(write_timeout, sink.send(message)).await {
+                Ok(Ok(())) if !last => {}
+                _ => break,
+            }
+        }
+    });
+    let mut conn = Conn::new(shared, handle.clone());
+    let mut awaiting_pong = false;
+    let mut writer_done = false;
+    let mut shutting_down = false;
+    // Bounded: each iteration consumes one message or one idle period, and two idle periods end it.
+    loop {
+        tokio::select! {
+            _ = &mut writer => {
+                writer_done = true;
+                break;
+            }
+            _ = handle.kill.notified() => break,
+            _ = going_away.changed() => {
+                handle.send(Outgoing::Close(CloseCode::GoingAway));
+                shutting_down = true;
+                break;
+            }
+            read = tokio::time::timeout(timeouts.idle, stream.next()) => match read {
+                Err(_) if awaiting_pong => {
+                    eprintln!("chatwire-reference: connection {conn_id}: peer unresponsive, dropped");
+                    break;
+                }
+                Err(_) => {
+                    awaiting_pong = true;
+                    handle.send(Outgoing::Ping);
+                }
+                Ok(None) => break,
+                Ok(Some(Err(e))) => {
+                    // The stream is finished after an error; the sink can still send the close.
+                    if let Some(code) = violation_close_code(&e) {
+                        eprintln!("chatwire-reference: connection {conn_id}: closing with {code}: {e}");
+                        handle.send(Outgoing::Close(code));
+                    }
+                    break;
+                }
+                Ok(Some(Ok(message))) => {
+                    awaiting_pong = false;
+                    match message {
+                        Message::Text(text) => conn.on_text(text.as_str()).await,
+                        Message::Binary(_) => conn.on_binary().await,
+                        Message::Close(_) => break,
+                        Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => {}
+                    }
+                }
+            }
+        }
+    }
+    conn.close().await;
+    drop(handle);
+    // Let the writer finish the close handshake (bounded), then drain the peer's reply. A server
+    // going away waits less: a peer that does not answer must not hold up the shutdown.
+    let close_wait = if shutting_down { timeouts.write.min(SHUTDOWN_CLOSE_WAIT) } else { timeouts.write };
+    let _ = tokio::time::timeout(close_wait, async {
+        if !writer_done {
+            let _ = (&mut writer).await;
+        }
+        while let Some(Ok(_)) = stream.next().await {}
+    })
+    .await;
+    writer.abort();
+}
+
+/// The close code for a read error that is the peer's fault (TRANSPORT-007, TRANSPORT-014,
+/// TRANSPORT-015), or `None` when the connection is simply gone (reset, I/O error).
+fn violation_close_code(error: &WsError) -> Option<CloseCode> {
+    use tokio_tungstenite::tungstenite::error::ProtocolError as P;
+    match error {
+        WsError::Capacity(_) => Some(CloseCode::MessageTooBig),
+        WsError::Utf8(_) => Some(CloseCode::InvalidPayload),
+        WsError::Protocol(
+            P::NonZeroReservedBits
+            | P::UnmaskedFrameFromClient
+            | P::UnknownDataFrameType(_)
+            | P::UnknownControlFrameType(_)
+            | P::UnexpectedContinueFrame
+            | P::ExpectedFragment(_)
+            | P::FragmentedControlFrame
+            | P::ControlFrameTooBig
+            | P::InvalidCloseSequence
+            | P::InvalidOpcode(_),
+        ) => Some(CloseCode::ProtocolError),
+        _ => None,
+    }
+}
+
+/// Selects `chatwire.v1` when the client offers it and nothing when it offers none (TRANSPORT-004;
+/// `require` is the planted fault that refuses such handshakes); only `/ws` is served.
+#[allow(clippy::result_large_err)] // the callback signature is tungstenite's
+fn negotiate_subprotocol(request: &Request, mut response: Response, require: bool) -> Result<Response, ErrorResponse> {
+    if request.uri().path() != "/ws" {
+        let mut not_found = ErrorResponse::new(Some("chatwire is served at /ws".into()));
+        *not_found.status_mut() = StatusCode::NOT_FOUND;
+        return Err(not_found);
+    }
+    let offered = request
+        .headers()
+        .get_all("sec-websocket-protocol")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|p| p.trim() == SUBPROTOCOL);
+    if offered {
+        response.headers_mut().insert("sec-websocket-protocol", HeaderValue::from_static(SUBPROTOCOL));
+    } else if require {
+        let mut refused = ErrorResponse::new(Some("offer the chatwire.v1 subprotocol".into()));
+        *refused.status_mut() = StatusCode::BAD_REQUEST;
+        return Err(refused);
+    }
+    Ok(response)
+}
