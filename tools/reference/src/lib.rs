@@ -369,6 +369,7 @@ pub fn run_cli(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         }
     };
     let result = runtime.block_on(async move {
+        let shutdown = shutdown_signal();
         let server = Server::bind(config.clone()).await?;
         let mut stdout = std::io::stdout().lock();
         // The first line of stdout is the URL: a spawning runner reads it to find the server.
@@ -378,7 +379,7 @@ pub fn run_cli(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             eprintln!("chatwire-reference: FAULT INJECTED: {f} ({})", f.description());
         }
         eprintln!("chatwire-reference: listening on {} (db: {:?})", server.url(), config.db);
-        server.run(shutdown_signal()).await
+        server.run(shutdown).await
     });
     match result {
         Ok(()) => {
@@ -392,25 +393,22 @@ pub fn run_cli(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     }
 }
 
-/// Completes on SIGTERM or Ctrl-C (SIGINT).
-async fn shutdown_signal() {
+/// Registers for SIGTERM right away (so that a signal sent as soon as the URL is printed is not
+/// missed) and returns a future that completes on SIGTERM or Ctrl-C (SIGINT).
+fn shutdown_signal() -> impl Future<Output = ()> {
     #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = term.recv() => {}
-                    _ = tokio::signal::ctrl_c() => {}
-                }
+    let term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .map_err(|e| eprintln!("chatwire-reference: cannot listen for SIGTERM: {e}"))
+        .ok();
+    async move {
+        #[cfg(unix)]
+        if let Some(mut term) = term {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
             }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
+            return;
         }
-    }
-    #[cfg(not(unix))]
-    {
         let _ = tokio::signal::ctrl_c().await;
     }
 }
