@@ -228,13 +228,14 @@ impl ServerProcess {
         self.stderr.lock().map(|t| t.text()).unwrap_or_default()
     }
 
-    /// Kills the process group with SIGKILL and starts the backend again on the same storage
-    /// (and, for `--exec`, the same port).
-    pub async fn restart(&mut self) -> Result<(), StartError> {
+    /// Kills the process group with SIGKILL, waits `down` (a deadline may pass meanwhile) and
+    /// starts the backend again on the same storage (and, for `--exec`, the same port).
+    pub async fn restart(&mut self, down: Duration) -> Result<(), StartError> {
         self.kill().await;
         if let Ok(mut t) = self.stderr.lock() {
-            t.push("[chatwire-conformance: killed with SIGKILL, restarting]".into());
+            t.push(format!("[chatwire-conformance: killed with SIGKILL, down {} ms, restarting]", down.as_millis()));
         }
+        tokio::time::sleep(down).await;
         self.spawn().await
     }
 

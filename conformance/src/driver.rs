@@ -104,13 +104,14 @@ impl Endpoint {
         }
     }
 
-    async fn restart(&mut self) -> Result<(), StepError> {
+    /// Kills the backend, keeps it down for `down`, and starts it again.
+    async fn restart(&mut self, down: Duration) -> Result<(), StepError> {
         match self {
             Endpoint::Url(_) => Err(StepError::new(
                 Verdict::NotApplicable,
                 "restart needs a backend the runner starts (--exec or the bundled one), not --url",
             )),
-            Endpoint::Process(p) => p.restart().await.map_err(|e: StartError| {
+            Endpoint::Process(p) => p.restart(down).await.map_err(|e: StartError| {
                 StepError::new(Verdict::Fail, format!("the backend did not come back after kill -9: {e}"))
             }),
         }
@@ -864,15 +865,20 @@ impl Driver<'_> {
                 self.log(format!("{conn} x disconnect"));
                 Ok(())
             }
-            Step::Restart { graceful: false } => {
+            Step::Restart { graceful: false, down_ms } => {
                 for (_, mut c) in std::mem::take(&mut self.conns) {
                     c.ws.abandon();
                 }
-                self.transcript("-- restart (kill -9) --".into());
-                self.log("-- restart (kill -9) --".into());
-                self.endpoint.restart().await
+                let down = Duration::from_millis(down_ms.unwrap_or(0));
+                let line = match down_ms {
+                    Some(ms) => format!("-- restart (kill -9, down {ms} ms) --"),
+                    None => "-- restart (kill -9) --".to_owned(),
+                };
+                self.transcript(line.clone());
+                self.log(line);
+                self.endpoint.restart(down).await
             }
-            Step::Restart { graceful: true } => self.graceful_restart().await,
+            Step::Restart { graceful: true, .. } => self.graceful_restart().await,
             Step::UserMessage { id, text, .. } => {
                 let id = match id {
                     Some(id) => id.clone(),
@@ -904,6 +910,11 @@ impl Driver<'_> {
                 self.send_value(&conn, frame, false).await
             }
             Step::SendText { text, .. } => {
+                // A text holding a JSON object is tracked like any sent frame (its id, a hello's
+                // offer) but sent exactly as written, so spellings such as `1e3` reach the server.
+                if let Ok(frame @ Value::Object(_)) = serde_json::from_str::<Value>(text) {
+                    return self.send_tracked(&conn, &frame, text.clone()).await;
+                }
                 let deadline = self.step_deadline(None);
                 self.transcript(format!("{conn} > text"));
                 self.log(format!("{conn} > {}", pattern::truncate(text, 200)));
@@ -1006,6 +1017,12 @@ impl Driver<'_> {
                 return Err(StepError::harness(format!("scenario bug: the frame to send is invalid: {e}")));
             }
         }
+        let text = frame.to_string();
+        self.send_tracked(conn, &frame, text).await
+    }
+
+    /// Sends `text`, the wire form of `frame`, remembering what the answers to it are checked against.
+    async fn send_tracked(&mut self, conn: &str, frame: &Value, text: String) -> Result<(), StepError> {
         let wire = frame.get("type").and_then(Value::as_str).unwrap_or("(no type)").to_owned();
         let id = frame.get("id").and_then(Value::as_str).map(str::to_owned);
         if let Some(id) = &id {
@@ -1027,7 +1044,6 @@ impl Driver<'_> {
                 c.hello = Some(PendingHello { id: id.clone(), versions, resume_floor });
             }
         }
-        let text = frame.to_string();
         self.transcript(format!("{conn} > {wire}"));
         self.log(format!("{conn} > {}", pattern::truncate(&text, 200)));
         let deadline = self.step_deadline(None);
@@ -1961,8 +1977,11 @@ pub fn describe(step: &Step) -> String {
         Step::Connect { .. } => "connect: hello, welcome, snapshot".to_owned(),
         Step::Resume { .. } => "resume the session on a new connection".to_owned(),
         Step::Disconnect { .. } => "close the connection".to_owned(),
-        Step::Restart { graceful: false } => "kill -9 the backend and start it again".to_owned(),
-        Step::Restart { graceful: true } => {
+        Step::Restart { graceful: false, down_ms: None } => "kill -9 the backend and start it again".to_owned(),
+        Step::Restart { graceful: false, down_ms: Some(ms) } => {
+            format!("kill -9 the backend, keep it down {ms} ms, start it again")
+        }
+        Step::Restart { graceful: true, .. } => {
             "stop the backend with SIGTERM (connections closed with 1001), start it again".to_owned()
         }
         Step::UserMessage { text, .. } => {

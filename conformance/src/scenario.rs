@@ -144,6 +144,11 @@ pub enum Step {
         /// killed. Then it is started again on the same storage.
         #[serde(default, skip_serializing_if = "is_false")]
         graceful: bool,
+        /// Keep the killed backend down this long (ms, not scaled) before starting it again, so
+        /// that a deadline can pass while it is down (TOOL-019, RESUME-014). Only with a kill.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(range(max = 60000))]
+        down_ms: Option<u64>,
     },
     /// Send `chat.user_message`.
     UserMessage {
@@ -530,6 +535,9 @@ impl Scenario {
             match step {
                 Step::Connect { .. } | Step::Resume { .. } => {
                     open.insert(step.conn().unwrap_or(DEFAULT_CONN));
+                }
+                Step::Restart { graceful: true, down_ms: Some(_) } => {
+                    return Err(format!("{at}: down_ms is for a kill restart, not a graceful one"));
                 }
                 Step::Restart { .. } => open.clear(),
                 Step::Disconnect { .. } => {

@@ -123,7 +123,8 @@ pub struct ScriptProgress {
     pub fraction: Option<Fraction>,
 }
 
-/// Scripted tool-group output, sent as one `chat.tool_output` per non-empty part.
+/// Scripted tool-group output, sent as one `chat.tool_output` per present part (`SCRIPT-011`): a
+/// part given a value other than `null`, an empty string included.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScriptOutput {
@@ -236,10 +237,23 @@ pub enum ScriptError {
         /// Step index.
         step: usize,
     },
+    /// A `ui_tool` or `ui_surface` call has no non-empty `component_type` (`SCRIPT-018`): the
+    /// server could not send it without breaking `TOOL-005`.
+    #[error("turn {turn} step {step} call {call}: a ui_tool or ui_surface call needs a non-empty component_type")]
+    MissingComponentType {
+        /// Turn index.
+        turn: usize,
+        /// Step index.
+        step: usize,
+        /// Index of the call in `calls`.
+        call: usize,
+    },
 }
 
 impl AgentScript {
     /// Checks what the schema cannot express; a backend answers `invalid_script` on error.
+    /// These are all the rules, listed in `spec/conformance-profile.md#script-validity`; the
+    /// limits are inclusive.
     pub fn validate(&self) -> Result<(), ScriptError> {
         for (turn, t) in self.turns.iter().enumerate() {
             let mut ended = false;
@@ -259,7 +273,12 @@ impl AgentScript {
                         if calls.is_empty() {
                             return Err(ScriptError::EmptyBatch { turn, step });
                         }
-                        for c in calls {
+                        for (call, c) in calls.iter().enumerate() {
+                            let needs_component =
+                                matches!(c.interaction_type, InteractionType::UiTool | InteractionType::UiSurface);
+                            if needs_component && c.component_type.as_deref().is_none_or(str::is_empty) {
+                                return Err(ScriptError::MissingComponentType { turn, step, call });
+                            }
                             if c.run_ms > MAX_SCRIPT_DELAY_MS {
                                 return Err(ScriptError::DelayTooLong { turn, step, ms: c.run_ms });
                             }
@@ -294,5 +313,110 @@ pub fn settle_sequence(calls: &[ScriptToolCall], settle_order: Option<&[u32]>) -
     match settle_order {
         Some(order) => order.to_vec(),
         None => self_settling(calls).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn script(steps: serde_json::Value) -> AgentScript {
+        serde_json::from_value(json!({"turns": [{"steps": steps}]})).expect("fits agent-script.json")
+    }
+
+    fn auto(extra: serde_json::Value) -> serde_json::Value {
+        let mut call = json!({"tool_name": "t", "interaction_type": "auto_tool", "display": "inline",
+            "outcome": {"kind": "result", "value": 1}});
+        if let (Some(call), Some(extra)) = (call.as_object_mut(), extra.as_object()) {
+            call.extend(extra.clone());
+        }
+        call
+    }
+
+    fn awaited() -> serde_json::Value {
+        json!({"tool_name": "ask", "interaction_type": "ui_tool", "component_type": "Form", "display": "inline",
+            "outcome": {"kind": "await_response"}})
+    }
+
+    // Every rule of spec/conformance-profile.md#script-validity, on both sides of its boundary.
+    #[test]
+    fn validate_applies_every_rule_of_the_spec_and_nothing_else() {
+        let cases: Vec<(serde_json::Value, Result<(), ScriptError>)> = vec![
+            // 1. an empty batch
+            (json!([{"op": "tool_calls", "calls": []}]), Err(ScriptError::EmptyBatch { turn: 0, step: 0 })),
+            // 2. delays of calls, inclusive limits
+            (json!([{"op": "tool_calls", "calls": [auto(json!({"run_ms": 60000}))]}]), Ok(())),
+            (
+                json!([{"op": "tool_calls", "calls": [auto(json!({"run_ms": 60001}))]}]),
+                Err(ScriptError::DelayTooLong { turn: 0, step: 0, ms: 60001 }),
+            ),
+            (
+                json!([{"op": "tool_calls", "calls": [{"tool_name": "ask", "interaction_type": "input_request",
+                    "display": "composer", "outcome": {"kind": "await_response", "expire_after_ms": 600000}}]}]),
+                Ok(()),
+            ),
+            (
+                json!([{"op": "tool_calls", "calls": [{"tool_name": "ask", "interaction_type": "input_request",
+                    "display": "composer", "outcome": {"kind": "await_response", "expire_after_ms": 600001}}]}]),
+                Err(ScriptError::DelayTooLong { turn: 0, step: 0, ms: 600001 }),
+            ),
+            // 3. a component for ui_tool and ui_surface, non-empty
+            (
+                json!([{"op": "tool_calls", "calls": [{"tool_name": "ask", "interaction_type": "ui_tool",
+                    "display": "inline", "outcome": {"kind": "await_response"}}]}]),
+                Err(ScriptError::MissingComponentType { turn: 0, step: 0, call: 0 }),
+            ),
+            (
+                json!([{"op": "tool_calls", "calls": [auto(json!({})), auto(json!({"interaction_type": "ui_surface",
+                    "component_type": ""}))]}]),
+                Err(ScriptError::MissingComponentType { turn: 0, step: 0, call: 1 }),
+            ),
+            (
+                json!([{"op": "tool_calls", "calls": [auto(json!({"interaction_type": "ui_surface", "component_type": "R"}))]}]),
+                Ok(()),
+            ),
+            // 4. settle_order: a permutation of the self-settling calls
+            (
+                json!([{"op": "tool_calls", "calls": [auto(json!({})), awaited(), auto(json!({}))], "settle_order": [2, 0]}]),
+                Ok(()),
+            ),
+            (
+                json!([{"op": "tool_calls", "calls": [auto(json!({})), auto(json!({}))], "settle_order": [0, 0]}]),
+                Err(ScriptError::BadSettleOrder { turn: 0, step: 0 }),
+            ),
+            (
+                json!([{"op": "tool_calls", "calls": [auto(json!({})), awaited()], "settle_order": [0, 1]}]),
+                Err(ScriptError::BadSettleOrder { turn: 0, step: 0 }),
+            ),
+            (
+                json!([{"op": "tool_calls", "calls": [auto(json!({}))], "settle_order": [1]}]),
+                Err(ScriptError::BadSettleOrder { turn: 0, step: 0 }),
+            ),
+            (
+                json!([{"op": "tool_calls", "calls": [auto(json!({})), auto(json!({}))], "settle_order": [1]}]),
+                Err(ScriptError::BadSettleOrder { turn: 0, step: 0 }),
+            ),
+            (json!([{"op": "tool_calls", "calls": [awaited()], "settle_order": []}]), Ok(())),
+            // 5. wait, inclusive limit
+            (json!([{"op": "wait", "ms": 60000}]), Ok(())),
+            (
+                json!([{"op": "say", "markdown": "x"}, {"op": "wait", "ms": 60001}]),
+                Err(ScriptError::DelayTooLong { turn: 0, step: 1, ms: 60001 }),
+            ),
+            // 6. nothing after end
+            (
+                json!([{"op": "end", "status": "completed"}, {"op": "say", "markdown": "x"}]),
+                Err(ScriptError::StepAfterEnd { turn: 0, step: 1 }),
+            ),
+            // valid without further rules
+            (json!([]), Ok(())),
+            (json!([{"op": "end", "status": "cancelled", "error": "not only for failed"}]), Ok(())),
+        ];
+        for (steps, expected) in cases {
+            assert_eq!(script(steps.clone()).validate(), expected, "{steps}");
+        }
+        assert_eq!(AgentScript { turns: vec![] }.validate(), Ok(()));
     }
 }

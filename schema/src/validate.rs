@@ -88,14 +88,20 @@ impl FrameValidator {
         let wire = object.get("type").and_then(Value::as_str).ok_or(FrameError::MissingType)?;
         let validator =
             self.by_type.get(&(direction, wire.to_owned())).ok_or_else(|| FrameError::UnknownType(wire.to_owned()))?;
+        // INT-002 bounds numbers inside opaque values too, which no schema can say (they take any JSON).
+        let mut violations = Vec::new();
+        unsafe_numbers(frame, &mut String::new(), &mut violations);
         // Fast path: most frames are valid, and `is_valid` skips building error iterators.
-        if validator.is_valid(frame) {
+        if violations.is_empty() && validator.is_valid(frame) {
             return Ok(wire);
         }
-        let mut violations = Vec::new();
+        let mut schema_violations = Vec::new();
         for error in validator.iter_errors(frame) {
-            refine(&error, &mut violations);
+            refine(&error, &mut schema_violations);
         }
+        // An integer field beyond its range is already reported by its schema bound.
+        violations.retain(|n| !schema_violations.iter().any(|s| s.instance_path == n.instance_path));
+        violations.extend(schema_violations);
         if violations.is_empty() {
             Ok(wire)
         } else {
@@ -129,6 +135,49 @@ impl FrameValidator {
         let mut v: Vec<&str> = self.by_type.keys().filter(|(d, _)| *d == direction).map(|(_, w)| w.as_str()).collect();
         v.sort_unstable();
         v
+    }
+}
+
+/// Collects every number of `value` whose absolute value is beyond 2^53 − 1 (`INT-002`), at any
+/// depth, with its JSON Pointer. Integer fields have the bound in their schema as well; opaque
+/// values (`payload`, `value`, `result`) have it only here.
+fn unsafe_numbers(value: &Value, path: &mut String, out: &mut Vec<Violation>) {
+    match value {
+        Value::Number(n) => {
+            let limit = crate::MAX_SAFE_INTEGER.unsigned_abs();
+            let beyond = match (n.as_u64(), n.as_i64()) {
+                (Some(u), _) => u > limit,
+                (None, Some(i)) => i.unsigned_abs() > limit,
+                // Every finite f64 beyond 2^53 − 1 is also at least 2^53, so the comparison is exact.
+                (None, None) => n.as_f64().is_none_or(|f| f.abs() > limit as f64),
+            };
+            if beyond {
+                out.push(Violation {
+                    instance_path: path.clone(),
+                    message: format!(
+                        "{n} is beyond ±(2^53 − 1), the integers a JSON reader represents exactly (INT-002)"
+                    ),
+                });
+            }
+        }
+        Value::Array(items) => {
+            for (index, item) in items.iter().enumerate() {
+                let len = path.len();
+                path.push_str(&format!("/{index}"));
+                unsafe_numbers(item, path, out);
+                path.truncate(len);
+            }
+        }
+        Value::Object(members) => {
+            for (key, member) in members {
+                let len = path.len();
+                path.push('/');
+                path.push_str(&key.replace('~', "~0").replace('/', "~1"));
+                unsafe_numbers(member, path, out);
+                path.truncate(len);
+            }
+        }
+        Value::Null | Value::Bool(_) | Value::String(_) => {}
     }
 }
 
@@ -171,5 +220,61 @@ pub fn direction_of(wire: &str) -> Option<Direction> {
         Some(Direction::ServerToClient)
     } else {
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn response(value: &str) -> Value {
+        let text = format!(
+            r#"{{"type": "chat.tool_call_response", "id": "r-1", "tool_call_id": "tc-1", "outcome": {{"action": "submit", "value": {value}}}}}"#
+        );
+        serde_json::from_str(&text).expect("test frame is JSON")
+    }
+
+    // INT-002: the bound holds at any depth of an opaque value, for every spelling of a number.
+    #[test]
+    fn numbers_beyond_the_safe_range_are_refused_anywhere() {
+        let validator = FrameValidator::new();
+        for ok in
+            ["9007199254740991", "-9007199254740991", "4.0", "1e3", "-0", "0.1", "1e-300", "{\"a\": [1, 2.5]}", "null"]
+        {
+            let frame = response(ok);
+            assert_eq!(validator.check(Direction::ClientToServer, &frame), Ok("chat.tool_call_response"), "{ok}");
+        }
+        for (bad, path) in [
+            ("9007199254740992", "/outcome/value"),
+            ("-9007199254740992", "/outcome/value"),
+            ("18446744073709551616", "/outcome/value"),
+            ("1.5e300", "/outcome/value"),
+            ("{\"deep\": [0, {\"n\": 9.1e15}]}", "/outcome/value/deep/1/n"),
+            ("{\"a/b~c\": 1e16}", "/outcome/value/a~1b~0c"),
+        ] {
+            let frame = response(bad);
+            match validator.check(Direction::ClientToServer, &frame) {
+                Err(FrameError::Invalid(v)) => {
+                    assert_eq!(v.len(), 1, "{bad}: {v:?}");
+                    assert_eq!(v[0].instance_path, path, "{bad}");
+                    assert!(v[0].message.contains("INT-002"), "{}", v[0].message);
+                }
+                other => panic!("{bad}: expected a violation, got {other:?}"),
+            }
+        }
+    }
+
+    // An integer field out of range is reported once, by its schema bound.
+    #[test]
+    fn an_integer_field_out_of_range_is_reported_once() {
+        let validator = FrameValidator::new();
+        let frame =
+            json!({"type": "chat.run_started", "seq": 9007199254740992u64, "invocation_id": "inv-1", "ts": "t"});
+        match validator.check(Direction::ServerToClient, &frame) {
+            Err(FrameError::Invalid(v)) => assert_eq!(v.len(), 1, "{v:?}"),
+            other => panic!("expected a violation, got {other:?}"),
+        }
     }
 }

@@ -432,23 +432,21 @@ async fn only_the_ws_path_is_served_and_no_subprotocol_is_still_served() {
 }
 
 #[tokio::test]
-async fn a_step_the_reducer_refuses_fails_the_run_instead_of_hanging() {
+async fn a_ui_tool_without_component_is_refused_before_it_can_break_a_run() {
     let server = TestServer::memory().await;
     let mut c = Client::connect(&server.url).await;
-    // Valid as a script, but a ui_tool without component_type is refused by the reducer (STATE-035).
+    // Such a call could not be sent without breaking TOOL-005, so the script is refused at the
+    // hello (SCRIPT-018) instead of failing the run half-way; the connection stays usable.
     let script = json!({"turns": [
         {"steps": [{"op": "say", "markdown": "before"},
             {"op": "tool_calls", "calls": [{"tool_name": "ask", "interaction_type": "ui_tool", "display": "inline",
-                "outcome": {"kind": "await_response"}}]}]},
-        {"steps": [{"op": "say", "markdown": "next"}]}
+                "outcome": {"kind": "await_response"}}]}]}
     ]});
-    c.hello(Some(script)).await;
-    c.user_message("m1", "go").await;
-    let frames = c.until_run_complete().await;
-    assert!(!frames.iter().any(|f| matches!(f, ServerFrame::ToolCall(_))));
-    let ServerFrame::RunComplete(rc) = &frames[frames.len() - 2] else { panic!() };
-    assert_eq!((rc.status, rc.reason.as_deref()), (RunCompleteStatus::Failed, Some("agent_error")));
-    c.user_message("m2", "again").await;
+    c.send(json!({"type": "session.hello", "id": "h", "versions": ["1.0"], "script": script})).await;
+    let e = c.expect_error(ErrorCode::InvalidScript).await;
+    assert!(e.message.contains("component_type"), "{}", e.message);
+    c.hello(Some(json!({"turns": [{"steps": [{"op": "say", "markdown": "next"}]}]}))).await;
+    c.user_message("m1", "again").await;
     c.until_run_complete().await;
     assert_eq!(c.fold.run.status, RunStatus::Completed);
 }

@@ -30,11 +30,12 @@ fn crash_if(shared: &Shared, point: CrashPoint) {
 
 /// `chat.user_message`: opens a turn (dismissing calls it supersedes) and starts the agent.
 pub(crate) fn user_message(session: &Arc<Session>, g: &mut Inner, msg: UserMessage) -> Result<(), Refusal> {
-    if g.state.run.status.is_active() {
-        return Err(Refusal::new(ErrorCode::RunInProgress, "a run is in progress; wait for run_complete"));
-    }
+    // TURN-006: a duplicate is told so even during a run; run_in_progress would claim it was not accepted.
     if g.accepted_messages.contains(&msg.id) {
         return Err(Refusal::new(ErrorCode::DuplicateMessage, format!("message {} was already accepted", msg.id)));
+    }
+    if g.state.run.status.is_active() {
+        return Err(Refusal::new(ErrorCode::RunInProgress, "a run is in progress; wait for run_complete"));
     }
     let ts = rfc3339_now();
     let mut change = Change::default();
