@@ -480,7 +480,8 @@ export interface ScriptOutcomeDismiss {
 export type ScriptOutcome = ScriptOutcomeResult | ScriptOutcomeError | ScriptOutcomeAwaitResponse | ScriptOutcomeDismiss;
 
 /**
- * Scripted tool-group output, sent as one `chat.tool_output` per non-empty part.
+ * Scripted tool-group output, sent as one `chat.tool_output` per present part (`SCRIPT-011`): a
+ * part given a value other than `null`, an empty string included.
  */
 export interface ScriptOutput {
   /**
