@@ -218,6 +218,65 @@ const TABLE: &[Expectation] = &[
         violates: &["SCRIPT-001"],
         caught_by: Caught::MustFailure,
     },
+    // An integer written 4.0 or 1e3 is refused: it is the integer it denotes (INT-001).
+    Expectation {
+        fault: "integer-spellings-refused",
+        scenarios: &["int-integer-spellings"],
+        violates: &["INT-001"],
+        caught_by: Caught::MustFailure,
+    },
+    // Numbers beyond 2^53 - 1 inside opaque values are taken and rounded: they must be refused
+    // (INT-002, with invalid_frame: ERROR-008).
+    Expectation {
+        fault: "opaque-numbers-unbounded",
+        scenarios: &["int-opaque-numbers"],
+        violates: &["INT-002", "ERROR-008"],
+        caught_by: Caught::MustFailure,
+    },
+    // The expiry is counted again from the server's start: the deadline is kept across the restart
+    // (TOOL-019), so the call has expired by the first resume.
+    Expectation {
+        fault: "expiry-reset-on-restart",
+        scenarios: &["expiry-deadline-passes-while-down", "expiry-survives-restart"],
+        violates: &["TOOL-019"],
+        caught_by: Caught::MustFailure,
+    },
+    // A call running alone at the crash is run again: it must be failed as interrupted (SCRIPT-015).
+    Expectation {
+        fault: "running-call-continued-after-restart",
+        scenarios: &["restart-interrupts-lone-running-call", "multi-tool-restart-mid-batch"],
+        violates: &["SCRIPT-015"],
+        caught_by: Caught::MustFailure,
+    },
+    // The cursor is checked before the token: resume_rejected comes first (RESUME-013).
+    Expectation {
+        fault: "cursor-checked-before-token",
+        scenarios: &["resume-rejected-wins-over-cursor-ahead"],
+        violates: &["RESUME-013"],
+        caught_by: Caught::MustFailure,
+    },
+    // Tool call ids of 122 characters: at most 121 (ID-003), or the reducer cannot form the output
+    // item id (STATE-015, through STATE-006) and the states part (STATE-004).
+    Expectation {
+        fault: "tool-call-id-too-long",
+        scenarios: &["hitl-submit", "auto-tool-progress-output"],
+        violates: &["ID-003", "STATE-015", "STATE-006"],
+        caught_by: Caught::MustFailure,
+    },
+    // A null submit is refused: it completes the call like any value (TOOL-021).
+    Expectation {
+        fault: "null-submit-refused",
+        scenarios: &["hitl-submit-null"],
+        violates: &["TOOL-021"],
+        caught_by: Caught::MustFailure,
+    },
+    // A ui_tool without component_type is accepted in a script: invalid_script (SCRIPT-018).
+    Expectation {
+        fault: "componentless-ui-tool-accepted",
+        scenarios: &["invalid-script-rules"],
+        violates: &["SCRIPT-018"],
+        caught_by: Caught::MustFailure,
+    },
 ];
 
 fn options(fault: Option<&str>, store: &SnapshotStore) -> RunOptions {

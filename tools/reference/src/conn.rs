@@ -110,8 +110,22 @@ impl Conn {
                 .await;
         }
         let in_reply_to = value.get("id").and_then(|v| v.as_str()).and_then(|s| Id::parse(s).ok());
+        if let Some(refusal) = self.shared.hooks.refuses_valid_frame(&value) {
+            return self.refuse(refusal, in_reply_to, None).await;
+        }
+        let unbounded = (!self.shared.hooks.bounds_opaque_numbers()).then(|| value.clone());
         let frame: ClientFrame = match self.shared.validator.from_value(Direction::ClientToServer, value) {
             Ok(frame) => frame,
+            // A planted fault: numbers beyond INT-002's bound are taken as the schema alone would.
+            Err(FrameError::Invalid(v)) if unbounded.is_some() && v.iter().all(|v| v.message.contains("INT-002")) => {
+                match unbounded.and_then(|value| serde_json::from_value(value).ok()) {
+                    Some(frame) => frame,
+                    None => {
+                        let refusal = Refusal::new(ErrorCode::InvalidFrame, "frame breaks its schema");
+                        return self.refuse(refusal, in_reply_to, None).await;
+                    }
+                }
+            }
             Err(e @ (FrameError::UnknownType(_) | FrameError::MissingType)) => {
                 return self.refuse(Refusal::new(ErrorCode::UnknownType, e.to_string()), in_reply_to, None).await;
             }
@@ -163,7 +177,11 @@ impl Conn {
                         ));
                     }
                     Some(script) => {
-                        script.validate().map_err(|e| Refusal::new(ErrorCode::InvalidScript, e.to_string()))?;
+                        if let Err(e) = script.validate() {
+                            if self.shared.hooks.refuses_script(&e) {
+                                return Err(Refusal::new(ErrorCode::InvalidScript, e.to_string()));
+                            }
+                        }
                         AgentSpec::Script { script }
                     }
                     None if self.shared.conformance => {

@@ -16,6 +16,7 @@ use std::time::Duration;
 use chatwire_schema::chat::run_complete::RunCompleteStatus;
 use chatwire_schema::chat::tool_call_complete::{CompletionStatus, ToolCallComplete};
 use chatwire_schema::chat::tool_call_response::ResponseOutcome;
+use chatwire_schema::script::ScriptError;
 use chatwire_schema::session::welcome::Capability;
 use chatwire_schema::{ClientFrame, DisplayItem, ErrorCode, Id, ServerFrame, ToolCallStatus, UiState};
 
@@ -110,6 +111,29 @@ faults! {
     /// An orderly shutdown drops the connections without a close frame (a SHOULD: TRANSPORT-009).
     ShutdownWithoutClose = "shutdown-without-close":
         "an orderly shutdown drops connections without closing them with 1001",
+    /// An integer field written with a fraction or an exponent (`4.0`, `1e3`) is refused.
+    IntegerSpellingsRefused = "integer-spellings-refused":
+        "an integer written 4.0 or 1e3 (a resume's last_seq, a script's delays) is refused as invalid",
+    /// Numbers beyond ±(2^53 − 1) inside opaque values are accepted (and rounded to a double).
+    OpaqueNumbersUnbounded = "opaque-numbers-unbounded":
+        "numbers beyond 2^53 - 1 inside payloads and submitted values are accepted and rounded",
+    /// After a restart, a pending call's deadline is counted again from the server's start.
+    ExpiryResetOnRestart = "expiry-reset-on-restart":
+        "a pending call's expiry is counted again from the server's start after a restart",
+    /// After a restart, a tool that was running is run again instead of being failed as interrupted.
+    RunningCallContinuedAfterRestart = "running-call-continued-after-restart":
+        "a call that was running when the server died is run again instead of failed as interrupted",
+    /// A resume's `last_seq` is checked before its token.
+    CursorCheckedBeforeToken = "cursor-checked-before-token":
+        "a resume with a wrong token and a cursor ahead gets resume_cursor_ahead, revealing the session",
+    /// Tool call ids go on the wire longer than 121 characters.
+    ToolCallIdTooLong = "tool-call-id-too-long":
+        "tool call ids are sent 122 characters long, so their output item id is not a valid id",
+    /// A submit whose `value` is `null` is refused as if the value were missing.
+    NullSubmitRefused = "null-submit-refused": "a submit whose value is null is refused as if the value were missing",
+    /// A script whose `ui_tool` has no `component_type` is accepted.
+    ComponentlessUiToolAccepted = "componentless-ui-tool-accepted":
+        "a script with a ui_tool without component_type is accepted (and breaks its run later)",
 }
 
 /// `--fault` named no known fault.
@@ -177,6 +201,44 @@ impl Hooks for Fault {
         }
     }
 
+    fn refuses_valid_frame(&self, frame: &serde_json::Value) -> Option<Refusal> {
+        let refused = match self {
+            Fault::IntegerSpellingsRefused => has_integer_spelled_as_float(frame),
+            Fault::NullSubmitRefused => {
+                frame.get("type").and_then(serde_json::Value::as_str) == Some("chat.tool_call_response")
+                    && frame.pointer("/outcome/action").and_then(serde_json::Value::as_str) == Some("submit")
+                    && frame.pointer("/outcome/value").is_some_and(serde_json::Value::is_null)
+            }
+            _ => false,
+        };
+        refused.then(|| Refusal::new(ErrorCode::InvalidFrame, "frame breaks its schema: a value is missing or invalid"))
+    }
+
+    fn bounds_opaque_numbers(&self) -> bool {
+        *self != Fault::OpaqueNumbersUnbounded
+    }
+
+    fn refuses_script(&self, error: &ScriptError) -> bool {
+        !(*self == Fault::ComponentlessUiToolAccepted && matches!(error, ScriptError::MissingComponentType { .. }))
+    }
+
+    fn checks_cursor_before_token(&self) -> bool {
+        *self == Fault::CursorCheckedBeforeToken
+    }
+
+    fn continues_interrupted_turns(&self) -> bool {
+        *self == Fault::RunningCallContinuedAfterRestart
+    }
+
+    fn reloaded_deadline(&self, stored: i64, expire_after_ms: Option<u64>) -> i64 {
+        match expire_after_ms {
+            Some(ms) if *self == Fault::ExpiryResetOnRestart => {
+                crate::util::now_ms().saturating_add(i64::try_from(ms).unwrap_or(i64::MAX))
+            }
+            _ => stored,
+        }
+    }
+
     fn accepts_scripts_anywhere(&self) -> bool {
         *self == Fault::ScriptAcceptedOutsideConformance
     }
@@ -238,6 +300,7 @@ impl Hooks for Fault {
 
     fn announce(&self, frame: ServerFrame) -> ServerFrame {
         match frame {
+            frame if *self == Fault::ToolCallIdTooLong => lengthen_tool_call_id(frame),
             ServerFrame::RunComplete(mut rc)
                 if *self == Fault::TerminalWhileAwaiting && rc.status == RunCompleteStatus::AwaitingInput =>
             {
@@ -291,6 +354,56 @@ impl Hooks for Fault {
 }
 
 /// Fault `announce-before-commit`: the frames go out, the commit never happens.
+/// Fault `integer-spellings-refused`: whether an integer field of a client frame (a resume's
+/// `last_seq`, a script's delays, indices and exit codes) is written with a fraction or exponent.
+/// Opaque values (`payload`, `value`) hold any number and are not looked at.
+fn has_integer_spelled_as_float(frame: &serde_json::Value) -> bool {
+    fn walk(v: &serde_json::Value) -> bool {
+        match v {
+            serde_json::Value::Number(n) => n.is_f64(),
+            serde_json::Value::Array(items) => items.iter().any(walk),
+            serde_json::Value::Object(members) => {
+                members.iter().any(|(key, member)| key != "payload" && key != "value" && walk(member))
+            }
+            _ => false,
+        }
+    }
+    frame.pointer("/resume/last_seq").is_some_and(serde_json::Value::is_f64) || frame.get("script").is_some_and(walk)
+}
+
+/// Fault `tool-call-id-too-long`: every frame names its call by an id padded to 122 characters,
+/// one more than `ID-003` allows (the id itself stays a valid identifier).
+fn lengthen_tool_call_id(frame: ServerFrame) -> ServerFrame {
+    let long = |id: &Id| {
+        let pad = 122usize.saturating_sub(id.as_str().len() + 1);
+        Id::new_unchecked_valid(format!("{id}-{}", "x".repeat(pad)))
+    };
+    match frame {
+        ServerFrame::ToolCall(mut f) => {
+            f.tool_call_id = long(&f.tool_call_id);
+            f.corr = None;
+            ServerFrame::ToolCall(f)
+        }
+        ServerFrame::ToolProgress(mut f) => {
+            f.tool_call_id = long(&f.tool_call_id);
+            ServerFrame::ToolProgress(f)
+        }
+        ServerFrame::ToolOutput(mut f) => {
+            f.tool_call_id = long(&f.tool_call_id);
+            ServerFrame::ToolOutput(f)
+        }
+        ServerFrame::ToolCallComplete(mut f) => {
+            f.tool_call_id = long(&f.tool_call_id);
+            ServerFrame::ToolCallComplete(f)
+        }
+        ServerFrame::ToolCallDismiss(mut f) => {
+            f.tool_call_id = long(&f.tool_call_id);
+            ServerFrame::ToolCallDismiss(f)
+        }
+        other => other,
+    }
+}
+
 fn announce_then_die(wire: &[String], conn: Option<&ConnHandle>) -> ! {
     if let Some(conn) = conn {
         for text in wire {

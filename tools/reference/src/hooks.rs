@@ -8,6 +8,7 @@
 
 use std::borrow::Cow;
 
+use chatwire_schema::script::ScriptError;
 use chatwire_schema::session::welcome::Capability;
 use chatwire_schema::{ClientFrame, ServerFrame, UiState};
 
@@ -39,6 +40,16 @@ pub(crate) trait Hooks: Send + Sync + std::fmt::Debug {
         true
     }
 
+    /// Parse: a refusal for a frame the frame validator accepts (`None`: the frame is accepted).
+    fn refuses_valid_frame(&self, _frame: &serde_json::Value) -> Option<Refusal> {
+        None
+    }
+
+    /// Parse: whether numbers beyond ±(2^53 − 1) inside opaque values are refused (`INT-002`).
+    fn bounds_opaque_numbers(&self) -> bool {
+        true
+    }
+
     /// Refusals: how a refused `request` (when it parsed) is answered.
     fn on_refusal(&self, _refusal: &Refusal, _request: Option<&ClientFrame>) -> RefusalAction {
         RefusalAction::Answer
@@ -46,6 +57,16 @@ pub(crate) trait Hooks: Send + Sync + std::fmt::Debug {
 
     /// Handshake: play scripts even outside conformance mode.
     fn accepts_scripts_anywhere(&self) -> bool {
+        false
+    }
+
+    /// Handshake: whether a script that fails validation with `error` is refused (`invalid_script`).
+    fn refuses_script(&self, _error: &ScriptError) -> bool {
+        true
+    }
+
+    /// Handshake: whether a resume's `last_seq` is checked before its token.
+    fn checks_cursor_before_token(&self) -> bool {
         false
     }
 
@@ -89,6 +110,18 @@ pub(crate) trait Hooks: Send + Sync + std::fmt::Debug {
 
     /// Load: the first unused seq of a session read from the database.
     fn loaded_next_seq(&self, stored: u64) -> u64 {
+        stored
+    }
+
+    /// Load: whether a turn whose tool was running when the server stopped is continued (the tool
+    /// run again) instead of ended as interrupted (`SCRIPT-015`).
+    fn continues_interrupted_turns(&self) -> bool {
+        false
+    }
+
+    /// Deadlines: the deadline (ms since the epoch) re-armed at load for a call whose stored one is
+    /// `stored`; `expire_after_ms` is the call's own duration, when known.
+    fn reloaded_deadline(&self, stored: i64, _expire_after_ms: Option<u64>) -> i64 {
         stored
     }
 

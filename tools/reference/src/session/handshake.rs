@@ -104,6 +104,19 @@ pub(crate) async fn resume_session(
     resume: &chatwire_schema::session::hello::Resume,
 ) -> Result<Arc<Session>, Refusal> {
     let rejected = || Refusal::new(ErrorCode::ResumeRejected, "resume refused: unknown session or wrong resume token");
+    let cursor_ahead = || {
+        Refusal::new(
+            ErrorCode::ResumeCursorAhead,
+            format!("last_seq {} is ahead of the last seq sent on this session", resume.last_seq),
+        )
+    };
+    if shared.hooks.checks_cursor_before_token() {
+        if let Some(session) = shared.get_or_load(&resume.session_id).await.map_err(EmitError::from)? {
+            if resume.last_seq > session.inner.lock().await.last_seq() {
+                return Err(cursor_ahead());
+            }
+        }
+    }
     // The token is checked before the session is looked at, with the same work for an unknown
     // session (compared against a hash no token has) as for a wrong token (RESUME-005).
     let stored = shared.store.token_hash(resume.session_id.as_str()).map_err(EmitError::from)?;
@@ -120,10 +133,7 @@ pub(crate) async fn resume_session(
             continue;
         }
         if resume.last_seq > g.last_seq() {
-            return Err(Refusal::new(
-                ErrorCode::ResumeCursorAhead,
-                format!("last_seq {} is ahead of the last seq sent on this session", resume.last_seq),
-            ));
+            return Err(cursor_ahead());
         }
         if let Some(old) = g.attached.take() {
             let code = ErrorCode::SessionTakenOver;

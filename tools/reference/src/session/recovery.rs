@@ -6,6 +6,7 @@ use chatwire_schema::chat::run_complete::RunCompleteStatus;
 use chatwire_schema::chat::tool_call_complete::{CompletionStatus, ToolCallComplete};
 use chatwire_schema::chat::tool_call_dismiss::{Initiator, ToolCallDismiss};
 use chatwire_schema::chat::tool_call_response::ToolCallResponse;
+use chatwire_schema::script::ScriptOutcome;
 use chatwire_schema::{Id, RunStatus, ServerFrame, ToolCallStatus};
 
 use super::driver::{run_complete, start_driver};
@@ -43,7 +44,8 @@ pub(super) async fn recover(session: &Arc<Session>, pending: Vec<(String, String
             .filter(|c| c.status == ToolCallStatus::Running)
             .map(|c| c.id.clone())
             .collect();
-        if interrupted.is_empty() && g.cursor.invocation_id == invocation {
+        let carry_on = interrupted.is_empty() || session.shared.hooks.continues_interrupted_turns();
+        if carry_on && g.cursor.invocation_id == invocation {
             start_driver(session, &mut g);
         } else if let Some(invocation) = invocation {
             if let Err(e) = end_run_failed(session, &mut g, invocation, "interrupted", "interrupted") {
@@ -53,7 +55,14 @@ pub(super) async fn recover(session: &Arc<Session>, pending: Vec<(String, String
     }
     for (id, deadline) in timers {
         match Id::parse(id) {
-            Ok(id) => schedule_expiry(session, &mut g, id, deadline),
+            Ok(id) => {
+                let expire_after_ms = match g.batch_call(&id).map(|c| &c.outcome) {
+                    Some(ScriptOutcome::AwaitResponse { expire_after_ms, .. }) => *expire_after_ms,
+                    _ => None,
+                };
+                let deadline = session.shared.hooks.reloaded_deadline(deadline, expire_after_ms);
+                schedule_expiry(session, &mut g, id, deadline)
+            }
             Err(e) => eprintln!("chatwire-reference: session {}: stored timer id invalid: {e}", session.id),
         }
     }
