@@ -248,11 +248,11 @@ const TABLE: &[Expectation] = &[
         violates: &["SCRIPT-015"],
         caught_by: Caught::MustFailure,
     },
-    // The cursor is checked before the token: resume_rejected comes first (RESUME-013).
+    // The cursor is checked before the token: resume_rejected comes first (RESUME-016).
     Expectation {
         fault: "cursor-checked-before-token",
         scenarios: &["resume-rejected-wins-over-cursor-ahead"],
-        violates: &["RESUME-013"],
+        violates: &["RESUME-016"],
         caught_by: Caught::MustFailure,
     },
     // Tool call ids of 122 characters: at most 121 (ID-003), or the reducer cannot form the output
