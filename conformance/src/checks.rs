@@ -336,29 +336,9 @@ pub fn rule_of_event(event: &UiEvent<'_>) -> &'static str {
     }
 }
 
-/// The refusal rule a reducer error names (`STATE-020`..`STATE-033`, see `ReduceError`).
+/// The refusal rule a reducer error names (`STATE-015`, `STATE-020`..`STATE-035`, see `ReduceError`).
 pub fn rule_of_refusal(error: &ReduceError) -> &'static str {
-    match error {
-        ReduceError::DuplicateItemId(_) => "STATE-020",
-        ReduceError::InvocationReused(_) => "STATE-021",
-        ReduceError::NotInRun(_) => "STATE-022",
-        ReduceError::RunInProgress(_) => "STATE-023",
-        ReduceError::UnknownInvocation(_) => "STATE-024",
-        ReduceError::UnknownToolCall(_) => "STATE-025",
-        ReduceError::AlreadySettled { .. } => "STATE-026",
-        ReduceError::NotRunning(_) => "STATE-027",
-        ReduceError::NotAwaiting(_) => "STATE-028",
-        ReduceError::CorrMismatch { .. } => "STATE-029",
-        ReduceError::NothingAwaited(_) => "STATE-030",
-        ReduceError::OpenToolCalls { .. } => "STATE-031",
-        ReduceError::OpenToolCallsAtNewTurn(_) => "STATE-032",
-        ReduceError::RewindMismatch { .. } => "STATE-033",
-        ReduceError::OutputIdTooLong(_) => "STATE-015",
-        ReduceError::StaleInvocation(_) => "STATE-034",
-        ReduceError::MissingComponentType(_) => "STATE-035",
-        // ReduceError is non_exhaustive: a refusal added later is still a refused event.
-        _ => "STATE-006",
-    }
+    error.requirement()
 }
 
 /// Whether `ts` is an RFC 3339 date-time with a time zone offset (`2026-01-15T10:00:00Z`,

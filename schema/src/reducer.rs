@@ -97,6 +97,55 @@ pub enum ReduceError {
     MissingComponentType(Id),
 }
 
+impl ReduceError {
+    /// The refusal rule this error reports (`STATE-015`, `STATE-020` … `STATE-035`).
+    pub fn requirement(&self) -> &'static str {
+        match self {
+            ReduceError::DuplicateItemId(_) => "STATE-020",
+            ReduceError::InvocationReused(_) => "STATE-021",
+            ReduceError::NotInRun(_) => "STATE-022",
+            ReduceError::RunInProgress(_) => "STATE-023",
+            ReduceError::UnknownInvocation(_) => "STATE-024",
+            ReduceError::UnknownToolCall(_) => "STATE-025",
+            ReduceError::AlreadySettled { .. } => "STATE-026",
+            ReduceError::NotRunning(_) => "STATE-027",
+            ReduceError::NotAwaiting(_) => "STATE-028",
+            ReduceError::CorrMismatch { .. } => "STATE-029",
+            ReduceError::NothingAwaited(_) => "STATE-030",
+            ReduceError::OpenToolCalls { .. } => "STATE-031",
+            ReduceError::OpenToolCallsAtNewTurn(_) => "STATE-032",
+            ReduceError::RewindMismatch { .. } => "STATE-033",
+            ReduceError::OutputIdTooLong(_) => "STATE-015",
+            ReduceError::StaleInvocation(_) => "STATE-034",
+            ReduceError::MissingComponentType(_) => "STATE-035",
+        }
+    }
+
+    /// The variant's name, the language-neutral name of the refusal (`"DuplicateItemId"`); a
+    /// second implementation of the reducer reports the same names (fixtures/reducer-traces).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ReduceError::DuplicateItemId(_) => "DuplicateItemId",
+            ReduceError::InvocationReused(_) => "InvocationReused",
+            ReduceError::NotInRun(_) => "NotInRun",
+            ReduceError::RunInProgress(_) => "RunInProgress",
+            ReduceError::UnknownInvocation(_) => "UnknownInvocation",
+            ReduceError::UnknownToolCall(_) => "UnknownToolCall",
+            ReduceError::AlreadySettled { .. } => "AlreadySettled",
+            ReduceError::NotRunning(_) => "NotRunning",
+            ReduceError::NotAwaiting(_) => "NotAwaiting",
+            ReduceError::CorrMismatch { .. } => "CorrMismatch",
+            ReduceError::NothingAwaited(_) => "NothingAwaited",
+            ReduceError::OpenToolCalls { .. } => "OpenToolCalls",
+            ReduceError::OpenToolCallsAtNewTurn(_) => "OpenToolCallsAtNewTurn",
+            ReduceError::RewindMismatch { .. } => "RewindMismatch",
+            ReduceError::OutputIdTooLong(_) => "OutputIdTooLong",
+            ReduceError::StaleInvocation(_) => "StaleInvocation",
+            ReduceError::MissingComponentType(_) => "MissingComponentType",
+        }
+    }
+}
+
 /// Applies `event` to a copy of `state`: the pure form of [`UiState::apply`].
 pub fn reduce(state: &UiState, event: UiEvent<'_>) -> Result<UiState, ReduceError> {
     let mut next = state.clone();

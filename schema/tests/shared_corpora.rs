@@ -1,0 +1,514 @@
+//! Writes and drift-checks the corpora that let a second implementation prove it agrees with
+//! this crate: `fixtures/reducer-traces/traces.jsonl` (the reducer, `spec/ui-state.md`) and
+//! `fixtures/agent-scripts/cases.jsonl` (`AgentScript::validate`, `spec/conformance-profile.md`).
+//!
+//! The cases are generated from a fixed seed, then judged by the Rust code; the committed files
+//! must equal what this test generates. After a deliberate change of the generator or of the rules:
+//! `CHATWIRE_UPDATE_CORPORA=1 cargo test -p chatwire-schema --test shared_corpora`.
+//! tools/python/tests replays both corpora against the Python package.
+
+use std::path::PathBuf;
+
+use chatwire_schema::script::{AgentScript, ScriptError};
+use chatwire_schema::{ClientFrame, Direction, DisplayItem, FrameValidator, ServerFrame, ToolCallStatus, UiState};
+use serde_json::{json, Map, Value};
+
+const UPDATE_ENV: &str = "CHATWIRE_UPDATE_CORPORA";
+const TRACES: &str = "fixtures/reducer-traces/traces.jsonl";
+const SCRIPTS: &str = "fixtures/agent-scripts/cases.jsonl";
+const TRACE_COUNT: usize = 160;
+const TRACE_LEN: usize = 36;
+const SCRIPT_COUNT: usize = 300;
+
+fn repo_path(rel: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").join(rel)
+}
+
+/// xorshift64*: deterministic across platforms and Rust versions, unlike a library's default RNG.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn chance(&mut self, percent: u64) -> bool {
+        self.next() % 100 < percent
+    }
+    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len())]
+    }
+}
+
+/// Sets an optional member: mostly a value, sometimes absent, sometimes `null` (null and absent
+/// must mean the same to every implementation).
+fn optional(rng: &mut Rng, frame: &mut Map<String, Value>, key: &str, value: Value) {
+    match rng.below(5) {
+        0 => {}
+        1 => {
+            frame.insert(key.into(), Value::Null);
+        }
+        _ => {
+            frame.insert(key.into(), value);
+        }
+    }
+}
+
+struct TraceGen<'v> {
+    rng: Rng,
+    validator: &'v FrameValidator,
+    fresh: u64,
+}
+
+impl TraceGen<'_> {
+    fn fresh(&mut self, prefix: &str) -> String {
+        self.fresh += 1;
+        format!("{prefix}-{}", self.fresh)
+    }
+
+    /// An id already in use (of the wanted kind when there is one), or a fresh one.
+    fn some_id(&mut self, state: &UiState, want: fn(&DisplayItem) -> Option<String>, prefix: &str) -> String {
+        let known: Vec<String> = state.items.iter().filter_map(want).collect();
+        if !known.is_empty() && self.rng.chance(85) {
+            self.rng.pick(&known).clone()
+        } else if self.rng.chance(5) {
+            // 122+ characters: a valid call id whose output id is not (STATE-015, ID-003).
+            format!("tc-{}", "x".repeat(119 + self.rng.below(6)))
+        } else {
+            self.fresh(prefix)
+        }
+    }
+
+    fn invocation(&mut self, state: &UiState) -> String {
+        if let Some(run) = state.run.invocation_id.as_ref().filter(|_| self.rng.chance(70)) {
+            return run.to_string();
+        }
+        self.some_id(state, |i| Some(i.invocation_id().to_string()), "inv")
+    }
+
+    fn call(&mut self, state: &UiState) -> String {
+        let open: Vec<String> = state
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                DisplayItem::ToolCall(c) if !c.status.is_terminal() => Some(c.id.to_string()),
+                _ => None,
+            })
+            .collect();
+        if !open.is_empty() && self.rng.chance(75) {
+            return self.rng.pick(&open).clone();
+        }
+        self.some_id(
+            state,
+            |i| match i {
+                DisplayItem::ToolCall(c) => Some(c.id.to_string()),
+                _ => None,
+            },
+            "tc",
+        )
+    }
+
+    fn event(&mut self, state: &UiState, seq: u64) -> Value {
+        let ts = format!("2026-11-22T10:{:02}:{:02}Z", (seq / 60) % 60, seq % 60);
+        let mut f = Map::new();
+        let kind = match state.run.status {
+            chatwire_schema::RunStatus::Running => *self.rng.pick(&[
+                "chat.assistant_message",
+                "chat.tool_call",
+                "chat.tool_call",
+                "chat.tool_progress",
+                "chat.tool_output",
+                "chat.tool_output",
+                "chat.tool_call_complete",
+                "chat.tool_call_dismiss",
+                "chat.run_complete",
+                "chat.run_complete",
+                "chat.user_message_accepted",
+                "chat.rewind_complete",
+                "chat.run_started",
+            ]),
+            _ => *self.rng.pick(&[
+                "chat.user_message_accepted",
+                "chat.user_message_accepted",
+                "chat.run_started",
+                "chat.run_started",
+                "chat.rewind_complete",
+                "chat.tool_call_complete",
+                "chat.tool_call_dismiss",
+                "chat.tool_output",
+                "chat.assistant_message",
+            ]),
+        };
+        f.insert("type".into(), json!(kind));
+        f.insert("seq".into(), json!(seq));
+        match kind {
+            "chat.user_message_accepted" => {
+                let inv = if self.rng.chance(85) { self.fresh("inv") } else { self.invocation(state) };
+                let item = if self.rng.chance(90) {
+                    self.fresh("um")
+                } else {
+                    self.some_id(state, |i| Some(i.id().to_string()), "um")
+                };
+                f.insert("in_reply_to".into(), json!(self.fresh("m")));
+                f.insert("invocation_id".into(), json!(inv));
+                f.insert("item_id".into(), json!(item));
+                f.insert("text".into(), json!(format!("message {seq}")));
+            }
+            "chat.run_started" => {
+                let latest = state.latest_user_invocation().map(ToString::to_string);
+                let inv = match latest {
+                    Some(l) if self.rng.chance(75) => l,
+                    _ => self.invocation(state),
+                };
+                f.insert("invocation_id".into(), json!(inv));
+            }
+            "chat.assistant_message" => {
+                f.insert("invocation_id".into(), json!(self.invocation(state)));
+                let item = if self.rng.chance(90) {
+                    self.fresh("am")
+                } else {
+                    self.some_id(state, |i| Some(i.id().to_string()), "am")
+                };
+                f.insert("item_id".into(), json!(item));
+                f.insert("markdown".into(), json!(format!("**answer** {seq}")));
+            }
+            "chat.tool_call" => {
+                let id = if self.rng.chance(85) { self.fresh("tc") } else { self.call(state) };
+                let interaction = *self.rng.pick(&["ui_tool", "ui_surface", "auto_tool", "input_request"]);
+                f.insert("invocation_id".into(), json!(self.invocation(state)));
+                f.insert("tool_call_id".into(), json!(id));
+                if self.rng.chance(30) {
+                    let corr = if self.rng.chance(85) { id.clone() } else { self.fresh("tc") };
+                    optional(&mut self.rng, &mut f, "corr", json!(corr));
+                }
+                f.insert("tool_name".into(), json!(format!("tool_{}", self.rng.below(4))));
+                let component = self.rng.chance(70) || !matches!(interaction, "ui_tool" | "ui_surface");
+                if component {
+                    optional(&mut self.rng, &mut f, "component_type", json!("ConfirmDialog"));
+                }
+                optional(&mut self.rng, &mut f, "workflow_name", json!("Flow"));
+                f.insert("interaction_type".into(), json!(interaction));
+                f.insert("awaiting_response".into(), json!(self.rng.chance(45)));
+                f.insert("display".into(), json!(*self.rng.pick(&["inline", "artifact", "composer", "view"])));
+                f.insert("payload".into(), json!({"n": seq, "nested": {"keep": null}}));
+                f.insert("call_index".into(), json!(self.rng.below(3)));
+            }
+            "chat.tool_progress" => {
+                f.insert("tool_call_id".into(), json!(self.call(state)));
+                optional(&mut self.rng, &mut f, "message", json!(format!("step {seq}")));
+                let fraction = self.rng.pick(&[json!(0.0), json!(0.25), json!(1.0), json!(1), json!(0)]).clone();
+                optional(&mut self.rng, &mut f, "fraction", fraction);
+            }
+            "chat.tool_output" => {
+                f.insert("tool_call_id".into(), json!(self.call(state)));
+                optional(&mut self.rng, &mut f, "command", json!("make test"));
+                if self.rng.chance(40) {
+                    let approval = *self.rng.pick(&["approve", "deny_continue", "deny_abort"]);
+                    optional(&mut self.rng, &mut f, "approval", json!(approval));
+                }
+                optional(&mut self.rng, &mut f, "stdout", json!(format!("out {seq}\n")));
+                if self.rng.chance(40) {
+                    optional(&mut self.rng, &mut f, "stderr", json!("warning\n"));
+                }
+                if self.rng.chance(40) {
+                    // INT-001: `2.0` is the integer 2.
+                    let code = self.rng.pick(&[json!(0), json!(1), json!(-1), json!(2.0)]).clone();
+                    optional(&mut self.rng, &mut f, "exit_code", code);
+                }
+            }
+            "chat.tool_call_complete" => {
+                f.insert("tool_call_id".into(), json!(self.call(state)));
+                let status = *self.rng.pick(&["completed", "completed", "failed", "expired"]);
+                f.insert("status".into(), json!(status));
+                let result = self.rng.pick(&[json!({"ok": true}), json!([1, 2]), json!("text"), json!(0)]).clone();
+                optional(&mut self.rng, &mut f, "result", result);
+                optional(&mut self.rng, &mut f, "error", json!("went wrong"));
+                optional(&mut self.rng, &mut f, "summary", json!("done"));
+                let reply = self.fresh("r");
+                optional(&mut self.rng, &mut f, "in_reply_to", json!(reply));
+            }
+            "chat.tool_call_dismiss" => {
+                f.insert("tool_call_id".into(), json!(self.call(state)));
+                let client = self.rng.chance(50);
+                f.insert("initiated_by".into(), json!(if client { "client" } else { "server" }));
+                optional(&mut self.rng, &mut f, "reason", json!("superseded"));
+                if client {
+                    let reply = self.fresh("r");
+                    optional(&mut self.rng, &mut f, "in_reply_to", json!(reply));
+                }
+            }
+            "chat.run_complete" => {
+                f.insert("invocation_id".into(), json!(self.invocation(state)));
+                let status = *self.rng.pick(&["awaiting_input", "completed", "completed", "failed", "cancelled"]);
+                f.insert("status".into(), json!(status));
+                optional(&mut self.rng, &mut f, "reason", json!("because"));
+                optional(&mut self.rng, &mut f, "error", json!("boom"));
+            }
+            "chat.rewind_complete" => {
+                let invocations: Vec<String> = state.invocations().iter().map(ToString::to_string).collect();
+                let before = if !invocations.is_empty() && self.rng.chance(85) {
+                    self.rng.below(invocations.len())
+                } else {
+                    usize::MAX
+                };
+                let (before_id, mut removed) = if before == usize::MAX {
+                    (self.fresh("inv"), Vec::new())
+                } else {
+                    let cut =
+                        state.items.iter().position(|i| i.invocation_id().as_str() == invocations[before]).unwrap_or(0);
+                    let mut removed: Vec<String> = Vec::new();
+                    for item in &state.items[cut..] {
+                        let inv = item.invocation_id().to_string();
+                        if !removed.contains(&inv) {
+                            removed.push(inv);
+                        }
+                    }
+                    (invocations[before].clone(), removed)
+                };
+                if self.rng.chance(15) && removed.len() > 1 {
+                    removed.reverse();
+                } else if self.rng.chance(10) {
+                    removed.pop();
+                }
+                f.insert("in_reply_to".into(), json!(self.fresh("rw")));
+                f.insert("before_invocation_id".into(), json!(before_id));
+                f.insert("removed_invocation_ids".into(), json!(removed));
+            }
+            _ => unreachable!("every kind above is an event"),
+        }
+        f.insert("ts".into(), json!(ts));
+        Value::Object(f)
+    }
+
+    fn trace(&mut self, name: String) -> Value {
+        let mut state = UiState::default();
+        let initial = serde_json::to_value(&state).expect("a state serializes");
+        let mut steps = Vec::new();
+        let mut seq = 3;
+        let mut tries = 0;
+        while steps.len() < TRACE_LEN {
+            tries += 1;
+            assert!(tries < TRACE_LEN * 50, "the generator keeps producing schema-invalid frames");
+            let frame = self.event(&state, seq);
+            // A frame the schema refuses is not an event at all: draw another one.
+            if self.validator.check(Direction::ServerToClient, &frame).is_err() {
+                continue;
+            }
+            let parsed: ServerFrame = serde_json::from_value(frame.clone()).expect("a schema-valid frame deserializes");
+            let event = parsed.ui_event().expect("only events are generated");
+            let verdict = match chatwire_schema::reduce(&state, event) {
+                Ok(next) => {
+                    state = next;
+                    Value::Null
+                }
+                Err(e) => json!({"requirement": e.requirement(), "kind": e.kind()}),
+            };
+            steps.push(json!({"event": frame, "refused": verdict}));
+            seq += 1;
+        }
+        let open =
+            state.items.iter().any(|i| matches!(i, DisplayItem::ToolCall(c) if c.status == ToolCallStatus::Pending));
+        json!({
+            "name": name,
+            "initial": initial,
+            "steps": steps,
+            "final": serde_json::to_value(&state).expect("a state serializes"),
+            "ends_with_pending_call": open,
+        })
+    }
+}
+
+fn traces(validator: &FrameValidator) -> String {
+    let mut generator = TraceGen { rng: Rng(0x9E37_79B9_7F4A_7C15), validator, fresh: 0 };
+    let mut out = String::new();
+    for n in 0..TRACE_COUNT {
+        let trace = generator.trace(format!("random-{n:03}"));
+        out.push_str(&serde_json::to_string(&trace).expect("a trace serializes"));
+        out.push('\n');
+    }
+    out
+}
+
+fn script_call(rng: &mut Rng, index: usize) -> Value {
+    let mut c = Map::new();
+    c.insert("tool_name".into(), json!(format!("tool_{index}")));
+    c.insert("interaction_type".into(), json!(*rng.pick(&["ui_tool", "auto_tool", "input_request", "ui_surface"])));
+    c.insert("display".into(), json!(*rng.pick(&["inline", "artifact", "composer", "view"])));
+    if rng.chance(50) {
+        c.insert("component_type".into(), json!("Form"));
+    }
+    c.insert("payload".into(), json!({"i": index}));
+    let delays = [json!(0), json!(10), json!(60000), json!(60001), json!(1e3), json!(59999.0)];
+    if rng.chance(60) {
+        c.insert("run_ms".into(), rng.pick(&delays).clone());
+    }
+    let outcome = match rng.below(4) {
+        0 => json!({"kind": "result", "value": {"ok": index}}),
+        1 => json!({"kind": "error", "message": "failed"}),
+        2 => json!({"kind": "dismiss"}),
+        _ => {
+            let mut o = json!({"kind": "await_response", "summary": "answered"});
+            if rng.chance(60) {
+                let expiry = [json!(1000), json!(600000), json!(600001), json!(6e5)];
+                o["expire_after_ms"] = rng.pick(&expiry).clone();
+            }
+            o
+        }
+    };
+    c.insert("outcome".into(), outcome);
+    Value::Object(c)
+}
+
+fn script_step(rng: &mut Rng) -> Value {
+    match rng.below(5) {
+        0 => json!({"op": "say", "markdown": "hello"}),
+        1 => {
+            json!({"op": "wait", "ms": rng.pick(&[json!(0), json!(100), json!(60000), json!(60001), json!(6e4)]).clone()})
+        }
+        2 => json!({"op": "end", "status": *rng.pick(&["completed", "failed", "cancelled"])}),
+        _ => {
+            let n = if rng.chance(8) { 0 } else { 1 + rng.below(4) };
+            let calls: Vec<Value> = (0..n).map(|i| script_call(rng, i)).collect();
+            let mut step = json!({"op": "tool_calls", "calls": calls});
+            if rng.chance(60) {
+                let selfish: Vec<usize> = (0..n).filter(|&i| calls[i]["outcome"]["kind"] != "await_response").collect();
+                let mut order = selfish.clone();
+                // Shuffle, then maybe break it: a duplicate, a missing index, an awaited index.
+                for i in (1..order.len()).rev() {
+                    order.swap(i, rng.below(i + 1));
+                }
+                match rng.below(6) {
+                    0 if !order.is_empty() => order.push(order[0]),
+                    1 if !order.is_empty() => {
+                        order.pop();
+                    }
+                    2 => order.push(n.max(1) - 1),
+                    _ => {}
+                }
+                step["settle_order"] = json!(order);
+            }
+            step
+        }
+    }
+}
+
+fn scripts(validator: &FrameValidator) -> String {
+    let mut rng = Rng(0xD1B5_4A32_D192_ED03);
+    let mut out = String::new();
+    let mut written = 0;
+    while written < SCRIPT_COUNT {
+        let turns: Vec<Value> = (0..1 + rng.below(3))
+            .map(|_| json!({"steps": (0..rng.below(5)).map(|_| script_step(&mut rng)).collect::<Vec<_>>()}))
+            .collect();
+        let script = json!({"turns": turns});
+        // Only scripts that fit agent-script.json reach AgentScript::validate (SCRIPT-002).
+        let hello = json!({"type": "session.hello", "id": "h-1", "versions": ["1.0"], "script": script});
+        if validator.check(Direction::ClientToServer, &hello).is_err() {
+            continue;
+        }
+        let ClientFrame::Hello(hello) = serde_json::from_value(hello).expect("a schema-valid hello deserializes")
+        else {
+            unreachable!("a session.hello")
+        };
+        let parsed: AgentScript = hello.script.expect("the script is present");
+        let verdict = match parsed.validate() {
+            Ok(()) => json!({"valid": true}),
+            Err(e) => {
+                let (kind, turn, step, ms) = match e {
+                    ScriptError::EmptyBatch { turn, step } => ("EmptyBatch", turn, step, None),
+                    ScriptError::BadSettleOrder { turn, step } => ("BadSettleOrder", turn, step, None),
+                    ScriptError::DelayTooLong { turn, step, ms } => ("DelayTooLong", turn, step, Some(ms)),
+                    ScriptError::StepAfterEnd { turn, step } => ("StepAfterEnd", turn, step, None),
+                };
+                json!({"valid": false, "kind": kind, "turn": turn, "step": step, "ms": ms})
+            }
+        };
+        out.push_str(&serde_json::to_string(&json!({"script": script, "verdict": verdict})).expect("serializes"));
+        out.push('\n');
+        written += 1;
+    }
+    out
+}
+
+fn check_or_update(rel: &str, generated: &str) {
+    let path = repo_path(rel);
+    if std::env::var_os(UPDATE_ENV).is_some() {
+        std::fs::create_dir_all(path.parent().expect("a file has a parent")).expect("create the corpus directory");
+        std::fs::write(&path, generated).expect("write the corpus");
+        return;
+    }
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        committed == generated,
+        "{rel} differs from what this test generates; after a deliberate change run \
+         {UPDATE_ENV}=1 cargo test -p chatwire-schema --test shared_corpora and review the diff"
+    );
+}
+
+#[test]
+fn reducer_trace_corpus_is_what_the_rust_reducer_says() {
+    let validator = FrameValidator::new();
+    let generated = traces(&validator);
+    // The corpus must exercise both outcomes and every refusal, or agreeing on it proves little.
+    let mut refusals = std::collections::BTreeSet::new();
+    let mut applied = 0;
+    for line in generated.lines() {
+        let trace: Value = serde_json::from_str(line).expect("a trace parses");
+        for step in trace["steps"].as_array().expect("steps") {
+            match step["refused"]["requirement"].as_str() {
+                Some(id) => {
+                    refusals.insert(id.to_owned());
+                }
+                None => applied += 1,
+            }
+        }
+    }
+    let every: std::collections::BTreeSet<String> = [
+        "STATE-015",
+        "STATE-020",
+        "STATE-021",
+        "STATE-022",
+        "STATE-023",
+        "STATE-024",
+        "STATE-025",
+        "STATE-026",
+        "STATE-027",
+        "STATE-028",
+        "STATE-029",
+        "STATE-030",
+        "STATE-031",
+        "STATE-032",
+        "STATE-033",
+        "STATE-034",
+        "STATE-035",
+    ]
+    .into_iter()
+    .map(String::from)
+    .collect();
+    let missing: Vec<_> = every.difference(&refusals).collect();
+    assert!(missing.is_empty(), "the trace corpus never exercises {missing:?}");
+    assert!(applied > TRACE_COUNT * TRACE_LEN / 4, "only {applied} events were applied");
+    check_or_update(TRACES, &generated);
+}
+
+#[test]
+fn agent_script_corpus_is_what_agent_script_validate_says() {
+    let validator = FrameValidator::new();
+    let generated = scripts(&validator);
+    let kinds: std::collections::BTreeSet<String> = generated
+        .lines()
+        .map(|l| {
+            let case: Value = serde_json::from_str(l).expect("a case parses");
+            case["verdict"]["kind"].as_str().unwrap_or("valid").to_owned()
+        })
+        .collect();
+    for kind in ["valid", "EmptyBatch", "BadSettleOrder", "DelayTooLong", "StepAfterEnd"] {
+        assert!(kinds.contains(kind), "the script corpus has no case of {kind}");
+    }
+    check_or_update(SCRIPTS, &generated);
+}

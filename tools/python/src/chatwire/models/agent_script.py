@@ -1,0 +1,237 @@
+# Generated from schema/json/agent-script.json by tools/python/scripts/generate.py. Do not edit.
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, RootModel, StrictFloat, StrictStr
+
+
+class ScriptStepSay(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    op: Literal['say']
+    markdown: Annotated[StrictStr, Field(description='The message body, CommonMark.')]
+
+
+class SettleOrderItem(RootModel[int]):
+    root: Annotated[int, Field(ge=0, le=4294967295)]
+
+
+class ScriptStepWait(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    op: Literal['wait']
+    ms: Annotated[
+        int,
+        Field(
+            description='How long, in milliseconds (at most 60000).',
+            ge=0,
+            le=9007199254740991,
+        ),
+    ]
+
+
+class InteractionType(str, Enum):
+    ui_tool = 'ui_tool'
+    ui_surface = 'ui_surface'
+    auto_tool = 'auto_tool'
+    input_request = 'input_request'
+
+
+class DisplayMode(str, Enum):
+    inline = 'inline'
+    artifact = 'artifact'
+    composer = 'composer'
+    view = 'view'
+
+
+class Fraction(RootModel[StrictFloat]):
+    root: Annotated[
+        StrictFloat,
+        Field(description='A number from 0 to 1 inclusive.', ge=0.0, le=1.0),
+    ]
+
+
+class ApprovalDecision(str, Enum):
+    approve = 'approve'
+    deny_continue = 'deny_continue'
+    deny_abort = 'deny_abort'
+
+
+class ScriptOutcomeResult(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    kind: Literal['result']
+    value: Annotated[Any, Field(description='The result value.')]
+    summary: Annotated[StrictStr | None, Field(description='The summary line.')] = None
+
+
+class ScriptOutcomeError(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    kind: Literal['error']
+    message: Annotated[StrictStr, Field(description='The error text.')]
+
+
+class ScriptOutcomeAwaitResponse(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    kind: Literal['await_response']
+    expire_after_ms: Annotated[
+        int | None,
+        Field(
+            description='Expire the call if unanswered after this many milliseconds (at most 600000).',
+            ge=0,
+            le=9007199254740991,
+        ),
+    ] = None
+    summary: Annotated[
+        StrictStr | None, Field(description='The summary line once completed.')
+    ] = None
+
+
+class ScriptOutcomeDismiss(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    kind: Literal['dismiss']
+    reason: Annotated[StrictStr | None, Field(description='The dismissal reason.')] = (
+        None
+    )
+
+
+class ScriptEnd(str, Enum):
+    completed = 'completed'
+    failed = 'failed'
+    cancelled = 'cancelled'
+
+
+class ScriptStepEnd(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    op: Literal['end']
+    status: Annotated[ScriptEnd, Field(description='How the turn ends.')]
+    error: Annotated[
+        StrictStr | None, Field(description='The error text for `failed`.')
+    ] = None
+
+
+class ScriptProgress(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    message: Annotated[StrictStr | None, Field(description='The status line.')] = None
+    fraction: Annotated[Fraction | None, Field(description='How much is done.')] = None
+
+
+class ScriptOutput(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    command: Annotated[StrictStr | None, Field(description='The command line.')] = None
+    approvals: Annotated[
+        list[ApprovalDecision] | None,
+        Field(description='Approval decisions, one frame each.'),
+    ] = None
+    stdout: Annotated[StrictStr | None, Field(description='Standard output.')] = None
+    stderr: Annotated[StrictStr | None, Field(description='Standard error.')] = None
+    exit_code: Annotated[
+        int | None, Field(description='Exit code.', ge=-2147483648, le=2147483647)
+    ] = None
+
+
+class ScriptToolCall(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    tool_name: Annotated[StrictStr, Field(description='The `tool_name` to send.')]
+    interaction_type: Annotated[
+        InteractionType, Field(description='The `interaction_type` to send.')
+    ]
+    display: Annotated[DisplayMode, Field(description='The `display` to send.')]
+    component_type: Annotated[
+        StrictStr | None, Field(description='The `component_type` to send.')
+    ] = None
+    workflow_name: Annotated[
+        StrictStr | None, Field(description='The `workflow_name` to send.')
+    ] = None
+    payload: Annotated[dict[str, Any], Field(description='The `payload` to send.')] = {}
+    run_ms: Annotated[
+        int,
+        Field(
+            description='How long the tool runs before its first progress report or settlement, in milliseconds (at most 60000).',
+            ge=0,
+            le=9007199254740991,
+        ),
+    ] = 0
+    progress: Annotated[
+        list[ScriptProgress] | None,
+        Field(description='Progress reports to stream while it runs, in order.'),
+    ] = None
+    output: Annotated[
+        ScriptOutput | None,
+        Field(description='Tool-group output to send before it settles.'),
+    ] = None
+    outcome: Annotated[
+        ScriptOutcomeResult | ScriptOutcomeError | ScriptOutcomeAwaitResponse | ScriptOutcomeDismiss,
+        Field(description='How the call settles.'),
+    ]
+
+
+class ScriptStepToolCalls(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    op: Literal['tool_calls']
+    calls: Annotated[
+        list[ScriptToolCall], Field(description='The calls, in call order.')
+    ]
+    settle_order: Annotated[
+        list[SettleOrderItem] | None,
+        Field(
+            description='Indices of the calls that settle by themselves (every outcome but `await_response`),\nin the order they settle; default: call order.'
+        ),
+    ] = None
+
+
+class ScriptTurn(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    steps: Annotated[
+        list[ScriptStepSay | ScriptStepToolCalls | ScriptStepWait | ScriptStepEnd],
+        Field(
+            description='Steps in order. A turn without an `end` step ends `completed`.'
+        ),
+    ]
+
+
+class AgentScript(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    turns: Annotated[
+        list[ScriptTurn],
+        Field(description='One entry per accepted user message, in order.'),
+    ]

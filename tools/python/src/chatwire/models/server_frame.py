@@ -1,0 +1,936 @@
+# Generated from schema/json/server-frame.json by tools/python/scripts/generate.py. Do not edit.
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    RootModel,
+    StrictBool,
+    StrictFloat,
+    StrictStr,
+)
+
+
+class Id(RootModel[StrictStr]):
+    root: Annotated[
+        StrictStr,
+        Field(
+            description='An opaque identifier: 1-128 characters from [A-Za-z0-9._:-], the first alphanumeric.',
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+
+
+class ProtocolVersion(RootModel[StrictStr]):
+    root: Annotated[
+        StrictStr,
+        Field(
+            description='A protocol version MAJOR.MINOR, e.g. "1.0".',
+            pattern='^(0|[1-9][0-9]{0,3})\\.(0|[1-9][0-9]{0,3})$',
+        ),
+    ]
+
+
+class Capability(RootModel[StrictStr]):
+    root: Annotated[
+        StrictStr,
+        Field(
+            description='An optional feature the server offers. Known names: rewind, tool_output, tool_expiry, conformance_script, restart_durability; receivers must tolerate others.',
+            examples=['rewind', 'tool_output', 'tool_expiry', 'conformance_script', 'restart_durability'],
+            min_length=1,
+        ),
+    ]
+
+
+class Limits(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    max_frame_bytes: Annotated[
+        int,
+        Field(
+            description='Largest text frame the server accepts, in bytes; a larger one gets `frame_too_large`.',
+            ge=0,
+            le=9007199254740991,
+        ),
+    ]
+
+
+class DisplayItemUserMessage(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    kind: Literal['user_message']
+    id: Annotated[
+        StrictStr,
+        Field(
+            description='The item id.', pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$'
+        ),
+    ]
+    invocation_id: Annotated[
+        StrictStr,
+        Field(
+            description='The turn the message opened.',
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+    client_message_id: Annotated[
+        StrictStr,
+        Field(
+            description="The client's id of the `chat.user_message`.",
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+    text: Annotated[StrictStr, Field(description='The text.')]
+    ts: Annotated[StrictStr, Field(description='When it was accepted (RFC 3339).')]
+
+
+class DisplayItemAssistantMarkdown(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    kind: Literal['assistant_markdown']
+    id: Annotated[
+        StrictStr,
+        Field(
+            description='The item id.', pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$'
+        ),
+    ]
+    invocation_id: Annotated[
+        StrictStr,
+        Field(
+            description='The turn that produced it.',
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+    markdown: Annotated[StrictStr, Field(description='The body, CommonMark.')]
+    ts: Annotated[StrictStr, Field(description='When it was produced (RFC 3339).')]
+
+
+class InteractionType(str, Enum):
+    ui_tool = 'ui_tool'
+    ui_surface = 'ui_surface'
+    auto_tool = 'auto_tool'
+    input_request = 'input_request'
+
+
+class DisplayMode(str, Enum):
+    inline = 'inline'
+    artifact = 'artifact'
+    composer = 'composer'
+    view = 'view'
+
+
+class ToolCallStatus(str, Enum):
+    pending = 'pending'
+    running = 'running'
+    completed = 'completed'
+    failed = 'failed'
+    dismissed = 'dismissed'
+    expired = 'expired'
+
+
+class Fraction(RootModel[StrictFloat]):
+    root: Annotated[
+        StrictFloat,
+        Field(description='A number from 0 to 1 inclusive.', ge=0.0, le=1.0),
+    ]
+
+
+class Initiator(str, Enum):
+    server = 'server'
+    client = 'client'
+
+
+class ApprovalDecision(str, Enum):
+    approve = 'approve'
+    deny_continue = 'deny_continue'
+    deny_abort = 'deny_abort'
+
+
+class RunStatus(str, Enum):
+    idle = 'idle'
+    running = 'running'
+    awaiting_input = 'awaiting_input'
+    completed = 'completed'
+    failed = 'failed'
+    cancelled = 'cancelled'
+
+
+class CompletionStatus(str, Enum):
+    completed = 'completed'
+    failed = 'failed'
+    expired = 'expired'
+
+
+class RunCompleteStatus(str, Enum):
+    awaiting_input = 'awaiting_input'
+    completed = 'completed'
+    failed = 'failed'
+    cancelled = 'cancelled'
+
+
+class ErrorCode(str, Enum):
+    malformed_frame = 'malformed_frame'
+    binary_frame = 'binary_frame'
+    unknown_type = 'unknown_type'
+    invalid_frame = 'invalid_frame'
+    frame_too_large = 'frame_too_large'
+    hello_required = 'hello_required'
+    already_open = 'already_open'
+    unsupported_version = 'unsupported_version'
+    resume_rejected = 'resume_rejected'
+    resume_cursor_ahead = 'resume_cursor_ahead'
+    script_not_allowed = 'script_not_allowed'
+    invalid_script = 'invalid_script'
+    duplicate_message = 'duplicate_message'
+    run_in_progress = 'run_in_progress'
+    unknown_tool_call = 'unknown_tool_call'
+    tool_call_settled = 'tool_call_settled'
+    tool_call_not_awaiting = 'tool_call_not_awaiting'
+    unknown_invocation = 'unknown_invocation'
+    session_taken_over = 'session_taken_over'
+    internal_error = 'internal_error'
+
+
+class ServerFrameSessionWelcome(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    type: Literal['session.welcome']
+    seq: Annotated[
+        int,
+        Field(
+            description="Position of this frame in the session's frame sequence; grows strictly (`SEQ-001`).",
+            ge=0,
+            le=9007199254740991,
+        ),
+    ]
+    in_reply_to: Annotated[
+        StrictStr,
+        Field(
+            description='The `id` of the `session.hello` this answers.',
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+    version: Annotated[
+        StrictStr,
+        Field(
+            description='The protocol version chosen for this connection, one of those the client offered.',
+            pattern='^(0|[1-9][0-9]{0,3})\\.(0|[1-9][0-9]{0,3})$',
+        ),
+    ]
+    session_id: Annotated[
+        StrictStr,
+        Field(
+            description="The session's id; stable across reconnects and server restarts.",
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+    resume_token: Annotated[
+        StrictStr,
+        Field(
+            description='Secret needed to resume this session; the server may rotate it on every welcome.',
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+    resumed: Annotated[
+        StrictBool,
+        Field(
+            description='True when this welcome resumed an existing session, false when it opened a new one.'
+        ),
+    ]
+    capabilities: Annotated[
+        list[Capability],
+        Field(
+            description='Optional features this server implements; scenarios needing others are not applicable.'
+        ),
+    ]
+    limits: Annotated[Limits, Field(description='Limits the client must respect.')]
+    server: Annotated[
+        StrictStr | None,
+        Field(description='Free-form name and version of the server, for logs.'),
+    ] = None
+
+
+class ServerFrameChatUserMessageAccepted(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    type: Literal['chat.user_message_accepted']
+    seq: Annotated[
+        int,
+        Field(
+            description="Position of this frame in the session's frame sequence.",
+            ge=0,
+            le=9007199254740991,
+        ),
+    ]
+    in_reply_to: Annotated[
+        StrictStr,
+        Field(
+            description='The `id` of the `chat.user_message` that was accepted.',
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+    invocation_id: Annotated[
+        StrictStr,
+        Field(
+            description='The turn this message opens; every item the turn produces carries it.',
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+    item_id: Annotated[
+        StrictStr,
+        Field(
+            description='Id of the new `user_message` display item.',
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+    text: Annotated[StrictStr, Field(description='The message text.')]
+    ts: Annotated[
+        StrictStr, Field(description='When the server accepted it (RFC 3339).')
+    ]
+
+
+class ServerFrameChatRunStarted(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    type: Literal['chat.run_started']
+    seq: Annotated[
+        int,
+        Field(
+            description="Position of this frame in the session's frame sequence.",
+            ge=0,
+            le=9007199254740991,
+        ),
+    ]
+    invocation_id: Annotated[
+        StrictStr,
+        Field(
+            description='The turn this slice belongs to.',
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+    ts: Annotated[StrictStr, Field(description='When the slice started (RFC 3339).')]
+
+
+class ServerFrameChatAssistantMessage(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    type: Literal['chat.assistant_message']
+    seq: Annotated[
+        int,
+        Field(
+            description="Position of this frame in the session's frame sequence.",
+            ge=0,
+            le=9007199254740991,
+        ),
+    ]
+    invocation_id: Annotated[
+        StrictStr,
+        Field(
+            description='The turn that produced this message.',
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+    item_id: Annotated[
+        StrictStr,
+        Field(
+            description='Id of the new `assistant_markdown` display item.',
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+    markdown: Annotated[StrictStr, Field(description='The message body, CommonMark.')]
+    ts: Annotated[StrictStr, Field(description='When it was produced (RFC 3339).')]
+
+
+class ServerFrameChatToolCall(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    type: Literal['chat.tool_call']
+    seq: Annotated[
+        int,
+        Field(
+            description="Position of this frame in the session's frame sequence.",
+            ge=0,
+            le=9007199254740991,
+        ),
+    ]
+    invocation_id: Annotated[
+        StrictStr,
+        Field(
+            description='The turn that made this call.',
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+    tool_call_id: Annotated[
+        StrictStr,
+        Field(
+            description='The interaction id, end to end: the item id, the id a response names, the id a completion names.',
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+    corr: Annotated[
+        Id | None,
+        Field(
+            description='Compatibility alias of `tool_call_id` for older consumers; when present it equals `tool_call_id` (`TOOL-004`).'
+        ),
+    ] = None
+    tool_name: Annotated[
+        StrictStr, Field(description='Name of the tool as the agent called it.')
+    ]
+    component_type: Annotated[
+        StrictStr | None,
+        Field(
+            description='The UI component that renders this call; required for `ui_tool` and `ui_surface` (`TOOL-005`).'
+        ),
+    ] = None
+    workflow_name: Annotated[
+        StrictStr | None, Field(description='The workflow that owns the component.')
+    ] = None
+    interaction_type: Annotated[
+        InteractionType, Field(description='What kind of interaction this is.')
+    ]
+    awaiting_response: Annotated[
+        StrictBool,
+        Field(
+            description='True when the call waits for a `chat.tool_call_response` from the client.'
+        ),
+    ]
+    display: Annotated[DisplayMode, Field(description='Where the client shows it.')]
+    payload: Annotated[
+        dict[str, Any],
+        Field(
+            description='Arguments for the component or tool, as the agent produced them.'
+        ),
+    ]
+    call_index: Annotated[
+        int,
+        Field(
+            description='Position of this call within its batch of calls made at once, starting at 0 (`MULTI-001`).',
+            ge=0,
+            le=4294967295,
+        ),
+    ]
+    ts: Annotated[StrictStr, Field(description='When the call was made (RFC 3339).')]
+
+
+class ServerFrameChatToolProgress(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    type: Literal['chat.tool_progress']
+    seq: Annotated[
+        int,
+        Field(
+            description="Position of this frame in the session's frame sequence.",
+            ge=0,
+            le=9007199254740991,
+        ),
+    ]
+    tool_call_id: Annotated[
+        StrictStr,
+        Field(
+            description='The running tool call.',
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+    message: Annotated[
+        StrictStr | None, Field(description='A short human-readable status line.')
+    ] = None
+    fraction: Annotated[
+        Fraction | None, Field(description='How much is done, from 0 to 1.')
+    ] = None
+    ts: Annotated[
+        StrictStr, Field(description='When the progress was observed (RFC 3339).')
+    ]
+
+
+class ServerFrameChatToolOutput(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    type: Literal['chat.tool_output']
+    seq: Annotated[
+        int,
+        Field(
+            description="Position of this frame in the session's frame sequence.",
+            ge=0,
+            le=9007199254740991,
+        ),
+    ]
+    tool_call_id: Annotated[
+        StrictStr,
+        Field(
+            description='The tool call this output belongs to; it must not be settled yet.',
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+    command: Annotated[
+        StrictStr | None, Field(description='The command line the tool runs, set once.')
+    ] = None
+    approval: Annotated[
+        ApprovalDecision | None,
+        Field(description="An approval decision to append to the group's approvals."),
+    ] = None
+    stdout: Annotated[
+        StrictStr | None, Field(description="Text to append to the group's stdout.")
+    ] = None
+    stderr: Annotated[
+        StrictStr | None, Field(description="Text to append to the group's stderr.")
+    ] = None
+    exit_code: Annotated[
+        int | None,
+        Field(
+            description='The process exit code, set once the tool has exited.',
+            ge=-2147483648,
+            le=2147483647,
+        ),
+    ] = None
+    ts: Annotated[
+        StrictStr, Field(description='When the output was produced (RFC 3339).')
+    ]
+
+
+class ServerFrameChatToolCallComplete(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    type: Literal['chat.tool_call_complete']
+    seq: Annotated[
+        int,
+        Field(
+            description="Position of this frame in the session's frame sequence.",
+            ge=0,
+            le=9007199254740991,
+        ),
+    ]
+    tool_call_id: Annotated[
+        StrictStr,
+        Field(
+            description='The call that settles.',
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+    status: Annotated[CompletionStatus, Field(description='How it settled.')]
+    result: Annotated[
+        Any | None,
+        Field(
+            description="The tool's result (for `completed`), e.g. the value the user submitted."
+        ),
+    ] = None
+    error: Annotated[
+        StrictStr | None,
+        Field(description='What went wrong (for `failed` and `expired`).'),
+    ] = None
+    summary: Annotated[
+        StrictStr | None,
+        Field(
+            description='One line the client shows in place of a settled component, e.g. "API key saved".'
+        ),
+    ] = None
+    in_reply_to: Annotated[
+        Id | None,
+        Field(
+            description='The `id` of the `chat.tool_call_response` that caused this, if any.'
+        ),
+    ] = None
+    ts: Annotated[StrictStr, Field(description='When it settled (RFC 3339).')]
+
+
+class ServerFrameChatToolCallDismiss(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    type: Literal['chat.tool_call_dismiss']
+    seq: Annotated[
+        int,
+        Field(
+            description="Position of this frame in the session's frame sequence.",
+            ge=0,
+            le=9007199254740991,
+        ),
+    ]
+    tool_call_id: Annotated[
+        StrictStr,
+        Field(
+            description='The call that is dismissed.',
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+    initiated_by: Annotated[
+        Initiator, Field(description='Who asked for the dismissal.')
+    ]
+    reason: Annotated[
+        StrictStr | None, Field(description='Why, for display and logs.')
+    ] = None
+    in_reply_to: Annotated[
+        Id | None,
+        Field(
+            description="The `id` of the client's `chat.tool_call_response` when the client asked for it."
+        ),
+    ] = None
+    ts: Annotated[StrictStr, Field(description='When it was dismissed (RFC 3339).')]
+
+
+class ServerFrameChatRunComplete(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    type: Literal['chat.run_complete']
+    seq: Annotated[
+        int,
+        Field(
+            description="Position of this frame in the session's frame sequence.",
+            ge=0,
+            le=9007199254740991,
+        ),
+    ]
+    invocation_id: Annotated[
+        StrictStr,
+        Field(
+            description='The turn whose slice ends.',
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+    status: Annotated[
+        RunCompleteStatus,
+        Field(
+            description='Why it ended. `awaiting_input` requires a pending call; the others require none open (`RUN-003`, `RUN-004`).'
+        ),
+    ]
+    reason: Annotated[
+        StrictStr | None,
+        Field(
+            description='A machine-readable reason, e.g. `awaiting_user_input` or `script_exhausted`.'
+        ),
+    ] = None
+    error: Annotated[
+        StrictStr | None, Field(description='What went wrong, for `failed`.')
+    ] = None
+    ts: Annotated[StrictStr, Field(description='When the slice ended (RFC 3339).')]
+
+
+class ServerFrameChatRewindComplete(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    type: Literal['chat.rewind_complete']
+    seq: Annotated[
+        int,
+        Field(
+            description="Position of this frame in the session's frame sequence.",
+            ge=0,
+            le=9007199254740991,
+        ),
+    ]
+    in_reply_to: Annotated[
+        StrictStr,
+        Field(
+            description='The `id` of the `chat.rewind` this answers.',
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+    before_invocation_id: Annotated[
+        StrictStr,
+        Field(
+            description='The invocation the state was cut before.',
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+    removed_invocation_ids: Annotated[
+        list[Id],
+        Field(
+            description='The invocations removed from the effective state, oldest first (the log keeps them).'
+        ),
+    ]
+    ts: Annotated[
+        StrictStr, Field(description='When the rewind took effect (RFC 3339).')
+    ]
+
+
+class ServerFrameError(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    type: Literal['error']
+    seq: Annotated[
+        int | None,
+        Field(
+            description="Position in the session's frame sequence; absent when no session is bound to the connection.",
+            ge=0,
+            le=9007199254740991,
+        ),
+    ] = None
+    code: Annotated[ErrorCode, Field(description='What went wrong.')]
+    message: Annotated[
+        StrictStr,
+        Field(description='A human-readable explanation, one sentence, lowercase.'),
+    ]
+    in_reply_to: Annotated[
+        Id | None,
+        Field(
+            description='The `id` of the client frame this answers, when that frame was readable enough to have one.'
+        ),
+    ] = None
+    fatal: Annotated[
+        StrictBool,
+        Field(
+            description='True when the server closes the connection right after this frame.'
+        ),
+    ]
+    supported_versions: Annotated[
+        list[ProtocolVersion] | None,
+        Field(
+            description='With `unsupported_version`: every version the server speaks.'
+        ),
+    ] = None
+
+
+class DisplayItemToolOutput(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    kind: Literal['tool_output']
+    id: Annotated[
+        StrictStr,
+        Field(
+            description='The item id: the `tool_call_id` followed by `.output`.',
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+    invocation_id: Annotated[
+        StrictStr,
+        Field(
+            description='The turn that made the call.',
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+    tool_call_id: Annotated[
+        StrictStr,
+        Field(
+            description='The tool call this output belongs to.',
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+    tool_name: Annotated[StrictStr, Field(description='Name of the tool.')]
+    command: Annotated[
+        StrictStr | None,
+        Field(description='The command line, if the tool reported one.'),
+    ] = None
+    approvals: Annotated[
+        list[ApprovalDecision],
+        Field(description='Approval decisions in the order they were made.'),
+    ]
+    stdout: Annotated[
+        StrictStr, Field(description='Everything the tool wrote to stdout so far.')
+    ]
+    stderr: Annotated[
+        StrictStr, Field(description='Everything the tool wrote to stderr so far.')
+    ]
+    exit_code: Annotated[
+        int | None,
+        Field(
+            description='The exit code, once the tool exited.',
+            ge=-2147483648,
+            le=2147483647,
+        ),
+    ] = None
+
+
+class Progress(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    message: Annotated[StrictStr | None, Field(description='A short status line.')] = (
+        None
+    )
+    fraction: Annotated[
+        Fraction | None, Field(description='How much is done, 0 to 1.')
+    ] = None
+
+
+class Dismissal(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    initiated_by: Annotated[Initiator, Field(description='Which side asked for it.')]
+    reason: Annotated[StrictStr | None, Field(description='Why.')] = None
+
+
+class RunState(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    status: Annotated[RunStatus, Field(description='Where the run is.')]
+    invocation_id: Annotated[
+        Id | None,
+        Field(description='The turn the status is about; absent when `idle`.'),
+    ] = None
+
+
+class DisplayItemToolCall(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    kind: Literal['tool_call']
+    id: Annotated[
+        StrictStr,
+        Field(
+            description='The item id, equal to the `tool_call_id`.',
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+    invocation_id: Annotated[
+        StrictStr,
+        Field(
+            description='The turn that made the call.',
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+    tool_name: Annotated[StrictStr, Field(description='Name of the tool.')]
+    component_type: Annotated[
+        StrictStr | None, Field(description='The UI component that renders the call.')
+    ] = None
+    workflow_name: Annotated[
+        StrictStr | None, Field(description='The workflow that owns the component.')
+    ] = None
+    interaction_type: Annotated[
+        InteractionType, Field(description='What kind of interaction this is.')
+    ]
+    display: Annotated[DisplayMode, Field(description='Where the client shows it.')]
+    awaiting_response: Annotated[
+        StrictBool,
+        Field(description='Whether the call waits (or waited) for a client response.'),
+    ]
+    status: Annotated[
+        ToolCallStatus, Field(description='Where the call is in its lifecycle.')
+    ]
+    payload: Annotated[
+        dict[str, Any], Field(description='Arguments for the component or tool.')
+    ]
+    progress: Annotated[
+        Progress | None,
+        Field(description='The latest progress, while or after running.'),
+    ] = None
+    summary: Annotated[
+        StrictStr | None,
+        Field(description='One line to show in place of a settled component.'),
+    ] = None
+    result: Annotated[
+        Any | None, Field(description='The result, once `completed`.')
+    ] = None
+    error: Annotated[
+        StrictStr | None,
+        Field(description='What went wrong, once `failed` or `expired`.'),
+    ] = None
+    dismissal: Annotated[
+        Dismissal | None,
+        Field(description='Who dismissed it and why, once `dismissed`.'),
+    ] = None
+    ts: Annotated[StrictStr, Field(description='When the call was made (RFC 3339).')]
+    settled_ts: Annotated[
+        StrictStr | None,
+        Field(description='When the call settled (RFC 3339), once settled.'),
+    ] = None
+
+
+class UiState(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    items: Annotated[
+        list[DisplayItemUserMessage | DisplayItemAssistantMarkdown | DisplayItemToolCall | DisplayItemToolOutput],
+        Field(description='Display items in the order the client shows them.'),
+    ]
+    run: Annotated[RunState, Field(description='The current run.')]
+
+
+class ServerFrameUiStateSnapshot(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    type: Literal['ui_state_snapshot']
+    seq: Annotated[
+        int,
+        Field(
+            description="Position of this frame in the session's frame sequence.",
+            ge=0,
+            le=9007199254740991,
+        ),
+    ]
+    v: Annotated[Literal['ui_state_v1'], Field(description='The UiState format.')]
+    state: Annotated[UiState, Field(description="The session's effective state.")]
+
+
+class ServerFrameUiStateUpdated(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    type: Literal['ui_state_updated']
+    seq: Annotated[
+        int,
+        Field(
+            description="Position of this frame in the session's frame sequence.",
+            ge=0,
+            le=9007199254740991,
+        ),
+    ]
+    v: Annotated[Literal['ui_state_v1'], Field(description='The UiState format.')]
+    state: Annotated[UiState, Field(description="The session's effective state.")]
+
+
+class ServerFrame(
+    RootModel[
+        ServerFrameSessionWelcome
+        | ServerFrameUiStateSnapshot
+        | ServerFrameUiStateUpdated
+        | ServerFrameChatUserMessageAccepted
+        | ServerFrameChatRunStarted
+        | ServerFrameChatAssistantMessage
+        | ServerFrameChatToolCall
+        | ServerFrameChatToolProgress
+        | ServerFrameChatToolOutput
+        | ServerFrameChatToolCallComplete
+        | ServerFrameChatToolCallDismiss
+        | ServerFrameChatRunComplete
+        | ServerFrameChatRewindComplete
+        | ServerFrameError
+    ]
+):
+    root: Annotated[
+        ServerFrameSessionWelcome | ServerFrameUiStateSnapshot | ServerFrameUiStateUpdated | ServerFrameChatUserMessageAccepted | ServerFrameChatRunStarted | ServerFrameChatAssistantMessage | ServerFrameChatToolCall | ServerFrameChatToolProgress | ServerFrameChatToolOutput | ServerFrameChatToolCallComplete | ServerFrameChatToolCallDismiss | ServerFrameChatRunComplete | ServerFrameChatRewindComplete | ServerFrameError,
+        Field(description='Any frame a server sends to a client.', title='ServerFrame'),
+    ]

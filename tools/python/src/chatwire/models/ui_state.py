@@ -1,0 +1,294 @@
+# Generated from schema/json/ui-state.json by tools/python/scripts/generate.py. Do not edit.
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    RootModel,
+    StrictBool,
+    StrictFloat,
+    StrictStr,
+)
+
+
+class Id(RootModel[StrictStr]):
+    root: Annotated[
+        StrictStr,
+        Field(
+            description='An opaque identifier: 1-128 characters from [A-Za-z0-9._:-], the first alphanumeric.',
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+
+
+class InteractionType(str, Enum):
+    ui_tool = 'ui_tool'
+    ui_surface = 'ui_surface'
+    auto_tool = 'auto_tool'
+    input_request = 'input_request'
+
+
+class DisplayMode(str, Enum):
+    inline = 'inline'
+    artifact = 'artifact'
+    composer = 'composer'
+    view = 'view'
+
+
+class ToolCallStatus(str, Enum):
+    pending = 'pending'
+    running = 'running'
+    completed = 'completed'
+    failed = 'failed'
+    dismissed = 'dismissed'
+    expired = 'expired'
+
+
+class Fraction(RootModel[StrictFloat]):
+    root: Annotated[
+        StrictFloat,
+        Field(description='A number from 0 to 1 inclusive.', ge=0.0, le=1.0),
+    ]
+
+
+class Initiator(str, Enum):
+    server = 'server'
+    client = 'client'
+
+
+class ApprovalDecision(str, Enum):
+    approve = 'approve'
+    deny_continue = 'deny_continue'
+    deny_abort = 'deny_abort'
+
+
+class RunStatus(str, Enum):
+    idle = 'idle'
+    running = 'running'
+    awaiting_input = 'awaiting_input'
+    completed = 'completed'
+    failed = 'failed'
+    cancelled = 'cancelled'
+
+
+class DisplayItemUserMessage(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    kind: Literal['user_message']
+    id: Annotated[
+        StrictStr,
+        Field(
+            description='The item id.', pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$'
+        ),
+    ]
+    invocation_id: Annotated[
+        StrictStr,
+        Field(
+            description='The turn the message opened.',
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+    client_message_id: Annotated[
+        StrictStr,
+        Field(
+            description="The client's id of the `chat.user_message`.",
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+    text: Annotated[StrictStr, Field(description='The text.')]
+    ts: Annotated[StrictStr, Field(description='When it was accepted (RFC 3339).')]
+
+
+class DisplayItemAssistantMarkdown(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    kind: Literal['assistant_markdown']
+    id: Annotated[
+        StrictStr,
+        Field(
+            description='The item id.', pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$'
+        ),
+    ]
+    invocation_id: Annotated[
+        StrictStr,
+        Field(
+            description='The turn that produced it.',
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+    markdown: Annotated[StrictStr, Field(description='The body, CommonMark.')]
+    ts: Annotated[StrictStr, Field(description='When it was produced (RFC 3339).')]
+
+
+class DisplayItemToolOutput(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    kind: Literal['tool_output']
+    id: Annotated[
+        StrictStr,
+        Field(
+            description='The item id: the `tool_call_id` followed by `.output`.',
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+    invocation_id: Annotated[
+        StrictStr,
+        Field(
+            description='The turn that made the call.',
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+    tool_call_id: Annotated[
+        StrictStr,
+        Field(
+            description='The tool call this output belongs to.',
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+    tool_name: Annotated[StrictStr, Field(description='Name of the tool.')]
+    command: Annotated[
+        StrictStr | None,
+        Field(description='The command line, if the tool reported one.'),
+    ] = None
+    approvals: Annotated[
+        list[ApprovalDecision],
+        Field(description='Approval decisions in the order they were made.'),
+    ]
+    stdout: Annotated[
+        StrictStr, Field(description='Everything the tool wrote to stdout so far.')
+    ]
+    stderr: Annotated[
+        StrictStr, Field(description='Everything the tool wrote to stderr so far.')
+    ]
+    exit_code: Annotated[
+        int | None,
+        Field(
+            description='The exit code, once the tool exited.',
+            ge=-2147483648,
+            le=2147483647,
+        ),
+    ] = None
+
+
+class Progress(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    message: Annotated[StrictStr | None, Field(description='A short status line.')] = (
+        None
+    )
+    fraction: Annotated[
+        Fraction | None, Field(description='How much is done, 0 to 1.')
+    ] = None
+
+
+class Dismissal(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    initiated_by: Annotated[Initiator, Field(description='Which side asked for it.')]
+    reason: Annotated[StrictStr | None, Field(description='Why.')] = None
+
+
+class RunState(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    status: Annotated[RunStatus, Field(description='Where the run is.')]
+    invocation_id: Annotated[
+        Id | None,
+        Field(description='The turn the status is about; absent when `idle`.'),
+    ] = None
+
+
+class DisplayItemToolCall(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    kind: Literal['tool_call']
+    id: Annotated[
+        StrictStr,
+        Field(
+            description='The item id, equal to the `tool_call_id`.',
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+    invocation_id: Annotated[
+        StrictStr,
+        Field(
+            description='The turn that made the call.',
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+    tool_name: Annotated[StrictStr, Field(description='Name of the tool.')]
+    component_type: Annotated[
+        StrictStr | None, Field(description='The UI component that renders the call.')
+    ] = None
+    workflow_name: Annotated[
+        StrictStr | None, Field(description='The workflow that owns the component.')
+    ] = None
+    interaction_type: Annotated[
+        InteractionType, Field(description='What kind of interaction this is.')
+    ]
+    display: Annotated[DisplayMode, Field(description='Where the client shows it.')]
+    awaiting_response: Annotated[
+        StrictBool,
+        Field(description='Whether the call waits (or waited) for a client response.'),
+    ]
+    status: Annotated[
+        ToolCallStatus, Field(description='Where the call is in its lifecycle.')
+    ]
+    payload: Annotated[
+        dict[str, Any], Field(description='Arguments for the component or tool.')
+    ]
+    progress: Annotated[
+        Progress | None,
+        Field(description='The latest progress, while or after running.'),
+    ] = None
+    summary: Annotated[
+        StrictStr | None,
+        Field(description='One line to show in place of a settled component.'),
+    ] = None
+    result: Annotated[
+        Any | None, Field(description='The result, once `completed`.')
+    ] = None
+    error: Annotated[
+        StrictStr | None,
+        Field(description='What went wrong, once `failed` or `expired`.'),
+    ] = None
+    dismissal: Annotated[
+        Dismissal | None,
+        Field(description='Who dismissed it and why, once `dismissed`.'),
+    ] = None
+    ts: Annotated[StrictStr, Field(description='When the call was made (RFC 3339).')]
+    settled_ts: Annotated[
+        StrictStr | None,
+        Field(description='When the call settled (RFC 3339), once settled.'),
+    ] = None
+
+
+class UiState(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    items: Annotated[
+        list[DisplayItemUserMessage | DisplayItemAssistantMarkdown | DisplayItemToolCall | DisplayItemToolOutput],
+        Field(description='Display items in the order the client shows them.'),
+    ]
+    run: Annotated[RunState, Field(description='The current run.')]

@@ -1,0 +1,339 @@
+"""The UiState reducer in Python: `reduce(state, event) -> state`.
+
+Spec: `spec/ui-state.md#reducer-rules`. This is a second implementation of
+`chatwire_schema::reduce` (schema/src/reducer.rs), the reference semantics; the two are proven
+equal by tests/test_reducer_traces.py on the corpus the Rust crate writes to
+fixtures/reducer-traces/. It works on plain JSON values, exactly as they travel: a state is the
+`state` member of a `ui_state_snapshot`, an event is a server frame.
+
+Null and absent: an optional member sent as `null` is the same as an absent one (serde reads both
+as `None`), and the state never holds a `null` for an optional member; it leaves the member out.
+That includes `result: null` of `chat.tool_call_complete`, which leaves the item without `result`.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any, Final
+
+__all__ = ["EVENT_TYPES", "OUTPUT_ID_SUFFIX", "ReduceError", "empty_state", "output_item_id", "reduce", "reduce_all"]
+
+JsonObject = dict[str, Any]
+
+OUTPUT_ID_SUFFIX: Final = ".output"
+_ID: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
+_OPEN: Final = ("pending", "running")
+
+#: The server frames that change the state; every other frame leaves it alone.
+EVENT_TYPES: Final = frozenset(
+    {
+        "chat.user_message_accepted",
+        "chat.run_started",
+        "chat.assistant_message",
+        "chat.tool_call",
+        "chat.tool_progress",
+        "chat.tool_output",
+        "chat.tool_call_complete",
+        "chat.tool_call_dismiss",
+        "chat.run_complete",
+        "chat.rewind_complete",
+    }
+)
+
+# The refusal rules, keyed by the names of `chatwire_schema::ReduceError`'s variants.
+_REQUIREMENTS: Final = {
+    "DuplicateItemId": "STATE-020",
+    "InvocationReused": "STATE-021",
+    "NotInRun": "STATE-022",
+    "RunInProgress": "STATE-023",
+    "UnknownInvocation": "STATE-024",
+    "UnknownToolCall": "STATE-025",
+    "AlreadySettled": "STATE-026",
+    "NotRunning": "STATE-027",
+    "NotAwaiting": "STATE-028",
+    "CorrMismatch": "STATE-029",
+    "NothingAwaited": "STATE-030",
+    "OpenToolCalls": "STATE-031",
+    "OpenToolCallsAtNewTurn": "STATE-032",
+    "RewindMismatch": "STATE-033",
+    "OutputIdTooLong": "STATE-015",
+    "StaleInvocation": "STATE-034",
+    "MissingComponentType": "STATE-035",
+}
+
+
+class ReduceError(ValueError):
+    """An event the reducer refuses; `kind` is the Rust variant's name, `requirement` the rule."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.requirement = _REQUIREMENTS[kind]
+
+
+def empty_state() -> JsonObject:
+    """The state of a new session (`STATE-005`)."""
+    return {"items": [], "run": {"status": "idle"}}
+
+
+def output_item_id(tool_call_id: str) -> str:
+    """The id of a call's `tool_output` item; refused when it is not a valid id (`ID-003`)."""
+    candidate = tool_call_id + OUTPUT_ID_SUFFIX
+    if not _ID.fullmatch(candidate):
+        raise ReduceError("OutputIdTooLong", f"tool call id {tool_call_id} is too long to name its output item")
+    return candidate
+
+
+def reduce(state: JsonObject, event: JsonObject) -> JsonObject:
+    """Applies `event` to a copy of `state`; raises `ReduceError` and leaves `state` alone on refusal."""
+    nxt = copy.deepcopy(state)
+    _apply(nxt, event)
+    return nxt
+
+
+def reduce_all(state: JsonObject, events: list[JsonObject]) -> JsonObject:
+    """Folds `events` over `state`, stopping at the first refused one (its `ReduceError` propagates)."""
+    nxt = copy.deepcopy(state)
+    for event in events:
+        _apply(nxt, event)
+    return nxt
+
+
+def _opt(frame: JsonObject, key: str) -> Any:
+    """An optional member: `None` when absent or null."""
+    return frame.get(key)
+
+
+def _set_opt(target: JsonObject, key: str, value: Any) -> None:
+    if value is None:
+        target.pop(key, None)
+    else:
+        target[key] = value
+
+
+def _int(value: Any) -> int:
+    # INT-001: `4.0` is the integer 4; the state carries it as an integer, like serde does.
+    return int(value)
+
+
+def _active(state: JsonObject) -> bool:
+    return bool(state["run"]["status"] == "running")
+
+
+def _current(state: JsonObject) -> str:
+    return str(state["run"].get("invocation_id") or "unknown")
+
+
+def _has_invocation(state: JsonObject, invocation: str) -> bool:
+    return any(i["invocation_id"] == invocation for i in state["items"])
+
+
+def _open_calls(state: JsonObject, invocation: str | None) -> list[JsonObject]:
+    return [
+        i
+        for i in state["items"]
+        if i["kind"] == "tool_call" and i["status"] in _OPEN and (invocation is None or i["invocation_id"] == invocation)
+    ]
+
+
+def _ensure_running(state: JsonObject, invocation: str) -> None:
+    run = state["run"]
+    if not (run["status"] == "running" and run.get("invocation_id") == invocation):
+        raise ReduceError("NotInRun", f"no run of invocation {invocation} is in progress")
+
+
+def _ensure_new_id(state: JsonObject, item_id: str) -> None:
+    if any(i["id"] == item_id for i in state["items"]):
+        raise ReduceError("DuplicateItemId", f"an item with id {item_id} already exists")
+
+
+def _call_index(state: JsonObject, tool_call_id: str) -> int:
+    items = state["items"]
+    for index in range(len(items) - 1, -1, -1):
+        if items[index]["kind"] == "tool_call" and items[index]["id"] == tool_call_id:
+            return index
+    raise ReduceError("UnknownToolCall", f"unknown tool call {tool_call_id}")
+
+
+def _open_call(state: JsonObject, tool_call_id: str) -> JsonObject:
+    call: JsonObject = state["items"][_call_index(state, tool_call_id)]
+    if call["status"] not in _OPEN:
+        raise ReduceError("AlreadySettled", f"tool call {tool_call_id} already settled as {call['status']}")
+    return call
+
+
+def _latest_user_invocation(state: JsonObject) -> str | None:
+    for item in reversed(state["items"]):
+        if item["kind"] == "user_message":
+            return str(item["invocation_id"])
+    return None
+
+
+def _apply(state: JsonObject, e: JsonObject) -> None:
+    kind = e["type"]
+    items: list[JsonObject] = state["items"]
+    if kind == "chat.user_message_accepted":  # STATE-010
+        if _active(state):
+            raise ReduceError("RunInProgress", f"a run of invocation {_current(state)} is already in progress")
+        open_calls = [c["id"] for c in _open_calls(state, None)]
+        if open_calls:
+            raise ReduceError("OpenToolCallsAtNewTurn", f"a new turn began while tool calls are open: {open_calls}")
+        if _has_invocation(state, e["invocation_id"]):
+            raise ReduceError("InvocationReused", f"invocation {e['invocation_id']} already exists")
+        _ensure_new_id(state, e["item_id"])
+        items.append(
+            {
+                "kind": "user_message",
+                "id": e["item_id"],
+                "invocation_id": e["invocation_id"],
+                "client_message_id": e["in_reply_to"],
+                "text": e["text"],
+                "ts": e["ts"],
+            }
+        )
+    elif kind == "chat.run_started":  # STATE-011
+        if _active(state):
+            raise ReduceError("RunInProgress", f"a run of invocation {_current(state)} is already in progress")
+        invocation = e["invocation_id"]
+        if not _has_invocation(state, invocation):
+            raise ReduceError("UnknownInvocation", f"unknown invocation {invocation}")
+        if _latest_user_invocation(state) != invocation:
+            raise ReduceError("StaleInvocation", f"invocation {invocation} is not the latest turn, so no run of it can start")
+        state["run"] = {"status": "running", "invocation_id": invocation}
+    elif kind == "chat.assistant_message":  # STATE-012
+        _ensure_running(state, e["invocation_id"])
+        _ensure_new_id(state, e["item_id"])
+        items.append(
+            {
+                "kind": "assistant_markdown",
+                "id": e["item_id"],
+                "invocation_id": e["invocation_id"],
+                "markdown": e["markdown"],
+                "ts": e["ts"],
+            }
+        )
+    elif kind == "chat.tool_call":  # STATE-013
+        call_id = e["tool_call_id"]
+        _ensure_running(state, e["invocation_id"])
+        corr = _opt(e, "corr")
+        if corr is not None and corr != call_id:
+            raise ReduceError("CorrMismatch", f"corr {corr} differs from tool_call_id {call_id}")
+        if e["interaction_type"] in ("ui_tool", "ui_surface") and _opt(e, "component_type") is None:
+            raise ReduceError("MissingComponentType", f"tool call {call_id} is a ui_tool or ui_surface but has no component_type")
+        _ensure_new_id(state, call_id)
+        _ensure_new_id(state, output_item_id(call_id))
+        item: JsonObject = {
+            "kind": "tool_call",
+            "id": call_id,
+            "invocation_id": e["invocation_id"],
+            "tool_name": e["tool_name"],
+        }
+        _set_opt(item, "component_type", _opt(e, "component_type"))
+        _set_opt(item, "workflow_name", _opt(e, "workflow_name"))
+        item.update(
+            {
+                "interaction_type": e["interaction_type"],
+                "display": e["display"],
+                "awaiting_response": e["awaiting_response"],
+                "status": "pending" if e["awaiting_response"] else "running",
+                "payload": copy.deepcopy(e["payload"]),
+                "ts": e["ts"],
+            }
+        )
+        items.append(item)
+    elif kind == "chat.tool_progress":  # STATE-014
+        call = _open_call(state, e["tool_call_id"])
+        if call["status"] != "running":
+            raise ReduceError("NotRunning", f"tool call {e['tool_call_id']} is not running")
+        progress: JsonObject = {}
+        _set_opt(progress, "message", _opt(e, "message"))
+        fraction = _opt(e, "fraction")
+        # A fraction is a float in the state, as serde writes it (`1` arrives, `1.0` is kept).
+        _set_opt(progress, "fraction", float(fraction) if fraction is not None else None)
+        call["progress"] = progress
+    elif kind == "chat.tool_output":  # STATE-015
+        call_id = e["tool_call_id"]
+        index = _call_index(state, call_id)
+        call = items[index]
+        if call["status"] not in _OPEN:
+            raise ReduceError("AlreadySettled", f"tool call {call_id} already settled as {call['status']}")
+        output_id = output_item_id(call_id)
+        at = index + 1
+        exists = at < len(items) and items[at]["kind"] == "tool_output" and items[at]["id"] == output_id
+        if not exists:
+            # An item created after the call may have taken the id (STATE-020).
+            _ensure_new_id(state, output_id)
+            items.insert(
+                at,
+                {
+                    "kind": "tool_output",
+                    "id": output_id,
+                    "invocation_id": call["invocation_id"],
+                    "tool_call_id": call_id,
+                    "tool_name": call["tool_name"],
+                    "approvals": [],
+                    "stdout": "",
+                    "stderr": "",
+                },
+            )
+        out = items[at]
+        if _opt(e, "command") is not None:
+            out["command"] = e["command"]
+        if _opt(e, "approval") is not None:
+            out["approvals"].append(e["approval"])
+        if _opt(e, "stdout") is not None:
+            out["stdout"] += e["stdout"]
+        if _opt(e, "stderr") is not None:
+            out["stderr"] += e["stderr"]
+        if _opt(e, "exit_code") is not None:
+            out["exit_code"] = _int(e["exit_code"])
+    elif kind == "chat.tool_call_complete":  # STATE-016
+        call = _open_call(state, e["tool_call_id"])
+        status = e["status"]
+        if status == "expired" and call["status"] != "pending":
+            raise ReduceError("NotAwaiting", f"tool call {e['tool_call_id']} does not await a response, so it cannot expire")
+        call["status"] = status
+        _set_opt(call, "result", copy.deepcopy(_opt(e, "result")))
+        _set_opt(call, "error", _opt(e, "error"))
+        _set_opt(call, "summary", _opt(e, "summary"))
+        call["settled_ts"] = e["ts"]
+    elif kind == "chat.tool_call_dismiss":  # STATE-017
+        call = _open_call(state, e["tool_call_id"])
+        call["status"] = "dismissed"
+        dismissal: JsonObject = {"initiated_by": e["initiated_by"]}
+        _set_opt(dismissal, "reason", _opt(e, "reason"))
+        call["dismissal"] = dismissal
+        call["settled_ts"] = e["ts"]
+    elif kind == "chat.run_complete":  # STATE-018
+        invocation = e["invocation_id"]
+        _ensure_running(state, invocation)
+        status = e["status"]
+        open_calls_of_run = _open_calls(state, invocation)
+        if status == "awaiting_input":
+            running = [c["id"] for c in open_calls_of_run if c["status"] == "running"]
+            if running:
+                raise ReduceError("OpenToolCalls", f"run of invocation {invocation} ended {status} while tool calls are open: {running}")
+            if not open_calls_of_run:
+                raise ReduceError("NothingAwaited", f"run of invocation {invocation} ended awaiting input but no tool call of it is pending")
+        elif open_calls_of_run:
+            ids = [c["id"] for c in open_calls_of_run]
+            raise ReduceError("OpenToolCalls", f"run of invocation {invocation} ended {status} while tool calls are open: {ids}")
+        state["run"]["status"] = status
+    elif kind == "chat.rewind_complete":  # STATE-019
+        if _active(state):
+            raise ReduceError("RunInProgress", f"a run of invocation {_current(state)} is already in progress")
+        before = e["before_invocation_id"]
+        cut = next((n for n, i in enumerate(items) if i["invocation_id"] == before), None)
+        if cut is None:
+            raise ReduceError("UnknownInvocation", f"unknown invocation {before}")
+        removed: list[str] = []
+        for item in items[cut:]:
+            if item["invocation_id"] not in removed:
+                removed.append(item["invocation_id"])
+        if removed != list(e["removed_invocation_ids"]):
+            raise ReduceError("RewindMismatch", f"rewind removes {removed} but the frame says {e['removed_invocation_ids']}")
+        del items[cut:]
+        state["run"] = {"status": "idle"}
+    else:
+        raise ValueError(f"{kind!r} is not an event frame")

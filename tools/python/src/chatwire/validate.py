@@ -1,0 +1,211 @@
+"""Frame validation that names the failing field, as `chatwire_schema::FrameValidator` does.
+
+Spec: `spec/overview.md#frames` and `#integers`. A frame is checked against the schema of its own
+`type` (a plain `oneOf` over the union reports one useless error at the root), with the schemas
+shipped in this package (Draft 2020-12). Integers follow INT-001: `4.0` and `1e3` are integers,
+anything beyond ±(2^53 − 1) or the field's own range is refused, because the schemas state those
+bounds as `minimum`/`maximum` and JSON Schema's `integer` is "a number without a fractional part".
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from enum import Enum
+from functools import lru_cache
+from importlib import resources
+from typing import Any, Final
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError
+from referencing import Registry, Resource
+
+__all__ = [
+    "Direction",
+    "FrameError",
+    "FrameErrorKind",
+    "Violation",
+    "client_types",
+    "load_schema",
+    "parse_client_frame",
+    "parse_json",
+    "parse_server_frame",
+    "server_types",
+    "validate_client_frame",
+    "validate_server_frame",
+]
+
+MAX_SAFE_INTEGER: Final = 2**53 - 1
+
+
+class Direction(str, Enum):
+    """Which way a frame travels."""
+
+    CLIENT_TO_SERVER = "client-to-server"
+    SERVER_TO_CLIENT = "server-to-client"
+
+
+_UNIONS: Final = {
+    Direction.CLIENT_TO_SERVER: "client-frame.json",
+    Direction.SERVER_TO_CLIENT: "server-frame.json",
+}
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One schema violation: where in the frame (a JSON Pointer, `""` is the frame) and what."""
+
+    instance_path: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.instance_path or '/'}: {self.message}"
+
+
+class FrameErrorKind(str, Enum):
+    """Why a frame is not acceptable; the error code a server answers with is in the comment."""
+
+    NOT_JSON = "not_json"  # malformed_frame
+    NOT_OBJECT = "not_object"  # malformed_frame
+    MISSING_TYPE = "missing_type"  # unknown_type
+    UNKNOWN_TYPE = "unknown_type"  # unknown_type
+    INVALID = "invalid"  # invalid_frame
+
+
+class FrameError(ValueError):
+    """A frame that its direction's schemas refuse, with the violations that name each field."""
+
+    def __init__(self, kind: FrameErrorKind, message: str, violations: tuple[Violation, ...] = ()) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.violations = violations
+
+    @property
+    def error_code(self) -> str:
+        """The `error.code` a server answers this frame with (`spec/errors.md`)."""
+        return {
+            FrameErrorKind.NOT_JSON: "malformed_frame",
+            FrameErrorKind.NOT_OBJECT: "malformed_frame",
+            FrameErrorKind.MISSING_TYPE: "unknown_type",
+            FrameErrorKind.UNKNOWN_TYPE: "unknown_type",
+            FrameErrorKind.INVALID: "invalid_frame",
+        }[self.kind]
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def parse_json(text: str | bytes) -> Any:
+    """Parses JSON text strictly: `NaN` and `Infinity`, which Python's json accepts, are refused."""
+    try:
+        return json.loads(text, parse_constant=_refuse_constant)
+    except (ValueError, RecursionError) as e:
+        raise FrameError(FrameErrorKind.NOT_JSON, f"not valid JSON: {e}") from None
+
+
+@lru_cache(maxsize=None)
+def load_schema(name: str) -> dict[str, Any]:
+    """One of the schemas shipped with the package, by file name (`chat.tool_call.json`)."""
+    text = resources.files("chatwire").joinpath("schemas").joinpath(name).read_text(encoding="utf-8")
+    schema: dict[str, Any] = json.loads(text)
+    return schema
+
+
+@lru_cache(maxsize=None)
+def _registry() -> Registry:
+    docs = [load_schema(p.name) for p in resources.files("chatwire").joinpath("schemas").iterdir() if p.name.endswith(".json")]
+    return Registry().with_resources((d["$id"], Resource.from_contents(d)) for d in docs if "$id" in d)
+
+
+@lru_cache(maxsize=None)
+def _types(direction: Direction) -> frozenset[str]:
+    union = load_schema(_UNIONS[direction])
+    return frozenset(branch["properties"]["type"]["const"] for branch in union["oneOf"])
+
+
+def client_types() -> frozenset[str]:
+    """Every `type` a client may send."""
+    return _types(Direction.CLIENT_TO_SERVER)
+
+
+def server_types() -> frozenset[str]:
+    """Every `type` a server may send."""
+    return _types(Direction.SERVER_TO_CLIENT)
+
+
+@lru_cache(maxsize=None)
+def _validator(wire_type: str) -> Draft202012Validator:
+    # No format checker: in 2020-12 `format` is an annotation, as in the Rust validator.
+    return Draft202012Validator(load_schema(f"{wire_type}.json"), registry=_registry())
+
+
+def _pointer(error: ValidationError) -> str:
+    return "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in error.absolute_path)
+
+
+def _refine(error: ValidationError, out: list[Violation]) -> None:
+    """Flattens an error into violations. A failed `oneOf`/`anyOf` over a tagged union is replaced
+    by the errors of the one branch whose tag matched, so the report names the exact field."""
+    here = _pointer(error)
+    if error.validator in ("oneOf", "anyOf") and error.context:
+        branches: dict[int, list[ValidationError]] = {}
+        for sub in error.context:
+            branches.setdefault(int(sub.relative_schema_path[0]), []).append(sub)
+
+        def ruled_out(errors: list[ValidationError]) -> bool:
+            # A branch is ruled out when its own discriminator failed: a `const` (the tag of a
+            # tagged union) or the instance's basic type (the `null` branch of an optional field).
+            return any(e.validator == "const" or (e.validator == "type" and _pointer(e) == here) for e in errors)
+
+        candidates = [b for b in branches.values() if not ruled_out(b)]
+        if len(candidates) == 1:
+            for sub in candidates[0]:
+                _refine(sub, out)
+            return
+    out.append(Violation(here, error.message))
+
+
+def _validate(direction: Direction, frame: Any) -> str:
+    if not isinstance(frame, dict):
+        raise FrameError(FrameErrorKind.NOT_OBJECT, "a frame must be a JSON object")
+    wire = frame.get("type")
+    if not isinstance(wire, str):
+        raise FrameError(FrameErrorKind.MISSING_TYPE, 'the frame has no string "type" field')
+    if wire not in _types(direction):
+        raise FrameError(FrameErrorKind.UNKNOWN_TYPE, f"unknown frame type {wire!r}")
+    validator = _validator(wire)
+    if validator.is_valid(frame):
+        return wire
+    violations: list[Violation] = []
+    for error in sorted(validator.iter_errors(frame), key=lambda e: list(map(str, e.absolute_path))):
+        _refine(error, violations)
+    text = "; ".join(map(str, violations))
+    raise FrameError(FrameErrorKind.INVALID, f"{len(violations)} schema violation(s): {text}", tuple(violations))
+
+
+def validate_client_frame(frame: Any) -> str:
+    """Checks a parsed frame a client sent; returns its `type` or raises `FrameError`."""
+    return _validate(Direction.CLIENT_TO_SERVER, frame)
+
+
+def validate_server_frame(frame: Any) -> str:
+    """Checks a parsed frame a server sent; returns its `type` or raises `FrameError`."""
+    return _validate(Direction.SERVER_TO_CLIENT, frame)
+
+
+def parse_client_frame(text: str | bytes) -> dict[str, Any]:
+    """Parses and checks the text of a client frame; raises `FrameError` (its `error_code` is the
+    code to answer with, in the precedence of `spec/errors.md`: JSON, type, schema)."""
+    frame = parse_json(text)
+    validate_client_frame(frame)
+    result: dict[str, Any] = frame
+    return result
+
+
+def parse_server_frame(text: str | bytes) -> dict[str, Any]:
+    """Parses and checks the text of a server frame; raises `FrameError`."""
+    frame = parse_json(text)
+    validate_server_frame(frame)
+    result: dict[str, Any] = frame
+    return result

@@ -1,0 +1,222 @@
+#!/usr/bin/env python3
+"""A Chatwire backend template: asyncio + websockets + SQLite, built on the `chatwire` package.
+
+    python server.py --port 8080 --db chat.sqlite3 [--conformance]
+
+It passes the whole conformance suite (`chatwire-conformance run --exec ...`, see the README's
+"Testing your backend"). This file is the transport; sessions.py is the protocol logic and
+store.py the persistence. Replace `Hub.plan` in sessions.py with your model.
+
+The websockets traps this file avoids, each marked where it is handled:
+  * max_size: websockets refuses messages over 1 MiB by default by closing with 1009, so the
+    suite's over-limit frame never reaches the code that must answer `frame_too_large`
+    (TRANSPORT-006). The cap is raised to 16 x max_frame_bytes (TRANSPORT-007) and the limit
+    is checked here.
+  * subprotocols: websockets' `subprotocols=["chatwire.v1"]` refuses a handshake that offers no
+    subprotocol with HTTP 400; TRANSPORT-004 requires accepting it, so `select_subprotocol` decides.
+  * pings: websockets' keepalive closes with 1011 when a pong is late; it is off, and an idle
+    connection gets our own ping and is closed with 1001 (TRANSPORT-011). Pongs to the client's
+    pings are automatic (TRANSPORT-010).
+  * commit before send: frames go to a bounded per-connection outbox only after the store has
+    committed them (sessions.Hub.emit), so a crash never shows a client an event the database lost.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import re
+import signal
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any, Final
+
+from websockets.asyncio.server import ServerConnection, serve
+from websockets.exceptions import ConnectionClosed
+from websockets.typing import Subprotocol
+
+from chatwire import FrameError, parse_json, validate_client_frame
+from sessions import CLOSE_UNSUPPORTED_VERSION, Hub, Refusal, Session, dumps
+from store import Store
+
+DEFAULT_MAX_FRAME_BYTES: Final = 1_048_576  # TRANSPORT-013
+HARD_CAP_FACTOR: Final = 16  # TRANSPORT-007: above this, websockets closes with 1009 unread
+HELLO_DEADLINE_S: Final = 30.0  # TRANSPORT-012
+IDLE_PING_S: Final = 30.0  # TRANSPORT-011
+WRITE_TIMEOUT_S: Final = 10.0
+OUTBOX_CAPACITY: Final = 4096
+SUBPROTOCOL: Final = "chatwire.v1"
+_ID: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
+
+
+def select_subprotocol(_ws: ServerConnection, offered: Sequence[Subprotocol]) -> Subprotocol | None:
+    """Selects chatwire.v1 when offered (TRANSPORT-003) and accepts a handshake that offers
+    nothing (TRANSPORT-004). websockets' own `subprotocols=[...]` answers HTTP 400 to the latter."""
+    return Subprotocol(SUBPROTOCOL) if SUBPROTOCOL in offered else None
+
+
+class Connection:
+    """One WebSocket connection: a bounded outbox drained by a writer task, and the reader."""
+
+    def __init__(self, ws: ServerConnection, hub: Hub) -> None:
+        self.ws = ws
+        self.hub = hub
+        self.session: Session | None = None
+        self.closing = False
+        self.last_heard = time.monotonic()
+        self.outbox: asyncio.Queue[str | tuple[int, str]] = asyncio.Queue(OUTBOX_CAPACITY)
+
+    # Peer protocol (sessions.Peer)
+    def send_text(self, text: str) -> None:
+        if self.closing:
+            return  # TRANSPORT-008: nothing after a fatal error
+        try:
+            self.outbox.put_nowait(text)
+        except asyncio.QueueFull:
+            # A client that reads nothing must not make the server buffer without bound.
+            self.closing = True
+            self.ws.transport.abort()
+
+    def close(self, code: int, reason: str) -> None:
+        if self.closing:
+            return
+        self.closing = True
+        try:
+            self.outbox.put_nowait((code, reason))
+        except asyncio.QueueFull:
+            self.ws.transport.abort()
+
+    async def writer(self) -> None:
+        while True:
+            item = await self.outbox.get()
+            if isinstance(item, tuple):
+                await asyncio.wait_for(self.ws.close(item[0], item[1]), WRITE_TIMEOUT_S)
+                return
+            await asyncio.wait_for(self.ws.send(item), WRITE_TIMEOUT_S)
+
+    async def keepalive(self) -> None:
+        """Pings a connection idle for IDLE_PING_S and closes it with 1001 if no pong comes."""
+        while True:
+            await asyncio.sleep(IDLE_PING_S)
+            if time.monotonic() - self.last_heard < IDLE_PING_S:
+                continue
+            pong = await self.ws.ping()
+            try:
+                await asyncio.wait_for(pong, IDLE_PING_S)
+            except asyncio.TimeoutError:
+                self.close(1001, "peer unresponsive")
+                return
+
+    async def reader(self) -> None:
+        while not self.closing:
+            try:
+                if self.session is None:
+                    message = await asyncio.wait_for(self.ws.recv(), HELLO_DEADLINE_S)
+                else:
+                    message = await self.ws.recv()
+            except asyncio.TimeoutError:
+                self.close(1008, "no session.hello within 30 seconds")
+                return
+            except ConnectionClosed:
+                return
+            self.last_heard = time.monotonic()
+            if isinstance(message, bytes):
+                await self.refuse(Refusal("binary_frame", "binary frames are not supported; send text"), None)
+            else:
+                await self.on_text(message)
+
+    async def refuse(self, refusal: Refusal, in_reply_to: str | None) -> None:
+        if self.session is not None:
+            async with self.session.lock:
+                if self.session.peer is self:
+                    self.hub.send_session_error(self.session, self, refusal, in_reply_to)
+            return
+        # Before a session is bound an error has no seq (SEQ-002).
+        self.send_text(dumps(self.hub.error_frame(refusal.code, refusal.message, in_reply_to, None)))
+        if refusal.code == "unsupported_version":
+            self.close(CLOSE_UNSUPPORTED_VERSION, "unsupported version")
+
+    async def on_text(self, text: str) -> None:
+        # Precedence (spec/errors.md): size, JSON, type, schema, session, then the frame's own checks.
+        size = len(text.encode("utf-8"))
+        if size > self.hub.max_frame_bytes:
+            message = f"frame of {size} bytes is over the limit of {self.hub.max_frame_bytes} bytes"
+            return await self.refuse(Refusal("frame_too_large", message), None)
+        try:
+            frame: Any = parse_json(text)
+        except FrameError as e:
+            return await self.refuse(Refusal("malformed_frame", str(e)), None)
+        if not isinstance(frame, dict):
+            return await self.refuse(Refusal("malformed_frame", "a frame must be a json object"), None)
+        frame_id = frame.get("id")
+        in_reply_to = frame_id if isinstance(frame_id, str) and _ID.fullmatch(frame_id) else None  # ERROR-004
+        try:
+            kind = validate_client_frame(frame)
+        except FrameError as e:
+            return await self.refuse(Refusal(e.error_code, str(e)), in_reply_to)
+        if kind == "session.hello":
+            if self.session is not None:
+                return await self.refuse(Refusal("already_open", "this connection already has a session"), in_reply_to)
+            try:
+                self.session = await self.hub.hello(self, frame)
+            except Refusal as refusal:
+                await self.refuse(refusal, in_reply_to)
+            return
+        if self.session is None:
+            return await self.refuse(Refusal("hello_required", "send session.hello first"), in_reply_to)
+        await self.hub.handle(self.session, self, frame)
+
+
+async def main() -> int:
+    parser = argparse.ArgumentParser(description="Chatwire backend template (asyncio + websockets + SQLite)")
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--host", default="127.0.0.1", help="bind address (default: loopback only)")
+    parser.add_argument("--db", required=True, help="SQLite file; sessions survive restarts on the same file")
+    parser.add_argument("--conformance", action="store_true", help="play session.hello.script instead of the model")
+    parser.add_argument("--max-frame-bytes", type=int, default=DEFAULT_MAX_FRAME_BYTES)
+    args = parser.parse_args()
+    if args.max_frame_bytes < 65536:
+        parser.error("--max-frame-bytes must be at least 65536 (TRANSPORT-005)")
+
+    hub = Hub(Store(args.db), conformance=args.conformance, max_frame_bytes=args.max_frame_bytes)
+    await hub.recover()
+
+    async def handler(ws: ServerConnection) -> None:
+        conn = Connection(ws, hub)
+        tasks = [asyncio.create_task(conn.writer()), asyncio.create_task(conn.keepalive())]
+        try:
+            await conn.reader()
+            # Let the writer flush a final close (fatal errors, 1008) before the handler returns.
+            if conn.closing:
+                await asyncio.wait([tasks[0]], timeout=WRITE_TIMEOUT_S)
+        finally:
+            for task in tasks:
+                task.cancel()
+            if conn.session is not None:
+                hub.detach(conn.session, conn)
+
+    stop = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        asyncio.get_running_loop().add_signal_handler(sig, stop.set)
+    async with serve(
+        handler,
+        args.host,
+        args.port,
+        select_subprotocol=select_subprotocol,  # the subprotocol trap, see the module doc
+        max_size=args.max_frame_bytes * HARD_CAP_FACTOR,  # the max_size trap, see the module doc
+        ping_interval=None,  # the keepalive trap, see the module doc
+        max_queue=64,
+        compression=None,
+    ) as server:
+        print(f"ws://{args.host}:{args.port}/ws", flush=True)
+        await stop.wait()
+        # TRANSPORT-009: an orderly shutdown closes every connection with 1001.
+        server.close(close_connections=True)
+        await asyncio.wait_for(server.wait_closed(), 5)
+    hub.store.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main()))

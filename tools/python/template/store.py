@@ -1,0 +1,175 @@
+"""SQLite persistence of the template backend: one row per session and its log.
+
+Every change of a session is one transaction (`Store.commit`), and the backend commits before it
+sends (RESUME-011): the frames a client saw are always in the database. WAL with
+`synchronous=NORMAL` survives a crash of the process (SIGKILL), which is what the conformance
+runner's restart scenarios do; use `synchronous=FULL` if power loss matters to you.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass, field
+from typing import Any
+
+JsonObject = dict[str, Any]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS sessions (
+    id TEXT PRIMARY KEY,
+    token_hash TEXT NOT NULL,
+    agent TEXT NOT NULL,       -- {"kind": "script", "script": ...} or {"kind": "echo"}
+    state TEXT NOT NULL,       -- the effective UiState
+    next_seq INTEGER NOT NULL, -- the seq the next frame gets (SEQ-001)
+    turns INTEGER NOT NULL,    -- user messages accepted so far, rewound ones included (SCRIPT-004)
+    cursor TEXT                -- the turn in progress and its next decision (SCRIPT-014), or NULL
+);
+CREATE TABLE IF NOT EXISTS accepted_messages (
+    session_id TEXT NOT NULL,
+    message_id TEXT NOT NULL,
+    PRIMARY KEY (session_id, message_id)
+);
+-- Every request and event, including those a rewind removed from the effective state (REWIND-005).
+CREATE TABLE IF NOT EXISTS log (
+    n INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_id TEXT NOT NULL,
+    seq INTEGER,
+    kind TEXT NOT NULL,
+    frame TEXT NOT NULL
+);
+-- Deadlines of pending calls, in wall-clock milliseconds, so they survive a restart (TOOL-019).
+CREATE TABLE IF NOT EXISTS timers (
+    session_id TEXT NOT NULL,
+    tool_call_id TEXT NOT NULL,
+    deadline_ms INTEGER NOT NULL,
+    PRIMARY KEY (session_id, tool_call_id)
+);
+"""
+
+_KEEP: Any = object()
+
+
+@dataclass
+class SessionRow:
+    """A session as stored."""
+
+    id: str
+    token_hash: str
+    agent: JsonObject
+    state: JsonObject
+    next_seq: int
+    turns: int
+    cursor: JsonObject | None
+    accepted: set[str]
+    timers: dict[str, int]
+
+
+@dataclass
+class Commit:
+    """One transaction's worth of change to a session."""
+
+    next_seq: int
+    state: JsonObject | None = None
+    turns: int | None = None
+    cursor: Any = _KEEP  # a dict, None (no turn in progress) or _KEEP
+    events: list[JsonObject] = field(default_factory=list)
+    requests: list[JsonObject] = field(default_factory=list)
+    accepted_message: str | None = None
+    add_timers: dict[str, int] = field(default_factory=dict)
+    remove_timers: list[str] = field(default_factory=list)
+
+
+class Store:
+    """The database of one backend instance."""
+
+    def __init__(self, path: str) -> None:
+        # isolation_level=None: transactions are opened explicitly with BEGIN IMMEDIATE.
+        self._db = sqlite3.connect(path, isolation_level=None, timeout=5.0)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        self._db.close()
+
+    def create_session(self, row: SessionRow) -> None:
+        with self._transaction():
+            self._db.execute(
+                "INSERT INTO sessions (id, token_hash, agent, state, next_seq, turns, cursor) VALUES (?, ?, ?, ?, ?, ?, NULL)",
+                (row.id, row.token_hash, json.dumps(row.agent), json.dumps(row.state), row.next_seq, row.turns),
+            )
+
+    def load_session(self, session_id: str) -> SessionRow | None:
+        found = self._db.execute(
+            "SELECT token_hash, agent, state, next_seq, turns, cursor FROM sessions WHERE id = ?", (session_id,)
+        ).fetchone()
+        if found is None:
+            return None
+        token_hash, agent, state, next_seq, turns, cursor = found
+        accepted = {m for (m,) in self._db.execute("SELECT message_id FROM accepted_messages WHERE session_id = ?", (session_id,))}
+        timers = {
+            call: int(deadline)
+            for call, deadline in self._db.execute("SELECT tool_call_id, deadline_ms FROM timers WHERE session_id = ?", (session_id,))
+        }
+        return SessionRow(
+            id=session_id,
+            token_hash=str(token_hash),
+            agent=json.loads(agent),
+            state=json.loads(state),
+            next_seq=int(next_seq),
+            turns=int(turns),
+            cursor=json.loads(cursor) if cursor is not None else None,
+            accepted=accepted,
+            timers=timers,
+        )
+
+    def sessions_with_unfinished_work(self) -> list[str]:
+        """Sessions whose run was in progress or that have deadlines: a restart must pick them up."""
+        rows = self._db.execute(
+            "SELECT id FROM sessions WHERE json_extract(state, '$.run.status') = 'running' "
+            "UNION SELECT DISTINCT session_id FROM timers"
+        ).fetchall()
+        return [str(r[0]) for r in rows]
+
+    def commit(self, session_id: str, change: Commit) -> None:
+        with self._transaction():
+            db = self._db
+            db.execute("UPDATE sessions SET next_seq = ? WHERE id = ?", (change.next_seq, session_id))
+            if change.state is not None:
+                db.execute("UPDATE sessions SET state = ? WHERE id = ?", (json.dumps(change.state), session_id))
+            if change.turns is not None:
+                db.execute("UPDATE sessions SET turns = ? WHERE id = ?", (change.turns, session_id))
+            if change.cursor is not _KEEP:
+                cursor = json.dumps(change.cursor) if change.cursor is not None else None
+                db.execute("UPDATE sessions SET cursor = ? WHERE id = ?", (cursor, session_id))
+            if change.accepted_message is not None:
+                db.execute("INSERT INTO accepted_messages VALUES (?, ?)", (session_id, change.accepted_message))
+            for request in change.requests:
+                db.execute("INSERT INTO log (session_id, seq, kind, frame) VALUES (?, NULL, 'request', ?)", (session_id, json.dumps(request)))
+            for event in change.events:
+                db.execute(
+                    "INSERT INTO log (session_id, seq, kind, frame) VALUES (?, ?, 'event', ?)",
+                    (session_id, event["seq"], json.dumps(event)),
+                )
+            for call, deadline in change.add_timers.items():
+                db.execute("INSERT OR REPLACE INTO timers VALUES (?, ?, ?)", (session_id, call, deadline))
+            for call in change.remove_timers:
+                db.execute("DELETE FROM timers WHERE session_id = ? AND tool_call_id = ?", (session_id, call))
+
+    def _transaction(self) -> _Transaction:
+        return _Transaction(self._db)
+
+
+class _Transaction:
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+
+    def __enter__(self) -> None:
+        self._db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, kind: object, value: object, tb: object) -> None:
+        self._db.execute("COMMIT" if kind is None else "ROLLBACK")
+
+
+KEEP_CURSOR: Any = _KEEP

@@ -1,0 +1,42 @@
+"""The Python reducer against the Rust one, on fixtures/reducer-traces/traces.jsonl.
+
+The corpus is written by schema/tests/shared_corpora.rs: each trace folds events over a state
+with `chatwire_schema::reduce` and records, per event, whether it was applied or which refusal
+refused it, and the final state. One rule, two implementations: they must agree on every step.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from chatwire import ReduceError, reduce
+from conftest import FIXTURES
+
+TRACES = [json.loads(line) for line in (FIXTURES / "reducer-traces" / "traces.jsonl").read_text(encoding="utf-8").splitlines()]
+
+
+def test_the_corpus_is_there_and_exercises_every_refusal() -> None:
+    refusals = {s["refused"]["requirement"] for t in TRACES for s in t["steps"] if s["refused"]}
+    assert len(TRACES) >= 100
+    assert refusals == {"STATE-015", *(f"STATE-0{n}" for n in range(20, 36))}
+
+
+@pytest.mark.parametrize("trace", TRACES, ids=[t["name"] for t in TRACES])
+def test_python_reducer_agrees_with_rust(trace: dict[str, Any]) -> None:
+    state = trace["initial"]
+    for n, step in enumerate(trace["steps"]):
+        before = json.dumps(state, sort_keys=True)
+        try:
+            state = reduce(state, step["event"])
+            verdict = None
+        except ReduceError as e:
+            verdict = {"requirement": e.requirement, "kind": e.kind}
+            # A refusal leaves the state exactly as it was.
+            assert json.dumps(state, sort_keys=True) == before
+        assert verdict == step["refused"], f"step {n}: {step['event']}"
+    assert state == trace["final"]
+    # Same members, not only equal values: null and absent must not be confused.
+    assert json.dumps(state, sort_keys=True) == json.dumps(trace["final"], sort_keys=True)

@@ -1,0 +1,85 @@
+"""`plan_turn`: the decisions of a scripted turn, in the order the conformance profile prescribes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chatwire import AwaitInput, End, RunTool, Say, Settlement, ToolBatch, Wait, plan_turn, response_settlement
+
+# The example of spec/conformance-profile.md#agentscript.
+SCRIPT: dict[str, Any] = {
+    "turns": [
+        {
+            "steps": [
+                {"op": "say", "markdown": "Let me check two things."},
+                {
+                    "op": "tool_calls",
+                    "calls": [
+                        {"tool_name": "fetch_docs", "interaction_type": "auto_tool", "display": "inline", "payload": {"url": "https://example.com/a"}, "run_ms": 50, "progress": [{"message": "fetching", "fraction": 0.5}], "outcome": {"kind": "result", "value": {"bytes": 512}}},
+                        {"tool_name": "confirm", "interaction_type": "ui_tool", "component_type": "ConfirmDialog", "workflow_name": "Deploy", "display": "inline", "payload": {"question": "Deploy now?"}, "output": {"command": "deploy", "approvals": ["approve"]}, "outcome": {"kind": "await_response", "expire_after_ms": 30000, "summary": "confirmed"}},
+                        {"tool_name": "shell", "interaction_type": "auto_tool", "display": "inline", "payload": {"cmd": "make"}, "run_ms": 10, "output": {"command": "make", "approvals": ["approve"], "stdout": "ok\n", "exit_code": 0}, "outcome": {"kind": "error", "message": "exit status 2"}},
+                    ],
+                    "settle_order": [2, 0],
+                },
+                {"op": "wait", "ms": 100},
+                {"op": "end", "status": "completed"},
+            ]
+        },
+        {"steps": [{"op": "end", "status": "failed", "error": "simulated failure"}]},
+        {"steps": [{"op": "tool_calls", "calls": [{"tool_name": "bye", "interaction_type": "auto_tool", "display": "inline", "outcome": {"kind": "dismiss", "reason": "not needed"}}]}]},
+    ]
+}
+
+
+def test_a_tool_batch_plays_in_settle_order_then_waits_for_input() -> None:
+    decisions = plan_turn(SCRIPT, 0)
+    assert [type(d) for d in decisions] == [Say, ToolBatch, RunTool, RunTool, AwaitInput, Wait, End]
+    batch = decisions[1]
+    assert isinstance(batch, ToolBatch)
+    # SCRIPT-008: the script's wire fields, awaiting_response from the outcome, call_index in order.
+    assert [c.tool_call["call_index"] for c in batch.calls] == [0, 1, 2]
+    assert [c.awaiting_response for c in batch.calls] == [False, True, False]
+    assert batch.calls[1].tool_call["component_type"] == "ConfirmDialog"
+    assert batch.calls[1].expire_after_ms == 30000
+    # SCRIPT-009: only the awaited call's output is sent right after the batch, part by part.
+    assert batch.calls[1].output_parts == ({"command": "deploy"}, {"approval": "approve"})
+    first, second = decisions[2], decisions[3]
+    assert isinstance(first, RunTool) and isinstance(second, RunTool)
+    # SCRIPT-010: settle_order [2, 0]; SCRIPT-011: command, approvals, stdout, stderr, exit_code.
+    assert (first.call_index, first.run_ms) == (2, 10)
+    assert first.output_parts == ({"command": "make"}, {"approval": "approve"}, {"stdout": "ok\n"}, {"exit_code": 0})
+    assert first.settlement == Settlement("chat.tool_call_complete", {"status": "failed", "error": "exit status 2"})
+    assert second.progress == ({"message": "fetching", "fraction": 0.5},)
+    assert second.settlement == Settlement("chat.tool_call_complete", {"status": "completed", "result": {"bytes": 512}})
+    assert decisions[4] == AwaitInput((1,))
+    assert decisions[6] == End("completed", None, "completed")
+
+
+def test_end_steps_and_implicit_completion() -> None:
+    assert plan_turn(SCRIPT, 1) == [End("failed", "simulated failure", "failed")]
+    third = plan_turn(SCRIPT, 2)
+    assert isinstance(third[1], RunTool)
+    assert third[1].settlement == Settlement("chat.tool_call_dismiss", {"initiated_by": "server", "reason": "not needed"})
+    # SCRIPT-007: a turn without an end step completes after its last step.
+    assert third[-1] == End("completed", None, "completed")
+
+
+def test_a_message_beyond_the_script_is_exhausted() -> None:
+    # SCRIPT-005, with or without a script.
+    for script in (SCRIPT, None):
+        (end,) = plan_turn(script, 3)
+        assert (end.status, end.reason) == ("failed", "script_exhausted") if isinstance(end, End) else False
+
+
+def test_a_response_settles_by_its_action() -> None:
+    batch = plan_turn(SCRIPT, 0)[1]
+    assert isinstance(batch, ToolBatch)
+    confirm = batch.calls[1]
+    submit = {"type": "chat.tool_call_response", "id": "r-1", "tool_call_id": "tc-1", "outcome": {"action": "submit", "value": {"yes": True}}}
+    assert response_settlement(confirm, submit) == Settlement(
+        "chat.tool_call_complete", {"status": "completed", "result": {"yes": True}, "summary": "confirmed", "in_reply_to": "r-1"}
+    )
+    dismiss = {"type": "chat.tool_call_response", "id": "r-2", "tool_call_id": "tc-1", "outcome": {"action": "dismiss", "reason": "later"}}
+    assert response_settlement(confirm, dismiss) == Settlement(
+        "chat.tool_call_dismiss", {"initiated_by": "client", "reason": "later", "in_reply_to": "r-2"}
+    )

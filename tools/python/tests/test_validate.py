@@ -1,0 +1,86 @@
+"""`validate_client_frame` / `validate_server_frame` on every frame of fixtures/messages.
+
+The Rust FrameValidator judges the same corpus in `cargo test -p chatwire-schema --test corpus`:
+every valid frame is accepted as its directory's type, every invalid one is refused the way the
+case says (`expect`), naming the field the case names (`expect_path`).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from chatwire import FrameError, FrameErrorKind, client_types, parse_client_frame, validate_client_frame, validate_server_frame
+from conftest import FIXTURES
+
+MESSAGES = FIXTURES / "messages"
+VALID = sorted((MESSAGES / "valid").glob("*/*.json"))
+INVALID = sorted((MESSAGES / "invalid").glob("*/*.json"))
+
+
+def _validator(direction: str) -> Any:
+    return validate_client_frame if direction == "client-to-server" else validate_server_frame
+
+
+def _direction(folder: str) -> str:
+    return "client-to-server" if folder in client_types() else "server-to-client"
+
+
+@pytest.mark.parametrize("path", VALID, ids=[p.relative_to(MESSAGES).as_posix() for p in VALID])
+def test_valid_fixture_is_accepted_as_its_type(path: Path) -> None:
+    frame = json.loads(path.read_text(encoding="utf-8"))
+    assert _validator(_direction(path.parent.name))(frame) == path.parent.name
+
+
+@pytest.mark.parametrize("path", INVALID, ids=[p.relative_to(MESSAGES).as_posix() for p in INVALID])
+def test_invalid_fixture_is_refused_naming_the_field(path: Path) -> None:
+    case = json.loads(path.read_text(encoding="utf-8"))
+    direction = case["direction"] if path.parent.name == "envelope" else _direction(path.parent.name)
+    with pytest.raises(FrameError) as refused:
+        _validator(direction)(case["frame"])
+    assert refused.value.kind == FrameErrorKind(case["expect"])
+    if case["expect"] == "invalid":
+        assert case["expect_path"] in [v.instance_path for v in refused.value.violations]
+
+
+@pytest.mark.parametrize(
+    ("number", "accepted"),
+    [(4, True), (4.0, True), (1e3, True), (-0.0, True), (4.5, False), (-1, False), (2**53 - 1, True), (2**53, False), (1e300, False), ("4", False)],
+)
+def test_int_001_integer_spellings_and_range(number: Any, accepted: bool) -> None:
+    # INT-001: a zero fraction or an exponent is the integer it denotes; beyond 2^53 - 1 is refused.
+    frame = {"type": "chat.run_started", "seq": number, "invocation_id": "inv-1", "ts": "2026-01-15T10:00:00Z"}
+    if accepted:
+        assert validate_server_frame(frame) == "chat.run_started"
+    else:
+        with pytest.raises(FrameError) as refused:
+            validate_server_frame(frame)
+        assert [v.instance_path for v in refused.value.violations] == ["/seq"]
+
+
+def test_a_tagged_union_error_names_the_field_inside_the_matching_branch() -> None:
+    frame = {"type": "chat.tool_call_response", "id": "r-1", "tool_call_id": "tc-1", "outcome": {"action": "submit"}}
+    with pytest.raises(FrameError) as refused:
+        validate_client_frame(frame)
+    assert [v.instance_path for v in refused.value.violations] == ["/outcome"]
+    assert "value" in refused.value.violations[0].message
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("{", "malformed_frame"),
+        ('{"type": "chat.user_message", "id": "m-1", "text": NaN}', "malformed_frame"),
+        ("[1]", "malformed_frame"),
+        ('{"id": "m-1"}', "unknown_type"),
+        ('{"type": "chat.run_started", "seq": 1, "invocation_id": "i", "ts": "t"}', "unknown_type"),
+        ('{"type": "chat.user_message", "id": "m-1", "text": "hi", "extra": 1}', "invalid_frame"),
+    ],
+)
+def test_parse_client_frame_maps_each_failure_to_its_error_code(text: str, code: str) -> None:
+    with pytest.raises(FrameError) as refused:
+        parse_client_frame(text)
+    assert refused.value.error_code == code
