@@ -88,12 +88,17 @@ class Connection:
             self.ws.transport.abort()
 
     async def writer(self) -> None:
-        while True:
-            item = await self.outbox.get()
-            if isinstance(item, tuple):
-                await asyncio.wait_for(self.ws.close(item[0], item[1]), WRITE_TIMEOUT_S)
-                return
-            await asyncio.wait_for(self.ws.send(item), WRITE_TIMEOUT_S)
+        """Drains the outbox; a peer that does not take a frame within WRITE_TIMEOUT_S is dropped."""
+        try:
+            while True:
+                item = await self.outbox.get()
+                if isinstance(item, tuple):
+                    await asyncio.wait_for(self.ws.close(item[0], item[1]), WRITE_TIMEOUT_S)
+                    return
+                await asyncio.wait_for(self.ws.send(item), WRITE_TIMEOUT_S)
+        except (asyncio.TimeoutError, ConnectionClosed):
+            self.closing = True
+            self.ws.transport.abort()
 
     async def keepalive(self) -> None:
         """Pings a connection idle for IDLE_PING_S and closes it with 1001 if no pong comes."""
@@ -101,11 +106,13 @@ class Connection:
             await asyncio.sleep(IDLE_PING_S)
             if time.monotonic() - self.last_heard < IDLE_PING_S:
                 continue
-            pong = await self.ws.ping()
             try:
+                pong = await self.ws.ping()
                 await asyncio.wait_for(pong, IDLE_PING_S)
             except asyncio.TimeoutError:
                 self.close(1001, "peer unresponsive")
+                return
+            except ConnectionClosed:
                 return
 
     async def reader(self) -> None:

@@ -13,6 +13,7 @@ import copy
 import hashlib
 import hmac
 import secrets
+import sqlite3
 import sys
 import time
 from dataclasses import dataclass, field
@@ -349,8 +350,9 @@ class Hub:
                     raise Refusal("unknown_type", f"unknown frame type {kind!r}")
             except Refusal as refusal:
                 self.send_session_error(s, peer, refusal, frame.get("id"))
-            except (ReduceError, FrameError) as e:
-                print(f"template: session {s.id}: refused by its own checks: {e}", file=sys.stderr)
+            except (ReduceError, FrameError, sqlite3.Error) as e:
+                # ERROR-009: the server's own failure; emit committed nothing, so nothing changed.
+                print(f"template: session {s.id}: failed on a valid request: {e}", file=sys.stderr)
                 self.send_session_error(s, peer, Refusal("internal_error", "the server failed and the session is unchanged"), frame.get("id"))
 
     def _user_message(self, s: Session, msg: JsonObject) -> None:
@@ -469,7 +471,7 @@ class Hub:
             units.append([{"type": "chat.tool_call_complete", "tool_call_id": tool_call_id, "status": "expired", "error": "expired", "ts": ts}])
             try:
                 self.emit(s, units, remove_timers=(tool_call_id,))
-            except (ReduceError, FrameError) as e:
+            except (ReduceError, FrameError, sqlite3.Error) as e:
                 print(f"template: session {s.id}: cannot expire {tool_call_id}: {e}", file=sys.stderr)
                 return
             if opens_slice:
@@ -526,6 +528,10 @@ class Hub:
                 self._carry_out(s, c, d)
             except (ReduceError, FrameError) as e:
                 self._abandon(s, e)
+                return None
+            except sqlite3.Error as e:
+                # Nothing was committed or sent; the turn resumes from its cursor after a restart.
+                print(f"template: session {s.id}: cannot commit, turn paused: {e}", file=sys.stderr)
                 return None
             if isinstance(d, AwaitInput) and s.cursor is c:
                 return None  # the slice ended awaiting input; a settlement restarts the driver

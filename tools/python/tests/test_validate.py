@@ -84,3 +84,17 @@ def test_parse_client_frame_maps_each_failure_to_its_error_code(text: str, code:
     with pytest.raises(FrameError) as refused:
         parse_client_frame(text)
     assert refused.value.error_code == code
+
+
+def test_nesting_beyond_the_limit_is_not_json_and_within_it_is_fine() -> None:
+    deep = '{"type": "chat.user_message", "id": "m-1", "text": "x", "extra": ' + "[" * 200 + "]" * 200 + "}"
+    with pytest.raises(FrameError) as refused:
+        parse_client_frame(deep)
+    assert refused.value.error_code == "malformed_frame"
+    # Brackets inside strings do not count.
+    text = '{"type": "chat.user_message", "id": "m-1", "text": "' + "[" * 300 + '"}'
+    assert parse_client_frame(text)["text"] == "[" * 300
+    shallow = '{"type": "chat.user_message", "id": "m-1", "text": "x", "extra": ' + "[" * 100 + "]" * 100 + "}"
+    with pytest.raises(FrameError) as refused:
+        parse_client_frame(shallow)
+    assert refused.value.error_code == "invalid_frame"

@@ -36,6 +36,9 @@ __all__ = [
 ]
 
 MAX_SAFE_INTEGER: Final = 2**53 - 1
+#: Deepest nesting of arrays and objects a frame may have; deeper text is not read as JSON, as
+#: serde_json (the Rust validator's parser) refuses it past its recursion limit of 128.
+MAX_NESTING: Final = 128
 
 
 class Direction(str, Enum):
@@ -96,8 +99,38 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+def _too_deep(text: str | bytes) -> bool:
+    """Whether brackets outside strings nest deeper than MAX_NESTING (checked before parsing, so
+    that no recursive step of the parser, the validator or a deepcopy can exhaust the stack)."""
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    if data.count(b"[") + data.count(b"{") <= MAX_NESTING:
+        return False  # the common case, without a byte-by-byte walk
+    depth = 0
+    in_string = escaped = False
+    for byte in data:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif byte == 0x5C:  # backslash
+                escaped = True
+            elif byte == 0x22:  # quote
+                in_string = False
+        elif byte == 0x22:
+            in_string = True
+        elif byte in (0x5B, 0x7B):  # [ {
+            depth += 1
+            if depth > MAX_NESTING:
+                return True
+        elif byte in (0x5D, 0x7D):  # ] }
+            depth -= 1
+    return False
+
+
 def parse_json(text: str | bytes) -> Any:
-    """Parses JSON text strictly: `NaN` and `Infinity`, which Python's json accepts, are refused."""
+    """Parses JSON text strictly: `NaN` and `Infinity`, which Python's json accepts, are refused,
+    and so is nesting deeper than MAX_NESTING."""
+    if _too_deep(text):
+        raise FrameError(FrameErrorKind.NOT_JSON, f"not valid JSON: nested deeper than {MAX_NESTING} levels")
     try:
         return json.loads(text, parse_constant=_refuse_constant)
     except (ValueError, RecursionError) as e:
