@@ -1,6 +1,8 @@
 //! Writes and drift-checks the corpora that let a second implementation prove it agrees with
-//! this crate: `fixtures/reducer-traces/traces.jsonl` (the reducer, `spec/ui-state.md`) and
-//! `fixtures/agent-scripts/cases.jsonl` (`AgentScript::validate`, `spec/conformance-profile.md`).
+//! this crate: `fixtures/reducer-traces/traces.jsonl` (the reducer, `spec/ui-state.md`),
+//! `fixtures/agent-scripts/cases.jsonl` (`AgentScript::validate`, `spec/conformance-profile.md`)
+//! and `fixtures/protocol-facts.json` (versions, limits, close and error codes, so that another
+//! language reads these numbers instead of typing them again).
 //!
 //! The cases are generated from a fixed seed, then judged by the Rust code; the committed files
 //! must equal what this test generates. After a deliberate change of the generator or of the rules:
@@ -16,6 +18,7 @@ use serde_json::{json, Map, Value};
 const UPDATE_ENV: &str = "CHATWIRE_UPDATE_CORPORA";
 const TRACES: &str = "fixtures/reducer-traces/traces.jsonl";
 const SCRIPTS: &str = "fixtures/agent-scripts/cases.jsonl";
+const FACTS: &str = "fixtures/protocol-facts.json";
 const TRACE_COUNT: usize = 160;
 const TRACE_LEN: usize = 36;
 const SCRIPT_COUNT: usize = 300;
@@ -511,4 +514,53 @@ fn agent_script_corpus_is_what_agent_script_validate_says() {
         assert!(kinds.contains(kind), "the script corpus has no case of {kind}");
     }
     check_or_update(SCRIPTS, &generated);
+}
+
+/// The protocol's numbers and closed lists, each taken from the constant that states it.
+fn facts() -> String {
+    use chatwire_schema::transport::{CloseCode, HARD_CAP_FACTOR, MIN_MAX_FRAME_BYTES};
+    use chatwire_schema::{ErrorCode, UiStateVersion, DEFAULT_MAX_FRAME_BYTES, SUBPROTOCOL, SUPPORTED_VERSIONS};
+    let close_codes: Map<String, Value> = CloseCode::ALL
+        .iter()
+        .map(|c| {
+            // `GoingAway` -> `going_away`: the names a reader looks codes up by.
+            let mut name = String::new();
+            for (i, ch) in format!("{c:?}").chars().enumerate() {
+                if ch.is_ascii_uppercase() && i > 0 {
+                    name.push('_');
+                }
+                name.push(ch.to_ascii_lowercase());
+            }
+            (name, json!(c.code()))
+        })
+        .collect();
+    let error_codes: Vec<Value> = ErrorCode::ALL
+        .iter()
+        .map(|c| json!({"code": c.as_str(), "fatal": c.is_fatal(), "close_code": c.close_code().map(|cc| cc.code())}))
+        .collect();
+    let facts = json!({
+        "supported_versions": SUPPORTED_VERSIONS,
+        "subprotocol": SUBPROTOCOL,
+        "ui_state_version": UiStateVersion::V1,
+        "default_max_frame_bytes": DEFAULT_MAX_FRAME_BYTES,
+        "min_max_frame_bytes": MIN_MAX_FRAME_BYTES,
+        "hard_cap_factor": HARD_CAP_FACTOR,
+        "max_safe_integer": chatwire_schema::MAX_SAFE_INTEGER,
+        "close_codes": close_codes,
+        "error_codes": error_codes,
+        "max_script_delay_ms": chatwire_schema::script::MAX_SCRIPT_DELAY_MS,
+        "max_expiry_ms": chatwire_schema::script::MAX_EXPIRY_MS,
+        "output_id_suffix": chatwire_schema::reducer::OUTPUT_ID_SUFFIX,
+        "id_pattern": chatwire_schema::id::ID_PATTERN,
+    });
+    serde_json::to_string_pretty(&facts).expect("facts serialize") + "\n"
+}
+
+#[test]
+fn protocol_facts_are_the_crates_constants() {
+    let generated = facts();
+    let parsed: Value = serde_json::from_str(&generated).expect("facts parse");
+    assert_eq!(parsed["close_codes"]["session_taken_over"], json!(4001));
+    assert_eq!(parsed["error_codes"].as_array().map(Vec::len), Some(chatwire_schema::ErrorCode::ALL.len()));
+    check_or_update(FACTS, &generated);
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Generates the package's copies of schema/json and its pydantic models from them.
 
-    generate.py            write src/chatwire/schemas/*.json and src/chatwire/models/*.py
+    generate.py            write src/chatwire/schemas/*.json, src/chatwire/models/*.py and
+                           src/chatwire/protocol-facts.json
     generate.py --check    exit 1 when a committed file differs from what would be written
 
 The schemas in schema/json are themselves generated from the Rust types (chatwire-schema); this
@@ -22,6 +23,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent.parent
 ROOT = HERE.parents[1]
 SCHEMA_DIR = ROOT / "schema" / "json"
+# Versions, limits, close and error codes as chatwire-schema states them (schema/tests/shared_corpora.rs).
+FACTS = ROOT / "fixtures" / "protocol-facts.json"
 PACKAGE = HERE / "src" / "chatwire"
 # The runner's own documents (scenarios, reports, baselines) are not part of the wire protocol.
 NOT_PROTOCOL = {"scenario.json", "conformance-report.json", "conformance-baseline.json"}
@@ -49,6 +52,7 @@ def render(out: Path) -> None:
     for path in protocol_schemas():
         shutil.copyfile(path, schemas / path.name)
     (models / "__init__.py").write_text(MODELS_INIT, encoding="utf-8")
+    shutil.copyfile(FACTS, out / FACTS.name)
     codegen = Path(sys.executable).with_name("datamodel-codegen")
     for source, module in MODELS.items():
         subprocess.run(
@@ -75,6 +79,8 @@ def render(out: Path) -> None:
 
 def generated_files(base: Path) -> dict[str, Path]:
     files = {}
+    if (base / FACTS.name).is_file():
+        files[FACTS.name] = base / FACTS.name
     for sub in ("schemas", "models"):
         for path in sorted((base / sub).glob("*")):
             if path.is_file() and path.suffix in (".json", ".py"):
@@ -116,6 +122,7 @@ def main() -> int:
             if target.exists():
                 shutil.rmtree(target)
             shutil.copytree(fresh_root / sub, target)
+        shutil.copyfile(fresh_root / FACTS.name, PACKAGE / FACTS.name)
         print(f"wrote {len(fresh)} files under {PACKAGE.relative_to(ROOT)}")
         return 0
 

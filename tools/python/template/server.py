@@ -37,17 +37,15 @@ from websockets.exceptions import ConnectionClosed
 from websockets.typing import Subprotocol
 
 from chatwire import FrameError, parse_json, validate_client_frame
-from sessions import CLOSE_UNSUPPORTED_VERSION, Hub, Refusal, Session, dumps
+from chatwire.facts import CLOSE_CODES, ID_PATTERN, DEFAULT_MAX_FRAME_BYTES, FATAL_CLOSE_CODES, HARD_CAP_FACTOR, MIN_MAX_FRAME_BYTES, SUBPROTOCOL
+from sessions import Hub, Refusal, Session, dumps
 from store import Store
 
-DEFAULT_MAX_FRAME_BYTES: Final = 1_048_576  # TRANSPORT-013
-HARD_CAP_FACTOR: Final = 16  # TRANSPORT-007: above this, websockets closes with 1009 unread
 HELLO_DEADLINE_S: Final = 30.0  # TRANSPORT-012
 IDLE_PING_S: Final = 30.0  # TRANSPORT-011
 WRITE_TIMEOUT_S: Final = 10.0
 OUTBOX_CAPACITY: Final = 4096
-SUBPROTOCOL: Final = "chatwire.v1"
-_ID: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
+_ID: Final = re.compile(ID_PATTERN)
 
 
 def select_subprotocol(_ws: ServerConnection, offered: Sequence[Subprotocol]) -> Subprotocol | None:
@@ -110,7 +108,7 @@ class Connection:
                 pong = await self.ws.ping()
                 await asyncio.wait_for(pong, IDLE_PING_S)
             except asyncio.TimeoutError:
-                self.close(1001, "peer unresponsive")
+                self.close(CLOSE_CODES["going_away"], "peer unresponsive")
                 return
             except ConnectionClosed:
                 return
@@ -123,7 +121,7 @@ class Connection:
                 else:
                     message = await self.ws.recv()
             except asyncio.TimeoutError:
-                self.close(1008, "no session.hello within 30 seconds")
+                self.close(CLOSE_CODES["policy_violation"], "no session.hello within 30 seconds")
                 return
             except ConnectionClosed:
                 return
@@ -141,8 +139,8 @@ class Connection:
             return
         # Before a session is bound an error has no seq (SEQ-002).
         self.send_text(dumps(self.hub.error_frame(refusal.code, refusal.message, in_reply_to, None)))
-        if refusal.code == "unsupported_version":
-            self.close(CLOSE_UNSUPPORTED_VERSION, "unsupported version")
+        if refusal.code in FATAL_CLOSE_CODES:  # TRANSPORT-008
+            self.close(FATAL_CLOSE_CODES[refusal.code], refusal.code.replace("_", " "))
 
     async def on_text(self, text: str) -> None:
         # Precedence (spec/errors.md): size, JSON, type, schema, session, then the frame's own checks.
@@ -181,10 +179,10 @@ async def main() -> int:
     parser.add_argument("--host", default="127.0.0.1", help="bind address (default: loopback only)")
     parser.add_argument("--db", required=True, help="SQLite file; sessions survive restarts on the same file")
     parser.add_argument("--conformance", action="store_true", help="play session.hello.script instead of the model")
-    parser.add_argument("--max-frame-bytes", type=int, default=DEFAULT_MAX_FRAME_BYTES)
+    parser.add_argument("--max-frame-bytes", type=int, default=DEFAULT_MAX_FRAME_BYTES)  # TRANSPORT-013
     args = parser.parse_args()
-    if args.max_frame_bytes < 65536:
-        parser.error("--max-frame-bytes must be at least 65536 (TRANSPORT-005)")
+    if args.max_frame_bytes < MIN_MAX_FRAME_BYTES:
+        parser.error(f"--max-frame-bytes must be at least {MIN_MAX_FRAME_BYTES} (TRANSPORT-005)")
 
     hub = Hub(Store(args.db), conformance=args.conformance, max_frame_bytes=args.max_frame_bytes)
     await hub.recover()

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Final, Protocol
 
+from chatwire.facts import FATAL_CLOSE_CODES, SUPPORTED_VERSIONS, UI_STATE_VERSION, is_fatal
 from chatwire import (
     AwaitInput,
     Decision,
@@ -44,12 +45,7 @@ from store import KEEP_CURSOR, Commit, SessionRow, Store
 
 JsonObject = dict[str, Any]
 
-SUPPORTED_VERSIONS: Final = ("1.0",)
 SERVER_NAME: Final = "chatwire-python-template/0.1.0"
-UI_STATE_VERSION: Final = "ui_state_v1"
-CLOSE_TAKEN_OVER: Final = 4001
-CLOSE_UNSUPPORTED_VERSION: Final = 4002
-FATAL_CODES: Final = frozenset({"unsupported_version", "session_taken_over"})
 
 
 class Peer(Protocol):
@@ -212,7 +208,7 @@ class Hub:
         frame.update({"code": code, "message": message})
         if in_reply_to is not None:
             frame["in_reply_to"] = in_reply_to
-        frame["fatal"] = code in FATAL_CODES
+        frame["fatal"] = is_fatal(code)  # ERROR-002
         if code == "unsupported_version":
             frame["supported_versions"] = list(SUPPORTED_VERSIONS)
         return frame
@@ -283,7 +279,7 @@ class Hub:
             if old is not None and old is not peer:
                 # SESSION-010: the newest connection wins; the old one gets a fatal error and 4001.
                 self.send_session_error(s, old, Refusal("session_taken_over", "another connection resumed this session"), None)
-                old.close(CLOSE_TAKEN_OVER, "session taken over")
+                old.close(FATAL_CLOSE_CODES["session_taken_over"], "session taken over")
             first = s.next_seq
             self.store.commit(s.id, Commit(next_seq=first + 2))
             s.next_seq = first + 2

@@ -8,6 +8,7 @@
   check the schema and return the model.
 * `reduce`: the UiState reducer, proven equal to the Rust reference on a shared corpus.
 * `check_script` / `plan_turn`: the conformance profile's scripted agent as a library.
+* `chatwire.facts`: versions, limits, close and error codes, as chatwire-schema states them.
 """
 
 from chatwire.reducer import EVENT_TYPES, ReduceError, empty_state, output_item_id, reduce, reduce_all

@@ -17,12 +17,13 @@ import copy
 import re
 from typing import Any, Final
 
+from chatwire.facts import ID_PATTERN, OUTPUT_ID_SUFFIX
+
 __all__ = ["EVENT_TYPES", "OUTPUT_ID_SUFFIX", "ReduceError", "empty_state", "output_item_id", "reduce", "reduce_all"]
 
 JsonObject = dict[str, Any]
 
-OUTPUT_ID_SUFFIX: Final = ".output"
-_ID: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
+_ID: Final = re.compile(ID_PATTERN)
 _OPEN: Final = ("pending", "running")
 
 #: The server frames that change the state; every other frame leaves it alone.

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from typing import Any, Final, Union
+from typing import Any, Union
+
+from chatwire.facts import MAX_EXPIRY_MS, MAX_SCRIPT_DELAY_MS
 
 __all__ = [
     "MAX_EXPIRY_MS",
@@ -39,10 +41,6 @@ __all__ = [
 
 JsonObject = dict[str, Any]
 
-#: Longest `wait` / `run_ms` a script may ask for, in milliseconds.
-MAX_SCRIPT_DELAY_MS: Final = 60_000
-#: Longest `expire_after_ms` a script may ask for.
-MAX_EXPIRY_MS: Final = 600_000
 
 
 class ScriptError(ValueError):

@@ -35,7 +35,6 @@ __all__ = [
     "validate_server_frame",
 ]
 
-MAX_SAFE_INTEGER: Final = 2**53 - 1
 #: Deepest nesting of arrays and objects a frame may have; deeper text is not read as JSON, as
 #: serde_json (the Rust validator's parser) refuses it past its recursion limit of 128.
 MAX_NESTING: Final = 128
