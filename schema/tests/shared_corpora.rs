@@ -518,7 +518,7 @@ fn agent_script_corpus_is_what_agent_script_validate_says() {
 
 /// The protocol's numbers and closed lists, each taken from the constant that states it.
 fn facts() -> String {
-    use chatwire_schema::transport::{CloseCode, HARD_CAP_FACTOR, MIN_MAX_FRAME_BYTES};
+    use chatwire_schema::transport::{CloseCode, HARD_CAP_FACTOR, MIN_MAX_FRAME_BYTES, REFUSED_RESUMES_PER_CONNECTION};
     use chatwire_schema::{ErrorCode, UiStateVersion, DEFAULT_MAX_FRAME_BYTES, SUBPROTOCOL, SUPPORTED_VERSIONS};
     let close_codes: Map<String, Value> = CloseCode::ALL
         .iter()
@@ -545,6 +545,7 @@ fn facts() -> String {
         "default_max_frame_bytes": DEFAULT_MAX_FRAME_BYTES,
         "min_max_frame_bytes": MIN_MAX_FRAME_BYTES,
         "hard_cap_factor": HARD_CAP_FACTOR,
+        "refused_resumes_per_connection": REFUSED_RESUMES_PER_CONNECTION,
         "max_safe_integer": chatwire_schema::MAX_SAFE_INTEGER,
         "close_codes": close_codes,
         "error_codes": error_codes,

@@ -37,7 +37,16 @@ from websockets.exceptions import ConnectionClosed
 from websockets.typing import Subprotocol
 
 from chatwire import FrameError, parse_json, validate_client_frame
-from chatwire.facts import CLOSE_CODES, ID_PATTERN, DEFAULT_MAX_FRAME_BYTES, FATAL_CLOSE_CODES, HARD_CAP_FACTOR, MIN_MAX_FRAME_BYTES, SUBPROTOCOL
+from chatwire.facts import (
+    CLOSE_CODES,
+    DEFAULT_MAX_FRAME_BYTES,
+    FATAL_CLOSE_CODES,
+    HARD_CAP_FACTOR,
+    ID_PATTERN,
+    MIN_MAX_FRAME_BYTES,
+    REFUSED_RESUMES_PER_CONNECTION,
+    SUBPROTOCOL,
+)
 from sessions import Hub, Refusal, Session, dumps
 from store import Store
 
@@ -63,6 +72,7 @@ class Connection:
         self.session: Session | None = None
         self.closing = False
         self.last_heard = time.monotonic()
+        self.refused_resumes = 0
         self.outbox: asyncio.Queue[str | tuple[int, str]] = asyncio.Queue(OUTBOX_CAPACITY)
 
     # Peer protocol (sessions.Peer)
@@ -141,6 +151,11 @@ class Connection:
         self.send_text(dumps(self.hub.error_frame(refusal.code, refusal.message, in_reply_to, None)))
         if refusal.code in FATAL_CLOSE_CODES:  # TRANSPORT-008
             self.close(FATAL_CLOSE_CODES[refusal.code], refusal.code.replace("_", " "))
+        elif refusal.code == "resume_rejected":
+            # RESUME-013: eight refusals on one connection are someone guessing tokens.
+            self.refused_resumes += 1
+            if self.refused_resumes >= REFUSED_RESUMES_PER_CONNECTION:
+                self.close(CLOSE_CODES["policy_violation"], "too many refused resumes")
 
     async def on_text(self, text: str) -> None:
         # Precedence (spec/errors.md): size, JSON, type, schema, session, then the frame's own checks.

@@ -33,6 +33,9 @@ DEFAULT_MAX_FRAME_BYTES: Final[int] = _FACTS["default_max_frame_bytes"]
 MIN_MAX_FRAME_BYTES: Final[int] = _FACTS["min_max_frame_bytes"]
 #: Above this many times `max_frame_bytes` a server may close with 1009 unread (TRANSPORT-007).
 HARD_CAP_FACTOR: Final[int] = _FACTS["hard_cap_factor"]
+#: After answering this many resumes on one connection with `resume_rejected`, a server closes it
+#: with 1008 (RESUME-013).
+REFUSED_RESUMES_PER_CONNECTION: Final[int] = _FACTS["refused_resumes_per_connection"]
 #: The largest integer on the wire (INT-001).
 MAX_SAFE_INTEGER: Final[int] = _FACTS["max_safe_integer"]
 #: Close codes by name (`going_away`: 1001, `session_taken_over`: 4001, …).
