@@ -1,0 +1,118 @@
+"""The template backend on what the conformance suite does not (yet) drive: RFC 6455 violations
+(TRANSPORT-014, TRANSPORT-015) and the refused-resume limit (RESUME-013).
+
+Each test starts template/server.py on a free loopback port with a fresh database, and stops it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import os
+import socket
+import struct
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed
+
+from chatwire.facts import CLOSE_CODES, REFUSED_RESUMES_PER_CONNECTION
+
+TEMPLATE = Path(__file__).resolve().parents[1] / "template" / "server.py"
+DEADLINE_S = 10.0
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[str]:
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, str(TEMPLATE), "--port", str(port), "--db", str(tmp_path / "chat.sqlite3")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().strip()  # the server prints its URL once it listens
+        assert url == f"ws://127.0.0.1:{port}/ws", proc.stderr.read() if proc.stderr else ""
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=DEADLINE_S)
+
+
+def _close_code_after_raw_frame(url: str, frame: bytes) -> int:
+    """Sends a handshake and then `frame` as raw bytes; returns the close code the server sends."""
+    host, port = url.removeprefix("ws://").removesuffix("/ws").split(":")
+    with socket.create_connection((host, int(port)), timeout=DEADLINE_S) as sock:
+        key = base64.b64encode(os.urandom(16)).decode()
+        sock.sendall(
+            f"GET /ws HTTP/1.1\r\nHost: {host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n".encode()
+        )
+        response = b""
+        while b"\r\n\r\n" not in response:
+            chunk = sock.recv(4096)
+            assert chunk, "the server closed during the handshake"
+            response += chunk
+        assert response.startswith(b"HTTP/1.1 101")
+        sock.sendall(frame)
+        data = response.split(b"\r\n\r\n", 1)[1]
+        while len(data) < 4:
+            chunk = sock.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+        assert data[0] == 0x88, f"expected a close frame, got {data[:8]!r}"
+        code: int = struct.unpack("!H", data[2:4])[0]
+        return code
+
+
+def _masked(opcode_byte: int, payload: bytes) -> bytes:
+    mask = os.urandom(4)
+    body = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+    return bytes([opcode_byte, 0x80 | len(payload)]) + mask + body
+
+
+def test_transport_014_invalid_utf8_text_closes_with_1007(server: str) -> None:
+    assert _close_code_after_raw_frame(server, _masked(0x81, b"\xff\xfe not utf-8")) == CLOSE_CODES["invalid_payload"]
+
+
+def test_transport_015_a_reserved_bit_closes_with_1002(server: str) -> None:
+    assert _close_code_after_raw_frame(server, _masked(0x81 | 0x40, b"{}")) == CLOSE_CODES["protocol_error"]
+
+
+def test_transport_015_an_unmasked_client_frame_closes_with_1002(server: str) -> None:
+    assert _close_code_after_raw_frame(server, bytes([0x81, 2]) + b"{}") == CLOSE_CODES["protocol_error"]
+
+
+def test_resume_013_the_eighth_refused_resume_closes_with_1008(server: str) -> None:
+    async def scenario() -> None:
+        async with connect(server) as ws:
+            for n in range(1, REFUSED_RESUMES_PER_CONNECTION + 1):
+                hello = {
+                    "type": "session.hello",
+                    "id": f"h-{n}",
+                    "versions": ["1.0"],
+                    "resume": {"session_id": "s-unknown", "resume_token": "rt-guess", "last_seq": 0},
+                }
+                await ws.send(json.dumps(hello))
+                error = json.loads(await asyncio.wait_for(ws.recv(), DEADLINE_S))
+                assert (error["code"], error["in_reply_to"], error["fatal"]) == ("resume_rejected", f"h-{n}", False)
+            with pytest.raises(ConnectionClosed) as closed:
+                await asyncio.wait_for(ws.recv(), DEADLINE_S)
+            assert closed.value.rcvd is not None and closed.value.rcvd.code == CLOSE_CODES["policy_violation"]
+
+    asyncio.run(scenario())
