@@ -90,17 +90,10 @@ def dumps(frame: JsonObject) -> str:
 
 
 @dataclass
-class Session:
-    """A session held in memory; the store has the same data, committed."""
+class Session(SessionRow):
+    """A session held in memory: the stored row (kept equal to what is committed) and what only
+    lives while the process does."""
 
-    id: str
-    token_hash: str
-    agent: JsonObject
-    state: JsonObject
-    next_seq: int
-    turns: int
-    cursor: JsonObject | None
-    accepted: set[str]
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     peer: Peer | None = None
     driver: asyncio.Task[None] | None = None
@@ -256,9 +249,7 @@ class Hub:
             cursor=None,
             accepted=set(),
         )
-        self.store.create_session(
-            SessionRow(s.id, s.token_hash, s.agent, s.state, s.next_seq, s.turns, None, set(), {})
-        )
+        self.store.create_session(s)
         self.sessions[s.id] = s
         s.peer = peer
         self._greet(s, hello["id"], version, token, resumed=False, first=1)
@@ -313,7 +304,7 @@ class Hub:
             return None
         s = Session(row.id, row.token_hash, row.agent, row.state, row.next_seq, row.turns, row.cursor, row.accepted)
         self.sessions[s.id] = s
-        for call, deadline in row.timers.items():
+        for call, deadline in self.store.deadlines(s.id).items():
             self._arm(s, call, deadline)
         return s
 

@@ -62,7 +62,6 @@ class SessionRow:
     turns: int
     cursor: JsonObject | None
     accepted: set[str]
-    timers: dict[str, int]
 
 
 @dataclass
@@ -108,10 +107,6 @@ class Store:
             return None
         token_hash, agent, state, next_seq, turns, cursor = found
         accepted = {m for (m,) in self._db.execute("SELECT message_id FROM accepted_messages WHERE session_id = ?", (session_id,))}
-        timers = {
-            call: int(deadline)
-            for call, deadline in self._db.execute("SELECT tool_call_id, deadline_ms FROM timers WHERE session_id = ?", (session_id,))
-        }
         return SessionRow(
             id=session_id,
             token_hash=str(token_hash),
@@ -121,8 +116,12 @@ class Store:
             turns=int(turns),
             cursor=json.loads(cursor) if cursor is not None else None,
             accepted=accepted,
-            timers=timers,
         )
+
+    def deadlines(self, session_id: str) -> dict[str, int]:
+        """The deadline of each pending call of the session, in wall-clock milliseconds."""
+        rows = self._db.execute("SELECT tool_call_id, deadline_ms FROM timers WHERE session_id = ?", (session_id,))
+        return {str(call): int(deadline) for call, deadline in rows}
 
     def sessions_with_unfinished_work(self) -> list[str]:
         """Sessions whose run was in progress or that have deadlines: a restart must pick them up."""
