@@ -342,8 +342,14 @@ fn script_call(rng: &mut Rng, index: usize) -> Value {
     c.insert("tool_name".into(), json!(format!("tool_{index}")));
     c.insert("interaction_type".into(), json!(*rng.pick(&["ui_tool", "auto_tool", "input_request", "ui_surface"])));
     c.insert("display".into(), json!(*rng.pick(&["inline", "artifact", "composer", "view"])));
-    if rng.chance(50) {
-        c.insert("component_type".into(), json!("Form"));
+    match rng.below(6) {
+        0..=2 => {
+            c.insert("component_type".into(), json!("Form"));
+        }
+        3 => {
+            c.insert("component_type".into(), json!(""));
+        }
+        _ => {}
     }
     c.insert("payload".into(), json!({"i": index}));
     let delays = [json!(0), json!(10), json!(60000), json!(60001), json!(1e3), json!(59999.0)];
@@ -422,13 +428,16 @@ fn scripts(validator: &FrameValidator) -> String {
         let verdict = match parsed.validate() {
             Ok(()) => json!({"valid": true}),
             Err(e) => {
-                let (kind, turn, step, ms) = match e {
-                    ScriptError::EmptyBatch { turn, step } => ("EmptyBatch", turn, step, None),
-                    ScriptError::BadSettleOrder { turn, step } => ("BadSettleOrder", turn, step, None),
-                    ScriptError::DelayTooLong { turn, step, ms } => ("DelayTooLong", turn, step, Some(ms)),
-                    ScriptError::StepAfterEnd { turn, step } => ("StepAfterEnd", turn, step, None),
+                let (kind, turn, step, ms, call) = match e {
+                    ScriptError::EmptyBatch { turn, step } => ("EmptyBatch", turn, step, None, None),
+                    ScriptError::BadSettleOrder { turn, step } => ("BadSettleOrder", turn, step, None, None),
+                    ScriptError::DelayTooLong { turn, step, ms } => ("DelayTooLong", turn, step, Some(ms), None),
+                    ScriptError::StepAfterEnd { turn, step } => ("StepAfterEnd", turn, step, None, None),
+                    ScriptError::MissingComponentType { turn, step, call } => {
+                        ("MissingComponentType", turn, step, None, Some(call))
+                    }
                 };
-                json!({"valid": false, "kind": kind, "turn": turn, "step": step, "ms": ms})
+                json!({"valid": false, "kind": kind, "turn": turn, "step": step, "ms": ms, "call": call})
             }
         };
         out.push_str(&serde_json::to_string(&json!({"script": script, "verdict": verdict})).expect("serializes"));
@@ -491,7 +500,7 @@ fn agent_script_corpus_is_what_agent_script_validate_says() {
             case["verdict"]["kind"].as_str().unwrap_or("valid").to_owned()
         })
         .collect();
-    for kind in ["valid", "EmptyBatch", "BadSettleOrder", "DelayTooLong", "StepAfterEnd"] {
+    for kind in ["valid", "EmptyBatch", "BadSettleOrder", "DelayTooLong", "StepAfterEnd", "MissingComponentType"] {
         assert!(kinds.contains(kind), "the script corpus has no case of {kind}");
     }
     check_or_update(SCRIPTS, &generated);

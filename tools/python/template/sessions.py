@@ -343,10 +343,11 @@ class Hub:
                 self.send_session_error(s, peer, Refusal("internal_error", "the server failed and the session is unchanged"), frame.get("id"))
 
     def _user_message(self, s: Session, msg: JsonObject) -> None:
-        if s.state["run"]["status"] == "running":
-            raise Refusal("run_in_progress", "a run is in progress; wait for run_complete")
+        # TURN-006: a duplicate is told so even during a run; run_in_progress would say it was not accepted.
         if msg["id"] in s.accepted:
             raise Refusal("duplicate_message", f"message {msg['id']} was already accepted")
+        if s.state["run"]["status"] == "running":
+            raise Refusal("run_in_progress", "a run is in progress; wait for run_complete")
         ts = now_ts()
         units: list[Unit] = []
         superseded = [c["id"] for c in _open_calls(s.state, None)]

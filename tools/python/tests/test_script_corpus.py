@@ -15,7 +15,7 @@ CASES = [json.loads(line) for line in (FIXTURES / "agent-scripts" / "cases.jsonl
 
 def test_the_corpus_has_every_verdict() -> None:
     kinds = {c["verdict"].get("kind", "valid") for c in CASES}
-    assert kinds == {"valid", "EmptyBatch", "BadSettleOrder", "DelayTooLong", "StepAfterEnd"}
+    assert kinds == {"valid", "EmptyBatch", "BadSettleOrder", "DelayTooLong", "StepAfterEnd", "MissingComponentType"}
 
 
 @pytest.mark.parametrize("case", CASES, ids=[f"case-{n:03}" for n in range(len(CASES))])
@@ -25,5 +25,5 @@ def test_check_script_agrees_with_rust(case: dict[str, Any]) -> None:
         check_script(case["script"])
         got: dict[str, Any] = {"valid": True}
     except ScriptError as e:
-        got = {"valid": False, "kind": e.kind, "turn": e.turn, "step": e.step, "ms": e.ms}
+        got = {"valid": False, "kind": e.kind, "turn": e.turn, "step": e.step, "ms": e.ms, "call": e.call}
     assert got == want

@@ -98,3 +98,14 @@ def test_nesting_beyond_the_limit_is_not_json_and_within_it_is_fine() -> None:
     with pytest.raises(FrameError) as refused:
         parse_client_frame(shallow)
     assert refused.value.error_code == "invalid_frame"
+
+
+@pytest.mark.parametrize(("number", "accepted"), [(2**53 - 1, True), (-(2**53 - 1), True), (2**53, False), (-(2**53), False), (1e16, False), (0.5, True)])
+def test_int_002_numbers_inside_opaque_values_are_bounded_too(number: Any, accepted: bool) -> None:
+    frame = {"type": "chat.tool_call_response", "id": "r-1", "tool_call_id": "tc-1", "outcome": {"action": "submit", "value": {"deep": [number]}}}
+    if accepted:
+        assert validate_client_frame(frame) == "chat.tool_call_response"
+    else:
+        with pytest.raises(FrameError) as refused:
+            validate_client_frame(frame)
+        assert [v.instance_path for v in refused.value.violations] == ["/outcome/value/deep/0"]

@@ -47,14 +47,15 @@ class ScriptError(ValueError):
     """Why a script that fits `agent-script.json` cannot run: answer `invalid_script` (SCRIPT-002).
 
     `kind` is the name of the Rust `ScriptError` variant: `EmptyBatch`, `BadSettleOrder`,
-    `DelayTooLong` or `StepAfterEnd`."""
+    `DelayTooLong`, `StepAfterEnd` or `MissingComponentType` (which names the `call`)."""
 
-    def __init__(self, kind: str, turn: int, step: int, message: str, ms: int | None = None) -> None:
+    def __init__(self, kind: str, turn: int, step: int, message: str, ms: int | None = None, call: int | None = None) -> None:
         super().__init__(f"turn {turn} step {step}: {message}")
         self.kind = kind
         self.turn = turn
         self.step = step
         self.ms = ms
+        self.call = call
 
 
 def _awaits(call: JsonObject) -> bool:
@@ -73,8 +74,9 @@ def settle_sequence(calls: list[JsonObject], settle_order: list[Any] | None) -> 
 
 def check_script(script: JsonObject) -> None:
     """Raises `ScriptError` when a schema-valid script breaks a rule of `AgentScript::validate`:
-    an empty batch, a `settle_order` that is not a permutation of the self-settling calls, a delay
-    over its limit, or a step after `end`. The first broken rule in script order is reported."""
+    an empty batch, a `ui_tool` or `ui_surface` call without a `component_type`, a
+    `settle_order` that is not a permutation of the self-settling calls, a delay over its limit,
+    or a step after `end`. The first broken rule in script order is reported."""
     for turn, t in enumerate(script["turns"]):
         ended = False
         for step, s in enumerate(t["steps"]):
@@ -91,7 +93,11 @@ def check_script(script: JsonObject) -> None:
                 calls = s["calls"]
                 if not calls:
                     raise ScriptError("EmptyBatch", turn, step, "tool_calls has no calls")
-                for c in calls:
+                for index, c in enumerate(calls):
+                    if c["interaction_type"] in ("ui_tool", "ui_surface") and not c.get("component_type"):
+                        # SCRIPT-018: the call could not be sent without breaking TOOL-005.
+                        message = f"call {index} is a ui_tool or ui_surface without a component_type"
+                        raise ScriptError("MissingComponentType", turn, step, message, call=index)
                     run_ms = int(c.get("run_ms", 0))
                     if run_ms > MAX_SCRIPT_DELAY_MS:
                         raise ScriptError("DelayTooLong", turn, step, f"delay of {run_ms} ms is over the limit", run_ms)

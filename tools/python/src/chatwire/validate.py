@@ -20,6 +20,8 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 from referencing import Registry, Resource
 
+from chatwire.facts import MAX_SAFE_INTEGER
+
 __all__ = [
     "Direction",
     "FrameError",
@@ -198,6 +200,22 @@ def _refine(error: ValidationError, out: list[Violation]) -> None:
     out.append(Violation(here, error.message))
 
 
+def _unsafe_numbers(value: Any, path: str, out: list[Violation]) -> None:
+    """Every number beyond ±(2^53 − 1) at any depth (INT-002): opaque values (`payload`, `value`,
+    `result`) take any JSON, so no schema bound reaches their numbers."""
+    if isinstance(value, bool):
+        return
+    if isinstance(value, (int, float)):
+        if not abs(value) <= MAX_SAFE_INTEGER:  # also catches inf and nan
+            out.append(Violation(path, f"{value} is beyond ±(2^53 − 1), the integers a JSON reader represents exactly (INT-002)"))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _unsafe_numbers(item, f"{path}/{index}", out)
+    elif isinstance(value, dict):
+        for key, member in value.items():
+            _unsafe_numbers(member, path + "/" + str(key).replace("~", "~0").replace("/", "~1"), out)
+
+
 def _validate(direction: Direction, frame: Any) -> str:
     if not isinstance(frame, dict):
         raise FrameError(FrameErrorKind.NOT_OBJECT, "a frame must be a JSON object")
@@ -207,11 +225,18 @@ def _validate(direction: Direction, frame: Any) -> str:
     if wire not in _types(direction):
         raise FrameError(FrameErrorKind.UNKNOWN_TYPE, f"unknown frame type {wire!r}")
     validator = _validator(wire)
-    if validator.is_valid(frame):
+    unsafe: list[Violation] = []
+    _unsafe_numbers(frame, "", unsafe)
+    if not unsafe and validator.is_valid(frame):
         return wire
-    violations: list[Violation] = []
+    schema_violations: list[Violation] = []
     for error in sorted(validator.iter_errors(frame), key=lambda e: list(map(str, e.absolute_path))):
-        _refine(error, violations)
+        _refine(error, schema_violations)
+    # An integer field beyond its range is already reported by its schema bound.
+    violations = [n for n in unsafe if all(s.instance_path != n.instance_path for s in schema_violations)]
+    violations.extend(schema_violations)
+    if not violations:
+        return wire
     text = "; ".join(map(str, violations))
     raise FrameError(FrameErrorKind.INVALID, f"{len(violations)} schema violation(s): {text}", tuple(violations))
 
