@@ -373,35 +373,23 @@ fn has_integer_spelled_as_float(frame: &serde_json::Value) -> bool {
 
 /// Fault `tool-call-id-too-long`: every frame names its call by an id padded to 122 characters,
 /// one more than `ID-003` allows (the id itself stays a valid identifier).
-fn lengthen_tool_call_id(frame: ServerFrame) -> ServerFrame {
-    let long = |id: &Id| {
-        let pad = 122usize.saturating_sub(id.as_str().len() + 1);
-        Id::new_unchecked_valid(format!("{id}-{}", "x".repeat(pad)))
-    };
-    match frame {
-        ServerFrame::ToolCall(mut f) => {
-            f.tool_call_id = long(&f.tool_call_id);
+fn lengthen_tool_call_id(mut frame: ServerFrame) -> ServerFrame {
+    let id = match &mut frame {
+        ServerFrame::ToolCall(f) => {
             f.corr = None;
-            ServerFrame::ToolCall(f)
+            Some(&mut f.tool_call_id)
         }
-        ServerFrame::ToolProgress(mut f) => {
-            f.tool_call_id = long(&f.tool_call_id);
-            ServerFrame::ToolProgress(f)
-        }
-        ServerFrame::ToolOutput(mut f) => {
-            f.tool_call_id = long(&f.tool_call_id);
-            ServerFrame::ToolOutput(f)
-        }
-        ServerFrame::ToolCallComplete(mut f) => {
-            f.tool_call_id = long(&f.tool_call_id);
-            ServerFrame::ToolCallComplete(f)
-        }
-        ServerFrame::ToolCallDismiss(mut f) => {
-            f.tool_call_id = long(&f.tool_call_id);
-            ServerFrame::ToolCallDismiss(f)
-        }
-        other => other,
+        ServerFrame::ToolProgress(f) => Some(&mut f.tool_call_id),
+        ServerFrame::ToolOutput(f) => Some(&mut f.tool_call_id),
+        ServerFrame::ToolCallComplete(f) => Some(&mut f.tool_call_id),
+        ServerFrame::ToolCallDismiss(f) => Some(&mut f.tool_call_id),
+        _ => None,
+    };
+    if let Some(id) = id {
+        let pad = 122usize.saturating_sub(id.as_str().len() + 1);
+        *id = Id::new_unchecked_valid(format!("{id}-{}", "x".repeat(pad)));
     }
+    frame
 }
 
 fn announce_then_die(wire: &[String], conn: Option<&ConnHandle>) -> ! {
