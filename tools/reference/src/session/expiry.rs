@@ -35,7 +35,7 @@ pub(super) fn schedule_expiry(session: &Arc<Session>, g: &mut Inner, tool_call_i
 }
 
 /// A pending call's deadline passed: it expires, and a waiting turn goes on.
-fn expire(session: &Arc<Session>, g: &mut Inner, tool_call_id: &Id) -> Result<(), EmitError> {
+pub(super) fn expire(session: &Arc<Session>, g: &mut Inner, tool_call_id: &Id) -> Result<(), EmitError> {
     let mut change = Change { remove_timers: vec![tool_call_id.clone()], ..Change::default() };
     let Some(call) = g.state.tool_call(tool_call_id).filter(|c| c.status == ToolCallStatus::Pending) else {
         return emit(session, g, change);

@@ -11,7 +11,7 @@ use chatwire_schema::{Id, RunStatus, ServerFrame, ToolCallStatus};
 
 use super::driver::{run_complete, start_driver};
 use super::emit::{emit, Change, Unit};
-use super::expiry::schedule_expiry;
+use super::expiry::{expire, schedule_expiry};
 use super::requests::execute_response;
 use super::{EmitError, Inner, Session};
 use crate::agent::Cursor;
@@ -61,7 +61,15 @@ pub(super) async fn recover(session: &Arc<Session>, pending: Vec<(String, String
                     _ => None,
                 };
                 let deadline = session.shared.hooks.reloaded_deadline(deadline, expire_after_ms);
-                schedule_expiry(session, &mut g, id, deadline)
+                // A deadline that passed while the server was down expires here, before any
+                // resume can be answered (RESUME-014), not on a timer that races the first resume.
+                if session.shared.hooks.arms_deadlines() && deadline <= crate::util::now_ms() {
+                    if let Err(e) = expire(session, &mut g, &id) {
+                        eprintln!("chatwire-reference: session {}: expiring {id}: {e}", session.id);
+                    }
+                } else {
+                    schedule_expiry(session, &mut g, id, deadline)
+                }
             }
             Err(e) => eprintln!("chatwire-reference: session {}: stored timer id invalid: {e}", session.id),
         }
