@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Protocol-change gate and schemas for frontends (called by .ci/run):
-#   1. the schema diff gate: schema/json against the released baseline schema/releases/v1;
+#   1. the schema diff gate: schema/json against the newest released minor, schema/releases/v1/<MAJOR.MINOR>;
 #   2. the npm package @chatwire/protocol (tools/npm): npm ci, drift check of its generated types,
 #      tsc --strict with TypeScript 5 and 7, build (precompiled validators), its tests, and the
 #      consumer test (the packed tarball installed into fresh ESM projects, nodenext and bundler);
@@ -26,8 +26,11 @@ cargo build -q --locked -p chatwire-schema-tool
 BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug/chatwire-schema"
 [ -x "$BIN" ] || { echo "gate: $BIN not found after the build" >&2; exit 1; }
 
-step "protocol-change gate: schema/releases/v1 -> schema/json"
-"$BIN" diff schema/releases/v1 schema/json
+# The newest released minor is the baseline (spec/versioning.md, COMPAT-013); its directory name is its version.
+BASELINE=$(find schema/releases/v1 -mindepth 1 -maxdepth 1 -type d -name '[0-9]*.[0-9]*' -printf '%f\n' | sort -V | tail -n 1)
+[ -n "$BASELINE" ] || { echo "gate: no released set under schema/releases/v1" >&2; exit 1; }
+step "protocol-change gate: schema/releases/v1/$BASELINE -> schema/json"
+"$BIN" diff "schema/releases/v1/$BASELINE" schema/json
 
 NPM=tools/npm
 step "npm package: npm ci ($NPM/package-lock.json)"

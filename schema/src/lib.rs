@@ -38,6 +38,7 @@ pub mod schema_gen;
 pub mod script;
 mod serde_util;
 pub mod session;
+pub mod since;
 pub mod transport;
 pub mod ui_state;
 pub mod ui_state_snapshot;

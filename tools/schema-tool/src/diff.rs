@@ -14,6 +14,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use chatwire_schema::schema_gen::{variants, CLIENT_UNION_FILE, SERVER_UNION_FILE};
+use chatwire_schema::since::since_through_ref;
 use chatwire_schema::validate::direction_of;
 use chatwire_schema::{ProtocolVersion, PROTOCOL_VERSION};
 use serde_json::{json, Value};
@@ -197,8 +198,20 @@ fn catalogue(set: &SchemaSet) -> BTreeMap<String, Entry> {
     out
 }
 
-/// Every change from `old` to `new`, message by message.
-pub fn diff_sets(old: &SchemaSet, new: &SchemaSet) -> Vec<Finding> {
+/// The since annotation of a message or document of `set`: on its file's root, else on its branch
+/// of the set's union.
+fn since_of_entry(set: &SchemaSet, entry: &Entry) -> Option<ProtocolVersion> {
+    if let Some(doc) = entry.file.as_ref().and_then(|f| set.files.get(f)) {
+        return since_through_ref(doc, doc);
+    }
+    [CLIENT_UNION_FILE, SERVER_UNION_FILE].iter().filter_map(|f| set.files.get(*f)).find_map(|union| {
+        variants(union).into_iter().find(|(wire, _)| *wire == entry.name).and_then(|(_, b)| since_through_ref(b, union))
+    })
+}
+
+/// Every change from `old` to `new`, message by message; `baseline` is the old set's version,
+/// against which since annotations are read.
+pub fn diff_sets(old: &SchemaSet, new: &SchemaSet, baseline: ProtocolVersion) -> Vec<Finding> {
     let (old_entries, new_entries) = (catalogue(old), catalogue(new));
     let keys: BTreeSet<&String> = old_entries.keys().chain(new_entries.keys()).collect();
     let mut findings = Vec::new();
@@ -222,7 +235,7 @@ pub fn diff_sets(old: &SchemaSet, new: &SchemaSet) -> Vec<Finding> {
                 let flow = if n.flow == Flow::Unknown { o.flow } else { n.flow };
                 let (Some(of), Some(nf)) = (&o.file, &n.file) else { continue };
                 let (Some(old_doc), Some(new_doc)) = (old.files.get(of), new.files.get(nf)) else { continue };
-                findings.extend(walk::Walker::new(old_doc, new_doc, flow, &n.name, nf).run());
+                findings.extend(walk::Walker::new(old_doc, new_doc, flow, &n.name, nf, baseline).run());
             }
             (Some(o), None) => {
                 let rule = if o.is_message { Rule::MessageRemoved } else { Rule::DocumentRemoved };
@@ -230,7 +243,9 @@ pub fn diff_sets(old: &SchemaSet, new: &SchemaSet) -> Vec<Finding> {
             }
             (None, Some(n)) => {
                 let rule = if n.is_message { Rule::MessageAdded } else { Rule::DocumentAdded };
-                findings.push(whole(rule, n, format!("{} added", n.name)))
+                let (rule, detail) =
+                    walk::addition_rule(rule, n.flow, since_of_entry(new, n), baseline, format!("{} added", n.name));
+                findings.push(whole(rule, n, detail))
             }
             (None, None) => {}
         }
@@ -263,7 +278,7 @@ impl Outcome {
             return Err(DiffError::VersionBackwards { old: old_version, new: new_version });
         }
         Ok(Outcome {
-            findings: diff_sets(old, new),
+            findings: diff_sets(old, new, old_version),
             old_version,
             new_version,
             labels: (old.label.clone(), new.label.clone()),

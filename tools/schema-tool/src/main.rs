@@ -9,6 +9,7 @@
 mod asyncapi;
 mod diff;
 mod generated;
+mod releases;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -18,6 +19,7 @@ use chatwire_schema::validate::direction_of;
 use chatwire_schema::{FrameError, FrameValidator};
 use clap::{Parser, Subcommand};
 use generated::{GenerateError, GeneratedSet};
+use releases::ReleaseSet;
 use serde_json::Value;
 
 #[derive(Parser)]
@@ -29,9 +31,10 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Write every generated file of the repository: schema/json, schema/asyncapi.json and the
-    /// packaged copies schema/spec, conformance/scenarios, conformance/snapshots. With --dir, write
-    /// only the schemas, into DIR.
+    /// Write every generated file of the repository: schema/json, schema/asyncapi.json, the
+    /// packaged copies schema/spec, conformance/scenarios, conformance/snapshots, and the released
+    /// set of a released minor that has none yet (schema/releases/v1/MAJOR.MINOR; an existing one
+    /// is never rewritten). With --dir, write only the schemas, into DIR.
     Export {
         /// Write only the schemas, into this directory.
         #[arg(long, conflicts_with = "root")]
@@ -40,7 +43,8 @@ enum Command {
         #[arg(long)]
         root: Option<PathBuf>,
     },
-    /// Exit 1 naming every generated file that differs from what export would write now. With
+    /// Exit 1 naming every generated file that differs from what export would write now, and
+    /// every released set whose shape the types, cut down to its minor, no longer define. With
     /// --dir, check only the schemas in DIR.
     Check {
         /// Check only the schemas in this directory.
@@ -97,11 +101,11 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Export { dir, root } => match generated_sets(dir, root) {
-            Ok(sets) => export(&sets),
+            Ok((sets, releases)) => export(&sets, &releases),
             Err(e) => usage_error(&e),
         },
         Command::Check { dir, root } => match generated_sets(dir, root) {
-            Ok(sets) => check(&sets),
+            Ok((sets, releases)) => check(&sets, &releases),
             Err(e) => usage_error(&e),
         },
         Command::Validate { files } => validate(&files),
@@ -111,12 +115,20 @@ fn main() -> ExitCode {
     }
 }
 
-/// The schemas alone when `dir` is given, else everything generated in the repository.
-fn generated_sets(dir: Option<PathBuf>, root: Option<PathBuf>) -> Result<Vec<GeneratedSet>, GenerateError> {
+/// The schemas alone when `dir` is given, else everything generated in the repository and its
+/// released sets.
+fn generated_sets(
+    dir: Option<PathBuf>,
+    root: Option<PathBuf>,
+) -> Result<(Vec<GeneratedSet>, Vec<ReleaseSet>), GenerateError> {
     let docs = published_schemas();
     match dir {
-        Some(dir) => Ok(vec![generated::schema_set(dir, &docs)]),
-        None => generated::repository_sets(&root.unwrap_or_else(default_root), &docs),
+        Some(dir) => Ok((vec![generated::schema_set(dir, &docs)], Vec::new())),
+        None => {
+            let root = root.unwrap_or_else(default_root);
+            let releases = releases::release_sets(&root, &all_schemas(), &chatwire_conformance::schemas::all());
+            Ok((generated::repository_sets(&root, &docs)?, releases))
+        }
     }
 }
 
@@ -125,7 +137,14 @@ fn usage_error(e: &GenerateError) -> ExitCode {
     ExitCode::from(2)
 }
 
-fn export(sets: &[GeneratedSet]) -> ExitCode {
+fn export(sets: &[GeneratedSet], releases: &[ReleaseSet]) -> ExitCode {
+    for release in releases {
+        match release.write_if_missing() {
+            Ok(true) => println!("wrote the released set of {} to {}", release.version, release.dir.display()),
+            Ok(false) => {}
+            Err(e) => return usage_error(&e),
+        }
+    }
     for set in sets {
         match set.write() {
             Ok(removed) => {
@@ -140,11 +159,15 @@ fn export(sets: &[GeneratedSet]) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn check(sets: &[GeneratedSet]) -> ExitCode {
-    let drift: Vec<String> = sets.iter().flat_map(GeneratedSet::drift).collect();
+fn check(sets: &[GeneratedSet], releases: &[ReleaseSet]) -> ExitCode {
+    let drift: Vec<String> =
+        sets.iter().flat_map(GeneratedSet::drift).chain(releases.iter().flat_map(ReleaseSet::drift)).collect();
     if drift.is_empty() {
         for set in sets {
             println!("{} file(s) up to date in {}", set.files.len(), set.dir.display());
+        }
+        for release in releases {
+            println!("released set {} still defined by the types: {}", release.version, release.dir.display());
         }
         ExitCode::SUCCESS
     } else {

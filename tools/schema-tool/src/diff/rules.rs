@@ -125,6 +125,9 @@ rules! {
     MessageAdded => "message-added", Info, Err,
         "servers accept a new message; clients send it only on a version that has it",
         "clients may not handle the new message";
+    NegotiatedAddition => "negotiated-addition", Info, Info,
+        "added in a newer minor (x-chatwire-since); only clients that negotiated it send it",
+        "added in a newer minor (x-chatwire-since); only clients that negotiated it receive it";
     MessageRemoved => "message-removed", Err, Warn,
         "servers no longer accept a message clients send",
         "clients stop receiving a message they may rely on";

@@ -12,8 +12,9 @@ use super::DiffError;
 /// The directory, relative to the repository root, that holds the published schemas.
 pub const SCHEMA_DIR_IN_REPO: &str = "schema/json";
 
-/// Name of the optional text file beside a schema set that states its protocol version
-/// (committed in `schema/releases/v1/`; `schema/json/` itself holds only generated files).
+/// Name of the optional text file beside a schema set that states its protocol version. A released
+/// set (`schema/releases/v1/1.0/`) needs none: its directory is named after its version.
+/// `schema/json/` itself holds only generated files.
 pub const VERSION_FILE: &str = "VERSION";
 
 /// A set of schema documents by file name, where it came from, and its stated version.
@@ -23,12 +24,14 @@ pub struct SchemaSet {
     pub label: String,
     /// File name → parsed document.
     pub files: BTreeMap<String, Value>,
-    /// The protocol version from a `VERSION` file beside the schemas, if any.
+    /// The protocol version from a `VERSION` file beside the schemas, else from a directory
+    /// named `MAJOR.MINOR`, if any.
     pub version: Option<ProtocolVersion>,
 }
 
 impl SchemaSet {
-    /// Reads every `*.json` file of `dir` (and `VERSION`, if present).
+    /// Reads every `*.json` file of `dir` (and `VERSION`, if present; else a directory named like a
+    /// version, `1.0`, states its version).
     pub fn from_dir(dir: &Path) -> Result<Self, DiffError> {
         let io = |source| DiffError::Io { path: dir.to_path_buf(), source };
         let mut files = BTreeMap::new();
@@ -49,6 +52,8 @@ impl SchemaSet {
         if files.is_empty() {
             return Err(DiffError::NoSchemas(dir.display().to_string()));
         }
+        let version =
+            version.or_else(|| dir.file_name().and_then(|n| n.to_str()).and_then(|n| ProtocolVersion::parse(n).ok()));
         Ok(SchemaSet { label: dir.display().to_string(), files, version })
     }
 

@@ -9,6 +9,8 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
+use chatwire_schema::since::since_through_ref;
+use chatwire_schema::ProtocolVersion;
 use serde_json::{Map, Value};
 
 #[cfg(test)]
@@ -65,6 +67,8 @@ pub(crate) struct Walker<'a> {
     flow: Flow,
     message: &'a str,
     file: &'a str,
+    /// The baseline's protocol version: an addition annotated with a newer minor is negotiated.
+    baseline: ProtocolVersion,
     /// `(old $ref, new $ref)` pairs already compared: a definition used in several places is
     /// reported once, and recursive definitions terminate.
     seen_refs: HashSet<(String, String)>,
@@ -76,14 +80,23 @@ pub(crate) struct Walker<'a> {
 }
 
 impl<'a> Walker<'a> {
-    /// A walker for one message; `flow` decides every finding's level.
-    pub(crate) fn new(old_root: &'a Value, new_root: &'a Value, flow: Flow, message: &'a str, file: &'a str) -> Self {
+    /// A walker for one message; `flow` decides every finding's level, `baseline` (the old set's
+    /// version) which annotated additions are negotiated.
+    pub(crate) fn new(
+        old_root: &'a Value,
+        new_root: &'a Value,
+        flow: Flow,
+        message: &'a str,
+        file: &'a str,
+        baseline: ProtocolVersion,
+    ) -> Self {
         Walker {
             old_root,
             new_root,
             flow,
             message,
             file,
+            baseline,
             seen_refs: HashSet::new(),
             def: None,
             depth: 0,
@@ -115,6 +128,14 @@ impl<'a> Walker<'a> {
             detail,
             def: self.def.clone(),
         });
+    }
+
+    /// Records an addition: a [`Rule::NegotiatedAddition`] when `added` carries a since annotation
+    /// newer than the baseline (`COMPAT-015`), else `rule`.
+    fn push_addition(&mut self, rule: Rule, added: &Value, path: &str, detail: String) {
+        let (rule, detail) =
+            addition_rule(rule, self.flow, since_through_ref(added, self.new_root), self.baseline, detail);
+        self.push(rule, path, detail);
     }
 
     /// Full comparison of two subschemas at `path`: nullability first, then the rest.
@@ -279,7 +300,13 @@ impl<'a> Walker<'a> {
             (Some(old), Some(new)) => {
                 for (value, branch) in &new.values {
                     match old.values.iter().find(|(v, _)| v == value) {
-                        None => self.push(Rule::EnumValueAdded, &at, format!("value {value} added")),
+                        None => {
+                            let detail = format!("value {value} added");
+                            match branch {
+                                Some(branch) => self.push_addition(Rule::EnumValueAdded, branch, &at, detail),
+                                None => self.push(Rule::EnumValueAdded, &at, detail),
+                            }
+                        }
                         Some((_, old_branch)) => {
                             let describe = |b: &Option<Value>| b.as_ref().and_then(|b| b.get("description")).cloned();
                             if describe(old_branch) != describe(branch) {
@@ -425,9 +452,9 @@ impl<'a> Walker<'a> {
                     self.push(Rule::PropertyMadeRequired, &at, format!("member {name:?} is now required"));
                 }
             } else if required {
-                self.push(Rule::RequiredPropertyAdded, &at, format!("required member {name:?} added"));
+                self.push_addition(Rule::RequiredPropertyAdded, schema, &at, format!("required member {name:?} added"));
             } else {
-                self.push(Rule::OptionalPropertyAdded, &at, format!("optional member {name:?} added"));
+                self.push_addition(Rule::OptionalPropertyAdded, schema, &at, format!("optional member {name:?} added"));
             }
         }
         for name in old_props.keys() {
@@ -555,7 +582,12 @@ impl<'a> Walker<'a> {
                     let branch_at = format!("{at}[{new_tag}={value}]");
                     match old_map.get(value) {
                         Some(old_branch) => self.compare(old_branch, new_branch, &branch_at),
-                        None => self.push(Rule::VariantAdded, &branch_at, format!("variant {new_tag}={value:?} added")),
+                        None => self.push_addition(
+                            Rule::VariantAdded,
+                            new_branch,
+                            &branch_at,
+                            format!("variant {new_tag}={value:?} added"),
+                        ),
                     }
                 }
                 for value in old_map.keys() {
@@ -577,7 +609,12 @@ impl<'a> Walker<'a> {
                     let branch_at = format!("{at}[{key}]");
                     match old_keys.get(key) {
                         Some(old_branch) => self.compare(old_branch, new_branch, &branch_at),
-                        None => self.push(Rule::VariantAdded, &branch_at, format!("branch {key} added")),
+                        None => self.push_addition(
+                            Rule::VariantAdded,
+                            new_branch,
+                            &branch_at,
+                            format!("branch {key} added"),
+                        ),
                     }
                 }
                 for key in old_keys.keys() {
@@ -613,6 +650,30 @@ impl ValueSet {
     fn listing(&self) -> String {
         let shown: Vec<String> = self.values.iter().map(|(v, _)| v.to_string()).collect();
         format!("[{}]", shown.join(", "))
+    }
+}
+
+/// The rule an addition is reported under. An addition annotated with a minor newer than the
+/// baseline reaches only connections that negotiated that minor (`COMPAT-005`, `COMPAT-006`), so
+/// it is a [`Rule::NegotiatedAddition`] whatever its direction, with one exception: a required
+/// member added to a client → server message stays an ERR, because a server still speaks the
+/// older minor and must keep accepting the frame without it (`COMPAT-007`).
+pub(crate) fn addition_rule(
+    rule: Rule,
+    flow: Flow,
+    since: Option<ProtocolVersion>,
+    baseline: ProtocolVersion,
+    detail: String,
+) -> (Rule, String) {
+    match since {
+        Some(since) if rule == Rule::RequiredPropertyAdded && flow != Flow::ServerToClient => {
+            (rule, format!("{detail}; since {since}, but a server must still accept {baseline} frames without it"))
+        }
+        Some(since) if since > baseline => (Rule::NegotiatedAddition, format!("{detail} (since {since})")),
+        Some(since) => {
+            (rule, format!("{detail}; annotated since {since}, which is not newer than the baseline {baseline}"))
+        }
+        None => (rule, detail),
     }
 }
 
@@ -849,7 +910,11 @@ mod tests {
     use super::*;
 
     fn findings(old: Value, new: Value, flow: Flow) -> Vec<(Rule, String)> {
-        Walker::new(&old, &new, flow, "m", "m.json").run().into_iter().map(|f| (f.rule, f.path)).collect()
+        Walker::new(&old, &new, flow, "m", "m.json", ProtocolVersion { major: 1, minor: 0 })
+            .run()
+            .into_iter()
+            .map(|f| (f.rule, f.path))
+            .collect()
     }
 
     #[test]
@@ -906,7 +971,7 @@ mod tests {
         for (flow, level) in
             [(Flow::ClientToServer, Level::Info), (Flow::ServerToClient, Level::Err), (Flow::Unknown, Level::Err)]
         {
-            let found = Walker::new(&old, &new, flow, "m", "m.json").run();
+            let found = Walker::new(&old, &new, flow, "m", "m.json", ProtocolVersion { major: 1, minor: 0 }).run();
             assert_eq!(found.len(), 1);
             assert_eq!(
                 (found[0].rule, found[0].level, found[0].path.as_str()),
