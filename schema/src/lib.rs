@@ -39,6 +39,7 @@ pub mod script;
 mod serde_util;
 pub mod session;
 pub mod since;
+pub mod state_patch;
 pub mod transport;
 pub mod ui_state;
 pub mod ui_state_snapshot;

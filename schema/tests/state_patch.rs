@@ -1,0 +1,240 @@
+//! The patch builder (`UiState::apply_with_patch`, `spec/ui-state.md#ui_state_patch`) against an
+//! independent RFC 6902 implementation (the json-patch crate): for every event of the shared
+//! reducer-trace corpus and of generated sequences, the built patch applied to the JSON of the
+//! state before gives exactly the JSON of the state after, it touches only what the event names,
+//! and its size is bounded by those items, whatever the size of the state.
+
+#[path = "support/trace_model.rs"]
+mod trace_model;
+
+use chatwire_schema::state_patch::PatchOp;
+use chatwire_schema::{DisplayItem, Id, ServerFrame, UiEvent, UiState};
+use proptest::prelude::*;
+use serde_json::Value;
+use trace_model::*;
+
+/// Bytes allowed per op beyond the values it carries: `{"op":"replace","path":"/items/12345/settled_ts","value":}`.
+const OP_OVERHEAD: usize = 96;
+
+fn json(v: &impl serde::Serialize) -> Value {
+    serde_json::to_value(v).expect("serializes")
+}
+
+fn size(v: &impl serde::Serialize) -> usize {
+    serde_json::to_string(v).expect("serializes").len()
+}
+
+/// The indices of the items `event` may touch in place, read from the state before it.
+fn named_indices(before: &UiState, event: UiEvent<'_>) -> Vec<usize> {
+    let call = |id: &Id| before.items.iter().rposition(|i| matches!(i, DisplayItem::ToolCall(c) if &c.id == id));
+    match event {
+        UiEvent::ToolProgress(e) => call(&e.tool_call_id).into_iter().collect(),
+        UiEvent::ToolCallComplete(e) => call(&e.tool_call_id).into_iter().collect(),
+        UiEvent::ToolCallDismiss(e) => call(&e.tool_call_id).into_iter().collect(),
+        UiEvent::ToolOutput(e) => call(&e.tool_call_id).map(|c| vec![c, c + 1]).unwrap_or_default(),
+        UiEvent::RewindComplete(e) => {
+            let cut = before.items.iter().position(|i| i.invocation_id() == &e.before_invocation_id);
+            cut.map(|c| (c..before.items.len()).collect()).unwrap_or_default()
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// Applies `event` with a patch and checks the patch against the reducer's own result.
+fn apply_and_check(state: &mut UiState, event: UiEvent<'_>) -> Result<Option<Vec<PatchOp>>, String> {
+    let before = state.clone();
+    let before_json = json(&before);
+    let reduced = chatwire_schema::reduce(&before, event);
+    let ops = match (state.apply_with_patch(event), reduced) {
+        (Ok(ops), Ok(expected)) => {
+            if *state != expected {
+                return Err(format!("apply_with_patch reduced {event:?} differently from reduce"));
+            }
+            ops
+        }
+        (Err(a), Err(b)) if a == b => {
+            return if *state == before { Ok(None) } else { Err(format!("refused {event:?} but changed the state")) };
+        }
+        (a, b) => return Err(format!("{event:?}: apply_with_patch {:?}, reduce {:?}", a.err(), b.err())),
+    };
+
+    // The patch, applied by an independent implementation, gives exactly the new state.
+    let wire = json(&ops);
+    let parsed: Vec<json_patch::PatchOperation> =
+        serde_json::from_value(wire.clone()).map_err(|e| format!("not an RFC 6902 patch ({e}): {wire}"))?;
+    let mut patched = before_json.clone();
+    json_patch::patch(&mut patched, &parsed).map_err(|e| format!("{event:?}: patch does not apply: {e}; {wire}"))?;
+    if patched != json(&*state) {
+        return Err(format!("{event:?}: patched state differs from the reduced one; patch {wire}"));
+    }
+
+    // It touches only the items the event names, appends at the end, and the run.
+    let named = named_indices(&before, event);
+    for op in &ops {
+        let path = op.path();
+        let index = path.strip_prefix("/items/").map(|rest| rest.split('/').next().unwrap_or(rest));
+        let allowed = match index {
+            None => path == "/run",
+            Some("-") => matches!(op, PatchOp::Add { .. }) && path == "/items/-",
+            Some(n) => n.parse::<usize>().is_ok_and(|n| named.contains(&n)),
+        };
+        if !allowed {
+            return Err(format!("{event:?}: op on {path} outside the items it names {named:?}: {wire}"));
+        }
+    }
+    // Appending an item is one add; starting a run one replace.
+    let expected_len = match event {
+        UiEvent::UserMessageAccepted(_) | UiEvent::AssistantMessage(_) | UiEvent::ToolCall(_) => Some(1),
+        UiEvent::RunStarted(_) => Some(1),
+        _ => None,
+    };
+    if expected_len.is_some_and(|n| n != ops.len()) {
+        return Err(format!("{event:?}: {} ops where one does: {wire}", ops.len()));
+    }
+
+    // Its size is bounded by the items it names (before and after) and the run, not the state.
+    let named_bytes: usize = named.iter().filter_map(|&i| before.items.get(i)).map(size).sum::<usize>()
+        + named.iter().filter_map(|&i| state.items.get(i)).map(size).sum::<usize>()
+        + state.items[before.items.len().min(state.items.len())..].iter().map(size).sum::<usize>()
+        + size(&state.run);
+    let bound = named_bytes + OP_OVERHEAD * ops.len();
+    if size(&ops) > bound {
+        return Err(format!("{event:?}: patch of {} bytes exceeds its bound {bound}: {wire}", size(&ops)));
+    }
+    Ok(Some(ops))
+}
+
+/// Every applied and every refused event of `fixtures/reducer-traces/traces.jsonl`.
+#[test]
+fn every_event_of_the_shared_trace_corpus_gets_a_patch_that_reproduces_the_reduced_state() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/reducer-traces/traces.jsonl");
+    let text = std::fs::read_to_string(&path).expect("the reducer-trace corpus exists");
+    let (mut applied, mut refused, mut failures) = (0, 0, Vec::new());
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let trace: Value = serde_json::from_str(line).expect("a trace is JSON");
+        let name = trace["name"].as_str().unwrap_or("?").to_owned();
+        let mut state: UiState = serde_json::from_value(trace["initial"].clone()).expect("initial state");
+        for (n, step) in trace["steps"].as_array().expect("steps").iter().enumerate() {
+            let frame: ServerFrame = serde_json::from_value(step["event"].clone()).expect("an event frame");
+            let event = frame.ui_event().expect("a UI event");
+            match apply_and_check(&mut state, event) {
+                Ok(Some(_)) => applied += 1,
+                Ok(None) => refused += 1,
+                Err(e) => failures.push(format!("{name} step {n}: {e}")),
+            }
+        }
+        assert_eq!(json(&state), trace["final"], "{name}: final state");
+    }
+    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+    assert!(applied > 1000 && refused > 100, "corpus too thin: {applied} applied, {refused} refused");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// Generated valid sequences (tool batches, output, settlement in any order, rewinds), then
+    /// arbitrary events aimed at existing ids: every patch reproduces the reduced state and stays
+    /// within the items its event names.
+    #[test]
+    fn built_patches_reproduce_every_reduced_state((frames, probes) in prefix_and_probes()) {
+        let mut state = UiState::default();
+        for frame in &frames {
+            let event = frame.ui_event().expect("a UI event");
+            prop_assert!(apply_and_check(&mut state, event).map_err(TestCaseError::fail)?.is_some(), "valid frame refused");
+        }
+        for (n, probe) in probes.iter().enumerate() {
+            let frame = materialize(probe, &state, n);
+            let event = frame.ui_event().expect("a UI event");
+            apply_and_check(&mut state, event).map_err(TestCaseError::fail)?;
+        }
+    }
+
+    /// The same events on top of a state that already holds many items give patches of the same
+    /// size: the cost of an event does not grow with the state.
+    #[test]
+    fn patch_size_does_not_grow_with_the_state(plan in plan_strategy()) {
+        let frames = build(&plan, false);
+        let (small, large) = (UiState::default(), padded_state(500));
+        let (mut small, mut large) = (small, large);
+        for frame in &frames {
+            let event = frame.ui_event().expect("a UI event");
+            let a = small.apply_with_patch(event).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let b = large.apply_with_patch(event).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            prop_assert_eq!(a.len(), b.len(), "{:?}", event);
+            // Indices are longer numbers in the large state: "/items/7" vs "/items/507".
+            prop_assert!(size(&b) <= size(&a) + 4 * b.len(), "{:?}: {} vs {} bytes", event, size(&a), size(&b));
+        }
+    }
+}
+
+/// A state holding `n` finished turns of an earlier conversation (a user message and an answer
+/// each), so that later events of a generated plan apply on top of it.
+fn padded_state(n: usize) -> UiState {
+    use chatwire_schema::chat::assistant_message::AssistantMessage;
+    use chatwire_schema::chat::run_complete::{RunComplete, RunCompleteStatus};
+    use chatwire_schema::chat::run_started::RunStarted;
+    use chatwire_schema::chat::user_message_accepted::UserMessageAccepted;
+    let mut state = UiState::default();
+    for t in 0..n / 2 {
+        let inv = id(format!("old-inv{t}"));
+        let frames = [
+            ServerFrame::UserMessageAccepted(UserMessageAccepted {
+                seq: 1,
+                in_reply_to: id(format!("old-msg{t}")),
+                invocation_id: inv.clone(),
+                item_id: id(format!("old-u{t}")),
+                text: format!("earlier question {t}"),
+                ts: TS.into(),
+            }),
+            ServerFrame::RunStarted(RunStarted { seq: 2, invocation_id: inv.clone(), ts: TS.into() }),
+            ServerFrame::AssistantMessage(AssistantMessage {
+                seq: 3,
+                invocation_id: inv.clone(),
+                item_id: id(format!("old-a{t}")),
+                markdown: format!("earlier answer {t}"),
+                ts: TS.into(),
+            }),
+            ServerFrame::RunComplete(RunComplete {
+                seq: 4,
+                invocation_id: inv,
+                status: RunCompleteStatus::Completed,
+                reason: None,
+                error: None,
+                ts: TS.into(),
+            }),
+        ];
+        for f in &frames {
+            state.apply(f.ui_event().expect("a UI event")).expect("padding applies");
+        }
+    }
+    state
+}
+
+/// A patch applied to a state whose items sit at other indices fails on its `test` ops instead
+/// of changing the wrong item.
+#[test]
+fn a_patch_applied_to_the_wrong_base_fails_instead_of_corrupting() {
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    let mut guarded = 0;
+    for _ in 0..64 {
+        let plan = proptest::strategy::ValueTree::current(
+            &proptest::strategy::Strategy::new_tree(&plan_strategy(), &mut runner).expect("a plan"),
+        );
+        let mut state = padded_state(4);
+        for frame in build(&plan, false) {
+            let before = json(&state);
+            let ops = state.apply_with_patch(frame.ui_event().expect("a UI event")).expect("valid");
+            if !ops.iter().any(|op| matches!(op, PatchOp::Test { .. })) {
+                continue;
+            }
+            // The same state with its first item gone: every index is off by one.
+            let mut shifted = before.clone();
+            shifted["items"].as_array_mut().expect("items").remove(0);
+            let parsed: Vec<json_patch::PatchOperation> = serde_json::from_value(json(&ops)).expect("RFC 6902");
+            let result = json_patch::patch(&mut shifted, &parsed);
+            assert!(result.is_err(), "{frame:?}: a patch for another base applied: {}", json(&ops));
+            guarded += 1;
+        }
+    }
+    assert!(guarded > 50, "only {guarded} patches with a guard were tried");
+}

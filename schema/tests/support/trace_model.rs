@@ -1,0 +1,633 @@
+//! The model of a backend that generates valid event sequences ([`Plan`] → [`build`]) and
+//! arbitrary events aimed at existing ids, shared by the property tests of the reducer
+//! (`reducer_props.rs`) and of the patch builder (`state_patch.rs`).
+//!
+//! Turns with batches of 1–6 tool calls in call order, some awaiting a response, progress and
+//! output, settlement in a random permutation, `run_complete`, superseded calls dismissed at the
+//! next turn, and occasional rewinds while no run slice is in progress.
+
+// Each test binary that includes the model uses a different part of it.
+#![allow(dead_code)]
+
+use chatwire_schema::chat::assistant_message::AssistantMessage;
+use chatwire_schema::chat::rewind_complete::RewindComplete;
+use chatwire_schema::chat::run_complete::{RunComplete, RunCompleteStatus};
+use chatwire_schema::chat::run_started::RunStarted;
+use chatwire_schema::chat::tool_call::{DisplayMode, InteractionType, ToolCall};
+use chatwire_schema::chat::tool_call_complete::{CompletionStatus, ToolCallComplete};
+use chatwire_schema::chat::tool_call_dismiss::{Initiator, ToolCallDismiss};
+use chatwire_schema::chat::tool_output::{ApprovalDecision, ToolOutput};
+use chatwire_schema::chat::tool_progress::{Fraction, ToolProgress};
+use chatwire_schema::chat::user_message_accepted::UserMessageAccepted;
+use chatwire_schema::{reduce_all, DisplayItem, Id, ServerFrame, UiEvent, UiState};
+use proptest::prelude::*;
+use proptest::sample::Index;
+use serde_json::{json, Map, Value};
+
+pub const TS: &str = "2026-11-22T10:00:00Z";
+
+pub fn id(s: impl Into<String>) -> Id {
+    Id::new_unchecked_valid(s)
+}
+
+// ---------------------------------------------------------------------------------------------
+// The model: a plan of random choices, turned into frames deterministically
+// ---------------------------------------------------------------------------------------------
+
+/// How a self-settling (running) call ends.
+#[derive(Clone, Copy, Debug)]
+pub enum AutoOutcome {
+    Complete,
+    Fail,
+    DismissByServer,
+}
+
+/// How an awaited (pending) call ends once the turn waits for it.
+#[derive(Clone, Copy, Debug)]
+pub enum AwaitedOutcome {
+    Submit,
+    DismissByClient,
+    Expire,
+}
+
+/// One `chat.tool_output` frame; every field is optional on the wire.
+#[derive(Clone, Debug)]
+pub struct OutputPlan {
+    pub command: bool,
+    pub approval: Option<ApprovalDecision>,
+    pub stdout: bool,
+    pub stderr: bool,
+    pub exit_code: Option<i32>,
+}
+
+#[derive(Clone, Debug)]
+pub struct CallPlan {
+    pub awaiting: bool,
+    pub with_corr: bool,
+    pub display: DisplayMode,
+    pub progress_steps: u8,
+    pub outputs: Vec<OutputPlan>,
+    pub auto_outcome: AutoOutcome,
+    pub awaited_outcome: AwaitedOutcome,
+}
+
+#[derive(Clone, Debug)]
+pub struct BatchPlan {
+    pub say_before: bool,
+    pub calls: Vec<CallPlan>,
+    /// Settle order (indices into `calls`).
+    pub settle_order: Vec<usize>,
+    /// Another settle order of the same batch, for the display-order property.
+    pub alt_settle_order: Vec<usize>,
+    /// Leave the awaited calls pending when the turn waits: the next turn supersedes them or a rewind drops them.
+    pub abandon_when_awaiting: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct TurnPlan {
+    pub say_first: bool,
+    pub batches: Vec<BatchPlan>,
+    pub end: RunCompleteStatus,
+    /// Rewind after the turn, to an invocation picked among those in the effective state.
+    pub rewind_to: Option<Index>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Plan {
+    pub turns: Vec<TurnPlan>,
+}
+
+pub fn approval_strategy() -> impl Strategy<Value = ApprovalDecision> {
+    prop_oneof![
+        Just(ApprovalDecision::Approve),
+        Just(ApprovalDecision::DenyContinue),
+        Just(ApprovalDecision::DenyAbort)
+    ]
+}
+
+pub fn output_strategy() -> impl Strategy<Value = OutputPlan> {
+    (
+        any::<bool>(),
+        proptest::option::of(approval_strategy()),
+        any::<bool>(),
+        any::<bool>(),
+        proptest::option::of(-2..3),
+    )
+        .prop_map(|(command, approval, stdout, stderr, exit_code)| OutputPlan {
+            command,
+            approval,
+            stdout,
+            stderr,
+            exit_code,
+        })
+}
+
+pub fn call_strategy() -> impl Strategy<Value = CallPlan> {
+    (
+        prop::bool::weighted(0.4),
+        any::<bool>(),
+        prop_oneof![Just(DisplayMode::Inline), Just(DisplayMode::Artifact), Just(DisplayMode::Composer)],
+        0u8..3,
+        prop::collection::vec(output_strategy(), 0..3),
+        prop_oneof![
+            3 => Just(AutoOutcome::Complete),
+            1 => Just(AutoOutcome::Fail),
+            1 => Just(AutoOutcome::DismissByServer),
+        ],
+        prop_oneof![
+            3 => Just(AwaitedOutcome::Submit),
+            1 => Just(AwaitedOutcome::DismissByClient),
+            1 => Just(AwaitedOutcome::Expire),
+        ],
+    )
+        .prop_map(|(awaiting, with_corr, display, progress_steps, outputs, auto_outcome, awaited_outcome)| {
+            CallPlan { awaiting, with_corr, display, progress_steps, outputs, auto_outcome, awaited_outcome }
+        })
+}
+
+pub fn batch_strategy() -> impl Strategy<Value = BatchPlan> {
+    (1usize..=6).prop_flat_map(|n| {
+        let order: Vec<usize> = (0..n).collect();
+        (
+            any::<bool>(),
+            prop::collection::vec(call_strategy(), n),
+            Just(order.clone()).prop_shuffle(),
+            Just(order).prop_shuffle(),
+            prop::bool::weighted(0.2),
+        )
+            .prop_map(|(say_before, calls, settle_order, alt_settle_order, abandon_when_awaiting)| BatchPlan {
+                say_before,
+                calls,
+                settle_order,
+                alt_settle_order,
+                abandon_when_awaiting,
+            })
+    })
+}
+
+pub fn turn_strategy() -> impl Strategy<Value = TurnPlan> {
+    (
+        any::<bool>(),
+        prop::collection::vec(batch_strategy(), 0..3),
+        prop_oneof![
+            3 => Just(RunCompleteStatus::Completed),
+            1 => Just(RunCompleteStatus::Failed),
+            1 => Just(RunCompleteStatus::Cancelled),
+        ],
+        proptest::option::weighted(0.25, any::<Index>()),
+    )
+        .prop_map(|(say_first, batches, end, rewind_to)| TurnPlan { say_first, batches, end, rewind_to })
+}
+
+pub fn plan_strategy() -> impl Strategy<Value = Plan> {
+    prop::collection::vec(turn_strategy(), 1..6).prop_map(|turns| Plan { turns })
+}
+
+/// Emits frames with increasing `seq` and tracks what the model needs to stay valid.
+pub struct Builder {
+    pub frames: Vec<ServerFrame>,
+    pub seq: u64,
+    /// Invocations in the effective state, oldest first.
+    pub live_invocations: Vec<Id>,
+    /// Awaited calls of an abandoned turn, still pending, in call order.
+    pub pending: Vec<Id>,
+}
+
+impl Builder {
+    fn next_seq(&mut self) -> u64 {
+        self.seq += 1;
+        self.seq
+    }
+
+    fn push(&mut self, frame: ServerFrame) {
+        self.frames.push(frame);
+    }
+
+    fn run_started(&mut self, invocation: &Id) {
+        let seq = self.next_seq();
+        self.push(ServerFrame::RunStarted(RunStarted { seq, invocation_id: invocation.clone(), ts: TS.into() }));
+    }
+
+    fn run_complete(&mut self, invocation: &Id, status: RunCompleteStatus) {
+        let seq = self.next_seq();
+        let (reason, error) = match status {
+            RunCompleteStatus::AwaitingInput => (Some("awaiting_user_input".to_owned()), None),
+            RunCompleteStatus::Failed => (None, Some("tool crashed".to_owned())),
+            _ => (None, None),
+        };
+        self.push(ServerFrame::RunComplete(RunComplete {
+            seq,
+            invocation_id: invocation.clone(),
+            status,
+            reason,
+            error,
+            ts: TS.into(),
+        }));
+    }
+
+    fn say(&mut self, invocation: &Id, item: Id) {
+        let seq = self.next_seq();
+        self.push(ServerFrame::AssistantMessage(AssistantMessage {
+            seq,
+            invocation_id: invocation.clone(),
+            markdown: format!("Working on it ({item})."),
+            item_id: item,
+            ts: TS.into(),
+        }));
+    }
+
+    fn dismiss(&mut self, call: &Id, initiated_by: Initiator, reason: &str, in_reply_to: Option<Id>) {
+        let seq = self.next_seq();
+        self.push(ServerFrame::ToolCallDismiss(ToolCallDismiss {
+            seq,
+            tool_call_id: call.clone(),
+            initiated_by,
+            reason: Some(reason.into()),
+            in_reply_to,
+            ts: TS.into(),
+        }));
+    }
+
+    fn complete(&mut self, call: &Id, status: CompletionStatus, result: Option<Value>, in_reply_to: Option<Id>) {
+        let seq = self.next_seq();
+        let error = match status {
+            CompletionStatus::Completed => None,
+            CompletionStatus::Failed => Some("exit status 1".to_owned()),
+            CompletionStatus::Expired => Some("expired".to_owned()),
+        };
+        self.push(ServerFrame::ToolCallComplete(ToolCallComplete {
+            seq,
+            tool_call_id: call.clone(),
+            status,
+            summary: result.as_ref().map(|_| format!("{call} done")),
+            result,
+            error,
+            in_reply_to,
+            ts: TS.into(),
+        }));
+    }
+
+    fn tool_call(&mut self, invocation: &Id, call_id: &Id, plan: &CallPlan, call_index: u32) {
+        let seq = self.next_seq();
+        let (tool_name, interaction_type, component_type) = if plan.awaiting {
+            ("ask_user", InteractionType::UiTool, Some("ConfirmForm".to_owned()))
+        } else {
+            ("run_command", InteractionType::AutoTool, None)
+        };
+        let mut payload = Map::new();
+        payload.insert("call_index".into(), json!(call_index));
+        payload.insert("args".into(), json!({ "path": format!("/work/{call_id}"), "recursive": call_index % 2 == 0 }));
+        self.push(ServerFrame::ToolCall(ToolCall {
+            seq,
+            invocation_id: invocation.clone(),
+            tool_call_id: call_id.clone(),
+            corr: plan.with_corr.then(|| call_id.clone()),
+            tool_name: tool_name.into(),
+            component_type,
+            workflow_name: plan.awaiting.then(|| "onboarding".to_owned()),
+            interaction_type,
+            awaiting_response: plan.awaiting,
+            display: plan.display,
+            payload,
+            call_index,
+            ts: TS.into(),
+        }));
+    }
+
+    fn progress_and_outputs(&mut self, call_id: &Id, plan: &CallPlan) {
+        if !plan.awaiting {
+            let steps = u32::from(plan.progress_steps);
+            for step in 1..=steps {
+                let seq = self.next_seq();
+                let fraction = Fraction::new(f64::from(step) / f64::from(steps)).expect("step <= steps");
+                self.push(ServerFrame::ToolProgress(ToolProgress {
+                    seq,
+                    tool_call_id: call_id.clone(),
+                    message: Some(format!("step {step} of {steps}")),
+                    fraction: Some(fraction),
+                    ts: TS.into(),
+                }));
+            }
+        }
+        for (n, out) in plan.outputs.iter().enumerate() {
+            let seq = self.next_seq();
+            self.push(ServerFrame::ToolOutput(ToolOutput {
+                seq,
+                tool_call_id: call_id.clone(),
+                command: out.command.then(|| format!("ls {call_id}")),
+                approval: out.approval,
+                stdout: out.stdout.then(|| format!("out {n}\n")),
+                stderr: out.stderr.then(|| format!("err {n}\n")),
+                exit_code: out.exit_code,
+                ts: TS.into(),
+            }));
+        }
+    }
+
+    /// Plays one batch; returns false when the turn was abandoned while waiting for input.
+    fn batch(&mut self, invocation: &Id, prefix: &str, plan: &BatchPlan, alt: bool) -> bool {
+        if plan.say_before {
+            self.say(invocation, id(format!("{prefix}-say")));
+        }
+        let call_ids: Vec<Id> = (0..plan.calls.len()).map(|i| id(format!("{prefix}-tc{i}"))).collect();
+        // MULTI-001: the whole batch first, in call order.
+        for (i, (call_id, call)) in call_ids.iter().zip(&plan.calls).enumerate() {
+            self.tool_call(invocation, call_id, call, u32::try_from(i).expect("at most 6 calls"));
+        }
+        let order = if alt { &plan.alt_settle_order } else { &plan.settle_order };
+        let mut awaited = Vec::new();
+        for &i in order {
+            let (call_id, call) = (&call_ids[i], &plan.calls[i]);
+            self.progress_and_outputs(call_id, call);
+            if call.awaiting {
+                awaited.push(i);
+                continue;
+            }
+            match call.auto_outcome {
+                AutoOutcome::Complete => {
+                    self.complete(call_id, CompletionStatus::Completed, Some(json!({ "lines": i })), None)
+                }
+                AutoOutcome::Fail => self.complete(call_id, CompletionStatus::Failed, None, None),
+                AutoOutcome::DismissByServer => self.dismiss(call_id, Initiator::Server, "no longer needed", None),
+            }
+        }
+        if awaited.is_empty() {
+            return true;
+        }
+        self.run_complete(invocation, RunCompleteStatus::AwaitingInput);
+        if plan.abandon_when_awaiting {
+            let mut in_call_order = awaited.clone();
+            in_call_order.sort_unstable();
+            self.pending = in_call_order.into_iter().map(|i| call_ids[i].clone()).collect();
+            return false;
+        }
+        for (k, &i) in awaited.iter().enumerate() {
+            let still_waiting = k + 1 < awaited.len();
+            let call_id = &call_ids[i];
+            let response = id(format!("{call_id}-resp"));
+            match plan.calls[i].awaited_outcome {
+                AwaitedOutcome::Expire => {
+                    // Expiry needs no run slice; the turn resumes only once nothing is awaited.
+                    self.complete(call_id, CompletionStatus::Expired, None, None);
+                    if !still_waiting {
+                        self.run_started(invocation);
+                    }
+                    continue;
+                }
+                AwaitedOutcome::Submit => {
+                    self.run_started(invocation);
+                    self.complete(call_id, CompletionStatus::Completed, Some(json!({ "ok": true })), Some(response));
+                }
+                AwaitedOutcome::DismissByClient => {
+                    self.run_started(invocation);
+                    self.dismiss(call_id, Initiator::Client, "closed", Some(response));
+                }
+            }
+            if still_waiting {
+                self.run_complete(invocation, RunCompleteStatus::AwaitingInput);
+            }
+        }
+        true
+    }
+}
+
+/// Turns a plan into a valid event sequence; `alt` settles every batch in its alternative order.
+pub fn build(plan: &Plan, alt: bool) -> Vec<ServerFrame> {
+    let mut b = Builder { frames: Vec::new(), seq: 0, live_invocations: Vec::new(), pending: Vec::new() };
+    for (t, turn) in plan.turns.iter().enumerate() {
+        for call in std::mem::take(&mut b.pending) {
+            b.dismiss(&call, Initiator::Server, "superseded", None);
+        }
+        let invocation = id(format!("inv{t}"));
+        let seq = b.next_seq();
+        b.push(ServerFrame::UserMessageAccepted(UserMessageAccepted {
+            seq,
+            in_reply_to: id(format!("msg{t}")),
+            invocation_id: invocation.clone(),
+            item_id: id(format!("t{t}-user")),
+            text: format!("turn {t}"),
+            ts: TS.into(),
+        }));
+        b.run_started(&invocation);
+        b.live_invocations.push(invocation.clone());
+        if turn.say_first {
+            b.say(&invocation, id(format!("t{t}-hello")));
+        }
+        let mut finished = true;
+        for (n, batch) in turn.batches.iter().enumerate() {
+            if !b.batch(&invocation, &format!("t{t}b{n}"), batch, alt) {
+                finished = false;
+                break;
+            }
+        }
+        if finished {
+            b.run_complete(&invocation, turn.end);
+        }
+        if let Some(index) = turn.rewind_to {
+            let cut = index.index(b.live_invocations.len());
+            let removed = b.live_invocations.split_off(cut);
+            let seq = b.next_seq();
+            b.push(ServerFrame::RewindComplete(RewindComplete {
+                seq,
+                in_reply_to: id(format!("rewind{t}")),
+                before_invocation_id: removed[0].clone(),
+                removed_invocation_ids: removed,
+                ts: TS.into(),
+            }));
+            // Pending calls only ever belong to the newest turn, which every rewind removes.
+            b.pending.clear();
+        }
+    }
+    b.frames
+}
+
+pub fn event(frame: &ServerFrame) -> UiEvent<'_> {
+    frame.ui_event().unwrap_or_else(|| panic!("{} is not a UI event", frame.type_name()))
+}
+
+/// Folds a valid sequence, failing the case (with the frame) if the reducer refuses any event.
+pub fn fold_valid(frames: &[ServerFrame]) -> Result<UiState, TestCaseError> {
+    reduce_all(&UiState::default(), frames.iter().map(event))
+        .map_err(|(i, e)| TestCaseError::fail(format!("valid frame {i} ({:?}) refused: {e}", frames[i])))
+}
+
+pub fn settled_calls(state: &UiState) -> Vec<chatwire_schema::ui_state::ToolCallItem> {
+    state
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            DisplayItem::ToolCall(c) if c.status.is_terminal() => Some(c.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Arbitrary events aimed at existing ids
+// ---------------------------------------------------------------------------------------------
+
+/// Random choices for one arbitrary event; turned into a frame against the current state.
+#[derive(Clone, Debug)]
+pub struct ArbitraryEvent {
+    pub kind: u8,
+    pub pick_a: Index,
+    pub pick_b: Index,
+    pub fresh_id: bool,
+    pub target_settled: bool,
+    pub flag: bool,
+    pub variant: u8,
+}
+
+pub fn arbitrary_event_strategy() -> impl Strategy<Value = ArbitraryEvent> {
+    (0u8..10, any::<Index>(), any::<Index>(), prop::bool::weighted(0.15), any::<bool>(), any::<bool>(), 0u8..12)
+        .prop_map(|(kind, pick_a, pick_b, fresh_id, target_settled, flag, variant)| ArbitraryEvent {
+            kind,
+            pick_a,
+            pick_b,
+            fresh_id,
+            target_settled,
+            flag,
+            variant,
+        })
+}
+
+pub fn pick(pool: &[Id], index: &Index, fresh: bool, n: usize) -> Id {
+    if fresh || pool.is_empty() {
+        id(format!("fresh{n}"))
+    } else {
+        pool[index.index(pool.len())].clone()
+    }
+}
+
+/// Builds the frame: ids come from the state (or are fresh), so most events hit real items.
+pub fn materialize(a: &ArbitraryEvent, state: &UiState, n: usize) -> ServerFrame {
+    let invocations: Vec<Id> = state.invocations().into_iter().cloned().collect();
+    let items: Vec<Id> = state.items.iter().map(|i| i.id().clone()).collect();
+    let calls: Vec<Id> = state
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            DisplayItem::ToolCall(c) if !a.target_settled || c.status.is_terminal() => Some(c.id.clone()),
+            _ => None,
+        })
+        .collect();
+    let invocation = pick(&invocations, &a.pick_a, a.fresh_id, n);
+    let call = pick(&calls, &a.pick_a, a.fresh_id, n);
+    let seq = 10_000 + n as u64;
+    let ts = TS.to_owned();
+    match a.kind {
+        0 => ServerFrame::UserMessageAccepted(UserMessageAccepted {
+            seq,
+            in_reply_to: id(format!("arb{n}")),
+            invocation_id: invocation,
+            item_id: pick(&items, &a.pick_b, a.flag, n),
+            text: "arbitrary".into(),
+            ts,
+        }),
+        1 => ServerFrame::RunStarted(RunStarted { seq, invocation_id: invocation, ts }),
+        2 => ServerFrame::AssistantMessage(AssistantMessage {
+            seq,
+            invocation_id: invocation,
+            item_id: pick(&items, &a.pick_b, a.flag, n),
+            markdown: "arbitrary".into(),
+            ts,
+        }),
+        3 => {
+            let tool_call_id = pick(&items, &a.pick_b, a.flag, n);
+            ServerFrame::ToolCall(ToolCall {
+                seq,
+                invocation_id: invocation,
+                corr: match a.variant % 3 {
+                    0 => None,
+                    1 => Some(tool_call_id.clone()),
+                    _ => Some(id(format!("other{n}"))),
+                },
+                tool_call_id,
+                tool_name: "arbitrary".into(),
+                component_type: None,
+                workflow_name: None,
+                interaction_type: InteractionType::AutoTool,
+                awaiting_response: a.flag,
+                display: DisplayMode::Inline,
+                payload: Map::new(),
+                call_index: 0,
+                ts,
+            })
+        }
+        4 => ServerFrame::ToolProgress(ToolProgress {
+            seq,
+            tool_call_id: call,
+            message: Some("arbitrary".into()),
+            fraction: Fraction::new(f64::from(a.variant) / 11.0).ok(),
+            ts,
+        }),
+        5 => ServerFrame::ToolOutput(ToolOutput {
+            seq,
+            tool_call_id: call,
+            command: a.flag.then(|| "arbitrary".into()),
+            approval: Some(ApprovalDecision::DenyAbort),
+            stdout: Some("arbitrary".into()),
+            stderr: None,
+            exit_code: Some(i32::from(a.variant)),
+            ts,
+        }),
+        6 => ServerFrame::ToolCallComplete(ToolCallComplete {
+            seq,
+            tool_call_id: call,
+            status: [CompletionStatus::Completed, CompletionStatus::Failed, CompletionStatus::Expired]
+                [usize::from(a.variant % 3)],
+            result: Some(json!("overwritten?")),
+            error: Some("overwritten?".into()),
+            summary: Some("overwritten?".into()),
+            in_reply_to: None,
+            ts: "2099-01-01T00:00:00Z".into(),
+        }),
+        7 => ServerFrame::ToolCallDismiss(ToolCallDismiss {
+            seq,
+            tool_call_id: call,
+            initiated_by: if a.flag { Initiator::Client } else { Initiator::Server },
+            reason: Some("arbitrary".into()),
+            in_reply_to: None,
+            ts: "2099-01-01T00:00:00Z".into(),
+        }),
+        8 => ServerFrame::RunComplete(RunComplete {
+            seq,
+            invocation_id: invocation,
+            status: [
+                RunCompleteStatus::AwaitingInput,
+                RunCompleteStatus::Completed,
+                RunCompleteStatus::Failed,
+                RunCompleteStatus::Cancelled,
+            ][usize::from(a.variant % 4)],
+            reason: None,
+            error: None,
+            ts,
+        }),
+        _ => {
+            // Half the time claim exactly the suffix of invocations, so some rewinds succeed.
+            let removed = match invocations.iter().position(|i| i == &invocation) {
+                Some(cut) if a.flag => invocations[cut..].to_vec(),
+                Some(cut) => invocations[cut..].iter().rev().cloned().collect(),
+                None => vec![invocation.clone()],
+            };
+            ServerFrame::RewindComplete(RewindComplete {
+                seq,
+                in_reply_to: id(format!("arb{n}")),
+                before_invocation_id: invocation,
+                removed_invocation_ids: removed,
+                ts,
+            })
+        }
+    }
+}
+
+/// A valid prefix of a generated sequence and arbitrary events to throw at its end state.
+pub fn prefix_and_probes() -> impl Strategy<Value = (Vec<ServerFrame>, Vec<ArbitraryEvent>)> {
+    (plan_strategy(), any::<Index>(), prop::collection::vec(arbitrary_event_strategy(), 1..12)).prop_map(
+        |(plan, cut, probes)| {
+            let mut frames = build(&plan, false);
+            frames.truncate(cut.index(frames.len() + 1));
+            (frames, probes)
+        },
+    )
+}
