@@ -1,7 +1,7 @@
 //! JSON Patch (RFC 6902) operations, and the patch that turns the UiState before an event into
 //! the state after it, built from what the reducer changed.
 //!
-//! Spec: `spec/ui-state.md#ui_state_patch` (since 1.1). The patch is never found by diffing two
+//! The payload of the `ui_state_patch` frame (since 1.1). The patch is never found by diffing two
 //! whole states: [`UiState::apply_with_patch`] knows from the event which items it can touch
 //! (the tool call it names, that call's output item, the items a rewind cuts) and compares only
 //! those, so a patch's size follows the change, not the state:

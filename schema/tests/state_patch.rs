@@ -1,4 +1,4 @@
-//! The patch builder (`UiState::apply_with_patch`, `spec/ui-state.md#ui_state_patch`) against an
+//! The patch builder (`UiState::apply_with_patch`, the `ui_state_patch` payload) against an
 //! independent RFC 6902 implementation (the json-patch crate): for every event of the shared
 //! reducer-trace corpus and of generated sequences, the built patch applied to the JSON of the
 //! state before gives exactly the JSON of the state after, it touches only what the event names,
