@@ -1,8 +1,10 @@
-//! The command line: `run`, `list`, `requirements`, and the hidden `__reference` that runs the
-//! bundled reference backend (so the runner can spawn, kill and restart it as a real process).
+//! The command line: `run`, `check-log`, `list`, `requirements`, and the hidden `__reference` that
+//! runs the bundled reference backend (so the runner can spawn, kill and restart it as a real
+//! process).
 //!
-//! Exit codes: 0 every mandatory check passed; 1 a conformance failure or a stale baseline entry;
-//! 2 usage or harness error; 3 the implementation could not be reached or started.
+//! Exit codes (`run` and `check-log` alike): 0 every mandatory check passed; 1 a conformance
+//! failure or a stale baseline entry; 2 usage or harness error (an unreadable log included); 3 the
+//! implementation could not be reached or started.
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -16,12 +18,33 @@ use clap::{Args, Parser, Subcommand};
 use crate::backend::Target;
 use crate::baseline;
 use crate::catalog;
-use crate::checks;
+use crate::coverage;
 use crate::driver::{DriverConfig, SnapshotMode};
 use crate::output::{self, Style};
 use crate::runner::{self, Progress, RunOptions};
 use crate::scenario::{glob_match, Scenario};
 use crate::snapshot::SnapshotStore;
+
+// Output that never panics: a closed pipe (`chatwire-conformance list | head -1`) or a closed
+// stderr ends the output quietly instead of the process.
+macro_rules! out_line {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+macro_rules! out_text {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stdout(), $($arg)*);
+    }};
+}
+macro_rules! err_line {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
 
 /// Exit code: every mandatory check passed.
 pub const EXIT_OK: u8 = 0;
@@ -48,10 +71,14 @@ struct Cli {
 enum Command {
     /// Run the scenarios against a backend (the bundled reference backend unless --url or --exec).
     Run(Box<RunArgs>),
+    /// Check a recorded JSON Lines wire log offline with every always-on check and the
+    /// differential oracle (format: schema/json/wire-log-record.json; `run --wire-log` writes them).
+    CheckLog(CheckLogArgs),
     /// List the scenarios with their level, capabilities and requirement ids.
     List(ListArgs),
-    /// List every requirement of the spec with the scenarios and checks covering it; uncovered MUSTs last.
-    Requirements(SourceArgs),
+    /// List every requirement of the spec with the checks that assert it; claimed-only and
+    /// uncovered MUSTs last.
+    Requirements(RequirementsArgs),
     /// Run the bundled reference backend (used by the runner itself).
     #[command(name = "__reference", hide = true, disable_help_flag = true)]
     Reference {
@@ -66,6 +93,27 @@ struct SourceArgs {
     /// Read scenarios from this directory instead of those built into the binary.
     #[arg(long, value_name = "DIR")]
     scenarios_dir: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct RequirementsArgs {
+    #[command(flatten)]
+    source: SourceArgs,
+    /// Measure: run the scenarios against the bundled reference backend and count a requirement as
+    /// covered only when a check naming it was evaluated in a passing scenario.
+    #[arg(long)]
+    measure: bool,
+}
+
+#[derive(Args)]
+struct CheckLogArgs {
+    /// The wire log: one JSON object per line, {"conn": N, "from": "client"|"server", "frame": {...}}
+    /// or {"conn": N, "from": ..., "event": "close", "code": N}.
+    #[arg(value_name = "FILE")]
+    file: PathBuf,
+    /// Write the JSON report here (schema: schema/json/conformance-report.json).
+    #[arg(long, value_name = "FILE")]
+    report_json: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -103,15 +151,19 @@ struct RunArgs {
     /// Only scenarios whose id matches (`*` and `?`); repeatable.
     #[arg(long = "scenario", value_name = "GLOB")]
     scenarios: Vec<String>,
-    /// Scenarios run in parallel.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
-    jobs: u16,
+    /// Scenarios run in parallel [default: the machine's available parallelism, at most 4].
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=64))]
+    jobs: Option<u16>,
     /// Multiply every deadline (per step, scenario, run, backend start) by this factor.
     #[arg(long, default_value_t = 1.0, value_name = "F")]
     timeout_scale: f64,
     /// Write the JSON report here (schema: schema/json/conformance-report.json).
     #[arg(long, value_name = "FILE")]
     report_json: Option<PathBuf>,
+    /// Write one JSON Lines wire log per scenario into this directory (`<scenario>.jsonl`), for
+    /// `check-log`.
+    #[arg(long, value_name = "DIR")]
+    wire_log: Option<PathBuf>,
     /// Write a JUnit XML report here (testsuite = scenario, testcase = check).
     #[arg(long, value_name = "FILE")]
     junit: Option<PathBuf>,
@@ -160,6 +212,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             chatwire_reference::run_cli(full)
         }
         Command::List(args) => ExitCode::from(list(&args)),
+        Command::CheckLog(args) => ExitCode::from(check_log(&args)),
         Command::Requirements(args) => ExitCode::from(requirements(&args)),
         Command::Run(args) => ExitCode::from(run(*args)),
     }
@@ -185,117 +238,184 @@ fn list(args: &ListArgs) -> u8 {
     let scenarios = match load_scenarios(&args.source, &args.scenarios) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("error: {e}");
+            err_line!("error: {e}");
             return EXIT_USAGE;
         }
     };
     let width = scenarios.iter().map(|s| s.id.len()).max().unwrap_or(2);
-    println!("{:<width$}  {:<6}  {:<40}  requirements", "id", "level", "capabilities");
+    out_line!("{:<width$}  {:<6}  {:<40}  requirements", "id", "level", "capabilities");
     for s in &scenarios {
         let caps = s.needed_capabilities().join(",");
-        let reqs: Vec<&str> = s.requirements.iter().map(|r| r.0.as_str()).collect();
-        println!("{:<width$}  {:<6}  {:<40}  {}", s.id, s.level.as_str(), caps, reqs.join(" "));
-        println!("{:<width$}  {}", "", s.title);
+        let reqs: Vec<&str> = s.requirements.iter().map(|r| r.as_str()).collect();
+        out_line!("{:<width$}  {:<6}  {:<40}  {}", s.id, s.level.as_str(), caps, reqs.join(" "));
+        out_line!("{:<width$}  {}", "", s.title);
     }
-    println!("{} scenario(s)", scenarios.len());
+    out_line!("{} scenario(s)", scenarios.len());
     EXIT_OK
 }
 
-fn requirements(args: &SourceArgs) -> u8 {
-    let scenarios = match load_scenarios(args, &[]) {
+fn requirements(args: &RequirementsArgs) -> u8 {
+    let scenarios = match load_scenarios(&args.source, &[]) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("error: {e}");
+            err_line!("error: {e}");
             return EXIT_USAGE;
         }
     };
     let registry = match chatwire_schema::requirements::all() {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("error: the spec's requirement registry is invalid: {e}");
+            err_line!("error: the spec's requirement registry is invalid: {e}");
             return EXIT_USAGE;
         }
     };
-    let mut by_scenario: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    let (map, how) = if args.measure {
+        match measure(&scenarios) {
+            Ok(m) => (m, "evaluated in a passing run against the bundled reference"),
+            Err(code) => return code,
+        }
+    } else {
+        (coverage::declared(&scenarios), "declared by the checks (run with --measure to evaluate them)")
+    };
+    let mut claimed: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     for s in &scenarios {
         for r in &s.requirements {
-            by_scenario.entry(r.0.as_str()).or_default().push(&s.id);
+            claimed.entry(r.as_str()).or_default().push(&s.id);
         }
     }
-    let mut by_check: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    for c in checks::ALWAYS_ON {
-        for r in c.requirements {
-            by_check.entry(r).or_default().push(c.id);
-        }
-    }
-    let mut covered_lines = Vec::new();
+    out_line!("checks asserting each requirement, {how}:");
+    let mut covered = 0;
+    let mut claim_only = Vec::new();
     let mut uncovered = Vec::new();
     for r in &registry {
-        let scen = by_scenario.get(r.id.as_str()).cloned().unwrap_or_default();
-        let chk = by_check.get(r.id.as_str()).cloned().unwrap_or_default();
+        let checks: Vec<&String> = chatwire_schema::ReqId::parse(&r.id)
+            .ok()
+            .and_then(|id| map.get(&id))
+            .map(|c| c.iter().collect())
+            .unwrap_or_default();
         let mut line = format!("{:<14} {:<6} {}", r.id, r.level.as_str(), r.link());
-        if !scen.is_empty() {
-            line.push_str(&format!("\n               scenarios: {}", scen.join(", ")));
-        }
-        if !chk.is_empty() {
-            line.push_str(&format!("\n               always-on checks: {}", chk.join(", ")));
+        if !checks.is_empty() {
+            let shown: Vec<&str> = checks.iter().take(6).map(|c| c.as_str()).collect();
+            let more =
+                if checks.len() > shown.len() { format!(", … ({} checks)", checks.len()) } else { String::new() };
+            line.push_str(&format!("\n               checks: {}{more}", shown.join(", ")));
         }
         if let Some(reason) = &r.untestable {
             line.push_str(&format!("\n               untestable: {reason}"));
         }
-        if scen.is_empty() && chk.is_empty() && r.untestable.is_none() {
-            uncovered.push(r);
-        } else {
-            covered_lines.push(line);
+        match (checks.is_empty(), claimed.get(r.id.as_str()), &r.untestable) {
+            (false, _, _) | (true, _, Some(_)) => covered += 1,
+            (true, Some(by), None) => {
+                line.push_str(&format!("\n               claimed only, by scenarios: {}", by.join(", ")));
+                claim_only.push(r);
+            }
+            (true, None, None) => uncovered.push(r),
         }
+        out_line!("{line}");
     }
-    for line in &covered_lines {
-        println!("{line}");
+    let is_must =
+        |r: &&&chatwire_schema::requirements::Requirement| r.level == chatwire_schema::requirements::Level::Must;
+    let claim_only_must: Vec<_> = claim_only.iter().filter(is_must).collect();
+    out_line!("\nMUST claimed by a scenario but asserted by no check ({}):", claim_only_must.len());
+    for r in &claim_only_must {
+        out_line!("{:<14} {:<6} {}", r.id, r.level.as_str(), r.link());
     }
-    let uncovered_must: Vec<_> =
-        uncovered.iter().filter(|r| r.level == chatwire_schema::requirements::Level::Must).collect();
-    let uncovered_other: Vec<_> =
-        uncovered.iter().filter(|r| r.level != chatwire_schema::requirements::Level::Must).collect();
+    let uncovered_other: Vec<_> = uncovered.iter().filter(|r| !is_must(r)).collect();
     if !uncovered_other.is_empty() {
-        println!("\nuncovered SHOULD/MAY ({}):", uncovered_other.len());
+        out_line!("\nuncovered SHOULD/MAY ({}):", uncovered_other.len());
         for r in &uncovered_other {
-            println!("{:<14} {:<6} {}", r.id, r.level.as_str(), r.link());
+            out_line!("{:<14} {:<6} {}", r.id, r.level.as_str(), r.link());
         }
     }
-    println!("\nuncovered MUST ({}):", uncovered_must.len());
+    let uncovered_must: Vec<_> = uncovered.iter().filter(is_must).collect();
+    out_line!("\nuncovered MUST ({}):", uncovered_must.len());
     for r in &uncovered_must {
         let text: String = r.text.chars().take(100).collect();
         let cut = if r.text.chars().count() > 100 { "…" } else { "" };
-        println!("{:<14} {:<6} {}  {text}{cut}", r.id, r.level.as_str(), r.link());
+        out_line!("{:<14} {:<6} {}  {text}{cut}", r.id, r.level.as_str(), r.link());
     }
-    let unknown: Vec<&str> = by_scenario.keys().copied().filter(|id| !registry.iter().any(|r| r.id == *id)).collect();
+    let unknown: Vec<&str> = claimed.keys().copied().filter(|id| !registry.iter().any(|r| r.id == *id)).collect();
     if !unknown.is_empty() {
-        println!("\nscenarios name ids the spec does not define: {}", unknown.join(", "));
+        out_line!("\nscenarios name ids the spec does not define: {}", unknown.join(", "));
     }
-    println!(
-        "\n{} requirement(s): {} covered or untestable, {} uncovered ({} MUST)",
+    out_line!(
+        "\n{} requirement(s): {covered} covered or untestable, {} claimed only ({} MUST), {} uncovered ({} MUST)",
         registry.len(),
-        covered_lines.len(),
+        claim_only.len(),
+        claim_only_must.len(),
         uncovered.len(),
         uncovered_must.len()
     );
     EXIT_OK
 }
 
+/// Runs the scenarios against the bundled reference and returns what their passing checks evaluated.
+fn measure(scenarios: &[Scenario]) -> Result<coverage::CoverageMap, u8> {
+    let opts =
+        RunOptions { target: Target::Bundled { fault: None }, jobs: runner::default_jobs(), ..RunOptions::default() };
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| {
+        err_line!("error: cannot start the async runtime: {e}");
+        EXIT_USAGE
+    })?;
+    err_line!("measuring: {} scenario(s) against the bundled reference backend…", scenarios.len());
+    let report = runtime.block_on(runner::run_suite(scenarios.to_vec(), &opts, Arc::new(|_| {}))).map_err(|e| {
+        err_line!("error: {e}");
+        EXIT_UNREACHABLE
+    })?;
+    Ok(coverage::measured(&report, scenarios))
+}
+
+fn check_log(args: &CheckLogArgs) -> u8 {
+    let validator = Arc::new(chatwire_schema::FrameValidator::new());
+    let report = match crate::checklog::check_log(&args.file, validator) {
+        Ok(r) => r,
+        Err(e) => {
+            err_line!("error: {}: {e}", args.file.display());
+            return EXIT_USAGE;
+        }
+    };
+    let style = Style::detect();
+    out_line!("{}", output::scenario_block(style, &report, 1, 1));
+    let code = if report.verdict.is_failure() { EXIT_FAIL } else { EXIT_OK };
+    if let Some(path) = &args.report_json {
+        let mut run = crate::report::RunReport {
+            tool: concat!("chatwire-conformance ", env!("CARGO_PKG_VERSION")).to_owned(),
+            target: format!("wire log {}", args.file.display()),
+            timeout_scale: 1.0,
+            duration_ms: report.duration_ms,
+            summary: Default::default(),
+            scenarios: vec![report],
+            stale_baseline: Vec::new(),
+            backend_logs: Vec::new(),
+            sweep: None,
+            exit_code: code,
+        };
+        run.summarize();
+        let written = serde_json::to_string_pretty(&run)
+            .map_err(|e| e.to_string())
+            .and_then(|text| std::fs::write(path, text + "\n").map_err(|e| e.to_string()));
+        if let Err(e) = written {
+            err_line!("error: cannot write {}: {e}", path.display());
+            return code.max(EXIT_USAGE);
+        }
+    }
+    code
+}
+
 fn run(args: RunArgs) -> u8 {
     if !(args.timeout_scale.is_finite() && args.timeout_scale > 0.0 && args.timeout_scale <= 1000.0) {
-        eprintln!("error: --timeout-scale must be a number in (0, 1000]");
+        err_line!("error: --timeout-scale must be a number in (0, 1000]");
         return EXIT_USAGE;
     }
     if let Some(cmd) = &args.exec {
         if !cmd.contains("{port}") && !cmd.contains("{db}") {
-            eprintln!("note: --exec command has no {{port}}; the runner waits for a ws:// URL on its stdout");
+            err_line!("note: --exec command has no {{port}}; the runner waits for a ws:// URL on its stdout");
         }
     }
     let scenarios = match load_scenarios(&args.source, &args.scenarios) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("error: {e}");
+            err_line!("error: {e}");
             return EXIT_USAGE;
         }
     };
@@ -303,7 +423,7 @@ fn run(args: RunArgs) -> u8 {
         Some(path) => match baseline::load(path) {
             Ok(b) => b,
             Err(e) => {
-                eprintln!("error: {e}");
+                err_line!("error: {e}");
                 return EXIT_USAGE;
             }
         },
@@ -313,7 +433,7 @@ fn run(args: RunArgs) -> u8 {
         Some(dir) => match SnapshotStore::from_dir(dir) {
             Ok(s) => s,
             Err(e) => {
-                eprintln!("error: cannot read snapshots from {}: {e}", dir.display());
+                err_line!("error: cannot read snapshots from {}: {e}", dir.display());
                 return EXIT_USAGE;
             }
         },
@@ -329,13 +449,20 @@ fn run(args: RunArgs) -> u8 {
         (None, Some(command)) => Some(Target::Exec { command: command.clone(), path: args.exec_path.clone() }),
         (None, None) => None,
     };
+    if let Some(dir) = &args.wire_log {
+        if let Err(e) = std::fs::create_dir_all(dir) {
+            err_line!("error: cannot create the wire log directory {}: {e}", dir.display());
+            return EXIT_USAGE;
+        }
+    }
     let opts = RunOptions {
         target,
-        jobs: usize::from(args.jobs),
+        jobs: args.jobs.map_or_else(runner::default_jobs, usize::from),
         driver: DriverConfig {
             timeout_scale: args.timeout_scale,
             max_message_bytes: args.max_frame_bytes.max(1024),
             snapshots: SnapshotMode::Compare(store),
+            wire_log_dir: args.wire_log.clone(),
             ..DriverConfig::default()
         },
         scenario_timeout: Duration::from_secs(args.scenario_timeout.max(1)),
@@ -347,30 +474,30 @@ fn run(args: RunArgs) -> u8 {
     let style = Style::detect();
     let live = style.colour;
     let mode = if opts.sweep.is_some() { " (reconnect sweep)" } else { "" };
-    println!("chatwire-conformance: {} scenario(s){mode} against {}", scenarios.len(), opts.target.describe());
+    out_line!("chatwire-conformance: {} scenario(s){mode} against {}", scenarios.len(), opts.target.describe());
     let progress: runner::ProgressFn = Arc::new(move |event| match event {
         Progress::Started(id) if live => {
-            print!("\r\x1b[K  … {id}");
+            out_text!("\r\x1b[K  … {id}");
             let _ = std::io::Write::flush(&mut std::io::stdout());
         }
         Progress::Started(_) => {}
         Progress::Variant(report) => {
             if live {
-                print!("\r\x1b[K");
+                out_text!("\r\x1b[K");
             }
-            println!("{}", output::variant_block(style, report));
+            out_line!("{}", output::variant_block(style, report));
         }
         Progress::Finished { report, done, total } => {
             if live {
-                print!("\r\x1b[K");
+                out_text!("\r\x1b[K");
             }
-            println!("{}", output::scenario_block(style, report, done, total));
+            out_line!("{}", output::scenario_block(style, report, done, total));
         }
     });
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
+            err_line!("error: cannot start the async runtime: {e}");
             return EXIT_USAGE;
         }
     };
@@ -378,7 +505,7 @@ fn run(args: RunArgs) -> u8 {
     let mut report = match result {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("error: {e}");
+            err_line!("error: {e}");
             return EXIT_UNREACHABLE;
         }
     };
@@ -387,31 +514,31 @@ fn run(args: RunArgs) -> u8 {
     for log in &report.backend_logs {
         if report.exit_code != EXIT_OK {
             let tail: Vec<&str> = log.stderr.lines().rev().take(20).collect();
-            println!("\nbackend stderr ({}), last lines:", log.label);
+            out_line!("\nbackend stderr ({}), last lines:", log.label);
             for line in tail.into_iter().rev() {
-                println!("  {line}");
+                out_line!("  {line}");
             }
         }
     }
-    println!("{}", output::summary_block(style, &report));
+    out_line!("{}", output::summary_block(style, &report));
     let mut code = report.exit_code;
     if let Some(path) = &args.report_json {
         match serde_json::to_string_pretty(&report) {
             Ok(text) => {
                 if let Err(e) = std::fs::write(path, text + "\n") {
-                    eprintln!("error: cannot write {}: {e}", path.display());
+                    err_line!("error: cannot write {}: {e}", path.display());
                     code = code.max(EXIT_USAGE);
                 }
             }
             Err(e) => {
-                eprintln!("error: cannot serialize the report: {e}");
+                err_line!("error: cannot serialize the report: {e}");
                 code = code.max(EXIT_USAGE);
             }
         }
     }
     if let Some(path) = &args.junit {
         if let Err(e) = std::fs::write(path, output::junit(&report)) {
-            eprintln!("error: cannot write {}: {e}", path.display());
+            err_line!("error: cannot write {}: {e}", path.display());
             code = code.max(EXIT_USAGE);
         }
     }

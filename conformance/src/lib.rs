@@ -5,18 +5,23 @@
 //! every frame, checks the invariants of the spec on every frame, compares golden snapshots, and
 //! reports per check with requirement ids (terminal, JSON, JUnit).
 //!
-//! Modules: [`scenario`] (the data format), [`catalog`] (embedded files), [`driver`] (one scenario
-//! and the always-on [`checks`]), [`runner`] (a suite), [`snapshot`], [`report`], [`baseline`],
-//! [`output`], [`backend`] (spawning and killing backends), [`cli`].
+//! Modules: [`scenario`] (the data format), [`catalog`] (embedded files), [`monitor`] (every
+//! always-on check and the differential oracle, pure), [`attribution`] (the requirements each step
+//! proves), [`driver`] (one scenario's I/O and steps), [`runner`] (a suite), [`wirelog`] (recorded
+//! traffic for `check-log`), [`snapshot`], [`report`], [`baseline`], [`output`], [`backend`]
+//! (spawning and killing backends), [`cli`].
 #![warn(missing_docs)]
 
+pub mod attribution;
 pub mod backend;
 pub mod baseline;
 pub mod catalog;
-pub mod checks;
+pub mod checklog;
 pub mod cli;
 pub mod conn;
+pub mod coverage;
 pub mod driver;
+pub mod monitor;
 pub mod output;
 pub mod pattern;
 pub mod report;
@@ -25,3 +30,4 @@ pub mod scenario;
 pub mod schemas;
 pub mod snapshot;
 pub mod sweep;
+pub mod wirelog;

@@ -96,7 +96,7 @@ fn check_block(style: Style, scenario: &str, check: &CheckReport) -> String {
         "\n      {} {scenario} / {} [{}]{baselined}",
         style.verdict(check.verdict).trim_end(),
         check.id,
-        check.requirements.join(", ")
+        check.charged_requirements().join(", ")
     );
     for f in &check.findings {
         let step = f.step.map(|s| format!("step {s}: ")).unwrap_or_default();

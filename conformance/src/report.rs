@@ -337,6 +337,26 @@ impl CheckSet {
         }
     }
 
+    /// Records a finding of the session monitor under its check: a failure of a `must` check, a
+    /// warning of a `should` check, naming the one requirement it breaks.
+    pub fn record_monitor_finding(&mut self, f: crate::monitor::Finding, step: Option<usize>) {
+        let finding =
+            Finding { message: f.message, step, requirement: Some(f.requirement.to_string()), frame: f.frame };
+        let verdict = if f.check.level == Level::Must { Verdict::Fail } else { Verdict::Warn };
+        self.record(f.check.id, &[], f.check.summary, verdict, Some(finding));
+    }
+
+    /// Adds every always-on check, each naming the requirements the monitor evaluated under it
+    /// (none: it had nothing to check here).
+    pub fn add_always_on(&mut self, monitor: &crate::monitor::Monitor) {
+        let evaluated = monitor.evaluated();
+        for def in crate::monitor::ALWAYS_ON {
+            let ids: Vec<String> =
+                evaluated.get(def.id).map(|ids| ids.iter().map(ToString::to_string).collect()).unwrap_or_default();
+            self.entry(def.id, &[], def.summary).requirements = ids;
+        }
+    }
+
     /// Marks every check still passing as not applicable (a scenario that could not apply).
     pub fn mark_untouched_not_applicable(&mut self) {
         for c in &mut self.checks {
@@ -349,6 +369,20 @@ impl CheckSet {
     /// The checks, in first-recorded order.
     pub fn into_checks(self) -> Vec<CheckReport> {
         self.checks
+    }
+}
+
+impl CheckReport {
+    /// The requirements a failure of this check is charged to: those its findings name, or the
+    /// check's own when some finding names none.
+    pub fn charged_requirements(&self) -> Vec<String> {
+        let mut ids: Vec<String> = self.findings.iter().filter_map(|f| f.requirement.clone()).collect();
+        if self.findings.is_empty() || self.findings.iter().any(|f| f.requirement.is_none()) {
+            ids.extend(self.requirements.iter().cloned());
+        }
+        ids.sort();
+        ids.dedup();
+        ids
     }
 }
 

@@ -89,6 +89,12 @@ pub enum Progress<'a> {
 /// A progress callback.
 pub type ProgressFn = Arc<dyn Fn(Progress<'_>) + Send + Sync>;
 
+/// Scenarios run at once unless told: the machine's available parallelism, at most 4 (scenarios
+/// spend most of their time waiting on the backend, which shares the machine).
+pub fn default_jobs() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4)
+}
+
 /// Grace after a scenario's own deadline before the runner abandons its task.
 const ABANDON_GRACE: Duration = Duration::from_secs(3);
 
@@ -99,6 +105,11 @@ pub async fn run_suite(
     opts: &RunOptions,
     progress: ProgressFn,
 ) -> Result<RunReport, RunError> {
+    // A restarted backend gets the same start deadline as the first start.
+    let opts = &RunOptions {
+        driver: DriverConfig { start_timeout: opts.start_timeout, ..opts.driver.clone() },
+        ..opts.clone()
+    };
     let sweep = opts.sweep.map(|max| max.max(1));
     let started = Instant::now();
     let scale = |d: Duration| d.mul_f64(opts.driver.timeout_scale.max(0.01));
@@ -396,7 +407,7 @@ fn synthetic(scenario: &Scenario, verdict: Verdict, check: &str, message: &str) 
         id: scenario.id.clone(),
         title: scenario.title.clone(),
         level: scenario.level,
-        requirements: scenario.requirements.iter().map(|r| r.0.clone()).collect(),
+        requirements: scenario.requirements.iter().map(ToString::to_string).collect(),
         verdict,
         duration_ms: 0,
         checks: vec![CheckReport {

@@ -49,16 +49,9 @@ pub struct Scenario {
     pub steps: Vec<Step>,
 }
 
-/// A requirement id such as `SEQ-001`.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
-#[serde(transparent)]
-pub struct RequirementId(#[schemars(regex(pattern = r"^[A-Z]+-[0-9]{3}$"))] pub String);
-
-impl fmt::Display for RequirementId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
+/// A requirement id such as `SEQ-001` (well formed by construction; whether the spec defines it is
+/// checked by a test against the registry).
+pub type RequirementId = chatwire_schema::ReqId;
 
 /// How binding a scenario is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
@@ -101,6 +94,10 @@ pub enum Step {
     /// Open a WebSocket connection and, unless `hello` is false, send `session.hello` (with the
     /// scenario's script) and expect `session.welcome` (resumed=false) then `ui_state_snapshot`.
     Connect {
+        /// The requirement ids this step proves; when absent they are derived from the step and the
+        /// scenario's ids (rules: conformance/src/attribution.rs).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        requirements: Vec<RequirementId>,
         /// Connection name (default `main`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         conn: ConnName,
@@ -122,6 +119,10 @@ pub enum Step {
     /// Open a new connection and resume the session with the captured id, token and cursor; expect
     /// `session.welcome` (resumed=true, same session) then `ui_state_snapshot`.
     Resume {
+        /// The requirement ids this step proves; when absent they are derived from the step and the
+        /// scenario's ids (rules: conformance/src/attribution.rs).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        requirements: Vec<RequirementId>,
         /// Connection name (default `main`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         conn: ConnName,
@@ -205,6 +206,10 @@ pub enum Step {
     /// (TRANSPORT-010). `ui_state_updated` frames arriving meanwhile are taken in; any other frame
     /// fails the step, so ping when the connection is quiet.
     Ping {
+        /// The requirement ids this step proves; when absent they are derived from the step and the
+        /// scenario's ids (rules: conformance/src/attribution.rs).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        requirements: Vec<RequirementId>,
         /// Connection name (default `main`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         conn: ConnName,
@@ -227,6 +232,10 @@ pub enum Step {
     /// The next frame (skipping `ui_state_updated` unless `frame.type` asks for it) matches `frame`
     /// partially: every field given must be present and match; others are ignored.
     Expect {
+        /// The requirement ids this step proves; when absent they are derived from the step and the
+        /// scenario's ids (rules: conformance/src/attribution.rs).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        requirements: Vec<RequirementId>,
         /// Connection name (default `main`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         conn: ConnName,
@@ -238,6 +247,10 @@ pub enum Step {
     },
     /// The next `frames.len()` frames (same skipping rule) match the patterns in any order.
     ExpectUnordered {
+        /// The requirement ids this step proves; when absent they are derived from the step and the
+        /// scenario's ids (rules: conformance/src/attribution.rs).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        requirements: Vec<RequirementId>,
         /// Connection name (default `main`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         conn: ConnName,
@@ -251,6 +264,10 @@ pub enum Step {
     /// The next frame is an `error` with this code, `fatal` as the spec says for the code, and
     /// `in_reply_to` naming the last frame sent (or matching `in_reply_to` when given).
     ExpectError {
+        /// The requirement ids this step proves; when absent they are derived from the step and the
+        /// scenario's ids (rules: conformance/src/attribution.rs).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        requirements: Vec<RequirementId>,
         /// Connection name (default `main`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         conn: ConnName,
@@ -266,6 +283,10 @@ pub enum Step {
     /// The server closes the connection (optionally with this close code) without sending other
     /// frames first.
     ExpectClose {
+        /// The requirement ids this step proves; when absent they are derived from the step and the
+        /// scenario's ids (rules: conformance/src/attribution.rs).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        requirements: Vec<RequirementId>,
         /// Connection name (default `main`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         conn: ConnName,
@@ -278,6 +299,10 @@ pub enum Step {
     },
     /// No frame at all arrives for `ms` milliseconds (not scaled).
     ExpectSilence {
+        /// The requirement ids this step proves; when absent they are derived from the step and the
+        /// scenario's ids (rules: conformance/src/attribution.rs).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        requirements: Vec<RequirementId>,
         /// Connection name (default `main`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         conn: ConnName,
@@ -288,6 +313,10 @@ pub enum Step {
     /// Read frames until the run is not `running`, the last event's `ui_state_updated` has arrived,
     /// and no frame arrived for `quiet_ms`.
     WaitIdle {
+        /// The requirement ids this step proves; when absent they are derived from the step and the
+        /// scenario's ids (rules: conformance/src/attribution.rs).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        requirements: Vec<RequirementId>,
         /// Connection name (default `main`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         conn: ConnName,
@@ -307,6 +336,10 @@ pub enum Step {
     /// Compare the normalized final UiState and frame-type transcript with the golden snapshot
     /// `fixtures/snapshots/<scenario>__<name>.snap`.
     Snapshot {
+        /// The requirement ids this step proves; when absent they are derived from the step and the
+        /// scenario's ids (rules: conformance/src/attribution.rs).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        requirements: Vec<RequirementId>,
         /// Connection whose state is projected (default `main`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         conn: ConnName,
@@ -351,6 +384,23 @@ impl Step {
             Step::WaitIdle { .. } => "wait_idle",
             Step::Sleep { .. } => "sleep",
             Step::Snapshot { .. } => "snapshot",
+        }
+    }
+
+    /// The requirements the scenario file names for this step (empty: derived).
+    pub fn declared_requirements(&self) -> &[RequirementId] {
+        match self {
+            Step::Connect { requirements, .. }
+            | Step::Resume { requirements, .. }
+            | Step::Ping { requirements, .. }
+            | Step::Expect { requirements, .. }
+            | Step::ExpectUnordered { requirements, .. }
+            | Step::ExpectError { requirements, .. }
+            | Step::ExpectClose { requirements, .. }
+            | Step::ExpectSilence { requirements, .. }
+            | Step::WaitIdle { requirements, .. }
+            | Step::Snapshot { requirements, .. } => requirements,
+            _ => &[],
         }
     }
 

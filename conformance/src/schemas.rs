@@ -1,5 +1,5 @@
-//! The JSON Schemas this crate publishes in `schema/json/`: the scenario meta-schema and the JSON
-//! report. The schema tool (`chatwire-schema export/check`) writes and checks them with the rest.
+//! The JSON Schemas this crate publishes in `schema/json/`: the scenario meta-schema, the JSON
+//! report, the baseline and the wire log record read by `check-log`. The schema tool (`chatwire-schema export/check`) writes and checks them with the rest.
 
 use chatwire_schema::schema_gen::{SchemaDoc, SCHEMA_ID_BASE};
 use serde_json::{Map, Value};
@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 use crate::baseline::BaselineEntry;
 use crate::report::RunReport;
 use crate::scenario::Scenario;
+use crate::wirelog::WireRecord;
 
 /// File name of the scenario meta-schema.
 pub const SCENARIO_FILE: &str = "scenario.json";
@@ -14,6 +15,8 @@ pub const SCENARIO_FILE: &str = "scenario.json";
 pub const REPORT_FILE: &str = "conformance-report.json";
 /// File name of the baseline schema.
 pub const BASELINE_FILE: &str = "conformance-baseline.json";
+/// File name of the schema of one wire log line (`check-log`, `run --wire-log`).
+pub const WIRE_LOG_FILE: &str = "wire-log-record.json";
 
 /// Every schema this crate publishes, in a stable order.
 pub fn all() -> Vec<SchemaDoc> {
@@ -21,6 +24,7 @@ pub fn all() -> Vec<SchemaDoc> {
         doc(SCENARIO_FILE, "Scenario", schemars::schema_for!(Scenario).to_value()),
         doc(REPORT_FILE, "RunReport", schemars::schema_for!(RunReport).to_value()),
         doc(BASELINE_FILE, "Baseline", schemars::schema_for!(Vec<BaselineEntry>).to_value()),
+        doc(WIRE_LOG_FILE, "WireLogRecord", schemars::schema_for!(WireRecord).to_value()),
     ]
 }
 
@@ -63,5 +67,10 @@ mod tests {
         let v = jsonschema::draft202012::new(&baseline.schema).unwrap();
         assert!(v.is_valid(&serde_json::json!([{"scenario": "s", "check": "c", "reason": "r"}])));
         assert!(!v.is_valid(&serde_json::json!([{"scenario": "s"}])));
+        let wire = all().into_iter().find(|d| d.file == WIRE_LOG_FILE).unwrap();
+        let v = jsonschema::draft202012::new(&wire.schema).unwrap();
+        assert!(v.is_valid(&serde_json::json!({"conn": 0, "from": "server", "frame": {"type": "error"}})));
+        assert!(v.is_valid(&serde_json::json!({"conn": 0, "from": "client", "event": "close", "code": 1000})));
+        assert!(!v.is_valid(&serde_json::json!({"conn": 0, "from": "browser", "frame": {}})));
     }
 }

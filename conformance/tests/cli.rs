@@ -45,11 +45,65 @@ fn requirements_lists_coverage_and_uncovered_musts_last() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let out = text(&o);
     assert!(out.contains("REWIND-003"), "{out}");
-    assert!(out.contains("scenarios: rewind-basic"), "{out}");
-    assert!(out.contains("always-on checks: seq-increasing"), "{out}");
+    // Each requirement lists the checks that assert it: steps by scenario, and always-on checks.
+    assert!(out.contains("rewind-basic / step-15-expect"), "{out}");
+    assert!(out.contains("checks: always-on seq-increasing"), "{out}");
+    assert!(out.contains("MUST claimed by a scenario but asserted by no check"), "{out}");
     let must_section = out.rfind("uncovered MUST").expect("an uncovered MUST section");
     assert!(must_section > out.find("SEQ-001").unwrap(), "uncovered MUSTs come last");
     assert!(!out.contains("scenarios name ids the spec does not define"), "{out}");
+}
+
+#[test]
+fn output_into_a_closed_pipe_ends_quietly() {
+    use std::io::Read as _;
+    use std::process::Stdio;
+    for args in [&["list"][..], &["requirements"][..], &["--help"][..]] {
+        let mut child = bin().args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawns");
+        // Read one byte, then close the pipe, like `| head -c1`.
+        let mut stdout = child.stdout.take().expect("piped");
+        let mut one = [0u8; 1];
+        let _ = stdout.read(&mut one);
+        drop(stdout);
+        let out = child.wait_with_output().expect("exits");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert!(out.status.code().is_none_or(|c| c == 0), "{args:?}: {:?} {stderr}", out.status);
+    }
+}
+
+#[test]
+fn check_log_checks_a_recorded_log_with_the_exit_codes_of_run() {
+    let hello = r#"{"conn":0,"from":"client","frame":{"type":"session.hello","id":"h1","versions":["1.0"]}}"#;
+    let welcome = r#"{"conn":0,"from":"server","frame":{"type":"session.welcome","seq":1,"in_reply_to":"h1","version":"1.0","session_id":"s-1","resume_token":"t-1","resumed":false,"capabilities":[],"limits":{"max_frame_bytes":1048576}}}"#;
+    let snapshot = r#"{"conn":0,"from":"server","at_ms":2,"frame":{"type":"ui_state_snapshot","seq":2,"v":"ui_state_v1","state":{"items":[],"run":{"status":"idle"}}}}"#;
+    let clean = [hello, welcome, snapshot, r#"{"conn":0,"from":"client","event":"close","code":1000}"#].join("\n");
+    let good = temp("good.jsonl");
+    std::fs::write(&good, clean + "\n").unwrap();
+    let o = run(&["check-log", good.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+
+    // The same session, then an event whose seq goes back and a close after a non-fatal error.
+    let bad_event = r#"{"conn":0,"from":"server","frame":{"type":"error","seq":2,"code":"invalid_frame","message":"bad","fatal":false}}"#;
+    let broken =
+        [hello, welcome, snapshot, bad_event, r#"{"conn":0,"from":"server","event":"close","code":1000}"#].join("\n");
+    let bad = temp("bad.jsonl");
+    std::fs::write(&bad, broken + "\n").unwrap();
+    let report = temp("check-log.json");
+    let o = run(&["check-log", bad.to_str().unwrap(), "--report-json", report.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let out = text(&o);
+    assert!(out.contains("[SEQ-001]") && out.contains("[ERROR-003]"), "{out}");
+    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(json["exit_code"], 1);
+
+    let junk = temp("junk.jsonl");
+    std::fs::write(&junk, "{\"conn\":0}\n").unwrap();
+    let o = run(&["check-log", junk.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("line 1:"), "{}", text(&o));
+    let o = run(&["check-log", "/nonexistent/log.jsonl"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
 }
 
 #[test]

@@ -10,6 +10,13 @@
 //! used here passes against the clean reference, so a kill is the fault's doing and not a flaky
 //! or broken scenario.
 //!
+//! Each failing check is charged to the requirements its findings name (or, for a step, to the
+//! requirements the step proves: see `attribution`), never to every id of its scenario; a fault is
+//! killed only when those charged ids include one it really breaks.
+//!
+//! Every faulty run also writes its wire logs (`run --wire-log`), and `check-log` over each log must
+//! reach the same always-on findings (check and requirement) as the live run did.
+//!
 //! The matrix (fault × failing scenarios × requirement ids) is written deterministically to
 //! `fixtures/kill-matrix.json`; the test fails when the committed file differs from the fresh one.
 //! Regenerate it with `CHATWIRE_UPDATE_KILL_MATRIX=1 cargo test -p chatwire-conformance --test kill_matrix`.
@@ -21,8 +28,10 @@ use std::time::{Duration, Instant};
 
 use chatwire_conformance::backend::{set_bundled_executable, Target};
 use chatwire_conformance::catalog::embedded_scenarios;
+use chatwire_conformance::checklog::check_log;
 use chatwire_conformance::driver::{DriverConfig, SnapshotMode};
-use chatwire_conformance::report::{RunReport, Verdict};
+use chatwire_conformance::monitor::ALWAYS_ON;
+use chatwire_conformance::report::{RunReport, ScenarioReport, Verdict};
 use chatwire_conformance::runner::{run_suite, RunOptions};
 use chatwire_conformance::scenario::{glob_match, Level, Scenario};
 use chatwire_conformance::snapshot::SnapshotStore;
@@ -115,11 +124,13 @@ const TABLE: &[Expectation] = &[
         violates: &["RESUME-009"],
         caught_by: Caught::MustFailure,
     },
-    // seq starts at 1 after a reload: seq strictly grows across reconnects and restarts (SEQ-001).
+    // seq starts at 1 after a reload: seq strictly grows across reconnects and restarts (SEQ-001),
+    // and the restarted server refuses the resume whose last_seq is above its restarted counter, so
+    // the session is not resumable after the restart (RESUME-010).
     Expectation {
         fault: "seq-restarts-after-restart",
         scenarios: &["restart-resume", "seq-grows-across-restarts"],
-        violates: &["SEQ-001"],
+        violates: &["SEQ-001", "RESUME-010"],
         caught_by: Caught::MustFailure,
     },
     // Any token resumes: a wrong token must be rejected (RESUME-004), identically (RESUME-005).
@@ -145,11 +156,13 @@ const TABLE: &[Expectation] = &[
         caught_by: Caught::MustFailure,
     },
     // The completion goes out before its commit and the server dies: every event is committed before
-    // it is sent (RESUME-011), a committed response is executed exactly once (RESUME-012).
+    // it is sent (RESUME-011), a committed response is executed exactly once (RESUME-012). The planted
+    // fault also kills the restarted process when it replays the response, so the backend never comes
+    // back on its storage (RESUME-010).
     Expectation {
         fault: "announce-before-commit",
         scenarios: &["crash-after-response"],
-        violates: &["RESUME-011", "RESUME-012"],
+        violates: &["RESUME-011", "RESUME-012", "RESUME-010"],
         caught_by: Caught::MustFailure,
     },
     // Unknown types are ignored: they must get `unknown_type` (ERROR-007).
@@ -310,7 +323,7 @@ fn pick(all: &[Scenario], globs: &[&str]) -> Vec<Scenario> {
 }
 
 /// What one fault's run shows: the failing must-level scenarios and the requirement ids their
-/// failing checks name (the check's own ids and those of its findings).
+/// failing checks are charged to.
 struct Kill {
     failing: BTreeMap<String, BTreeSet<String>>,
 }
@@ -326,14 +339,45 @@ fn kills(report: &RunReport, caught_by: Caught) -> Kill {
         let mut failed = false;
         for check in scenario.checks.iter().filter(|c| verdicts.contains(&c.verdict)) {
             failed = true;
-            ids.extend(check.requirements.iter().cloned());
-            ids.extend(check.findings.iter().filter_map(|f| f.requirement.clone()));
+            ids.extend(check.charged_requirements());
         }
         if failed {
             failing.insert(scenario.id.clone(), ids);
         }
     }
     Kill { failing }
+}
+
+/// The always-on findings of a scenario report, as `(check, requirement)`.
+fn always_on_findings(report: &ScenarioReport) -> BTreeSet<(String, String)> {
+    report
+        .checks
+        .iter()
+        .filter(|c| ALWAYS_ON.iter().any(|d| d.id == c.id))
+        .flat_map(|c| c.findings.iter().map(move |f| (c.id.clone(), f.requirement.clone().unwrap_or_default())))
+        .collect()
+}
+
+/// `check-log` over the wire log of each scenario of `report` finds what the live run found.
+fn check_logs_agree(fault: &str, report: &RunReport, dir: &std::path::Path) -> Vec<String> {
+    let validator = Arc::new(chatwire_schema::FrameValidator::new());
+    let mut disagreements = Vec::new();
+    for scenario in &report.scenarios {
+        let log = dir.join(format!("{}.jsonl", scenario.id));
+        if !log.exists() {
+            continue;
+        }
+        match check_log(&log, validator.clone()) {
+            Ok(offline) => {
+                let (live, off) = (always_on_findings(scenario), always_on_findings(&offline));
+                if live != off {
+                    disagreements.push(format!("{fault} / {}: live {live:?}, check-log {off:?}", scenario.id));
+                }
+            }
+            Err(e) => disagreements.push(format!("{fault} / {}: check-log failed: {e}", scenario.id)),
+        }
+    }
+    disagreements
 }
 
 fn matrix_path() -> PathBuf {
@@ -377,13 +421,20 @@ async fn every_fault_of_the_reference_is_killed_by_a_must_check_naming_a_violate
 
     let mut rows = Vec::new();
     let mut survivors = Vec::new();
+    let mut disagreements = Vec::new();
+    let logs = std::env::temp_dir().join(format!("chatwire-kill-matrix-logs-{}", std::process::id()));
     for e in TABLE {
         let mut globs: Vec<&str> = e.scenarios.to_vec();
         globs.extend(ALWAYS);
         let scenarios = pick(&all, &globs);
-        let report = run_suite(scenarios, &options(Some(e.fault), &store), Arc::new(|_| {}))
+        let dir = logs.join(e.fault);
+        std::fs::create_dir_all(&dir).expect("the temp dir is writable");
+        let mut opts = options(Some(e.fault), &store);
+        opts.driver.wire_log_dir = Some(dir.clone());
+        let report = run_suite(scenarios, &opts, Arc::new(|_| {}))
             .await
             .unwrap_or_else(|err| panic!("{}: the faulty reference did not start: {err}", e.fault));
+        disagreements.extend(check_logs_agree(e.fault, &report, &dir));
         let kill = kills(&report, e.caught_by);
         // Only the fault's own scenarios decide the kill and enter the committed matrix: a fault that
         // kills the shared backend fails the always-on scenarios or not depending on timing, which
@@ -439,7 +490,13 @@ async fn every_fault_of_the_reference_is_killed_by_a_must_check_naming_a_violate
     if std::env::var_os("CHATWIRE_UPDATE_KILL_MATRIX").is_some() {
         std::fs::write(&path, &fresh).expect("fixtures/kill-matrix.json is writable");
     }
+    let _ = std::fs::remove_dir_all(&logs);
     assert!(survivors.is_empty(), "faults the suite does not catch:\n{}", survivors.join("\n"));
+    assert!(
+        disagreements.is_empty(),
+        "check-log over the recorded wire logs differs from the live run:\n{}",
+        disagreements.join("\n")
+    );
     let committed = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(
         committed == fresh,

@@ -26,13 +26,15 @@ pub use source::SchemaSet;
 /// clients inside snapshots and updates; an agent script reaches servers inside `session.hello`.
 /// The conformance tooling's documents travel like them: scenario and baseline files are written
 /// by authors and read by the runner (like a request, widening is safe: the reader is the newer
-/// party), the run report is written by the runner and read by CI tooling (like a response).
+/// party), the run report is written by the runner and read by CI tooling (like a response). Wire
+/// log records are written by recorders and read by `check-log` (like a request).
 const DOCUMENT_FLOWS: &[(&str, Flow)] = &[
     ("ui-state.json", Flow::ServerToClient),
     ("agent-script.json", Flow::ClientToServer),
     ("scenario.json", Flow::ClientToServer),
     ("conformance-baseline.json", Flow::ClientToServer),
     ("conformance-report.json", Flow::ServerToClient),
+    ("wire-log-record.json", Flow::ClientToServer),
 ];
 
 /// Why a diff could not run (exit code 2).

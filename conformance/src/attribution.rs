@@ -1,0 +1,291 @@
+//! Which requirements a scenario step proves: what its check names in a report, and what a
+//! failure of it is charged to.
+//!
+//! A step names its requirements explicitly with `"requirements": [...]` in the scenario file.
+//! Otherwise they are derived, in this order:
+//! 1. **Mentioned**: the scenario's own requirement ids whose spec statement mentions what the step
+//!    deals with (its *keys*): for `expect` and `expect_unordered` the expected frame `type`s and
+//!    the quoted values of their `status`, `code`, `reason`, `initiated_by` and `action`; for
+//!    `expect_error` the error code; for `expect_close` the close code; for `connect` the hello,
+//!    welcome and snapshot frames (and `Sec-WebSocket-Protocol` without a subprotocol); for `resume`
+//!    `resume`; for `wait_idle` `chat.run_complete`. A key matches as a whole word of the statement.
+//! 2. **By kind**, when none is mentioned: `ping` TRANSPORT-010, `connect` STATE-002, `resume`
+//!    RESUME-001, `expect_close` TRANSPORT-008, `wait_idle` RUN-001.
+//! 3. **The scenario's**, when neither applies (`expect_silence`, `snapshot`, or an expectation no
+//!    statement of the scenario mentions): the scenario's ids as a whole. Only 1 and 2 count as
+//!    asserting an id (see [`asserted`]): a scenario-level id that no step asserts and no always-on
+//!    check names is a claim without a check, which a test refuses.
+//!
+//! Actions (`user_message`, `respond`, `rewind`, `send*`, `disconnect`, `restart`, `sleep`) prove
+//! nothing themselves: a failure to carry one out is the connection's or the harness's.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::OnceLock;
+
+use chatwire_schema::ReqId;
+use serde_json::Value;
+
+use crate::scenario::{Scenario, Step};
+
+/// How a step's requirements were found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// Named in the scenario file.
+    Declared,
+    /// Scenario ids whose statement mentions the step's keys.
+    Mentioned,
+    /// The step kind's own.
+    Kind,
+    /// The scenario's ids as a whole.
+    Scenario,
+    /// An action: none.
+    Action,
+}
+
+/// The requirements `step` of `scenario` proves, and how they were found.
+pub fn step_requirements(scenario: &Scenario, step: &Step) -> (Vec<ReqId>, Source) {
+    if !step.declared_requirements().is_empty() {
+        return (step.declared_requirements().to_vec(), Source::Declared);
+    }
+    let Some(keys) = keys(step) else { return (Vec::new(), Source::Action) };
+    let texts = statements();
+    let mentioned: Vec<ReqId> = scenario
+        .requirements
+        .iter()
+        .copied()
+        .filter(|id| texts.get(id).is_some_and(|text| keys.iter().any(|k| mentions(text, k))))
+        .collect();
+    if !mentioned.is_empty() {
+        return (mentioned, Source::Mentioned);
+    }
+    let by_kind = kind_default(step);
+    if !by_kind.is_empty() {
+        return (by_kind, Source::Kind);
+    }
+    (scenario.requirements.clone(), Source::Scenario)
+}
+
+/// The ids a scenario's steps assert (declared, mentioned or by kind; not the scenario fallback).
+pub fn asserted(scenario: &Scenario) -> BTreeSet<ReqId> {
+    let mut out = BTreeSet::new();
+    for step in &scenario.steps {
+        let (ids, source) = step_requirements(scenario, step);
+        if matches!(source, Source::Declared | Source::Mentioned | Source::Kind) {
+            out.extend(ids);
+        }
+    }
+    out
+}
+
+/// The statement text of every requirement of the embedded spec.
+fn statements() -> &'static HashMap<ReqId, String> {
+    static TEXTS: OnceLock<HashMap<ReqId, String>> = OnceLock::new();
+    TEXTS.get_or_init(|| {
+        chatwire_schema::requirements::all()
+            .map(|all| all.into_iter().filter_map(|r| Some((ReqId::parse(&r.id).ok()?, r.text))).collect())
+            .unwrap_or_default()
+    })
+}
+
+/// What a step deals with, as words its requirements' statements would mention; `None` for actions.
+fn keys(step: &Step) -> Option<Vec<String>> {
+    let quoted = |v: &str| format!("\"{v}\"");
+    Some(match step {
+        Step::Connect { subprotocol, .. } => {
+            let mut k = vec!["session.hello".to_owned(), "session.welcome".into(), "ui_state_snapshot".into()];
+            if !subprotocol {
+                k.push("Sec-WebSocket-Protocol".into());
+            }
+            k
+        }
+        Step::Resume { .. } => vec!["resume".to_owned()],
+        Step::Ping { .. } => vec!["ping".to_owned()],
+        Step::Expect { frame, .. } => frame_keys(frame),
+        Step::ExpectUnordered { frames, .. } => frames.iter().flat_map(frame_keys).collect(),
+        Step::ExpectError { code, .. } => vec![code.as_str().to_owned(), quoted(code.as_str())],
+        Step::ExpectClose { code, .. } => code.map(|c| vec![c.to_string()]).unwrap_or_default(),
+        Step::WaitIdle { .. } => vec!["chat.run_complete".to_owned()],
+        Step::ExpectSilence { .. } | Step::Snapshot { .. } => Vec::new(),
+        Step::Disconnect { .. }
+        | Step::Restart { .. }
+        | Step::UserMessage { .. }
+        | Step::Respond { .. }
+        | Step::Rewind { .. }
+        | Step::Send { .. }
+        | Step::SendText { .. }
+        | Step::SendBinary { .. }
+        | Step::Sleep { .. } => return None,
+    })
+}
+
+/// The keys of one expected frame pattern.
+fn frame_keys(frame: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(t) = frame.get("type").and_then(Value::as_str) {
+        out.push(t.to_owned());
+    }
+    for field in ["status", "code", "reason", "initiated_by", "action", "error"] {
+        if let Some(v) = frame.get(field).and_then(Value::as_str).filter(|v| !v.starts_with("{{")) {
+            out.push(format!("\"{v}\""));
+            if field == "code" {
+                out.push(v.to_owned());
+            }
+        }
+    }
+    out
+}
+
+/// The step kind's own requirements, used when the scenario's statements mention none of its keys.
+fn kind_default(step: &Step) -> Vec<ReqId> {
+    let id = match step {
+        Step::Ping { .. } => "TRANSPORT-010",
+        Step::Connect { .. } => "STATE-002",
+        Step::Resume { .. } => "RESUME-001",
+        Step::ExpectClose { .. } => "TRANSPORT-008",
+        Step::WaitIdle { .. } => "RUN-001",
+        _ => return Vec::new(),
+    };
+    ReqId::parse(id).into_iter().collect()
+}
+
+/// Whether `text` mentions `key` as a whole word (not inside a longer name such as
+/// `chat.tool_call_complete` for `chat.tool_call`).
+fn mentions(text: &str, key: &str) -> bool {
+    if key.is_empty() {
+        return false;
+    }
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '.';
+    let mut from = 0;
+    while let Some(at) = text[from..].find(key) {
+        let start = from + at;
+        let end = start + key.len();
+        let before_ok = !text[..start].chars().next_back().is_some_and(word);
+        let after = &text[end..];
+        // A full stop that ends the sentence is not part of the word.
+        let after_ok = match after.chars().next() {
+            Some('.') => after[1..].chars().next().is_none_or(|c| !word(c)),
+            Some(c) => !word(c),
+            None => true,
+        };
+        if before_ok && after_ok {
+            return true;
+        }
+        from = start + key.len().max(1);
+    }
+    false
+}
+
+/// Scenario-level ids that no step of the scenario asserts and no always-on check names: claims
+/// without a check, by scenario.
+pub fn unasserted_claims(scenarios: &[Scenario]) -> std::collections::BTreeMap<String, Vec<ReqId>> {
+    let always: BTreeSet<ReqId> =
+        crate::monitor::ALWAYS_ON.iter().flat_map(|c| c.requirements.iter().copied()).collect();
+    let mut out = std::collections::BTreeMap::new();
+    for s in scenarios {
+        let asserted = asserted(s);
+        let mut missing: Vec<ReqId> =
+            s.requirements.iter().copied().filter(|r| !asserted.contains(r) && !always.contains(r)).collect();
+        missing.sort();
+        if !missing.is_empty() {
+            out.insert(s.id.clone(), missing);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::embedded_scenarios;
+
+    #[test]
+    fn mentions_match_whole_names_only() {
+        assert!(mentions("send a `chat.tool_call` now", "chat.tool_call"));
+        assert!(!mentions("send a `chat.tool_call_complete` now", "chat.tool_call"));
+        assert!(mentions("ends with chat.run_complete.", "chat.run_complete"));
+        assert!(mentions("status: \"awaiting_input\" only", "\"awaiting_input\""));
+        assert!(!mentions("invalid_frames", "invalid_frame"));
+    }
+
+    #[test]
+    fn every_declared_step_and_scenario_id_is_defined_by_the_spec() {
+        for s in embedded_scenarios().expect("embedded scenarios parse") {
+            for id in &s.requirements {
+                assert!(id.is_defined(), "scenario {} names {id}, which the spec does not define", s.id);
+            }
+            for (i, step) in s.steps.iter().enumerate() {
+                for id in step.declared_requirements() {
+                    assert!(id.is_defined(), "{} step {} names {id}, which the spec does not define", s.id, i + 1);
+                }
+                for id in kind_default(step) {
+                    assert!(
+                        id.is_defined(),
+                        "the default of {} names {id}, which the spec does not define",
+                        step.kind()
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn an_unknown_step_id_is_refused_by_the_registry_check() {
+        let text = r#"{"id":"x","title":"t","level":"must","requirements":["SEQ-001"],
+            "steps":[{"do":"connect"},{"do":"expect","frame":{"type":"error"},"requirements":["SEQ-999"]}]}"#;
+        let s = crate::scenario::ScenarioLoader::new().parse("x.json", text).expect("well formed");
+        let (ids, source) = step_requirements(&s, &s.steps[1]);
+        assert_eq!(source, Source::Declared);
+        assert!(!ids[0].is_defined(), "SEQ-999 is not in the spec");
+    }
+
+    /// Claims not yet backed by a check: the committed list may only shrink. A scenario that claims
+    /// an id none of its steps asserts (add `"requirements"` to the step that proves it, or drop the
+    /// claim) fails here, and so does an entry of the list that a step now asserts.
+    #[test]
+    fn scenario_claims_are_asserted_by_one_of_their_checks() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/unasserted-claims.json");
+        let fresh = unasserted_claims(&embedded_scenarios().expect("embedded scenarios parse"));
+        let fresh_json = serde_json::to_string_pretty(&fresh).expect("serializes") + "\n";
+        if std::env::var_os("CHATWIRE_UPDATE_CLAIMS").is_some() {
+            std::fs::write(&path, &fresh_json).expect("fixtures/ is writable");
+        }
+        let committed: std::collections::BTreeMap<String, Vec<ReqId>> =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap_or_else(|_| "{}".into()))
+                .expect("fixtures/unasserted-claims.json is a map of scenario id to requirement ids");
+        let mut new_claims = Vec::new();
+        for (scenario, ids) in &fresh {
+            for id in ids {
+                if !committed.get(scenario).is_some_and(|known| known.contains(id)) {
+                    new_claims.push(format!("{scenario}: {id}"));
+                }
+            }
+        }
+        assert!(
+            new_claims.is_empty(),
+            "scenario-level ids no check of the scenario asserts (name them on the step that proves them):\n{}",
+            new_claims.join("\n")
+        );
+        assert!(
+            committed == fresh,
+            "fixtures/unasserted-claims.json lists claims that a check now asserts; regenerate it with \
+             CHATWIRE_UPDATE_CLAIMS=1 cargo test -p chatwire-conformance --lib claims\nfresh:\n{fresh_json}"
+        );
+    }
+
+    #[test]
+    fn steps_are_charged_to_what_they_check_not_to_the_whole_scenario() {
+        let text = r#"{"id":"x","title":"t","level":"must","requirements":["RUN-003","TOOL-016","SEQ-001"],
+            "steps":[{"do":"connect"},
+                     {"do":"expect","frame":{"type":"chat.run_complete","status":"awaiting_input"}},
+                     {"do":"expect","frame":{"type":"chat.tool_call_complete","status":"completed"}},
+                     {"do":"expect_silence","ms":10},
+                     {"do":"user_message","text":"hi"}]}"#;
+        let s = crate::scenario::ScenarioLoader::new().parse("x.json", text).expect("well formed");
+        let at = |i: usize| step_requirements(&s, &s.steps[i]);
+        assert_eq!(at(1), (vec![ReqId::new("RUN-003")], Source::Mentioned));
+        assert_eq!(at(2).0, vec![ReqId::new("TOOL-016")]);
+        assert_eq!(at(0), (vec![ReqId::new("STATE-002")], Source::Kind));
+        assert_eq!(at(3).1, Source::Scenario);
+        assert_eq!(at(4), (vec![], Source::Action));
+    }
+}

@@ -1,0 +1,94 @@
+//! Words for reports: a step in one line, a transcript detail, what an unexpected read means.
+
+use serde_json::Value;
+
+use super::{Next, StepError};
+use crate::pattern;
+use crate::report::Verdict;
+use crate::scenario::{Step, DEFAULT_CONN};
+
+/// Short detail appended to a transcript line, where it is deterministic and telling.
+pub(super) fn transcript_detail(v: &Value) -> String {
+    let field = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
+    let detail = match v.get("type").and_then(Value::as_str) {
+        Some("error") => field("code"),
+        Some("chat.run_complete" | "chat.tool_call_complete") => field("status"),
+        Some("chat.tool_call_dismiss") => field("initiated_by"),
+        Some("session.welcome") => {
+            v.get("resumed").and_then(Value::as_bool).map(|r| if r { "resumed" } else { "new" }.into())
+        }
+        Some("chat.tool_call") => v.get("tool_name").and_then(Value::as_str).map(str::to_owned),
+        _ => None,
+    };
+    detail.map_or_else(String::new, |d| format!(" {d}"))
+}
+
+pub(super) fn unexpected(next: Next, wanted: &str) -> StepError {
+    match next {
+        Next::Closed(code, reason) => StepError::fail(format!(
+            "the server closed the connection (code {}{}) while the runner waited for {wanted}",
+            code.map_or("none".into(), |c| c.to_string()),
+            if reason.is_empty() { String::new() } else { format!(", {reason}") }
+        )),
+        Next::Broken(message) => {
+            StepError::fail(format!("the connection broke while the runner waited for {wanted}: {message}"))
+        }
+        Next::Binary(n) => {
+            StepError::fail(format!("a binary frame ({n} bytes) arrived while the runner waited for {wanted}"))
+                .with_requirement("TRANSPORT-001")
+        }
+        Next::NotJson(_) => StepError::fail(format!("a frame that is not JSON arrived while waiting for {wanted}")),
+        Next::Frame(value) => {
+            let wire = value.get("type").and_then(Value::as_str).unwrap_or("unreadable").to_owned();
+            StepError::fail(format!("unexpected {wire} frame while waiting for {wanted}"))
+        }
+        Next::Pong(_) => StepError::fail(format!("a pong arrived while the runner waited for {wanted}")),
+        Next::Deadline => {
+            StepError::new(Verdict::Timeout, format!("nothing arrived before the deadline; waited for {wanted}"))
+        }
+    }
+}
+
+/// One line describing a step, for reports.
+pub fn describe(step: &Step) -> String {
+    let conn = step.conn().filter(|c| *c != DEFAULT_CONN).map(|c| format!(" [{c}]")).unwrap_or_default();
+    let what = match step {
+        Step::Connect { hello: false, subprotocol: false, .. } => {
+            "open a connection offering no subprotocol, without hello".to_owned()
+        }
+        Step::Connect { hello: false, .. } => "open a connection without hello".to_owned(),
+        Step::Connect { subprotocol: false, .. } => {
+            "connect offering no subprotocol: hello, welcome, snapshot".to_owned()
+        }
+        Step::Connect { .. } => "connect: hello, welcome, snapshot".to_owned(),
+        Step::Resume { .. } => "resume the session on a new connection".to_owned(),
+        Step::Disconnect { .. } => "close the connection".to_owned(),
+        Step::Restart { graceful: false, down_ms: None } => "kill -9 the backend and start it again".to_owned(),
+        Step::Restart { graceful: false, down_ms: Some(ms) } => {
+            format!("kill -9 the backend, keep it down {ms} ms, start it again")
+        }
+        Step::Restart { graceful: true, .. } => {
+            "stop the backend with SIGTERM (connections closed with 1001), start it again".to_owned()
+        }
+        Step::UserMessage { text, .. } => {
+            format!("send chat.user_message {}", pattern::truncate(&format!("{text:?}"), 40))
+        }
+        Step::Respond { outcome, .. } => format!("send chat.tool_call_response {}", pattern::excerpt(outcome, 60)),
+        Step::Rewind { before, .. } => format!("send chat.rewind before {before}"),
+        Step::Send { frame, .. } => format!("send {}", pattern::excerpt(frame, 80)),
+        Step::SendText { text, .. } => format!("send text {}", pattern::truncate(&format!("{text:?}"), 60)),
+        Step::SendBinary { bytes, .. } => format!("send a binary frame of {bytes} bytes"),
+        Step::Ping { payload, .. } => format!("ping {payload:?}, expect the pong carrying it"),
+        Step::Expect { frame, .. } => format!("expect {}", pattern::excerpt(frame, 100)),
+        Step::ExpectUnordered { frames, .. } => format!("expect {} frames in any order", frames.len()),
+        Step::ExpectError { code, .. } => format!("expect error {code}"),
+        Step::ExpectClose { code, .. } => {
+            format!("expect the server to close{}", code.map(|c| format!(" with {c}")).unwrap_or_default())
+        }
+        Step::ExpectSilence { ms, .. } => format!("expect no frame for {ms} ms"),
+        Step::WaitIdle { .. } => "wait until the run is idle".to_owned(),
+        Step::Sleep { ms } => format!("sleep {ms} ms"),
+        Step::Snapshot { name, .. } => format!("snapshot {name}"),
+    };
+    format!("{what}{conn}")
+}

@@ -1,0 +1,253 @@
+//! The steps that wait for the server: expectations, closes, an orderly restart, idleness, snapshots.
+
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::time::Instant;
+
+use super::{unexpected, Driver, Next, SnapshotMode, StepError};
+use crate::pattern::{self, match_value};
+use crate::report::Verdict;
+use crate::snapshot;
+
+impl Driver<'_> {
+    pub(super) async fn expect_one(
+        &mut self,
+        conn: &str,
+        pattern: &Value,
+        deadline: Instant,
+        skip_updates: bool,
+    ) -> Result<(), StepError> {
+        let wanted = pattern.get("type").and_then(Value::as_str).unwrap_or("a frame").to_owned();
+        let skip = skip_updates && wanted != "ui_state_updated";
+        loop {
+            match self.next(conn, deadline).await? {
+                Next::Frame(v) => {
+                    if skip && v.get("type").and_then(Value::as_str) == Some("ui_state_updated") {
+                        continue;
+                    }
+                    return match match_value(pattern, &v, &mut self.bindings) {
+                        Ok(()) => Ok(()),
+                        Err(m) => {
+                            let excerpt = self.redact(&v);
+                            Err(StepError::fail(format!("expected {wanted}: {m}")).with_frame(Some(excerpt)))
+                        }
+                    };
+                }
+                Next::NotJson(raw) => {
+                    let excerpt = self.redact_text(&raw);
+                    return Err(StepError::fail(format!("expected {wanted}, got a frame that is not JSON"))
+                        .with_frame(Some(excerpt)));
+                }
+                Next::Deadline => {
+                    let why = if Instant::now() >= self.deadline { " (scenario deadline)" } else { "" };
+                    return Err(StepError::new(
+                        Verdict::Timeout,
+                        format!(
+                            "no {wanted} arrived before the deadline{why}; waiting for {}",
+                            pattern::excerpt(pattern, 200)
+                        ),
+                    ));
+                }
+                other => return Err(unexpected(other, &wanted)),
+            }
+        }
+    }
+
+    pub(super) async fn expect_unordered(
+        &mut self,
+        conn: &str,
+        patterns: &[Value],
+        deadline: Instant,
+    ) -> Result<(), StepError> {
+        let mut open: Vec<&Value> = patterns.iter().collect();
+        while !open.is_empty() {
+            match self.next(conn, deadline).await? {
+                Next::Frame(v) => {
+                    let wants_updates =
+                        open.iter().any(|p| p.get("type").and_then(Value::as_str) == Some("ui_state_updated"));
+                    if !wants_updates && v.get("type").and_then(Value::as_str) == Some("ui_state_updated") {
+                        continue;
+                    }
+                    let Some(i) = open.iter().position(|p| match_value(p, &v, &mut self.bindings.clone()).is_ok())
+                    else {
+                        let left: Vec<String> = open.iter().map(|p| pattern::excerpt(p, 120)).collect();
+                        let excerpt = self.redact(&v);
+                        return Err(StepError::fail(format!(
+                            "the frame matches none of the expected: {}",
+                            left.join(" | ")
+                        ))
+                        .with_frame(Some(excerpt)));
+                    };
+                    // Bind for real with the pattern that matched.
+                    let _ = match_value(open[i], &v, &mut self.bindings);
+                    open.remove(i);
+                }
+                Next::NotJson(raw) => {
+                    let excerpt = self.redact_text(&raw);
+                    return Err(StepError::fail("got a frame that is not JSON").with_frame(Some(excerpt)));
+                }
+                Next::Deadline => {
+                    return Err(StepError::new(
+                        Verdict::Timeout,
+                        format!("{} expected frame(s) did not arrive before the deadline", open.len()),
+                    ))
+                }
+                other => return Err(unexpected(other, "the expected frames")),
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) async fn expect_close(
+        &mut self,
+        conn: &str,
+        code: Option<u16>,
+        deadline: Instant,
+    ) -> Result<(), StepError> {
+        loop {
+            match self.next(conn, deadline).await? {
+                Next::Closed(got, reason) => {
+                    self.conns.remove(conn);
+                    return match (code, got) {
+                        (None, _) => Ok(()),
+                        (Some(want), Some(got)) if want == got => Ok(()),
+                        (Some(want), got) => Err(StepError::fail(format!(
+                            "expected close code {want}, got {} ({reason})",
+                            got.map_or("none".into(), |c| c.to_string())
+                        ))
+                        .with_requirement("TRANSPORT-008")),
+                    };
+                }
+                Next::Frame(v) if v.get("type").and_then(Value::as_str) == Some("ui_state_updated") => {}
+                Next::Frame(v) => {
+                    let excerpt = self.redact(&v);
+                    return Err(StepError::fail("expected the server to close, got a frame").with_frame(Some(excerpt)));
+                }
+                Next::NotJson(raw) => {
+                    let excerpt = self.redact_text(&raw);
+                    return Err(StepError::fail("expected the server to close, got a frame").with_frame(Some(excerpt)));
+                }
+                Next::Deadline => {
+                    return Err(StepError::new(Verdict::Timeout, "the server did not close the connection in time"))
+                }
+                other => return Err(unexpected(other, "a close")),
+            }
+        }
+    }
+
+    /// SIGTERM, every open connection closed by the server with 1001 (TRANSPORT-009), then the
+    /// backend started again on the same storage. Frames still in flight before the close are
+    /// taken in (and checked) like any other.
+    pub(super) async fn graceful_restart(&mut self) -> Result<(), StepError> {
+        self.transcript("-- orderly shutdown (SIGTERM) --".into());
+        self.log("-- orderly shutdown (SIGTERM) --".into());
+        self.endpoint.request_shutdown()?;
+        let deadline = self.step_deadline(None);
+        let mut problems = Vec::new();
+        let names: Vec<String> = self.conns.keys().cloned().collect();
+        for name in names {
+            let outcome = loop {
+                match self.next(&name, deadline).await {
+                    Err(e) => break Some(e.message),
+                    Ok(Next::Closed(Some(1001), _)) => break None,
+                    Ok(Next::Closed(code, reason)) => {
+                        let code = code.map_or("no close code".to_owned(), |c| format!("close code {c}"));
+                        break Some(format!("closed with {code} ({reason})"));
+                    }
+                    Ok(Next::Broken(message)) => break Some(format!("dropped without a close frame: {message}")),
+                    Ok(Next::Deadline) => break Some("still open at the step deadline".to_owned()),
+                    Ok(_) => {}
+                }
+            };
+            self.drop_conn(&name);
+            if let Some(problem) = outcome {
+                problems.push(format!("{name}: {problem}"));
+            }
+        }
+        self.transcript("-- started again --".into());
+        let grace = self.cfg.scaled(Duration::from_secs(10));
+        let exited = self.endpoint.restart_after_shutdown(grace).await?;
+        self.restarted = true;
+        if !exited {
+            self.log(format!("the backend was still running {} s after SIGTERM and was killed", grace.as_secs()));
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(StepError::fail(format!(
+                "on an orderly shutdown every connection must be closed with 1001: {}",
+                problems.join("; ")
+            ))
+            .with_requirement("TRANSPORT-009"))
+        }
+    }
+
+    pub(super) async fn wait_idle(&mut self, conn: &str, quiet: Duration, deadline: Instant) -> Result<(), StepError> {
+        loop {
+            let quiet_until = (Instant::now() + quiet).min(deadline);
+            match self.next(conn, quiet_until).await? {
+                Next::Frame(_) | Next::NotJson(_) => {}
+                Next::Deadline => {
+                    // Idle: no run slice in progress and the last event's update has arrived, so
+                    // what follows does not depend on how fast the server is.
+                    let busy = self.conns.get(conn).is_some_and(|c| self.monitor.busy(c.id));
+                    if !busy {
+                        return Ok(());
+                    }
+                    if Instant::now() >= deadline {
+                        return Err(StepError::new(
+                            Verdict::Timeout,
+                            "the run is still running (or its last ui_state_updated is missing) at the deadline",
+                        ));
+                    }
+                }
+                other => return Err(unexpected(other, "the run to become idle")),
+            }
+        }
+    }
+
+    pub(super) fn snapshot(&mut self, conn: &str, name: &str) -> Result<(), StepError> {
+        let state = self
+            .conns
+            .get(conn)
+            .and_then(|c| self.monitor.state(c.id))
+            .map(|state| serde_json::to_value(state).unwrap_or(Value::Null))
+            .ok_or_else(|| StepError::fail("no UiState to snapshot: no ui_state_snapshot was received"))?;
+        let text = snapshot::projection(&mut self.snap_normalizer, &state, &self.transcript);
+        self.snapshots.insert(name.to_owned(), text.clone());
+        let id = format!("snapshot-{name}");
+        let requirements = self.step_requirements.clone();
+        let summary = format!(
+            "final UiState and transcript equal the golden snapshot {}",
+            snapshot::file_name(&self.scenario.id, name)
+        );
+        let (verdict, message) = match &self.cfg.snapshots {
+            SnapshotMode::Collect => (Verdict::Pass, None),
+            SnapshotMode::Compare(store) => match store.golden(&self.scenario.id, name) {
+                None => (
+                    Verdict::HarnessError,
+                    Some(format!(
+                        "no golden snapshot {} (record it with `cargo insta test -p chatwire-conformance` against the reference)",
+                        snapshot::file_name(&self.scenario.id, name)
+                    )),
+                ),
+                Some(Err(e)) => (Verdict::HarnessError, Some(e)),
+                Some(Ok(golden)) => {
+                    let diff = snapshot::line_diff(&golden, &text, 60);
+                    if diff.is_empty() {
+                        (Verdict::Pass, None)
+                    } else {
+                        (
+                            self.level_verdict(Verdict::Fail),
+                            Some(format!("differs from the golden snapshot (- golden, + this backend):\n{}", diff.join("\n"))),
+                        )
+                    }
+                }
+            },
+        };
+        let finding = message.map(|m| self.finding(m, None, None));
+        self.checks.record(&id, &requirements, &summary, verdict, finding);
+        Ok(())
+    }
+}

@@ -1,0 +1,308 @@
+//! The reconnect sweep's part of a scenario run: where to cut, the recovery after the cut, and the
+//! comparison of a cut variant with the uninterrupted run (see `crate::sweep`).
+
+use std::collections::{BTreeMap, HashMap};
+
+use chatwire_schema::{DisplayItem, Id, ServerFrame};
+
+use super::{describe, Driver};
+use crate::pattern;
+use crate::report::Verdict;
+use crate::scenario::{Step, DEFAULT_CONN};
+use crate::snapshot::{self, Normalizer};
+
+/// The part a run of a scenario plays in a sweep.
+pub(super) enum SweepRole<'b> {
+    /// The uninterrupted run: records what the variants are compared with.
+    Baseline,
+    /// Cut the main connection after its `cut_after`-th frame, resume, finish, compare.
+    Cut { cut_after: usize, baseline: &'b SweepBaseline },
+}
+
+/// What the uninterrupted run of a sweepable scenario leaves for its cut variants.
+#[derive(Clone, Debug)]
+pub struct SweepBaseline {
+    /// Frames received on the main connection after its first welcome and snapshot: the cut points.
+    pub frames: usize,
+    /// The final UiState, normalized like snapshots (ids numbered, timestamps redacted), pretty JSON.
+    pub final_state: String,
+    /// Placeholders bound to ids the session introduced: name -> (kind, ordinal of introduction).
+    /// A variant's session has other ids; the scripted agent makes the n-th of a kind correspond.
+    id_bindings: HashMap<String, (IdKind, usize)>,
+}
+
+/// Kinds of ids whose order of introduction a sweep tracks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum IdKind {
+    Invocation = 0,
+    ToolCall = 1,
+    Item = 2,
+}
+
+/// Ids in the order the session introduced them, per kind, learnt from event frames and, for those a
+/// cut lost, from the resume snapshot (display order, which is call and turn order).
+#[derive(Default)]
+struct IdOrder {
+    lists: [Vec<String>; 3],
+    known: HashMap<String, (IdKind, usize)>,
+}
+
+impl IdOrder {
+    fn note(&mut self, kind: IdKind, id: &str) {
+        if !self.known.contains_key(id) {
+            let list = &mut self.lists[kind as usize];
+            self.known.insert(id.to_owned(), (kind, list.len()));
+            list.push(id.to_owned());
+        }
+    }
+
+    fn get(&self, kind: IdKind, ordinal: usize) -> Option<&str> {
+        self.lists[kind as usize].get(ordinal).map(String::as_str)
+    }
+}
+
+/// Sweep bookkeeping of one run (absent outside sweeps, so ordinary runs pay nothing for it).
+pub(super) struct SweepTrack {
+    /// Cut after this many main-connection frames; `None` in the uninterrupted run.
+    pub(super) cut_after: Option<usize>,
+    /// Counting starts once the first connect (welcome + snapshot) completed.
+    pub(super) counting: bool,
+    pub(super) main_frames: usize,
+    pub(super) cut_due: bool,
+    pub(super) cut_done: bool,
+    order: IdOrder,
+    /// Settlement frames (`tool_call_complete`, `tool_call_dismiss`) per call, on every connection.
+    settlements: BTreeMap<String, usize>,
+}
+
+impl SweepTrack {
+    pub(super) fn new(cut_after: Option<usize>) -> Self {
+        SweepTrack {
+            cut_after,
+            counting: false,
+            main_frames: 0,
+            cut_due: false,
+            cut_done: false,
+            order: IdOrder::default(),
+            settlements: BTreeMap::new(),
+        }
+    }
+
+    pub(super) fn note_frame(&mut self, frame: &ServerFrame) {
+        match frame {
+            ServerFrame::UserMessageAccepted(f) => {
+                self.order.note(IdKind::Invocation, f.invocation_id.as_str());
+                self.order.note(IdKind::Item, f.item_id.as_str());
+            }
+            ServerFrame::AssistantMessage(f) => self.order.note(IdKind::Item, f.item_id.as_str()),
+            ServerFrame::ToolCall(f) => self.order.note(IdKind::ToolCall, f.tool_call_id.as_str()),
+            ServerFrame::ToolCallComplete(f) => *self.settlements.entry(f.tool_call_id.to_string()).or_insert(0) += 1,
+            ServerFrame::ToolCallDismiss(f) => *self.settlements.entry(f.tool_call_id.to_string()).or_insert(0) += 1,
+            ServerFrame::UiStateSnapshot(s) => {
+                for item in &s.state.items {
+                    self.order.note(IdKind::Invocation, item.invocation_id().as_str());
+                    match item {
+                        DisplayItem::ToolCall(c) => self.order.note(IdKind::ToolCall, c.id.as_str()),
+                        DisplayItem::ToolOutput(_) => {}
+                        other => self.order.note(IdKind::Item, other.id().as_str()),
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+impl Driver<'_> {
+    /// Cuts the main connection (no closing handshake) if the sweep's cut point was reached.
+    pub(super) fn take_cut(&mut self) -> bool {
+        let Some(sweep) = self.sweep.as_mut() else { return false };
+        if !sweep.cut_due || sweep.cut_done {
+            return false;
+        }
+        sweep.cut_due = false;
+        sweep.cut_done = true;
+        let k = sweep.main_frames;
+        self.drop_conn(DEFAULT_CONN);
+        self.transcript(format!("-- sweep: cut after frame {k} --"));
+        self.log(format!("-- sweep: connection cut after frame {k} --"));
+        true
+    }
+
+    /// After a sweep cut: resume at once, replay the client actions not yet sent (each once the run
+    /// is idle; a response to a call the resumed state shows settled is skipped), and end idle. The
+    /// scenario's expectations are not replayed: frames sent while the connection was down are lost
+    /// by design (no replay in v1) and the snapshot stands for them.
+    pub(super) async fn recover(&mut self, remaining: &[Step], first_index: usize) -> bool {
+        let resume = Step::Resume { conn: None, last_seq: None, requirements: Vec::new() };
+        let summary = "after the cut: resume at once (welcome resumed=true, ui_state_snapshot)";
+        if !self.recovery_step("sweep-resume", summary, &resume).await {
+            return true;
+        }
+        for (offset, step) in remaining.iter().enumerate() {
+            self.step = first_index + offset + 1;
+            if self.step > self.scenario.steps.len() {
+                break;
+            }
+            let id = format!("sweep-step-{:02}-{}", self.step, step.kind());
+            let replayed = match step {
+                Step::UserMessage { .. } | Step::Respond { .. } | Step::Rewind { .. } => {
+                    let idle =
+                        Step::WaitIdle { conn: None, quiet_ms: None, timeout_ms: None, requirements: Vec::new() };
+                    let summary = "before a replayed action: wait until the run is idle";
+                    if !self.recovery_step(&format!("sweep-idle-before-{:02}", self.step), summary, &idle).await {
+                        return true;
+                    }
+                    match self.resolve_for_variant(step) {
+                        Some(resolved) => resolved,
+                        None => {
+                            let summary =
+                                format!("{} (skipped: the resumed state shows the call settled)", describe(step));
+                            self.checks.touch(&id, &[], &summary);
+                            continue;
+                        }
+                    }
+                }
+                Step::Disconnect { .. } | Step::Resume { .. } | Step::Sleep { .. } => step.clone(),
+                // Expectations and snapshots: the frames they name may have been lost in the cut.
+                _ => continue,
+            };
+            let summary = format!("replayed: {}", describe(step));
+            if !self.recovery_step(&id, &summary, &replayed).await {
+                return true;
+            }
+        }
+        self.step = self.scenario.steps.len() + 1;
+        let idle = Step::WaitIdle { conn: None, quiet_ms: None, timeout_ms: None, requirements: Vec::new() };
+        self.recovery_step("sweep-final-idle", "the variant ends with the run idle", &idle).await;
+        true
+    }
+
+    /// Runs one step of a sweep recovery as a check; false when it did not complete.
+    async fn recovery_step(&mut self, id: &str, summary: &str, step: &Step) -> bool {
+        let requirements = &self.requirements_of(step);
+        match self.run_step(step).await {
+            Ok(()) => {
+                self.checks.touch(id, requirements, summary);
+                true
+            }
+            Err(e) => {
+                let verdict =
+                    self.level_verdict(if e.verdict == Verdict::NotApplicable { Verdict::Fail } else { e.verdict });
+                let f = self.finding(e.message, e.frame, e.requirement);
+                self.checks.record(id, requirements, summary, verdict, Some(f));
+                false
+            }
+        }
+    }
+
+    /// A replayed action with its placeholders mapped to this variant's ids: the id the uninterrupted
+    /// run bound to a name is the n-th of its kind there, so it is the n-th here. `None` when the
+    /// action is a response to a call the current state shows settled (sending it would only get
+    /// `tool_call_settled`).
+    fn resolve_for_variant(&self, step: &Step) -> Option<Step> {
+        let map = |template: &str| -> String {
+            let mapped = pattern::placeholder(template)
+                .and_then(|name| self.sweep_baseline?.id_bindings.get(name))
+                .and_then(|(kind, ordinal)| self.sweep.as_ref()?.order.get(*kind, *ordinal));
+            mapped.map_or_else(|| template.to_owned(), str::to_owned)
+        };
+        match step {
+            Step::Respond { conn, id, tool_call, outcome } => {
+                let target = map(tool_call);
+                let settled = self.main_state().is_some_and(|state| {
+                    Id::parse(target.as_str())
+                        .ok()
+                        .and_then(|id| state.tool_call(&id))
+                        .is_some_and(|c| c.status.is_terminal())
+                });
+                (!settled).then(|| Step::Respond {
+                    conn: conn.clone(),
+                    id: id.clone(),
+                    tool_call: target,
+                    outcome: outcome.clone(),
+                })
+            }
+            Step::Rewind { conn, id, before } => {
+                Some(Step::Rewind { conn: conn.clone(), id: id.clone(), before: map(before) })
+            }
+            other => Some(other.clone()),
+        }
+    }
+
+    /// The monitor's model of the main connection's UiState.
+    fn main_state(&self) -> Option<&chatwire_schema::UiState> {
+        self.monitor.state(self.conns.get(DEFAULT_CONN)?.id)
+    }
+
+    /// The main connection's final state, normalized like snapshots.
+    fn normalized_final_state(&self) -> Option<String> {
+        let state = self.main_state()?;
+        let value = serde_json::to_value(state).ok()?;
+        serde_json::to_string_pretty(&Normalizer::default().normalize(&value)).ok()
+    }
+
+    /// What the variants of this (uninterrupted) run are compared with.
+    pub(super) fn record_baseline(&mut self) -> Option<SweepBaseline> {
+        let final_state = self.normalized_final_state()?;
+        let sweep = self.sweep.as_ref()?;
+        let id_bindings = self
+            .bindings
+            .iter()
+            .filter_map(|(name, value)| Some((name.to_owned(), *sweep.order.known.get(value.as_str()?)?)))
+            .collect();
+        Some(SweepBaseline { frames: sweep.main_frames, final_state, id_bindings })
+    }
+
+    /// The sweep assertions of a variant: same final state as the uninterrupted run, no call settled twice.
+    pub(super) fn compare_with_baseline(&mut self, baseline: &SweepBaseline) {
+        let reqs = |ids: &[&str]| ids.iter().map(|r| (*r).to_owned()).collect::<Vec<String>>();
+        let state_reqs = reqs(&["RESUME-002", "RESUME-009"]);
+        let summary = "the final normalized UiState equals the uninterrupted run's";
+        match self.normalized_final_state() {
+            None => {
+                let f = self.finding("the variant ended without a session state".into(), None, None);
+                self.checks.record(
+                    "sweep-final-state",
+                    &state_reqs,
+                    summary,
+                    self.level_verdict(Verdict::Fail),
+                    Some(f),
+                );
+            }
+            Some(state) => {
+                let diff = snapshot::line_diff(&baseline.final_state, &state, 60);
+                if diff.is_empty() {
+                    self.checks.touch("sweep-final-state", &state_reqs, summary);
+                } else {
+                    let message = format!(
+                        "the final state differs from the uninterrupted run's (- uninterrupted, + cut and resumed):\n{}",
+                        diff.join("\n")
+                    );
+                    let f = self.finding(message, None, Some("RESUME-002".into()));
+                    self.checks.record(
+                        "sweep-final-state",
+                        &state_reqs,
+                        summary,
+                        self.level_verdict(Verdict::Fail),
+                        Some(f),
+                    );
+                }
+            }
+        }
+        let once_reqs = reqs(&["TOOL-010", "TOOL-012"]);
+        let summary = "no tool call settles twice across the variant's connections";
+        self.checks.touch("sweep-settled-once", &once_reqs, summary);
+        let twice: Vec<(String, usize)> = self
+            .sweep
+            .as_ref()
+            .map(|s| s.settlements.iter().filter(|(_, n)| **n > 1).map(|(id, n)| (id.clone(), *n)).collect())
+            .unwrap_or_default();
+        for (call, n) in twice {
+            let name = self.monitor.redactor().id("tool_call", &call);
+            let message = format!("tool call {name} settled {n} times (settlement frames across the connections)");
+            let f = self.finding(message, None, Some("TOOL-010".into()));
+            self.checks.record("sweep-settled-once", &once_reqs, summary, self.level_verdict(Verdict::Fail), Some(f));
+        }
+    }
+}

@@ -1,0 +1,334 @@
+//! Connecting, sending and reading: every frame both ways goes through the monitor and the logs.
+
+use std::collections::HashMap;
+
+use chatwire_schema::schema_gen::Direction;
+use chatwire_schema::ServerFrame;
+use serde_json::{json, Value};
+use tokio::time::Instant;
+
+use super::{
+    transcript_detail, unexpected, Conn, Driver, Handshake, Next, StepError, MAX_FRAMES_PER_SCENARIO, RETRY_PAUSE,
+};
+use crate::conn::{ConnectError, Incoming, WsConn};
+use crate::pattern::{self, substitute};
+use crate::report::Verdict;
+use crate::scenario::DEFAULT_CONN;
+use crate::wirelog::WireRecord;
+
+impl Driver<'_> {
+    pub(super) fn conn_mut(&mut self, name: &str) -> Result<&mut Conn, StepError> {
+        self.conns.get_mut(name).ok_or_else(|| StepError::fail(format!("connection {name} is no longer open")))
+    }
+
+    pub(super) fn substitute(&self, conn: &str, template: &Value) -> Result<Value, StepError> {
+        let mut builtins: HashMap<&str, Value> = HashMap::new();
+        if let Some(s) = self.monitor.current_session() {
+            builtins.insert("session_id", Value::String(s.to_owned()));
+            if let Some(seq) = self.monitor.max_seq(s) {
+                builtins.insert("last_seq", json!(seq));
+            }
+            if let Some(token) = self.monitor.resume_token(s) {
+                builtins.insert("resume_token", Value::String(token.to_owned()));
+            }
+        }
+        if let Some(id) = self.conns.get(conn).and_then(|c| c.last_sent_id.clone()) {
+            builtins.insert("last_sent_id", Value::String(id));
+        }
+        let lookup = |name: &str| builtins.get(name).cloned();
+        substitute(template, &self.bindings, &lookup).map_err(|e| StepError::harness(format!("scenario bug: {e}")))
+    }
+
+    pub(super) async fn send_value(&mut self, conn: &str, frame: Value, typed: bool) -> Result<(), StepError> {
+        if typed {
+            if let Err(e) = self.validator.check(Direction::ClientToServer, &frame) {
+                return Err(StepError::harness(format!("scenario bug: the frame to send is invalid: {e}")));
+            }
+        }
+        let wire = frame.get("type").and_then(Value::as_str).unwrap_or("(no type)").to_owned();
+        let id = frame.get("id").and_then(Value::as_str).map(str::to_owned);
+        let text = frame.to_string();
+        self.transcript(format!("{conn} > {wire}"));
+        self.log(format!("{conn} > {}", pattern::truncate(&text, 200)));
+        let deadline = self.step_deadline(None);
+        let c = self.conn_mut(conn)?;
+        c.last_sent_id = id;
+        let conn_id = c.id;
+        let sent = c.ws.send_text(text, deadline).await;
+        self.wire_record(WireRecord::frame(conn_id, true, &frame));
+        self.monitor.client_frame(conn_id, &frame);
+        sent.map_err(|e| self.cannot_send(&e))
+    }
+
+    /// A send that failed: the connection is gone. What the server did to it (its close code, and
+    /// the requirement that breaks) was reported when the close was read; this names the close.
+    pub(super) fn cannot_send(&self, error: &str) -> StepError {
+        StepError::fail(format!("cannot send: the connection is no longer usable ({error})"))
+    }
+
+    pub(super) async fn connect(
+        &mut self,
+        conn: &str,
+        handshake: Handshake,
+        versions: Vec<String>,
+        resume: Option<Value>,
+    ) -> Result<(), StepError> {
+        let Handshake { hello, subprotocol, with_script } = handshake;
+        let deadline = self.step_deadline(None);
+        let url = self.endpoint.url();
+        let ws = self.open_ws(&url, subprotocol, deadline).await?;
+        let opened = if subprotocol { "open" } else { "open (no subprotocol offered)" };
+        self.transcript(format!("{conn} {opened}"));
+        self.log(format!("{conn} {opened} {url}"));
+        let id = self.next_conn;
+        self.next_conn += 1;
+        self.monitor.open(id);
+        self.conns.insert(conn.to_owned(), Conn { ws, id, last_sent_id: None });
+        if !hello {
+            return Ok(());
+        }
+        let hello_id = self.next_id("h");
+        let mut frame = json!({
+            "type": "session.hello",
+            "id": hello_id,
+            "versions": versions,
+            "client": concat!("chatwire-conformance/", env!("CARGO_PKG_VERSION")),
+        });
+        if with_script {
+            if let Some(script) = &self.scenario.script {
+                frame["script"] = serde_json::to_value(script).unwrap_or(Value::Null);
+            }
+        }
+        let resumed = resume.is_some();
+        if let Some(resume) = resume {
+            frame["resume"] = resume;
+        }
+        self.send_value(conn, frame, true).await?;
+        let mut welcome = json!({"type": "session.welcome", "in_reply_to": hello_id, "resumed": resumed});
+        if resumed {
+            welcome["session_id"] = Value::String(self.monitor.current_session().unwrap_or_default().to_owned());
+        }
+        self.expect_one(conn, &welcome, deadline, false).await?;
+        self.expect_one(conn, &json!({"type": "ui_state_snapshot"}), deadline, false).await?;
+        if !self.capabilities_checked {
+            self.capabilities_checked = true;
+            let offered: Vec<String> = self
+                .bindings
+                .get("capabilities")
+                .and_then(Value::as_array)
+                .map_or_else(Vec::new, |a| a.iter().filter_map(Value::as_str).map(str::to_owned).collect());
+            let missing: Vec<String> =
+                self.scenario.needed_capabilities().into_iter().filter(|c| !offered.contains(c)).collect();
+            if !missing.is_empty() {
+                return Err(StepError::new(
+                    Verdict::NotApplicable,
+                    format!("the server does not offer {} (welcome lists: {})", missing.join(", "), offered.join(", ")),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Opens a WebSocket. Right after a restart the backend may still be coming up: a refused or
+    /// reset connection is retried until the backend-start deadline, then reported as a harness
+    /// error (the backend did not come back), never as the scenario's failure.
+    pub(super) async fn open_ws(
+        &mut self,
+        url: &str,
+        subprotocol: bool,
+        deadline: Instant,
+    ) -> Result<WsConn, StepError> {
+        // A handshake the server gets wrong breaks the rule for what was offered.
+        let requirement = if subprotocol { "TRANSPORT-003" } else { "TRANSPORT-004" };
+        let retry_until = self.restarted.then(|| Instant::now() + self.cfg.scaled(self.cfg.start_timeout));
+        loop {
+            let attempt_deadline = retry_until.map_or(deadline, |r| deadline.max(r));
+            let result = WsConn::open_with(url, self.cfg.max_message_bytes, attempt_deadline, subprotocol).await;
+            match result {
+                Ok(ws) => {
+                    self.restarted = false;
+                    return Ok(ws);
+                }
+                Err(ConnectError::Subprotocol { .. } | ConnectError::Refused { .. }) => {
+                    let e = result.err().map(|e| e.to_string()).unwrap_or_default();
+                    return Err(StepError::fail(e).with_requirement(requirement));
+                }
+                Err(e @ (ConnectError::Failed { .. } | ConnectError::Timeout { .. })) => match retry_until {
+                    Some(until) if Instant::now() + RETRY_PAUSE < until => {
+                        tokio::time::sleep(RETRY_PAUSE).await;
+                    }
+                    Some(_) => {
+                        return Err(StepError::harness(format!(
+                            "the backend did not accept connections within {} s of its restart: {e}",
+                            self.cfg.scaled(self.cfg.start_timeout).as_secs()
+                        )))
+                    }
+                    None if matches!(e, ConnectError::Timeout { .. }) => {
+                        return Err(StepError::new(Verdict::Timeout, e.to_string()))
+                    }
+                    None => return Err(StepError::fail(e.to_string())),
+                },
+                Err(e) => return Err(StepError::harness(e.to_string())),
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- reading and always-on checks
+
+    /// The next frame on `conn`; pongs are logged and read past (a server may send unsolicited ones).
+    pub(super) async fn next(&mut self, conn: &str, deadline: Instant) -> Result<Next, StepError> {
+        loop {
+            match self.next_or_pong(conn, deadline).await? {
+                Next::Pong(_) => continue,
+                other => return Ok(other),
+            }
+        }
+    }
+
+    /// The next frame or pong on `conn`. Every read counts against the scenario's frame cap, so a
+    /// flood of pongs ends the scenario too.
+    pub(super) async fn next_or_pong(&mut self, conn: &str, deadline: Instant) -> Result<Next, StepError> {
+        if self.frames >= MAX_FRAMES_PER_SCENARIO {
+            return Err(StepError::fail(format!(
+                "the server sent more than {MAX_FRAMES_PER_SCENARIO} frames in one scenario (flood)"
+            )));
+        }
+        let c = self.conn_mut(conn)?;
+        let Some(incoming) = c.ws.recv(deadline).await else {
+            return Ok(Next::Deadline);
+        };
+        let next = self.observe(conn, incoming);
+        if self.take_cut() {
+            return Err(StepError::cut());
+        }
+        Ok(next)
+    }
+
+    /// Sends a ping and waits for the pong with the same payload (TRANSPORT-010). Pongs with another
+    /// payload may be unsolicited heartbeats, so they are noted and the wait goes on; if the right
+    /// one never comes, they are the evidence.
+    pub(super) async fn ping(&mut self, conn: &str, payload: &str, deadline: Instant) -> Result<(), StepError> {
+        self.transcript(format!("{conn} > ping"));
+        self.log(format!("{conn} > ping {payload:?}"));
+        self.conn_mut(conn)?
+            .ws
+            .send_ping(payload.as_bytes().to_vec(), deadline)
+            .await
+            .map_err(|e| StepError::fail(format!("cannot send a ping: {e}")))?;
+        let mut other_pongs: Vec<String> = Vec::new();
+        loop {
+            match self.next_or_pong(conn, deadline).await? {
+                Next::Pong(got) if got == payload.as_bytes() => {
+                    self.transcript(format!("{conn} < pong"));
+                    return Ok(());
+                }
+                Next::Pong(got) => {
+                    if other_pongs.len() < 5 {
+                        other_pongs.push(format!("{:?}", String::from_utf8_lossy(&got)));
+                    }
+                }
+                Next::Frame(v) if v.get("type").and_then(Value::as_str) == Some("ui_state_updated") => {}
+                Next::Deadline => {
+                    let (verdict, message) = if other_pongs.is_empty() {
+                        (Verdict::Timeout, format!("no pong answered the ping {payload:?} before the deadline"))
+                    } else {
+                        (
+                            Verdict::Fail,
+                            format!(
+                                "the ping carried {payload:?} but the pongs that came back carried {}",
+                                other_pongs.join(", ")
+                            ),
+                        )
+                    };
+                    return Err(StepError::new(verdict, message).with_requirement("TRANSPORT-010"));
+                }
+                other => return Err(unexpected(other, &format!("the pong answering the ping {payload:?}"))),
+            }
+        }
+    }
+
+    /// Feeds what arrived on `conn` to the monitor and the logs, and records the monitor's findings.
+    pub(super) fn observe(&mut self, conn: &str, incoming: Incoming) -> Next {
+        self.frames += 1;
+        let Some(id) = self.conns.get(conn).map(|c| c.id) else { return Next::Deadline };
+        let next = match incoming {
+            Incoming::Text(text) => {
+                if let Some(sweep) = self.sweep.as_mut().filter(|s| s.counting && conn == DEFAULT_CONN) {
+                    sweep.main_frames += 1;
+                    sweep.cut_due |= sweep.cut_after == Some(sweep.main_frames) && !sweep.cut_done;
+                }
+                self.observe_text(conn, id, text)
+            }
+            Incoming::Binary(n) => {
+                self.transcript(format!("{conn} < binary"));
+                self.log(format!("{conn} < binary ({n} bytes)"));
+                self.wire_record(WireRecord::binary(id, false, n));
+                self.monitor.server_binary(id, n);
+                Next::Binary(n)
+            }
+            Incoming::Closed { code, reason } => {
+                let shown = code.map_or("no code".to_owned(), |c| c.to_string());
+                self.transcript(format!("{conn} < close {shown}"));
+                self.log(format!("{conn} < close {shown} {reason}"));
+                self.wire_record(WireRecord::close(id, false, code));
+                self.monitor.server_close(id, code);
+                Next::Closed(code, reason)
+            }
+            Incoming::Pong(payload) => {
+                self.log(format!("{conn} < pong {:?}", pattern::truncate(&String::from_utf8_lossy(&payload), 60)));
+                Next::Pong(payload)
+            }
+            Incoming::Broken(message) => {
+                self.transcript(format!("{conn} < broken"));
+                self.log(format!("{conn} < broken: {message}"));
+                self.wire_record(WireRecord::close(id, false, None));
+                self.monitor.server_close(id, None);
+                Next::Broken(message)
+            }
+        };
+        self.record_findings();
+        next
+    }
+
+    pub(super) fn observe_text(&mut self, conn: &str, id: u64, text: String) -> Next {
+        let received = self.monitor.server_text(id, &text);
+        let Some(value) = received.value else {
+            self.transcript(format!("{conn} < (not json)"));
+            self.wire_record(WireRecord::text(id, false, &text));
+            self.log_raw(format!("{conn} < "), text.clone());
+            return Next::NotJson(text);
+        };
+        let wire = value.get("type").and_then(Value::as_str).unwrap_or("(no type)").to_owned();
+        self.transcript(format!("{conn} < {wire}{}", transcript_detail(&value)));
+        self.wire_record(WireRecord::frame(id, false, &value));
+        self.log_raw(format!("{conn} < "), text);
+        if let Some(frame) = &received.frame {
+            if let Some(sweep) = self.sweep.as_mut() {
+                sweep.note_frame(frame);
+            }
+            if let ServerFrame::Welcome(w) = frame {
+                self.bindings.set("session_id", Value::String(w.session_id.to_string()));
+                self.bindings.set("resume_token", Value::String(w.resume_token.to_string()));
+                let caps: Vec<Value> = w.capabilities.iter().map(|c| Value::String(c.as_str().to_owned())).collect();
+                self.bindings.set("capabilities", Value::Array(caps));
+            }
+        }
+        Next::Frame(value)
+    }
+
+    /// Records the monitor's new findings as failures (or warnings) of their checks.
+    pub(super) fn record_findings(&mut self) {
+        let step = (self.step > 0).then_some(self.step);
+        for f in self.monitor.take_findings() {
+            self.checks.record_monitor_finding(f, step);
+        }
+    }
+
+    /// Appends to the wire log, if one is written.
+    pub(super) fn wire_record(&mut self, record: WireRecord) {
+        let at = self.started.elapsed().as_millis() as u64;
+        if let Some(w) = self.wire.as_mut() {
+            w.write(&record.at(at));
+        }
+    }
+}

@@ -1,0 +1,95 @@
+//! Errors and closes: `fatal` matches the code (ERROR-002), nothing follows a fatal error and the
+//! close code is the one the spec gives for it (TRANSPORT-008), and a non-fatal error leaves the
+//! connection open (ERROR-003).
+
+use chatwire_schema::{ErrorCode, ReqId};
+
+use super::check::CheckDef;
+use super::Out;
+use crate::scenario::Level;
+
+const ERROR_002: ReqId = ReqId::new("ERROR-002");
+const ERROR_003: ReqId = ReqId::new("ERROR-003");
+const TRANSPORT_008: ReqId = ReqId::new("TRANSPORT-008");
+
+/// `fatal` matches the error code; nothing but the right close follows a fatal error.
+pub static ERRORS_WELL_FORMED: CheckDef = CheckDef {
+    id: "fatal-errors-close",
+    requirements: &[ERROR_002, TRANSPORT_008],
+    summary: "an error's fatal flag matches its code, no frame follows a fatal error, and the close carries the code's close code",
+    level: Level::Must,
+};
+
+/// A non-fatal error keeps the connection open.
+pub static NONFATAL_KEEPS_OPEN: CheckDef = CheckDef {
+    id: "nonfatal-errors-keep-open",
+    requirements: &[ERROR_003],
+    summary: "after a non-fatal error the server keeps the connection open",
+    level: Level::Must,
+};
+
+/// Close codes a server may use without any error before them: the server shuts down (1001,
+/// TRANSPORT-009, TRANSPORT-011), no hello in time (1008, TRANSPORT-012), a message above the hard
+/// cap (1009, TRANSPORT-007).
+const CLOSES_WITHOUT_ERROR: &[u16] = &[1001, 1008, 1009];
+
+/// The close code the spec gives for a fatal error (spec/transport.md, close codes).
+pub fn fatal_close_code(code: ErrorCode) -> u16 {
+    match code {
+        ErrorCode::SessionTakenOver => 4001,
+        _ => 4002,
+    }
+}
+
+/// Checks an error frame's `fatal` flag.
+pub(crate) fn error_frame(code: ErrorCode, fatal: bool, out: &mut Out) {
+    if fatal == code.is_fatal() {
+        out.eval(&ERRORS_WELL_FORMED, ERROR_002);
+    } else {
+        out.fail(
+            &ERRORS_WELL_FORMED,
+            ERROR_002,
+            format!("error {code} has fatal={fatal}, the spec says {}", code.is_fatal()),
+        );
+    }
+}
+
+/// A frame arrived after the fatal error `fatal`.
+pub(crate) fn frame_after_fatal(fatal: ErrorCode, out: &mut Out) {
+    out.fail(&ERRORS_WELL_FORMED, TRANSPORT_008, format!("a frame followed the fatal error {fatal}"));
+}
+
+/// The server ended the connection: with `code` from its close frame, or without one (`None`).
+/// `fatal` is the fatal error sent before, `nonfatal` the last non-fatal one sent on the connection.
+pub(crate) fn server_close(code: Option<u16>, fatal: Option<ErrorCode>, nonfatal: Option<ErrorCode>, out: &mut Out) {
+    let shown = code.map_or("no close code".to_owned(), |c| format!("close code {c}"));
+    if let Some(fatal) = fatal {
+        let want = fatal_close_code(fatal);
+        if code == Some(want) {
+            out.eval(&ERRORS_WELL_FORMED, TRANSPORT_008);
+        } else {
+            out.fail(
+                &ERRORS_WELL_FORMED,
+                TRANSPORT_008,
+                format!("after the fatal error {fatal} the server closed with {shown}, not {want}"),
+            );
+        }
+        return;
+    }
+    if let Some(error) = nonfatal {
+        if code.is_some_and(|c| CLOSES_WITHOUT_ERROR.contains(&c)) {
+            return;
+        }
+        out.fail(
+            &NONFATAL_KEEPS_OPEN,
+            ERROR_003,
+            format!("the server ended the connection ({shown}) after the non-fatal error {error}"),
+        );
+    }
+}
+
+/// A connection on which a non-fatal error was sent is still open when it is closed by the client
+/// or at the end of the run: the server kept it open.
+pub(crate) fn kept_open(out: &mut Out) {
+    out.eval(&NONFATAL_KEEPS_OPEN, ERROR_003);
+}

@@ -1,0 +1,306 @@
+//! The session monitor: a pure, I/O-free observer of Chatwire traffic. Frames go in per connection
+//! and in both directions (with closes and cuts); typed [`Finding`]s come out, each naming exactly
+//! the requirement it breaks. It holds every always-on check and the differential oracle, and is
+//! driven alike by the live runner (`driver`) and offline by `check-log` over a recorded wire log.
+//!
+//! Where each check lives (its definition beside its logic):
+//! - [`frame`]: one JSON object per text frame, schema, unknown members, ids, `ts`, text only;
+//! - [`session`]: `seq`, handshake, one update per event, batch order, ids, settled calls;
+//! - [`oracle`]: the differential oracle and the reducer's refusals;
+//! - [`errors`]: `fatal` flags, closes after errors;
+//! - [`advice`]: the should-level checks.
+
+pub mod advice;
+pub mod check;
+pub mod errors;
+pub mod frame;
+pub mod oracle;
+mod redact;
+pub mod session;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
+
+use chatwire_schema::schema_gen::Direction;
+use chatwire_schema::{FrameValidator, ReqId, ServerFrame, UiState};
+use serde_json::Value;
+
+pub use check::{CheckDef, Finding};
+
+use check::Raw;
+use session::{ConnState, PendingHello, SessionTrack};
+
+use crate::snapshot::Normalizer;
+
+/// Every always-on check, in report order.
+pub static ALWAYS_ON: &[&CheckDef] = &[
+    &frame::WIRE_SCHEMA_VALID,
+    &frame::TEXT_FRAMES_ONLY,
+    &frame::TS_FORMAT,
+    &session::SEQ_INCREASING,
+    &session::WELCOME_THEN_SNAPSHOT,
+    &session::UPDATE_AFTER_EVENT,
+    &oracle::STATE_MATCHES_REDUCER,
+    &oracle::EVENTS_ACCEPTED,
+    &session::IDS_CONSISTENT,
+    &session::BATCH_ORDER,
+    &session::SETTLED_STAYS_SETTLED,
+    &errors::ERRORS_WELL_FORMED,
+    &errors::NONFATAL_KEEPS_OPEN,
+    &advice::FRAME_LIMIT_DEFAULT,
+    &advice::RUN_COMPLETE_EXPLAINED,
+    &advice::ERROR_MESSAGE_STYLE,
+    &advice::TOOL_REPORTS_COHERENT,
+];
+
+/// Longest frame excerpt in a finding.
+pub const FRAME_EXCERPT: usize = 400;
+
+/// The findings and evaluations of one observed frame, before the monitor adds frame and connection.
+#[derive(Default)]
+pub(crate) struct Out {
+    pub raws: Vec<Raw>,
+    pub evaluated: Vec<(&'static CheckDef, ReqId)>,
+}
+
+impl Out {
+    /// A check ran and found `requirement` kept.
+    pub fn eval(&mut self, check: &'static CheckDef, requirement: ReqId) {
+        self.evaluated.push((check, requirement));
+    }
+
+    /// A check ran and found `requirement` broken.
+    pub fn fail(&mut self, check: &'static CheckDef, requirement: ReqId, message: impl Into<String>) {
+        self.raws.push(Raw::new(check, requirement, message));
+    }
+}
+
+/// What a server text frame turned out to be.
+#[derive(Debug)]
+pub struct Received {
+    /// The frame as JSON, when it is JSON.
+    pub value: Option<Value>,
+    /// The frame as a typed server frame, when it is valid.
+    pub frame: Option<ServerFrame>,
+}
+
+/// Observes the traffic of one run (a scenario, or a recorded log): any number of connections, each
+/// named by a number the caller chooses and never reuses.
+#[derive(Debug)]
+pub struct Monitor {
+    validator: Arc<FrameValidator>,
+    conns: BTreeMap<u64, ConnState>,
+    sessions: HashMap<String, SessionTrack>,
+    /// The session of the latest welcome.
+    current_session: Option<String>,
+    /// The ids of every frame the client sent (ERROR-004: in_reply_to names one of them).
+    sent_ids: HashSet<String>,
+    advisor: advice::Advisor,
+    redactor: Normalizer,
+    findings: Vec<Finding>,
+    evaluated: BTreeMap<&'static str, BTreeSet<ReqId>>,
+}
+
+impl Monitor {
+    /// A monitor with no connection yet.
+    pub fn new(validator: Arc<FrameValidator>) -> Self {
+        Monitor {
+            validator,
+            conns: BTreeMap::new(),
+            sessions: HashMap::new(),
+            current_session: None,
+            sent_ids: HashSet::new(),
+            advisor: advice::Advisor::default(),
+            redactor: Normalizer::default(),
+            findings: Vec::new(),
+            evaluated: BTreeMap::new(),
+        }
+    }
+
+    /// A connection `conn` was opened.
+    pub fn open(&mut self, conn: u64) {
+        self.conns.insert(conn, ConnState::default());
+    }
+
+    /// The client sent `text` on `conn` (any text, valid or not).
+    pub fn client_text(&mut self, conn: u64, text: &str) {
+        let Ok(frame) = serde_json::from_str::<Value>(text) else { return };
+        self.client_frame(conn, &frame);
+    }
+
+    /// The client sent the JSON frame `frame` on `conn`.
+    pub fn client_frame(&mut self, conn: u64, frame: &Value) {
+        let id = frame.get("id").and_then(Value::as_str).map(str::to_owned);
+        if let Some(id) = &id {
+            self.sent_ids.insert(id.clone());
+        }
+        if frame.get("type").and_then(Value::as_str) != Some("session.hello") {
+            return;
+        }
+        // Remember what the hello offered, to check the welcome that answers it.
+        let versions: Vec<String> = frame
+            .get("versions")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+            .unwrap_or_default();
+        let resume_floor = frame
+            .pointer("/resume/session_id")
+            .and_then(Value::as_str)
+            .and_then(|s| self.sessions.get(s))
+            .map(|t| t.max_seq);
+        if let Some(id) = id {
+            self.conns.entry(conn).or_default().hello = Some(PendingHello { id, versions, resume_floor });
+        }
+    }
+
+    /// The server sent the text frame `text` on `conn`.
+    pub fn server_text(&mut self, conn: u64, text: &str) -> Received {
+        let mut out = Out::default();
+        out.eval(&frame::TEXT_FRAMES_ONLY, ReqId::new("TRANSPORT-001"));
+        let value = match frame::parse(text) {
+            Ok(v) => v,
+            Err(raw) => {
+                out.raws.push(raw);
+                let excerpt = crate::pattern::truncate(text, FRAME_EXCERPT);
+                self.collect(conn, out, None, Some(excerpt));
+                return Received { value: None, frame: None };
+            }
+        };
+        let typed = match self.validator.check(Direction::ServerToClient, &value) {
+            Ok(_) => {
+                // A frame valid against its closed schema is one object of a known type, with no
+                // unknown member and well-formed ids.
+                for r in frame::WIRE_SCHEMA_VALID.requirements {
+                    out.eval(&frame::WIRE_SCHEMA_VALID, *r);
+                }
+                // The schema accepts what the types refuse: a chatwire-schema bug, not the server's
+                // (the schema crate's corpus tests keep the two in step).
+                <ServerFrame as serde::Deserialize>::deserialize(&value).ok()
+            }
+            Err(e) => {
+                out.raws.extend(frame::schema_findings(&value, e));
+                None
+            }
+        };
+        let bad_ts = frame::timestamp_findings(&value);
+        if bad_ts.is_empty() && value.get("ts").is_some() {
+            out.eval(&frame::TS_FORMAT, ReqId::new("FRAME-004"));
+        }
+        out.raws.extend(bad_ts);
+        if let Some(frame) = &typed {
+            self.typed(conn, frame, &mut out);
+        }
+        self.collect(conn, out, Some(&value), None);
+        Received { value: Some(value), frame: typed }
+    }
+
+    /// The server sent a binary frame of `bytes` bytes on `conn`.
+    pub fn server_binary(&mut self, conn: u64, bytes: usize) {
+        let out = Out { raws: vec![frame::binary(bytes)], evaluated: Vec::new() };
+        self.collect(conn, out, None, None);
+    }
+
+    /// The server closed `conn` with `code` (`None`: no close frame, or the connection broke).
+    pub fn server_close(&mut self, conn: u64, code: Option<u16>) {
+        let c = self.conns.entry(conn).or_default();
+        if c.ended {
+            return;
+        }
+        c.ended = true;
+        let mut out = Out::default();
+        errors::server_close(code, c.fatal, c.nonfatal, &mut out);
+        self.collect(conn, out, None, None);
+    }
+
+    /// The client closed `conn` or dropped it; a later close from the server is its answer.
+    pub fn client_close(&mut self, conn: u64) {
+        let c = self.conns.entry(conn).or_default();
+        if c.ended {
+            return;
+        }
+        c.ended = true;
+        if c.nonfatal.is_some() && c.fatal.is_none() {
+            let mut out = Out::default();
+            errors::kept_open(&mut out);
+            self.collect(conn, out, None, None);
+        }
+    }
+
+    /// Takes the findings so far, in the order they were seen.
+    pub fn take_findings(&mut self) -> Vec<Finding> {
+        std::mem::take(&mut self.findings)
+    }
+
+    /// The requirements each check evaluated so far (found kept or broken), by check id.
+    pub fn evaluated(&self) -> &BTreeMap<&'static str, BTreeSet<ReqId>> {
+        &self.evaluated
+    }
+
+    /// The runner's model of `conn`'s UiState: the last snapshot folded with the events since.
+    pub fn state(&self, conn: u64) -> Option<&UiState> {
+        self.conns.get(&conn).and_then(|c| c.oracle.expected())
+    }
+
+    /// Whether `conn` is busy: a run slice in progress, or the last event's update still due.
+    pub fn busy(&self, conn: u64) -> bool {
+        self.conns.get(&conn).is_some_and(|c| {
+            c.update_due || c.oracle.expected().is_some_and(|s| s.run.status == chatwire_schema::RunStatus::Running)
+        })
+    }
+
+    /// The session of the latest welcome.
+    pub fn current_session(&self) -> Option<&str> {
+        self.current_session.as_deref()
+    }
+
+    /// The highest seq seen on `session`.
+    pub fn max_seq(&self, session: &str) -> Option<u64> {
+        self.sessions.get(session).map(|t| t.max_seq)
+    }
+
+    /// The latest resume token of `session`.
+    pub fn resume_token(&self, session: &str) -> Option<&str> {
+        self.sessions.get(session).and_then(|t| t.resume_token.as_deref())
+    }
+
+    /// The placeholder naming of ids, shared with whoever renders frames beside the findings.
+    pub fn redactor(&mut self) -> &mut Normalizer {
+        &mut self.redactor
+    }
+
+    /// A redacted excerpt of a frame.
+    pub fn excerpt(&mut self, value: &Value) -> String {
+        crate::pattern::excerpt(&self.redactor.normalize(value), FRAME_EXCERPT)
+    }
+
+    /// Turns raw findings into findings: excerpt of the frame, ids in messages redacted.
+    fn collect(&mut self, conn: u64, out: Out, value: Option<&Value>, raw_excerpt: Option<String>) {
+        for (check, req) in out.evaluated {
+            self.evaluated.entry(check.id).or_default().insert(req);
+        }
+        if out.raws.is_empty() {
+            return;
+        }
+        let excerpt = match value {
+            Some(v) => Some(self.excerpt(v)),
+            None => raw_excerpt,
+        };
+        for raw in out.raws {
+            self.evaluated.entry(raw.check.id).or_default().insert(raw.requirement);
+            let message = match value {
+                Some(v) => redact::message(&mut self.redactor, &raw.message, &[v]),
+                None => raw.message,
+            };
+            self.findings.push(Finding {
+                check: raw.check,
+                requirement: raw.requirement,
+                message,
+                frame: excerpt.clone(),
+                conn,
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

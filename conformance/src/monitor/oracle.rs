@@ -1,0 +1,151 @@
+//! The differential oracle: the runner folds `chatwire_schema::reducer` over the last snapshot and
+//! every event since (per connection), and every state the server sends must equal that fold
+//! (STATE-004). Every event must be one the reducer accepts (STATE-006 and the refusal rules).
+//!
+//! The seam for other state frames (a later `ui_state_patch`): [`StateOracle::expected`] is the
+//! reduction, and [`divergence`] compares any received state with it; a patch oracle applies the
+//! patch to the state it last received and calls the same comparison.
+
+use chatwire_schema::{ReduceError, ReqId, UiEvent, UiState};
+use serde_json::Value;
+
+use super::check::{CheckDef, Raw};
+use super::redact;
+use crate::scenario::Level;
+use crate::snapshot::{self, Normalizer};
+
+const STATE_004: ReqId = ReqId::new("STATE-004");
+
+/// Every UiState the server sends equals the runner's reduction.
+pub static STATE_MATCHES_REDUCER: CheckDef = CheckDef {
+    id: "state-matches-reducer",
+    requirements: &[STATE_004],
+    summary: "every ui_state_updated equals the last snapshot folded with the events received since",
+    level: Level::Must,
+};
+
+/// Every event is one the reducer accepts in the current state; a refusal names its own rule.
+pub static EVENTS_ACCEPTED: CheckDef = CheckDef {
+    id: "events-follow-reducer-rules",
+    requirements: &[
+        ReqId::new("STATE-006"),
+        ReqId::new("STATE-015"),
+        ReqId::new("STATE-020"),
+        ReqId::new("STATE-021"),
+        ReqId::new("STATE-022"),
+        ReqId::new("STATE-023"),
+        ReqId::new("STATE-024"),
+        ReqId::new("STATE-025"),
+        ReqId::new("STATE-026"),
+        ReqId::new("STATE-027"),
+        ReqId::new("STATE-028"),
+        ReqId::new("STATE-030"),
+        ReqId::new("STATE-031"),
+        ReqId::new("STATE-032"),
+        ReqId::new("STATE-033"),
+        ReqId::new("STATE-034"),
+        ReqId::new("STATE-035"),
+    ],
+    summary: "every event is applicable to the state the client holds (the reducer refuses none)",
+    level: Level::Must,
+};
+
+/// The reducer rule an event falls under (`STATE-010`..`STATE-019`), for messages.
+pub fn rule_of_event(event: &UiEvent<'_>) -> &'static str {
+    match event {
+        UiEvent::UserMessageAccepted(_) => "STATE-010",
+        UiEvent::RunStarted(_) => "STATE-011",
+        UiEvent::AssistantMessage(_) => "STATE-012",
+        UiEvent::ToolCall(_) => "STATE-013",
+        UiEvent::ToolProgress(_) => "STATE-014",
+        UiEvent::ToolOutput(_) => "STATE-015",
+        UiEvent::ToolCallComplete(_) => "STATE-016",
+        UiEvent::ToolCallDismiss(_) => "STATE-017",
+        UiEvent::RunComplete(_) => "STATE-018",
+        UiEvent::RewindComplete(_) => "STATE-019",
+    }
+}
+
+/// The refusal rules an event of this kind is checked against (see the reducer); an event the
+/// reducer accepts kept them all.
+pub fn refusal_rules(event: &UiEvent<'_>) -> &'static [ReqId] {
+    const fn r(id: &'static str) -> ReqId {
+        ReqId::new(id)
+    }
+    match event {
+        UiEvent::UserMessageAccepted(_) => const { &[r("STATE-020"), r("STATE-021"), r("STATE-023"), r("STATE-032")] },
+        UiEvent::RunStarted(_) => const { &[r("STATE-023"), r("STATE-024"), r("STATE-034")] },
+        UiEvent::AssistantMessage(_) => const { &[r("STATE-020"), r("STATE-022")] },
+        UiEvent::ToolCall(_) => const { &[r("STATE-015"), r("STATE-020"), r("STATE-022"), r("STATE-035")] },
+        UiEvent::ToolProgress(_) => const { &[r("STATE-025"), r("STATE-026"), r("STATE-027")] },
+        UiEvent::ToolOutput(_) => const { &[r("STATE-015"), r("STATE-020"), r("STATE-025"), r("STATE-026")] },
+        UiEvent::ToolCallComplete(_) => const { &[r("STATE-025"), r("STATE-026"), r("STATE-028")] },
+        UiEvent::ToolCallDismiss(_) => const { &[r("STATE-025"), r("STATE-026")] },
+        UiEvent::RunComplete(_) => const { &[r("STATE-022"), r("STATE-030"), r("STATE-031")] },
+        UiEvent::RewindComplete(_) => const { &[r("STATE-023"), r("STATE-024"), r("STATE-033")] },
+    }
+}
+
+/// The refusal rule a reducer error names (`STATE-015`, `STATE-020`..`STATE-035`: the reducer's own
+/// `ReduceError::requirement`).
+pub fn rule_of_refusal(error: &ReduceError) -> ReqId {
+    ReqId::parse(error.requirement()).unwrap_or(ReqId::new("STATE-006"))
+}
+
+/// The runner's model of one connection's UiState.
+#[derive(Clone, Debug, Default)]
+pub struct StateOracle {
+    state: Option<UiState>,
+}
+
+impl StateOracle {
+    /// The reduction so far; `None` before the first snapshot of the connection.
+    pub fn expected(&self) -> Option<&UiState> {
+        self.state.as_ref()
+    }
+
+    /// Forgets the state (a new welcome: a snapshot follows).
+    pub fn clear(&mut self) {
+        self.state = None;
+    }
+
+    /// A snapshot replaces the model.
+    pub fn snapshot(&mut self, state: &UiState) {
+        self.state = Some(state.clone());
+    }
+
+    /// Folds an event in. Refusals the monitor charges elsewhere come back as `Err` too; the caller
+    /// decides under which check they are reported.
+    pub fn apply(&mut self, event: UiEvent<'_>) -> Result<(), ReduceError> {
+        match self.state.as_mut() {
+            Some(state) => state.apply(event),
+            None => Ok(()),
+        }
+    }
+
+    /// Compares a state the server sent with the reduction; on a divergence the model takes the
+    /// server's state, so one divergence is reported once and not on every later frame.
+    pub(crate) fn received(&mut self, got: &UiState, redactor: &mut Normalizer) -> Option<Raw> {
+        let expected = self.state.as_ref()?;
+        let found = divergence(expected, got, redactor)?;
+        self.state = Some(got.clone());
+        Some(Raw::new(
+            &STATE_MATCHES_REDUCER,
+            STATE_004,
+            format!("the state differs from the reducer's fold of the events received (expected = reducer):\n{found}"),
+        ))
+    }
+}
+
+/// How `got` differs from `expected`, ids redacted; `None` when they are equal.
+pub fn divergence(expected: &UiState, got: &UiState, redactor: &mut Normalizer) -> Option<String> {
+    // One deep comparison per state; JSON only when they differ.
+    if expected == got {
+        return None;
+    }
+    let want = serde_json::to_value(expected).unwrap_or(Value::Null);
+    let have = serde_json::to_value(got).unwrap_or(Value::Null);
+    let lines: Vec<String> = snapshot::json_diff(&want, &have, 12);
+    let text = lines.join("\n");
+    Some(redact::message(redactor, &text, &[&want, &have]))
+}

@@ -1,0 +1,456 @@
+//! The checks that follow a connection and its session frame by frame: `seq` (SEQ-001, SEQ-002),
+//! the handshake (a welcome answers the hello, a snapshot follows: SESSION-003, SESSION-006,
+//! STATE-002, STATE-005, TRANSPORT-005), one update per event or batch (STATE-003, STATE-007,
+//! MULTI-002), batch order (MULTI-001), consistent ids (ID-002, ERROR-004, TOOL-004) and settled
+//! calls staying settled (TOOL-010). The oracle and error checks are called from here in frame order.
+
+use chatwire_schema::{ErrorCode, ReqId, ServerFrame, UiState};
+
+use super::check::CheckDef;
+use super::oracle::{self, StateOracle, EVENTS_ACCEPTED};
+use super::{errors, Monitor, Out};
+use crate::scenario::Level;
+
+const SEQ_001: ReqId = ReqId::new("SEQ-001");
+const SEQ_002: ReqId = ReqId::new("SEQ-002");
+const SESSION_003: ReqId = ReqId::new("SESSION-003");
+const SESSION_006: ReqId = ReqId::new("SESSION-006");
+const STATE_002: ReqId = ReqId::new("STATE-002");
+const STATE_003: ReqId = ReqId::new("STATE-003");
+const STATE_005: ReqId = ReqId::new("STATE-005");
+const STATE_007: ReqId = ReqId::new("STATE-007");
+const TRANSPORT_005: ReqId = ReqId::new("TRANSPORT-005");
+const MULTI_001: ReqId = ReqId::new("MULTI-001");
+const MULTI_002: ReqId = ReqId::new("MULTI-002");
+const ID_002: ReqId = ReqId::new("ID-002");
+const ERROR_004: ReqId = ReqId::new("ERROR-004");
+const TOOL_004: ReqId = ReqId::new("TOOL-004");
+const TOOL_010: ReqId = ReqId::new("TOOL-010");
+
+/// The smallest `limits.max_frame_bytes` a server may announce (TRANSPORT-005).
+const MIN_MAX_FRAME_BYTES: u64 = 65_536;
+
+/// `seq` grows strictly per session, across reconnects and restarts.
+pub static SEQ_INCREASING: CheckDef = CheckDef {
+    id: "seq-increasing",
+    requirements: &[SEQ_001, SEQ_002],
+    summary: "seq is present on every session frame and grows strictly per session, across reconnects",
+    level: Level::Must,
+};
+
+/// The welcome answers the hello with a version the client offered; a snapshot follows.
+pub static WELCOME_THEN_SNAPSHOT: CheckDef = CheckDef {
+    id: "welcome-then-snapshot",
+    requirements: &[SESSION_003, SESSION_006, STATE_002, STATE_005, TRANSPORT_005],
+    summary: "a welcome answers the hello with an offered version and is followed by ui_state_snapshot (empty for a new session)",
+    level: Level::Must,
+};
+
+/// Every event is followed by its `ui_state_updated` (one per batch), and no update comes without one.
+pub static UPDATE_AFTER_EVENT: CheckDef = CheckDef {
+    id: "update-after-every-event",
+    requirements: &[STATE_003, STATE_007, MULTI_002],
+    summary: "the next frame after every event (or batch of tool calls) is its ui_state_updated, and no update comes without an event",
+    level: Level::Must,
+};
+
+/// Ids are never reused, replies name frames the client sent, `corr` equals `tool_call_id`.
+pub static IDS_CONSISTENT: CheckDef = CheckDef {
+    id: "ids-consistent",
+    requirements: &[ID_002, ERROR_004, TOOL_004],
+    summary: "no tool_call_id, invocation_id or item id is reused in a session; in_reply_to names a frame the client sent; corr equals tool_call_id",
+    level: Level::Must,
+};
+
+/// The calls of a batch are sent consecutively with `call_index` 0..n-1.
+pub static BATCH_ORDER: CheckDef = CheckDef {
+    id: "batch-call-order",
+    requirements: &[MULTI_001],
+    summary: "tool calls of a batch are sent consecutively in call order with call_index 0..n-1",
+    level: Level::Must,
+};
+
+/// Nothing is reported about a call once it settled.
+pub static SETTLED_STAYS_SETTLED: CheckDef = CheckDef {
+    id: "settled-calls-stay-settled",
+    requirements: &[TOOL_010],
+    summary: "no progress, output, completion or dismissal is sent for a tool call that has settled",
+    level: Level::Must,
+};
+
+/// What a hello the client sent asks of the welcome that answers it.
+#[derive(Clone, Debug)]
+pub(super) struct PendingHello {
+    pub id: String,
+    pub versions: Vec<String>,
+    /// For a resume: the highest seq seen on the session before it; the welcome must be above it.
+    pub resume_floor: Option<u64>,
+}
+
+/// What the monitor knows about one connection.
+#[derive(Debug, Default)]
+pub(super) struct ConnState {
+    pub session: Option<String>,
+    pub last_seq: Option<u64>,
+    pub oracle: StateOracle,
+    pub awaiting_snapshot: bool,
+    pub hello: Option<PendingHello>,
+    /// The last event was a tool call of this invocation with this call_index (a batch in progress).
+    pub batch: Option<(String, u32)>,
+    /// The fatal error code received, after which nothing but a close may come.
+    pub fatal: Option<ErrorCode>,
+    /// The last non-fatal error received (ERROR-003: the connection must stay open).
+    pub nonfatal: Option<ErrorCode>,
+    /// An event arrived whose ui_state_updated has not come yet (STATE-003).
+    pub update_due: bool,
+    /// A ui_state_updated already followed the current batch of tool calls (MULTI-002).
+    pub batch_updated: bool,
+    /// The welcome just received opened a new session, so the snapshot must be empty (STATE-005).
+    pub new_session: bool,
+    /// The connection has ended (either side); later frames on it are not expected.
+    pub ended: bool,
+}
+
+/// What the monitor knows about one session, across its connections.
+#[derive(Debug, Default)]
+pub(super) struct SessionTrack {
+    pub max_seq: u64,
+    /// Every tool_call_id, invocation_id and item id seen in the session (ID-002).
+    pub ids: std::collections::HashSet<String>,
+    pub resume_token: Option<String>,
+}
+
+impl Monitor {
+    /// The checks on one typed server frame of connection `conn`.
+    pub(super) fn typed(&mut self, conn: u64, frame: &ServerFrame, out: &mut Out) {
+        self.advisor.observe(frame, out);
+        let c = self.conns.entry(conn).or_default();
+        if let Some(fatal) = c.fatal {
+            errors::frame_after_fatal(fatal, out);
+        }
+        check_seq(c, frame, out);
+        check_update_flow(c, frame, out);
+        let mut in_reply_to: Option<&chatwire_schema::Id> = None;
+        match frame {
+            ServerFrame::Welcome(w) => {
+                in_reply_to = Some(&w.in_reply_to);
+                match c.hello.take() {
+                    Some(h) => {
+                        if w.in_reply_to.as_str() == h.id {
+                            out.eval(&WELCOME_THEN_SNAPSHOT, SESSION_006);
+                        } else {
+                            out.fail(
+                                &WELCOME_THEN_SNAPSHOT,
+                                SESSION_006,
+                                format!("welcome in_reply_to {} is not the hello id {}", w.in_reply_to, h.id),
+                            );
+                        }
+                        if h.versions.contains(&w.version.to_string()) {
+                            out.eval(&WELCOME_THEN_SNAPSHOT, SESSION_003);
+                        } else {
+                            out.fail(
+                                &WELCOME_THEN_SNAPSHOT,
+                                SESSION_003,
+                                format!("welcome version {} was not offered ({})", w.version, h.versions.join(", ")),
+                            );
+                        }
+                        if let Some(floor) = h.resume_floor {
+                            let seq = w.seq;
+                            if seq <= floor {
+                                out.fail(
+                                    &SEQ_INCREASING,
+                                    SEQ_001,
+                                    format!("the resumed session's welcome has seq {seq}, not above {floor} seen before reconnecting"),
+                                );
+                            } else {
+                                out.eval(&SEQ_INCREASING, SEQ_001);
+                            }
+                        }
+                    }
+                    None => out.fail(&WELCOME_THEN_SNAPSHOT, SESSION_006, "a welcome that answers no hello"),
+                }
+                if w.limits.max_frame_bytes < MIN_MAX_FRAME_BYTES {
+                    out.fail(
+                        &WELCOME_THEN_SNAPSHOT,
+                        TRANSPORT_005,
+                        format!("limits.max_frame_bytes {} is below {MIN_MAX_FRAME_BYTES}", w.limits.max_frame_bytes),
+                    );
+                } else {
+                    out.eval(&WELCOME_THEN_SNAPSHOT, TRANSPORT_005);
+                }
+                let session = w.session_id.to_string();
+                c.session = Some(session.clone());
+                c.awaiting_snapshot = true;
+                c.new_session = !w.resumed;
+                c.oracle.clear();
+                c.batch = None;
+                self.sessions.entry(session.clone()).or_default().resume_token = Some(w.resume_token.to_string());
+                self.current_session = Some(session);
+            }
+            ServerFrame::UiStateSnapshot(s) => {
+                if c.awaiting_snapshot && c.new_session {
+                    if s.state == UiState::default() {
+                        out.eval(&WELCOME_THEN_SNAPSHOT, STATE_005);
+                    } else {
+                        out.fail(
+                            &WELCOME_THEN_SNAPSHOT,
+                            STATE_005,
+                            "the snapshot after the welcome of a new session is not empty and idle",
+                        );
+                    }
+                }
+                if c.awaiting_snapshot {
+                    out.eval(&WELCOME_THEN_SNAPSHOT, STATE_002);
+                }
+                c.new_session = false;
+                c.awaiting_snapshot = false;
+                c.oracle.snapshot(&s.state);
+                c.batch = None;
+                if let Some(track) = c.session.as_ref().and_then(|s| self.sessions.get_mut(s)) {
+                    for item in &s.state.items {
+                        track.ids.insert(item.id().to_string());
+                        track.ids.insert(item.invocation_id().to_string());
+                    }
+                }
+            }
+            ServerFrame::UiStateUpdated(u) => {
+                if c.awaiting_snapshot {
+                    out.fail(&WELCOME_THEN_SNAPSHOT, STATE_002, "ui_state_updated before the ui_state_snapshot");
+                }
+                match c.oracle.received(&u.state, &mut self.redactor) {
+                    Some(raw) => out.raws.push(raw),
+                    None if c.oracle.expected().is_some() => out.eval(&oracle::STATE_MATCHES_REDUCER, raw_state_004()),
+                    None => {}
+                }
+            }
+            ServerFrame::Error(e) => {
+                in_reply_to = e.in_reply_to.as_ref();
+                errors::error_frame(e.code, e.fatal, out);
+                if e.fatal {
+                    c.fatal = Some(e.code);
+                } else {
+                    c.nonfatal = Some(e.code);
+                }
+            }
+            other => {
+                if c.awaiting_snapshot || c.oracle.expected().is_none() {
+                    out.fail(
+                        &WELCOME_THEN_SNAPSHOT,
+                        STATE_002,
+                        format!("{} before the ui_state_snapshot", other.type_name()),
+                    );
+                }
+                check_batch(c, other, out);
+                if let ServerFrame::ToolCall(tc) = other {
+                    match tc.corr.as_ref() {
+                        Some(corr) if corr != &tc.tool_call_id => out.fail(
+                            &IDS_CONSISTENT,
+                            TOOL_004,
+                            format!(
+                                "chat.tool_call carries corr {corr}, which differs from its tool_call_id {}",
+                                tc.tool_call_id
+                            ),
+                        ),
+                        Some(_) => out.eval(&IDS_CONSISTENT, TOOL_004),
+                        None => {}
+                    }
+                }
+                if let Some(track) = c.session.as_ref().and_then(|s| self.sessions.get_mut(s)) {
+                    for new_id in introduced_ids(other) {
+                        if track.ids.insert(new_id.clone()) {
+                            out.eval(&IDS_CONSISTENT, ID_002);
+                        } else {
+                            out.fail(
+                                &IDS_CONSISTENT,
+                                ID_002,
+                                format!("id {new_id} is used a second time in the session"),
+                            );
+                        }
+                    }
+                }
+                in_reply_to = match other {
+                    ServerFrame::UserMessageAccepted(f) => Some(&f.in_reply_to),
+                    ServerFrame::ToolCallComplete(f) => f.in_reply_to.as_ref(),
+                    ServerFrame::ToolCallDismiss(f) => f.in_reply_to.as_ref(),
+                    ServerFrame::RewindComplete(f) => Some(&f.in_reply_to),
+                    _ => None,
+                };
+                let settled_before = settled_call(c.oracle.expected(), other);
+                if let Some(call) = referenced_call(other) {
+                    match &settled_before {
+                        Some(status) => out.fail(
+                            &SETTLED_STAYS_SETTLED,
+                            TOOL_010,
+                            format!(
+                                "{} for tool call {call}, which had already settled as {status}",
+                                other.type_name()
+                            ),
+                        ),
+                        None if c.oracle.expected().is_some() => out.eval(&SETTLED_STAYS_SETTLED, TOOL_010),
+                        None => {}
+                    }
+                }
+                if let Some(event) = other.ui_event() {
+                    let rule = oracle::rule_of_event(&event);
+                    let kept = oracle::refusal_rules(&event);
+                    match c.oracle.apply(event) {
+                        Ok(()) => {
+                            out.eval(&EVENTS_ACCEPTED, ReqId::new("STATE-006"));
+                            for r in kept {
+                                out.eval(&EVENTS_ACCEPTED, *r);
+                            }
+                        }
+                        // Charged once, to the requirement the server broke (TOOL-004, TOOL-010).
+                        // The call itself is folded in as announced, so the oracle keeps following
+                        // the session instead of charging every later state to STATE-004.
+                        Err(chatwire_schema::ReduceError::CorrMismatch { .. }) => {
+                            if let ServerFrame::ToolCall(tc) = other {
+                                let corrected = ServerFrame::ToolCall(chatwire_schema::chat::tool_call::ToolCall {
+                                    corr: None,
+                                    ..tc.clone()
+                                });
+                                if let Some(event) = corrected.ui_event() {
+                                    let _ = c.oracle.apply(event);
+                                }
+                            }
+                        }
+                        Err(chatwire_schema::ReduceError::AlreadySettled { .. }) if settled_before.is_some() => {}
+                        Err(e) => out.fail(
+                            &EVENTS_ACCEPTED,
+                            oracle::rule_of_refusal(&e),
+                            format!("{} (an event under {rule}): the reducer refuses it: {e}", other.type_name()),
+                        ),
+                    }
+                }
+            }
+        }
+        if let Some(reply) = in_reply_to {
+            if self.sent_ids.contains(reply.as_str()) {
+                out.eval(&IDS_CONSISTENT, ERROR_004);
+            } else {
+                out.fail(&IDS_CONSISTENT, ERROR_004, format!("in_reply_to {reply} names no frame the client sent"));
+            }
+        }
+        let session = self.conns.get(&conn).and_then(|c| c.session.clone());
+        if let (Some(seq), Some(session)) = (frame.seq(), session) {
+            let track = self.sessions.entry(session).or_default();
+            track.max_seq = track.max_seq.max(seq);
+        }
+    }
+}
+
+fn raw_state_004() -> ReqId {
+    ReqId::new("STATE-004")
+}
+
+/// SEQ-001 / SEQ-002: present exactly on session frames, strictly growing on the connection.
+fn check_seq(c: &mut ConnState, frame: &ServerFrame, out: &mut Out) {
+    match frame.seq() {
+        Some(seq) => {
+            match c.last_seq {
+                Some(prev) if seq <= prev => {
+                    out.fail(&SEQ_INCREASING, SEQ_001, format!("seq {seq} after seq {prev} on this connection"))
+                }
+                Some(_) => out.eval(&SEQ_INCREASING, SEQ_001),
+                None => {}
+            }
+            c.last_seq = Some(seq);
+        }
+        None if c.session.is_some() => {
+            out.fail(&SEQ_INCREASING, SEQ_002, "an error on a connection bound to a session has no seq")
+        }
+        None => {}
+    }
+    if matches!(frame, ServerFrame::Error(_)) && c.session.is_some() && frame.seq().is_some() {
+        out.eval(&SEQ_INCREASING, SEQ_002);
+    }
+}
+
+/// STATE-003 / STATE-007 / MULTI-002: the frame after an event is its update.
+fn check_update_flow(c: &mut ConnState, frame: &ServerFrame, out: &mut Out) {
+    let continues_batch = match (frame, &c.batch) {
+        (ServerFrame::ToolCall(tc), Some((inv, idx))) => inv == tc.invocation_id.as_str() && tc.call_index == idx + 1,
+        _ => false,
+    };
+    match frame {
+        ServerFrame::UiStateUpdated(_) => {
+            if c.update_due {
+                out.eval(&UPDATE_AFTER_EVENT, STATE_003);
+                out.eval(&UPDATE_AFTER_EVENT, STATE_007);
+            } else {
+                out.fail(&UPDATE_AFTER_EVENT, STATE_007, "ui_state_updated without an event since the last state");
+            }
+            c.update_due = false;
+            if c.batch.is_some() {
+                c.batch_updated = true;
+            }
+        }
+        _ if continues_batch && c.batch_updated => {
+            out.fail(&UPDATE_AFTER_EVENT, MULTI_002, "a ui_state_updated came between the tool calls of one batch");
+        }
+        _ if continues_batch => out.eval(&UPDATE_AFTER_EVENT, MULTI_002),
+        _ if c.update_due => out.fail(
+            &UPDATE_AFTER_EVENT,
+            STATE_003,
+            format!("{} arrived before the ui_state_updated of the previous event", frame.type_name()),
+        ),
+        _ => {}
+    }
+    if frame.ui_event().is_some() {
+        c.update_due = true;
+        if !continues_batch {
+            c.batch_updated = false;
+        }
+    } else if matches!(frame, ServerFrame::UiStateSnapshot(_) | ServerFrame::Welcome(_)) {
+        c.update_due = false;
+    }
+}
+
+/// MULTI-001: consecutive calls of one invocation carry call_index 0, 1, 2…
+fn check_batch(c: &mut ConnState, frame: &ServerFrame, out: &mut Out) {
+    if let ServerFrame::ToolCall(tc) = frame {
+        let expected = match &c.batch {
+            Some((inv, idx)) if inv == tc.invocation_id.as_str() => idx + 1,
+            _ => 0,
+        };
+        if tc.call_index == expected {
+            out.eval(&BATCH_ORDER, MULTI_001);
+        } else {
+            out.fail(
+                &BATCH_ORDER,
+                MULTI_001,
+                format!("tool call with call_index {} where {expected} was due", tc.call_index),
+            );
+        }
+        c.batch = Some((tc.invocation_id.to_string(), tc.call_index));
+    } else {
+        c.batch = None;
+    }
+}
+
+/// Ids a frame introduces into the session (each must be new: ID-002).
+fn introduced_ids(frame: &ServerFrame) -> Vec<String> {
+    match frame {
+        ServerFrame::UserMessageAccepted(f) => vec![f.invocation_id.to_string(), f.item_id.to_string()],
+        ServerFrame::AssistantMessage(f) => vec![f.item_id.to_string()],
+        ServerFrame::ToolCall(f) => vec![f.tool_call_id.to_string()],
+        _ => Vec::new(),
+    }
+}
+
+/// The tool call a frame reports on.
+fn referenced_call(frame: &ServerFrame) -> Option<&chatwire_schema::Id> {
+    match frame {
+        ServerFrame::ToolProgress(f) => Some(&f.tool_call_id),
+        ServerFrame::ToolOutput(f) => Some(&f.tool_call_id),
+        ServerFrame::ToolCallComplete(f) => Some(&f.tool_call_id),
+        ServerFrame::ToolCallDismiss(f) => Some(&f.tool_call_id),
+        _ => None,
+    }
+}
+
+/// The status of the call `frame` reports on, when the model shows it settled already (TOOL-010).
+fn settled_call(state: Option<&UiState>, frame: &ServerFrame) -> Option<String> {
+    let call = state?.tool_call(referenced_call(frame)?)?;
+    call.status.is_terminal().then(|| format!("{:?}", call.status).to_lowercase())
+}

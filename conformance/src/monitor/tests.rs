@@ -1,0 +1,166 @@
+//! The monitor on hand-made traffic: each check fires under its own requirement, once.
+
+use std::sync::Arc;
+
+use chatwire_schema::{FrameValidator, ReqId};
+use serde_json::{json, Value};
+
+use super::*;
+
+const TS: &str = "2026-01-15T10:00:00Z";
+
+/// A monitor with one open connection (0) bound to a fresh session, state empty.
+fn bound() -> Monitor {
+    let mut m = Monitor::new(Arc::new(FrameValidator::new()));
+    m.open(0);
+    m.client_frame(0, &json!({"type": "session.hello", "id": "h1", "versions": ["1.0"]}));
+    server(
+        &mut m,
+        json!({"type": "session.welcome", "seq": 1, "in_reply_to": "h1", "version": "1.0",
+        "session_id": "s-1", "resume_token": "t-1", "resumed": false, "capabilities": [],
+        "limits": {"max_frame_bytes": 1048576}}),
+    );
+    server(&mut m, json!({"type": "ui_state_snapshot", "seq": 2, "v": "ui_state_v1", "state": empty_state()}));
+    let f = m.take_findings();
+    assert!(f.is_empty(), "a clean handshake: {f:#?}");
+    m
+}
+
+fn empty_state() -> Value {
+    serde_json::to_value(chatwire_schema::UiState::default()).unwrap()
+}
+
+fn server(m: &mut Monitor, frame: Value) {
+    m.server_text(0, &frame.to_string());
+}
+
+fn found(m: &mut Monitor) -> Vec<(&'static str, String)> {
+    m.take_findings().into_iter().map(|f| (f.check.id, f.requirement.to_string())).collect()
+}
+
+/// Opens a turn with one tool call `tc-1` (with `corr`), each event followed by its state.
+fn turn_with_call(m: &mut Monitor, corr: &str) {
+    m.client_frame(0, &json!({"type": "chat.user_message", "id": "u1", "text": "go"}));
+    let events = [
+        json!({"type": "chat.user_message_accepted", "seq": 3, "in_reply_to": "u1", "invocation_id": "inv-1",
+            "item_id": "it-1", "text": "go", "ts": TS}),
+        json!({"type": "chat.run_started", "seq": 5, "invocation_id": "inv-1", "ts": TS}),
+        json!({"type": "chat.tool_call", "seq": 7, "invocation_id": "inv-1", "tool_call_id": "tc-1", "corr": corr,
+            "call_index": 0, "tool_name": "t", "interaction_type": "auto_tool", "awaiting_response": false, "display": "inline",
+            "payload": {}, "ts": TS}),
+    ];
+    let mut seq = 4;
+    for e in events {
+        server(m, e);
+        let state = m.state(0).cloned().unwrap();
+        server(m, json!({"type": "ui_state_updated", "seq": seq, "v": "ui_state_v1", "state": state}));
+        seq += 2;
+    }
+}
+
+#[test]
+fn a_corr_that_differs_from_the_call_id_is_tool_004_once_with_redacted_ids() {
+    let mut m = bound();
+    turn_with_call(&mut m, "tc-other");
+    let findings = m.take_findings();
+    let tool_004: Vec<&Finding> = findings.iter().filter(|f| f.requirement == ReqId::new("TOOL-004")).collect();
+    assert_eq!(tool_004.len(), 1, "{findings:#?}");
+    assert_eq!(findings.len(), 1, "the call is folded in as announced, so no STATE-004 follows: {findings:#?}");
+    assert!(findings.iter().all(|f| f.requirement != ReqId::new("STATE-029")), "{findings:#?}");
+    let message = &tool_004[0].message;
+    assert!(!message.contains("tc-other") && !message.contains("tc-1"), "raw ids in {message}");
+    assert!(message.contains("[tool_call:"), "{message}");
+}
+
+#[test]
+fn progress_after_settlement_is_tool_010() {
+    let mut m = bound();
+    turn_with_call(&mut m, "tc-1");
+    server(
+        &mut m,
+        json!({"type": "chat.tool_call_complete", "seq": 10, "tool_call_id": "tc-1",
+        "status": "completed", "result": 1, "ts": TS}),
+    );
+    let state = m.state(0).cloned().unwrap();
+    server(&mut m, json!({"type": "ui_state_updated", "seq": 11, "v": "ui_state_v1", "state": state}));
+    assert_eq!(found(&mut m), vec![]);
+    server(&mut m, json!({"type": "chat.tool_progress", "seq": 12, "tool_call_id": "tc-1", "fraction": 0.5, "ts": TS}));
+    assert_eq!(found(&mut m), vec![("settled-calls-stay-settled", "TOOL-010".to_owned())]);
+}
+
+#[test]
+fn a_close_after_a_non_fatal_error_is_error_003() {
+    let mut m = bound();
+    server(&mut m, json!({"type": "error", "seq": 3, "code": "invalid_frame", "message": "bad", "fatal": false}));
+    assert_eq!(found(&mut m), vec![]);
+    m.server_close(0, Some(1000));
+    assert_eq!(found(&mut m), vec![("nonfatal-errors-keep-open", "ERROR-003".to_owned())]);
+
+    let mut m = bound();
+    server(&mut m, json!({"type": "error", "seq": 3, "code": "invalid_frame", "message": "bad", "fatal": false}));
+    m.server_close(0, Some(1001));
+    assert_eq!(found(&mut m), vec![], "an orderly shutdown may close any connection");
+    assert!(m.evaluated().get("nonfatal-errors-keep-open").is_none());
+
+    let mut m = bound();
+    server(&mut m, json!({"type": "error", "seq": 3, "code": "invalid_frame", "message": "bad", "fatal": false}));
+    m.client_close(0);
+    m.server_close(0, Some(1000));
+    assert_eq!(found(&mut m), vec![], "the client closed first");
+    assert!(m.evaluated()["nonfatal-errors-keep-open"].contains(&ReqId::new("ERROR-003")));
+}
+
+#[test]
+fn a_fatal_error_must_close_with_its_code_and_nothing_after_it() {
+    let mut m = bound();
+    server(&mut m, json!({"type": "error", "seq": 3, "code": "session_taken_over", "message": "taken", "fatal": true}));
+    server(&mut m, json!({"type": "error", "seq": 4, "code": "invalid_frame", "message": "bad", "fatal": false}));
+    m.server_close(0, Some(4002));
+    let got = found(&mut m);
+    assert_eq!(
+        got,
+        vec![("fatal-errors-close", "TRANSPORT-008".to_owned()), ("fatal-errors-close", "TRANSPORT-008".to_owned())]
+    );
+}
+
+#[test]
+fn a_divergent_state_is_state_004_and_reported_once() {
+    let mut m = bound();
+    m.client_frame(0, &json!({"type": "chat.user_message", "id": "u1", "text": "go"}));
+    server(
+        &mut m,
+        json!({"type": "chat.user_message_accepted", "seq": 3, "in_reply_to": "u1", "invocation_id": "inv-1",
+        "item_id": "it-1", "text": "go", "ts": TS}),
+    );
+    server(&mut m, json!({"type": "ui_state_updated", "seq": 4, "v": "ui_state_v1", "state": empty_state()}));
+    let findings = m.take_findings();
+    assert_eq!(findings.len(), 1, "{findings:#?}");
+    assert_eq!(findings[0].requirement, ReqId::new("STATE-004"));
+    assert!(!findings[0].message.contains("inv-1"), "{}", findings[0].message);
+}
+
+#[test]
+fn frame_level_problems_are_named_precisely() {
+    let mut m = bound();
+    m.server_text(0, &("[".repeat(100_000) + &"]".repeat(100_000)));
+    m.server_text(0, "[1, 2]");
+    m.server_binary(0, 3);
+    let f = m.take_findings();
+    assert!(f[0].message.contains("nested deeper"), "{}", f[0].message);
+    assert!(f[1].message.contains("an array, not a JSON object"), "{}", f[1].message);
+    assert_eq!(f[2].requirement, ReqId::new("TRANSPORT-001"));
+}
+
+#[test]
+fn every_check_names_only_requirements_the_spec_defines() {
+    let mut ids: Vec<&str> = ALWAYS_ON.iter().map(|c| c.id).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), ALWAYS_ON.len(), "check ids are unique");
+    for def in ALWAYS_ON {
+        assert!(!def.requirements.is_empty(), "{} names no requirement", def.id);
+        for id in def.requirements {
+            assert!(id.is_defined(), "check {} names {id}, which the spec does not define", def.id);
+        }
+    }
+}

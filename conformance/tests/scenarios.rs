@@ -1,0 +1,70 @@
+//! The scenario suite against the bundled reference backend (spawned as a real process, so
+//! `restart` is a real kill -9), one test per scenario file, with the golden snapshots asserted by
+//! insta: `cargo test -p chatwire-conformance --test scenarios hitl-submit` runs just that one.
+//!
+//! Review snapshot changes with `cargo insta review`; CI (CI=true) never writes `.snap.new` files,
+//! so a missing or changed snapshot fails there.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use chatwire_conformance::backend::{set_bundled_executable, Target};
+use chatwire_conformance::driver::{DriverConfig, SnapshotMode};
+use chatwire_conformance::output::{scenario_block, Style};
+use chatwire_conformance::report::Verdict;
+use chatwire_conformance::runner::{run_suite, RunOptions};
+use chatwire_conformance::scenario::ScenarioLoader;
+use chatwire_conformance::snapshot::file_name;
+
+fn bundled() -> RunOptions {
+    set_bundled_executable(env!("CARGO_BIN_EXE_chatwire-conformance"));
+    RunOptions {
+        target: Target::Bundled { fault: None },
+        jobs: 1,
+        // Debug builds on a shared machine: generous deadlines (they only matter when something hangs).
+        driver: DriverConfig { timeout_scale: 3.0, snapshots: SnapshotMode::Collect, ..DriverConfig::default() },
+        scenario_timeout: Duration::from_secs(60),
+        run_timeout: Duration::from_secs(300),
+        start_timeout: Duration::from_secs(20),
+        ..RunOptions::default()
+    }
+}
+
+fn scenario(path: &Path, contents: String) -> datatest_stable::Result<()> {
+    let file = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let scenario = ScenarioLoader::new().parse(&file, &contents)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let report = runtime.block_on(run_suite(vec![scenario.clone()], &bundled(), Arc::new(|_| {})))?;
+    let result = &report.scenarios[0];
+    if result.verdict != Verdict::Pass {
+        return Err(format!(
+            "not passing against the reference:\n{}",
+            scenario_block(Style { colour: false }, result, 0, 0)
+        )
+        .into());
+    }
+    for (name, text) in &result.snapshots {
+        let snapshot_name = file_name(&result.id, name).trim_end_matches(".snap").to_owned();
+        insta::with_settings!({
+            snapshot_path => "../../fixtures/snapshots",
+            prepend_module_to_snapshot => false,
+            omit_expression => true,
+        }, {
+            insta::assert_snapshot!(snapshot_name, text);
+        });
+    }
+    if result.snapshots.len() != scenario.snapshot_names().len() {
+        return Err(format!(
+            "{} snapshot step(s), {} projection(s) taken",
+            scenario.snapshot_names().len(),
+            result.snapshots.len()
+        )
+        .into());
+    }
+    Ok(())
+}
+
+datatest_stable::harness! {
+    { test = scenario, root = "../fixtures/scenarios", pattern = r"\.json$" },
+}
