@@ -235,6 +235,7 @@ fn describe(e: &WsError) -> String {
         WsError::Capacity(c) => format!("frame over the runner's size limit: {c}"),
         WsError::Io(io) => format!("transport error: {io}"),
         WsError::Protocol(p) => format!("websocket protocol violation: {p}"),
+        WsError::Utf8(_) => "the server sent a text frame that is not valid UTF-8".to_owned(),
         other => other.to_string(),
     }
 }

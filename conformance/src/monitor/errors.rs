@@ -2,6 +2,7 @@
 //! close code is the one the spec gives for it (TRANSPORT-008), and a non-fatal error leaves the
 //! connection open (ERROR-003).
 
+use chatwire_schema::transport::CloseCode;
 use chatwire_schema::{ErrorCode, ReqId};
 
 use super::check::CheckDef;
@@ -30,16 +31,14 @@ pub static NONFATAL_KEEPS_OPEN: CheckDef = CheckDef {
 
 /// Close codes a server may use without any error before them: the server shuts down (1001,
 /// TRANSPORT-009, TRANSPORT-011), no hello in time (1008, TRANSPORT-012), a message above the hard
-/// cap (1009, TRANSPORT-007).
-const CLOSES_WITHOUT_ERROR: &[u16] = &[1001, 1008, 1009];
-
-/// The close code the spec gives for a fatal error (spec/transport.md, close codes).
-pub fn fatal_close_code(code: ErrorCode) -> u16 {
-    match code {
-        ErrorCode::SessionTakenOver => 4001,
-        _ => 4002,
-    }
-}
+/// cap (1009, TRANSPORT-007), the peer broke the WebSocket protocol (1002, 1007).
+const CLOSES_WITHOUT_ERROR: &[CloseCode] = &[
+    CloseCode::GoingAway,
+    CloseCode::PolicyViolation,
+    CloseCode::MessageTooBig,
+    CloseCode::ProtocolError,
+    CloseCode::InvalidPayload,
+];
 
 /// Checks an error frame's `fatal` flag.
 pub(crate) fn error_frame(code: ErrorCode, fatal: bool, out: &mut Out) {
@@ -64,7 +63,7 @@ pub(crate) fn frame_after_fatal(fatal: ErrorCode, out: &mut Out) {
 pub(crate) fn server_close(code: Option<u16>, fatal: Option<ErrorCode>, nonfatal: Option<ErrorCode>, out: &mut Out) {
     let shown = code.map_or("no close code".to_owned(), |c| format!("close code {c}"));
     if let Some(fatal) = fatal {
-        let want = fatal_close_code(fatal);
+        let want = fatal.close_code().map_or(0, CloseCode::code);
         if code == Some(want) {
             out.eval(&ERRORS_WELL_FORMED, TRANSPORT_008);
         } else {
@@ -77,7 +76,7 @@ pub(crate) fn server_close(code: Option<u16>, fatal: Option<ErrorCode>, nonfatal
         return;
     }
     if let Some(error) = nonfatal {
-        if code.is_some_and(|c| CLOSES_WITHOUT_ERROR.contains(&c)) {
+        if code.and_then(CloseCode::from_code).is_some_and(|c| CLOSES_WITHOUT_ERROR.contains(&c)) {
             return;
         }
         out.fail(

@@ -4,6 +4,7 @@
 //! MULTI-002), batch order (MULTI-001), consistent ids (ID-002, ERROR-004, TOOL-004) and settled
 //! calls staying settled (TOOL-010). The oracle and error checks are called from here in frame order.
 
+use chatwire_schema::transport::MIN_MAX_FRAME_BYTES;
 use chatwire_schema::{ErrorCode, ReqId, ServerFrame, UiState};
 
 use super::check::CheckDef;
@@ -26,9 +27,6 @@ const ID_002: ReqId = ReqId::new("ID-002");
 const ERROR_004: ReqId = ReqId::new("ERROR-004");
 const TOOL_004: ReqId = ReqId::new("TOOL-004");
 const TOOL_010: ReqId = ReqId::new("TOOL-010");
-
-/// The smallest `limits.max_frame_bytes` a server may announce (TRANSPORT-005).
-const MIN_MAX_FRAME_BYTES: u64 = 65_536;
 
 /// `seq` grows strictly per session, across reconnects and restarts.
 pub static SEQ_INCREASING: CheckDef = CheckDef {
