@@ -259,35 +259,24 @@ impl Driver<'_> {
         let reqs = |ids: &[&str]| ids.iter().map(|r| (*r).to_owned()).collect::<Vec<String>>();
         let state_reqs = reqs(&["RESUME-002", "RESUME-009"]);
         let summary = "the final normalized UiState equals the uninterrupted run's";
-        match self.normalized_final_state() {
-            None => {
-                let f = self.finding("the variant ended without a session state".into(), None, None);
-                self.checks.record(
-                    "sweep-final-state",
-                    &state_reqs,
-                    summary,
-                    self.level_verdict(Verdict::Fail),
-                    Some(f),
-                );
-            }
+        let problem = match self.normalized_final_state() {
+            None => Some(self.finding("the variant ended without a session state".into(), None, None)),
             Some(state) => {
                 let diff = snapshot::line_diff(&baseline.final_state, &state, 60);
-                if diff.is_empty() {
-                    self.checks.touch("sweep-final-state", &state_reqs, summary);
-                } else {
+                (!diff.is_empty()).then(|| {
                     let message = format!(
                         "the final state differs from the uninterrupted run's (- uninterrupted, + cut and resumed):\n{}",
                         diff.join("\n")
                     );
-                    let f = self.finding(message, None, Some("RESUME-002".into()));
-                    self.checks.record(
-                        "sweep-final-state",
-                        &state_reqs,
-                        summary,
-                        self.level_verdict(Verdict::Fail),
-                        Some(f),
-                    );
-                }
+                    self.finding(message, None, Some("RESUME-002".into()))
+                })
+            }
+        };
+        match problem {
+            None => self.checks.touch("sweep-final-state", &state_reqs, summary),
+            Some(f) => {
+                let verdict = self.level_verdict(Verdict::Fail);
+                self.checks.record("sweep-final-state", &state_reqs, summary, verdict, Some(f));
             }
         }
         let once_reqs = reqs(&["TOOL-010", "TOOL-012"]);
