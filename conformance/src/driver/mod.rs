@@ -601,7 +601,9 @@ impl Driver<'_> {
                 let sent = c.ws.send_text(text.clone(), deadline).await;
                 // The log keeps the text as written unless its JSON form is the same text.
                 self.wire_record(match &object {
-                    Some(v) if v.to_string() == *text => WireRecord::frame(id, true, v),
+                    Some(v) if serde_json::to_string(v).is_ok_and(|json| json == *text) => {
+                        WireRecord::frame(id, true, v)
+                    }
                     _ => WireRecord::text(id, true, text),
                 });
                 self.monitor.client_text(id, text);
