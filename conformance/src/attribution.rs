@@ -9,12 +9,19 @@
 //!    `expect_error` the error code; for `expect_close` the close code; for `connect` the hello,
 //!    welcome and snapshot frames (and `Sec-WebSocket-Protocol` without a subprotocol); for `resume`
 //!    `resume`; for `wait_idle` `chat.run_complete`. A key matches as a whole word of the statement.
-//! 2. **By kind**, when none is mentioned: `ping` TRANSPORT-010, `connect` STATE-002, `resume`
-//!    RESUME-001, `expect_close` TRANSPORT-008, `wait_idle` RUN-001.
-//! 3. **The scenario's**, when neither applies (`expect_silence`, `snapshot`, or an expectation no
-//!    statement of the scenario mentions): the scenario's ids as a whole. Only 1 and 2 count as
-//!    asserting an id (see [`asserted`]): a scenario-level id that no step asserts and no always-on
-//!    check names is a claim without a check, which a test refuses.
+//! 2. **By kind**, when none is mentioned: the requirement that mandates the step's frame in a
+//!    scripted turn (see [`frame_default`]: `chat.user_message_accepted` TURN-001,
+//!    `chat.run_started` TURN-005, `chat.assistant_message` SCRIPT-006, `chat.tool_call` SCRIPT-008,
+//!    `chat.tool_call_complete` SCRIPT-010, `chat.run_complete` SCRIPT-007, `ui_state_snapshot`
+//!    STATE-002, `session.welcome` SESSION-005, `chat.rewind_complete` REWIND-003); `ping`
+//!    TRANSPORT-010, `connect` STATE-002, `resume` RESUME-001, `expect_close` TRANSPORT-008,
+//!    `wait_idle` RUN-001; `expect_silence` right after an `expect_error` ERROR-001 (the refused
+//!    frame caused no event) and right after a `resume` RESUME-003 (nothing is replayed); an
+//!    orderly `restart` TRANSPORT-009 (it checks that every open connection closes with 1001).
+//! 3. **The scenario's**, when neither applies: the scenario's ids as a whole. Only 1 and 2 count
+//!    as asserting an id (see [`asserted`]), and a test refuses a bundled scenario with such a
+//!    step: a `snapshot`, or an `expect_silence` elsewhere, names its requirements itself. The
+//!    fallback remains for scenarios a team writes, whose failures it charges to the scenario.
 //!
 //! Actions (`user_message`, `respond`, `rewind`, `send*`, `disconnect`, `restart`, `sleep`) prove
 //! nothing themselves: a failure to carry one out is the connection's or the harness's.
@@ -47,6 +54,10 @@ pub fn step_requirements(scenario: &Scenario, step: &Step) -> (Vec<ReqId>, Sourc
     if !step.declared_requirements().is_empty() {
         return (step.declared_requirements().to_vec(), Source::Declared);
     }
+    // An orderly restart is an action that also asserts: every open connection closes with 1001.
+    if let Step::Restart { graceful: true, .. } = step {
+        return (ReqId::parse("TRANSPORT-009").into_iter().collect(), Source::Kind);
+    }
     let Some(keys) = keys(step) else { return (Vec::new(), Source::Action) };
     let texts = statements();
     let mentioned: Vec<ReqId> = scenario
@@ -58,7 +69,7 @@ pub fn step_requirements(scenario: &Scenario, step: &Step) -> (Vec<ReqId>, Sourc
     if !mentioned.is_empty() {
         return (mentioned, Source::Mentioned);
     }
-    let by_kind = kind_default(step);
+    let by_kind = kind_default(scenario, step);
     if !by_kind.is_empty() {
         return (by_kind, Source::Kind);
     }
@@ -114,6 +125,7 @@ fn keys(step: &Step) -> Option<Vec<String>> {
         | Step::Send { .. }
         | Step::SendText { .. }
         | Step::SendBinary { .. }
+        | Step::SendViolation { .. }
         | Step::Sleep { .. } => return None,
     })
 }
@@ -136,16 +148,50 @@ fn frame_keys(frame: &Value) -> Vec<String> {
 }
 
 /// The step kind's own requirements, used when the scenario's statements mention none of its keys.
-fn kind_default(step: &Step) -> Vec<ReqId> {
-    let id = match step {
-        Step::Ping { .. } => "TRANSPORT-010",
-        Step::Connect { .. } => "STATE-002",
-        Step::Resume { .. } => "RESUME-001",
-        Step::ExpectClose { .. } => "TRANSPORT-008",
-        Step::WaitIdle { .. } => "RUN-001",
-        _ => return Vec::new(),
+fn kind_default(scenario: &Scenario, step: &Step) -> Vec<ReqId> {
+    let ids: Vec<&str> = match step {
+        Step::Ping { .. } => vec!["TRANSPORT-010"],
+        Step::Connect { .. } => vec!["STATE-002"],
+        Step::Resume { .. } => vec!["RESUME-001"],
+        Step::ExpectClose { .. } => vec!["TRANSPORT-008"],
+        Step::WaitIdle { .. } => vec!["RUN-001"],
+        Step::Expect { frame, .. } => frame_default(frame).into_iter().collect(),
+        Step::ExpectUnordered { frames, .. } => {
+            let mut ids: Vec<&str> = frames.iter().filter_map(frame_default).collect();
+            ids.sort_unstable();
+            ids.dedup();
+            ids
+        }
+        Step::ExpectSilence { .. } => match previous_step(scenario, step) {
+            Some(Step::ExpectError { .. }) => vec!["ERROR-001"],
+            Some(Step::Resume { .. }) => vec!["RESUME-003"],
+            _ => Vec::new(),
+        },
+        _ => Vec::new(),
     };
-    ReqId::parse(id).into_iter().collect()
+    ids.into_iter().filter_map(|id| ReqId::parse(id).ok()).collect()
+}
+
+/// The requirement that makes a server send a frame of this type in a scripted turn.
+fn frame_default(frame: &Value) -> Option<&'static str> {
+    Some(match frame.get("type").and_then(Value::as_str)? {
+        "chat.user_message_accepted" => "TURN-001",
+        "chat.run_started" => "TURN-005",
+        "chat.assistant_message" => "SCRIPT-006",
+        "chat.tool_call" => "SCRIPT-008",
+        "chat.tool_call_complete" => "SCRIPT-010",
+        "chat.run_complete" => "SCRIPT-007",
+        "ui_state_snapshot" => "STATE-002",
+        "session.welcome" => "SESSION-005",
+        "chat.rewind_complete" => "REWIND-003",
+        _ => return None,
+    })
+}
+
+/// The step right before `step` in `scenario`, found by identity.
+fn previous_step<'a>(scenario: &'a Scenario, step: &Step) -> Option<&'a Step> {
+    let at = scenario.steps.iter().position(|s| std::ptr::eq(s, step))?;
+    at.checked_sub(1).map(|i| &scenario.steps[i])
 }
 
 /// Whether `text` mentions `key` as a whole word (not inside a longer name such as
@@ -217,7 +263,7 @@ mod tests {
                 for id in step.declared_requirements() {
                     assert!(id.is_defined(), "{} step {} names {id}, which the spec does not define", s.id, i + 1);
                 }
-                for id in kind_default(step) {
+                for id in kind_default(&s, step) {
                     assert!(
                         id.is_defined(),
                         "the default of {} names {id}, which the spec does not define",
@@ -226,6 +272,34 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The scenario fallback is for scenarios a team writes: a bundled step that asserts something
+    /// names what it asserts, so its failure is charged to that and nothing else.
+    #[test]
+    fn no_bundled_step_falls_back_to_its_scenario_ids() {
+        let mut vague = Vec::new();
+        for s in embedded_scenarios().expect("embedded scenarios parse") {
+            for (i, step) in s.steps.iter().enumerate() {
+                if step_requirements(&s, step).1 == Source::Scenario {
+                    vague.push(format!("{} step {} ({})", s.id, i + 1, step.kind()));
+                }
+            }
+        }
+        assert!(vague.is_empty(), "add \"requirements\" to these steps: {vague:#?}");
+    }
+
+    #[test]
+    fn a_silence_after_an_error_asserts_error_001_and_after_a_resume_resume_003() {
+        let text = r#"{"id":"x","title":"t","level":"must","requirements":["SEQ-001"],
+            "steps":[{"do":"connect"},{"do":"send_text","text":"{"},{"do":"expect_error","code":"malformed_frame"},
+            {"do":"expect_silence","ms":10},{"do":"disconnect"},{"do":"resume"},{"do":"expect_silence","ms":10},
+            {"do":"snapshot","name":"n"}]}"#;
+        let s = crate::scenario::ScenarioLoader::new().parse("x.json", text).expect("well formed");
+        let ids = |i: usize| step_requirements(&s, &s.steps[i]);
+        assert_eq!(ids(3), (vec![ReqId::new("ERROR-001")], Source::Kind));
+        assert_eq!(ids(6), (vec![ReqId::new("RESUME-003")], Source::Kind));
+        assert_eq!(ids(7), (vec![ReqId::new("SEQ-001")], Source::Scenario), "an undeclared snapshot falls back");
     }
 
     #[test]

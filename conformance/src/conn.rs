@@ -13,6 +13,8 @@ use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
+use crate::scenario::WsViolation;
+
 /// Largest message the runner accepts from a server unless told otherwise (a whole UiState per
 /// `ui_state_updated` can be large, but not this large).
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 8 * 1024 * 1024;
@@ -147,6 +149,26 @@ impl WsConn {
     /// Sends a binary frame.
     pub async fn send_binary(&mut self, bytes: Vec<u8>, deadline: Instant) -> Result<(), String> {
         self.send(Message::binary(bytes), deadline).await
+    }
+
+    /// Sends one frame that breaks RFC 6455 as `violation` says. tungstenite masks it as a client
+    /// must, and otherwise writes it as built.
+    pub async fn send_violation(&mut self, violation: WsViolation, deadline: Instant) -> Result<(), String> {
+        use tokio_tungstenite::tungstenite::protocol::frame::coding::{Data, OpCode};
+        use tokio_tungstenite::tungstenite::protocol::frame::Frame;
+        let text = OpCode::Data(Data::Text);
+        let frame = match violation {
+            // 0xC3 starts a two-byte sequence that 0x28 cannot continue.
+            WsViolation::InvalidUtf8 => Frame::message(vec![0xC3, 0x28], text, true),
+            WsViolation::ReservedOpcode => Frame::message(b"{}".to_vec(), OpCode::Data(Data::Reserved(3)), true),
+            WsViolation::RsvBitSet => {
+                let mut f = Frame::message(b"{}".to_vec(), text, true);
+                f.header_mut().rsv1 = true;
+                f
+            }
+            WsViolation::ContinuationWithoutStart => Frame::message(b"{}".to_vec(), OpCode::Data(Data::Continue), true),
+        };
+        self.send(Message::Frame(frame), deadline).await
     }
 
     /// Sends a ping (control frames carry at most 125 bytes, which the caller ensures).

@@ -193,6 +193,10 @@ pub enum Step {
         conn: ConnName,
         /// The frame.
         frame: Value,
+        /// The server may already have closed the connection (after a takeover, say): a frame that
+        /// cannot be sent is then no failure, since what is checked is that it has no effect.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        may_fail: bool,
     },
     /// Send this exact text as a text frame (e.g. malformed JSON).
     SendText {
@@ -228,6 +232,16 @@ pub enum Step {
         /// Number of bytes.
         #[schemars(range(max = 16777216))]
         bytes: usize,
+    },
+    /// Send one WebSocket frame that breaks RFC 6455 on purpose; the server must close the
+    /// connection with the close code TRANSPORT-014 or TRANSPORT-015 names (an `expect_close` step
+    /// checks it).
+    SendViolation {
+        /// Connection name (default `main`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        conn: ConnName,
+        /// What is wrong with the frame.
+        violation: WsViolation,
     },
     /// The next frame (skipping `ui_state_updated` unless `frame.type` asks for it) matches `frame`
     /// partially: every field given must be present and match; others are ignored.
@@ -361,6 +375,32 @@ fn is_false(b: &bool) -> bool {
     !*b
 }
 
+/// A WebSocket frame that breaks RFC 6455, for [`Step::SendViolation`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum WsViolation {
+    /// A final text frame whose payload is not UTF-8 (TRANSPORT-014: close 1007).
+    InvalidUtf8,
+    /// A frame with the reserved data opcode 3 (TRANSPORT-015: close 1002).
+    ReservedOpcode,
+    /// A text frame with RSV1 set, although no extension was negotiated (TRANSPORT-015).
+    RsvBitSet,
+    /// A continuation frame with no message to continue (TRANSPORT-015).
+    ContinuationWithoutStart,
+}
+
+impl WsViolation {
+    /// What is wrong with the frame, for reports.
+    pub fn describe(self) -> &'static str {
+        match self {
+            WsViolation::InvalidUtf8 => "a text frame that is not UTF-8",
+            WsViolation::ReservedOpcode => "reserved opcode 3",
+            WsViolation::RsvBitSet => "RSV1 set without an extension",
+            WsViolation::ContinuationWithoutStart => "a continuation frame with nothing to continue",
+        }
+    }
+}
+
 impl Step {
     /// The `do` name of the step, used in check ids.
     pub fn kind(&self) -> &'static str {
@@ -375,6 +415,7 @@ impl Step {
             Step::Send { .. } => "send",
             Step::SendText { .. } => "send_text",
             Step::SendBinary { .. } => "send_binary",
+            Step::SendViolation { .. } => "send_violation",
             Step::Ping { .. } => "ping",
             Step::Expect { .. } => "expect",
             Step::ExpectUnordered { .. } => "expect_unordered",
@@ -416,6 +457,7 @@ impl Step {
             | Step::Send { conn, .. }
             | Step::SendText { conn, .. }
             | Step::SendBinary { conn, .. }
+            | Step::SendViolation { conn, .. }
             | Step::Ping { conn, .. }
             | Step::Expect { conn, .. }
             | Step::ExpectUnordered { conn, .. }

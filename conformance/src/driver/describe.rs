@@ -62,6 +62,9 @@ pub fn describe(step: &Step) -> String {
         }
         Step::Connect { .. } => "connect: hello, welcome, snapshot".to_owned(),
         Step::Resume { .. } => "resume the session on a new connection".to_owned(),
+        Step::SendViolation { violation, .. } => {
+            format!("send a frame that breaks RFC 6455 ({})", violation.describe())
+        }
         Step::Disconnect { .. } => "close the connection".to_owned(),
         Step::Restart { graceful: false, down_ms: None } => "kill -9 the backend and start it again".to_owned(),
         Step::Restart { graceful: false, down_ms: Some(ms) } => {

@@ -115,8 +115,7 @@ impl Driver<'_> {
                         (Some(want), got) => Err(StepError::fail(format!(
                             "expected close code {want}, got {} ({reason})",
                             got.map_or("none".into(), |c| c.to_string())
-                        ))
-                        .with_requirement("TRANSPORT-008")),
+                        ))),
                     };
                 }
                 Next::Frame(v) if v.get("type").and_then(Value::as_str) == Some("ui_state_updated") => {}

@@ -580,9 +580,15 @@ impl Driver<'_> {
                 let frame = self.substitute(&conn, &frame)?;
                 self.send_value(&conn, frame, true).await
             }
-            Step::Send { frame, .. } => {
+            Step::Send { frame, may_fail, .. } => {
                 let frame = self.substitute(&conn, frame)?;
-                self.send_value(&conn, frame, false).await
+                match self.send_value(&conn, frame, false).await {
+                    Err(e) if *may_fail => {
+                        self.log(format!("{conn}: the frame could not be sent, as allowed: {}", e.message));
+                        Ok(())
+                    }
+                    sent => sent,
+                }
             }
             Step::SendText { text, .. } => {
                 // A text holding a JSON object is tracked like any sent frame (its id, a hello's
@@ -607,6 +613,15 @@ impl Driver<'_> {
                     _ => WireRecord::text(id, true, text),
                 });
                 self.monitor.client_text(id, text);
+                sent.map_err(|e| self.cannot_send(&e))
+            }
+            Step::SendViolation { violation, .. } => {
+                let deadline = self.step_deadline(None);
+                self.transcript(format!("{conn} > violation"));
+                self.log(format!("{conn} > frame breaking RFC 6455: {}", violation.describe()));
+                let c = self.conn_mut(&conn)?;
+                c.last_sent_id = None;
+                let sent = c.ws.send_violation(*violation, deadline).await;
                 sent.map_err(|e| self.cannot_send(&e))
             }
             Step::SendBinary { bytes, .. } => {

@@ -24,6 +24,7 @@ const TRANSPORT_005: ReqId = ReqId::new("TRANSPORT-005");
 const MULTI_001: ReqId = ReqId::new("MULTI-001");
 const MULTI_002: ReqId = ReqId::new("MULTI-002");
 const ID_002: ReqId = ReqId::new("ID-002");
+const ID_003: ReqId = ReqId::new("ID-003");
 const ERROR_004: ReqId = ReqId::new("ERROR-004");
 const TOOL_004: ReqId = ReqId::new("TOOL-004");
 const TOOL_010: ReqId = ReqId::new("TOOL-010");
@@ -55,8 +56,8 @@ pub static UPDATE_AFTER_EVENT: CheckDef = CheckDef {
 /// Ids are never reused, replies name frames the client sent, `corr` equals `tool_call_id`.
 pub static IDS_CONSISTENT: CheckDef = CheckDef {
     id: "ids-consistent",
-    requirements: &[ID_002, ERROR_004, TOOL_004],
-    summary: "no tool_call_id, invocation_id or item id is reused in a session; in_reply_to names a frame the client sent; corr equals tool_call_id",
+    requirements: &[ID_002, ID_003, ERROR_004, TOOL_004],
+    summary: "no tool_call_id, invocation_id or item id is reused in a session; a tool_call_id leaves room for its output item's id; in_reply_to names a frame the client sent; corr equals tool_call_id",
     level: Level::Must,
 };
 
@@ -240,6 +241,19 @@ impl Monitor {
                 }
                 check_batch(c, other, out);
                 if let ServerFrame::ToolCall(tc) = other {
+                    // The output item's id is the call id with a suffix; the schema crate says
+                    // whether that still is an id.
+                    match chatwire_schema::reducer::output_item_id(&tc.tool_call_id) {
+                        Ok(_) => out.eval(&IDS_CONSISTENT, ID_003),
+                        Err(_) => out.fail(
+                            &IDS_CONSISTENT,
+                            ID_003,
+                            format!(
+                                "chat.tool_call's tool_call_id is {} characters long: its output item's id would be too long",
+                                tc.tool_call_id.as_str().len()
+                            ),
+                        ),
+                    }
                     match tc.corr.as_ref() {
                         Some(corr) if corr != &tc.tool_call_id => out.fail(
                             &IDS_CONSISTENT,

@@ -164,3 +164,27 @@ fn every_check_names_only_requirements_the_spec_defines() {
         }
     }
 }
+
+#[test]
+fn a_call_id_too_long_for_its_output_item_is_id_003() {
+    let mut m = bound();
+    m.client_frame(0, &json!({"type": "chat.user_message", "id": "u1", "text": "go"}));
+    server(
+        &mut m,
+        json!({"type": "chat.tool_call", "seq": 3, "invocation_id": "inv-1", "tool_call_id": "t".repeat(122),
+            "call_index": 0, "tool_name": "t", "interaction_type": "auto_tool", "awaiting_response": false,
+            "display": "inline", "payload": {}, "ts": TS}),
+    );
+    let ids: Vec<(&str, String)> = found(&mut m);
+    assert!(ids.contains(&("ids-consistent", "ID-003".to_owned())), "{ids:#?}");
+    // 121 characters leave room for ".output".
+    let mut m = bound();
+    m.client_frame(0, &json!({"type": "chat.user_message", "id": "u1", "text": "go"}));
+    server(
+        &mut m,
+        json!({"type": "chat.tool_call", "seq": 3, "invocation_id": "inv-1", "tool_call_id": "t".repeat(121),
+            "call_index": 0, "tool_name": "t", "interaction_type": "auto_tool", "awaiting_response": false,
+            "display": "inline", "payload": {}, "ts": TS}),
+    );
+    assert!(!found(&mut m).iter().any(|(_, r)| r == "ID-003"));
+}

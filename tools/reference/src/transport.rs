@@ -126,6 +126,8 @@ pub(crate) async fn serve_connection(
     let mut awaiting_pong = false;
     let mut writer_done = false;
     let mut shutting_down = false;
+    // Dropped on purpose (a planted fault): no close handshake, the TCP connection just ends.
+    let mut killed = false;
     // Bounded: each iteration consumes one message or one idle period, and two idle periods end it.
     loop {
         tokio::select! {
@@ -133,7 +135,10 @@ pub(crate) async fn serve_connection(
                 writer_done = true;
                 break;
             }
-            _ = handle.kill.notified() => break,
+            _ = handle.kill.notified() => {
+                killed = true;
+                break;
+            }
             _ = going_away.changed() => {
                 handle.send(Outgoing::Close(CloseCode::GoingAway));
                 shutting_down = true;
@@ -170,6 +175,10 @@ pub(crate) async fn serve_connection(
         }
     }
     conn.close().await;
+    if killed {
+        writer.abort();
+        return;
+    }
     drop(handle);
     // Let the writer finish the close handshake (bounded), then drain the peer's reply. A server
     // going away waits less: a peer that does not answer must not hold up the shutdown.
