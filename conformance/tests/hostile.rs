@@ -190,7 +190,10 @@ async fn a_fatal_error_with_the_wrong_close_code_fails() {
     let s = &report.scenarios[0];
     assert_eq!(s.verdict, Verdict::Fail, "{s:#?}");
     assert_eq!(check(s, "fatal-errors-close").verdict, Verdict::Fail);
-    assert_eq!(failing_step(s).findings[0].requirement.as_deref(), Some("TRANSPORT-008"));
+    // The close step's failure is charged to the requirement the step proves (SESSION-004 names
+    // close code 4002), the always-on check's to TRANSPORT-008.
+    assert_eq!(failing_step(s).requirements, ["SESSION-004"], "{:#?}", failing_step(s));
+    assert_eq!(check(s, "fatal-errors-close").findings[0].requirement.as_deref(), Some("TRANSPORT-008"));
     // The right code passes the same scenario.
     let report = run_against(Mode::FatalThenClose(4002), unsupported).await;
     assert_eq!(report.scenarios[0].verdict, Verdict::Pass, "{:#?}", report.scenarios[0]);
