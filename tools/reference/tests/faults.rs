@@ -1,6 +1,7 @@
 //! Every planted fault is observable: each test runs the scenario that exposes one fault and
 //! checks the server now deviates from the contract the correct server keeps (proven by the
-//! other test files). The client here records without asserting (`strict = false`).
+//! other test files). The client here records without asserting (`strict = false`), except in
+//! the test that shows the strict monitor failing.
 
 mod common;
 
@@ -316,4 +317,16 @@ async fn shutdown_without_close_drops_connections_without_1001() {
     let stopping = tokio::spawn(server.stop());
     assert_eq!(c.expect_closed().await, None, "dropped without a close frame");
     tokio::time::timeout(Duration::from_secs(10), stopping).await.expect("the server stops").expect("stop task");
+}
+
+/// The strict client of the other test files fails at the first frame the monitor finds wrong:
+/// here `completed` while a call is pending, which the reducer refuses (STATE-031).
+#[tokio::test]
+#[should_panic(expected = "[STATE-031]")]
+async fn the_strict_monitor_fails_a_test_at_the_first_finding() {
+    let server = TestServer::with_fault(Fault::TerminalWhileAwaiting).await;
+    let mut c = Client::connect(&server.url).await;
+    c.hello(Some(ask_script(None))).await;
+    c.user_message("u1", "go").await;
+    c.until_run_complete().await;
 }
