@@ -21,6 +21,7 @@ use crate::chat::user_message_accepted::UserMessageAccepted;
 use crate::error_frame::ErrorFrame;
 use crate::session::hello::SessionHello;
 use crate::session::welcome::SessionWelcome;
+use crate::ui_state_patch::UiStatePatch;
 use crate::ui_state_snapshot::UiStateSnapshot;
 use crate::ui_state_updated::UiStateUpdated;
 use crate::Id;
@@ -29,7 +30,7 @@ use crate::Id;
 macro_rules! frame_union {
     (
         $(#[$meta:meta])*
-        pub enum $name:ident { $( $wire:literal => $variant:ident($ty:ty), )* }
+        pub enum $name:ident { $( $(#[$vmeta:meta])* $wire:literal => $variant:ident($ty:ty), )* }
     ) => {
         $(#[$meta])*
         #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -39,6 +40,7 @@ macro_rules! frame_union {
             $(
                 #[allow(missing_docs)] // the message struct's doc is the variant's schema description
                 #[serde(rename = $wire)]
+                $(#[$vmeta])*
                 $variant($ty),
             )*
         }
@@ -77,6 +79,8 @@ frame_union! {
         "session.welcome" => Welcome(SessionWelcome),
         "ui_state_snapshot" => UiStateSnapshot(UiStateSnapshot),
         "ui_state_updated" => UiStateUpdated(UiStateUpdated),
+        #[schemars(extend("x-chatwire-since" = "1.1"))]
+        "ui_state_patch" => UiStatePatch(UiStatePatch),
         "chat.user_message_accepted" => UserMessageAccepted(UserMessageAccepted),
         "chat.run_started" => RunStarted(RunStarted),
         "chat.assistant_message" => AssistantMessage(AssistantMessage),
@@ -135,6 +139,7 @@ impl ServerFrame {
             ServerFrame::Welcome(f) => f.seq,
             ServerFrame::UiStateSnapshot(f) => f.seq,
             ServerFrame::UiStateUpdated(f) => f.seq,
+            ServerFrame::UiStatePatch(f) => f.seq,
             ServerFrame::UserMessageAccepted(f) => f.seq,
             ServerFrame::RunStarted(f) => f.seq,
             ServerFrame::AssistantMessage(f) => f.seq,
@@ -165,6 +170,7 @@ impl ServerFrame {
             ServerFrame::Welcome(_)
             | ServerFrame::UiStateSnapshot(_)
             | ServerFrame::UiStateUpdated(_)
+            | ServerFrame::UiStatePatch(_)
             | ServerFrame::Error(_) => return None,
         })
     }

@@ -15,6 +15,7 @@
 //! | server → client | `session.welcome` | [`session::welcome`] |
 //! | server → client | `ui_state_snapshot` | [`ui_state_snapshot`] |
 //! | server → client | `ui_state_updated` | [`ui_state_updated`] |
+//! | server → client | `ui_state_patch` (since 1.1) | [`ui_state_patch`] |
 //! | server → client | `chat.user_message_accepted` | [`chat::user_message_accepted`] |
 //! | server → client | `chat.run_started` | [`chat::run_started`] |
 //! | server → client | `chat.assistant_message` | [`chat::assistant_message`] |
@@ -43,6 +44,7 @@ pub mod since;
 pub mod state_patch;
 pub mod transport;
 pub mod ui_state;
+pub mod ui_state_patch;
 pub mod ui_state_snapshot;
 pub mod ui_state_updated;
 pub mod validate;
@@ -58,7 +60,9 @@ pub use id::{Id, IdError};
 pub use reducer::{reduce, reduce_all, ReduceError};
 pub use req_id::{ReqId, ReqIdError};
 pub use schema_gen::Direction;
-pub use transport::{CloseCode, HARD_CAP_FACTOR, MIN_MAX_FRAME_BYTES, REFUSED_RESUMES_PER_CONNECTION};
+pub use transport::{
+    CloseCode, HARD_CAP_FACTOR, MIN_MAX_FRAME_BYTES, REFUSED_RESUMES_PER_CONNECTION, SEND_QUEUE_MAX_BYTES,
+};
 pub use ui_state::{DisplayItem, RunStatus, ToolCallStatus, UiState};
 pub use validate::{FrameError, FrameValidator, Violation};
 pub use version::{

@@ -205,6 +205,26 @@ mod tests {
     }
 
     #[test]
+    fn the_validator_of_1_0_refuses_what_1_1_added_and_accepts_the_rest() {
+        use crate::{Direction, FrameError, FrameValidator};
+        let (v10, v11) = (FrameValidator::for_version(v("1.0")), FrameValidator::for_version(v("1.1")));
+        let patch = json!({"type": "ui_state_patch", "seq": 3, "base_seq": 2, "v": "ui_state_v1", "patch": []});
+        assert_eq!(v10.check(Direction::ServerToClient, &patch), Err(FrameError::UnknownType("ui_state_patch".into())));
+        assert_eq!(v11.check(Direction::ServerToClient, &patch), Ok("ui_state_patch"));
+        let welcome = json!({"type": "session.welcome", "seq": 1, "in_reply_to": "h-1", "version": "1.1",
+            "session_id": "s-1", "resume_token": "rt-1", "resumed": false, "capabilities": [],
+            "limits": {"max_frame_bytes": 1048576}, "features": []});
+        assert!(matches!(v10.check(Direction::ServerToClient, &welcome), Err(FrameError::Invalid(_))));
+        assert_eq!(v11.check(Direction::ServerToClient, &welcome), Ok("session.welcome"));
+        let mut plain = welcome.clone();
+        plain.as_object_mut().unwrap().remove("features");
+        assert_eq!(v10.check(Direction::ServerToClient, &plain), Ok("session.welcome"));
+        let hello = json!({"type": "session.hello", "id": "h-1", "versions": ["1.1"], "features": ["ui_state_patch"]});
+        assert!(matches!(v10.check(Direction::ClientToServer, &hello), Err(FrameError::Invalid(_))));
+        assert_eq!(v11.check(Direction::ClientToServer, &hello), Ok("session.hello"));
+    }
+
+    #[test]
     fn prose_is_dropped_but_members_named_like_keywords_stay() {
         let doc = json!({
             "description": "d",

@@ -16,6 +16,10 @@ pub const HARD_CAP_FACTOR: u64 = 16;
 /// [`CloseCode::PolicyViolation`] (`RESUME-013`).
 pub const REFUSED_RESUMES_PER_CONNECTION: u32 = 8;
 
+/// Most bytes of frames a server holds for one connection that the connection has not taken yet
+/// (`TRANSPORT-016`): beyond it the server closes with [`CloseCode::SendQueueOverflow`].
+pub const SEND_QUEUE_MAX_BYTES: u64 = 16 * 1024 * 1024;
+
 /// A WebSocket close code Chatwire gives a meaning to (`spec/transport.md#close-codes`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CloseCode {
@@ -35,6 +39,9 @@ pub enum CloseCode {
     SessionTakenOver,
     /// 4002: after a fatal `unsupported_version` error.
     UnsupportedVersion,
+    /// 4008: the client did not take its frames fast enough; the session is intact, resume
+    /// (`TRANSPORT-016`).
+    SendQueueOverflow,
 }
 
 impl CloseCode {
@@ -48,6 +55,7 @@ impl CloseCode {
         CloseCode::MessageTooBig,
         CloseCode::SessionTakenOver,
         CloseCode::UnsupportedVersion,
+        CloseCode::SendQueueOverflow,
     ];
 
     /// The number sent in the close frame.
@@ -61,6 +69,7 @@ impl CloseCode {
             CloseCode::MessageTooBig => 1009,
             CloseCode::SessionTakenOver => 4001,
             CloseCode::UnsupportedVersion => 4002,
+            CloseCode::SendQueueOverflow => 4008,
         }
     }
 
@@ -80,6 +89,7 @@ impl CloseCode {
             CloseCode::MessageTooBig => "message too big",
             CloseCode::SessionTakenOver => "session taken over",
             CloseCode::UnsupportedVersion => "unsupported version",
+            CloseCode::SendQueueOverflow => "send queue overflow",
         }
     }
 }

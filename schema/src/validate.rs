@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use crate::frame::{ClientFrame, ServerFrame};
 use crate::schema_gen::{all_schemas, Direction};
+use crate::ProtocolVersion;
 
 /// One schema violation: where in the frame, and what is wrong.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -70,10 +71,22 @@ impl Default for FrameValidator {
 }
 
 impl FrameValidator {
-    /// Compiles the schemas generated from the types (identical to the committed files, which CI checks).
+    /// Compiles the schemas generated from the types (identical to the committed files, which CI
+    /// checks): every message of every minor, the newest included.
     pub fn new() -> Self {
+        Self::from_docs(all_schemas())
+    }
+
+    /// Compiles the schemas of one protocol version: the types cut down to what `version` defines
+    /// (`crate::since::project`). A frame, member or value added in a later minor is refused, as
+    /// `COMPAT-005` requires of the frames on a connection that negotiated `version`.
+    pub fn for_version(version: ProtocolVersion) -> Self {
+        Self::from_docs(crate::since::schemas_for(version))
+    }
+
+    fn from_docs(docs: Vec<crate::schema_gen::SchemaDoc>) -> Self {
         let mut by_type = HashMap::new();
-        for doc in all_schemas() {
+        for doc in docs {
             let Some((wire, direction)) = doc.message else { continue };
             let validator = jsonschema::draft202012::new(&doc.schema)
                 .unwrap_or_else(|e| panic!("generated schema {} does not compile: {e}", doc.file));

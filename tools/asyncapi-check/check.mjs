@@ -41,6 +41,9 @@ function draft2020Validator() {
   }
   ajv.addFormat("float", { type: "number", validate: (x) => Number.isFinite(x) });
   ajv.addFormat("double", { type: "number", validate: (x) => Number.isFinite(x) });
+  // The minor that added a message, member or value (spec/versioning.md#since-annotations): an
+  // annotation, validated by nothing.
+  ajv.addKeyword("x-chatwire-since");
   return ajv;
 }
 

@@ -6,6 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::script::AgentScript;
+use crate::session::welcome::Capability;
 use crate::{Id, ProtocolVersion};
 
 /// Opens a new session or resumes an existing one, naming the protocol versions the client speaks.
@@ -28,6 +29,13 @@ pub struct SessionHello {
     /// Free-form name and version of the client, for logs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client: Option<String>,
+    /// The features the client asks for (since 1.1); absent, every feature the server implements
+    /// and the negotiated version defines is in force. Sent only by a client that offers no version
+    /// below 1.1, because a 1.0 server refuses a hello with a member 1.0 does not define
+    /// (`SESSION-012`, `SESSION-014`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-chatwire-since" = "1.1"))]
+    pub features: Option<Vec<Capability>>,
 }
 
 /// What a client needs to resume a session (`spec/resume.md`).

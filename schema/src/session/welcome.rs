@@ -34,6 +34,20 @@ pub struct SessionWelcome {
     /// Free-form name and version of the server, for logs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<String>,
+    /// The features in force on this connection (since 1.1; present, possibly empty, on every
+    /// connection that negotiated 1.1 or later, `SESSION-013`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-chatwire-since" = "1.1"))]
+    pub features: Option<Vec<Capability>>,
+    /// With `resume_catch_up` in force: the most events a catch-up patch covers; a resume that
+    /// missed more gets a snapshot (since 1.1, `RESUME-018`).
+    #[serde(
+        default,
+        deserialize_with = "crate::serde_util::optional_integer",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(extend("x-chatwire-since" = "1.1"))]
+    pub resume_retention: Option<u32>,
 }
 
 /// Limits a server announces in its welcome.
@@ -62,6 +76,10 @@ pub enum Capability {
     ConformanceScript,
     /// `restart_durability` (since 1.0): sessions survive a server restart.
     RestartDurability,
+    /// `ui_state_patch` (since 1.1, a feature): `ui_state_patch` in place of `ui_state_updated`.
+    UiStatePatch,
+    /// `resume_catch_up` (since 1.1, a feature): a resume gets a catch-up patch in place of a snapshot.
+    ResumeCatchUp,
     /// A capability this crate does not know.
     Other(String),
 }
@@ -75,13 +93,26 @@ impl Capability {
             Capability::ToolExpiry => "tool_expiry",
             Capability::ConformanceScript => "conformance_script",
             Capability::RestartDurability => "restart_durability",
+            Capability::UiStatePatch => "ui_state_patch",
+            Capability::ResumeCatchUp => "resume_catch_up",
             Capability::Other(s) => s,
         }
     }
 
     /// Every capability this crate knows, in wire-name form.
-    pub const KNOWN: &'static [&'static str] =
-        &["rewind", "tool_output", "tool_expiry", "conformance_script", "restart_durability"];
+    pub const KNOWN: &'static [&'static str] = &[
+        "rewind",
+        "tool_output",
+        "tool_expiry",
+        "conformance_script",
+        "restart_durability",
+        "ui_state_patch",
+        "resume_catch_up",
+    ];
+
+    /// The capabilities that are features (since 1.1): they change what the server sends, so they
+    /// are in force only where negotiated (`SESSION-012`).
+    pub const FEATURES: &'static [&'static str] = &["ui_state_patch", "resume_catch_up"];
 
     /// Maps a wire name to a capability; unknown names become [`Capability::Other`].
     pub fn from_wire(s: &str) -> Self {
@@ -91,6 +122,8 @@ impl Capability {
             "tool_expiry" => Capability::ToolExpiry,
             "conformance_script" => Capability::ConformanceScript,
             "restart_durability" => Capability::RestartDurability,
+            "ui_state_patch" => Capability::UiStatePatch,
+            "resume_catch_up" => Capability::ResumeCatchUp,
             other => Capability::Other(other.to_owned()),
         }
     }
@@ -125,7 +158,7 @@ impl JsonSchema for Capability {
 
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
         json_schema!({
-            "description": "An optional feature the server offers. Known names: rewind, tool_output, tool_expiry, conformance_script, restart_durability; receivers must tolerate others.",
+            "description": "An optional feature the server offers. Known names: rewind, tool_output, tool_expiry, conformance_script, restart_durability, ui_state_patch and resume_catch_up (since 1.1); receivers must tolerate others.",
             "type": "string",
             "minLength": 1,
             "examples": Capability::KNOWN,

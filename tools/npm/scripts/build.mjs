@@ -56,6 +56,9 @@ const ajv = new Ajv2020({
   code: { source: true, esm: true, formats: _`formats`, optimize: true },
 });
 for (const name of INTEGER_FORMATS) ajv.addFormat(name, true);
+// The minor that added a message, member or value (spec/versioning.md#since-annotations): an
+// annotation, validated by nothing.
+ajv.addKeyword("x-chatwire-since");
 ajv.addFormat("date-time", { type: "string", validate: () => true });
 const exports = {};
 for (const wire of wireTypes) {

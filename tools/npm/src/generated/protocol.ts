@@ -28,7 +28,7 @@ export type ApprovalDecision = "approve" | "deny_continue" | "deny_abort";
 export const APPROVAL_DECISION_VALUES = ["approve", "deny_continue", "deny_abort"] as const satisfies readonly ApprovalDecision[];
 
 /**
- * An optional feature the server offers. Known names: rewind, tool_output, tool_expiry, conformance_script, restart_durability; receivers must tolerate others.
+ * An optional feature the server offers. Known names: rewind, tool_output, tool_expiry, conformance_script, restart_durability, ui_state_patch and resume_catch_up (since 1.1); receivers must tolerate others.
  */
 export type Capability = string;
 
@@ -309,6 +309,91 @@ export interface Limits {
    */
   max_frame_bytes: number;
 }
+
+/**
+ * Adds `value` at `path`: inserts into an array (`-` appends), sets an object member.
+ */
+export interface PatchOpAdd {
+  op: "add";
+  /**
+   * Where.
+   */
+  path: string;
+  /**
+   * What.
+   */
+  value: unknown;
+}
+/**
+ * Removes the value at `path`.
+ */
+export interface PatchOpRemove {
+  op: "remove";
+  /**
+   * Where.
+   */
+  path: string;
+}
+/**
+ * Replaces the value at `path`, which must exist.
+ */
+export interface PatchOpReplace {
+  op: "replace";
+  /**
+   * Where.
+   */
+  path: string;
+  /**
+   * The new value.
+   */
+  value: unknown;
+}
+/**
+ * Moves the value at `from` to `path`.
+ */
+export interface PatchOpMove {
+  op: "move";
+  /**
+   * Where from.
+   */
+  from: string;
+  /**
+   * Where to.
+   */
+  path: string;
+}
+/**
+ * Copies the value at `from` to `path`.
+ */
+export interface PatchOpCopy {
+  op: "copy";
+  /**
+   * Where from.
+   */
+  from: string;
+  /**
+   * Where to.
+   */
+  path: string;
+}
+/**
+ * Fails the whole patch unless the value at `path` equals `value`.
+ */
+export interface PatchOpTest {
+  op: "test";
+  /**
+   * Where.
+   */
+  path: string;
+  /**
+   * The value expected there.
+   */
+  value: unknown;
+}
+/**
+ * One operation of a JSON Patch (RFC 6902). `path` and `from` are JSON Pointers (RFC 6901).
+ */
+export type PatchOp = PatchOpAdd | PatchOpRemove | PatchOpReplace | PatchOpMove | PatchOpCopy | PatchOpTest;
 
 /**
  * The latest progress of a running tool.
@@ -710,6 +795,16 @@ export interface SessionWelcome {
    * Free-form name and version of the server, for logs.
    */
   server?: string;
+  /**
+   * The features in force on this connection (since 1.1; present, possibly empty, on every
+   * connection that negotiated 1.1 or later, `SESSION-013`).
+   */
+  features?: Capability[];
+  /**
+   * With `resume_catch_up` in force: the most events a catch-up patch covers; a resume that
+   * missed more gets a snapshot (since 1.1, `RESUME-018`).
+   */
+  resume_retention?: number;
 }
 
 /**
@@ -748,6 +843,32 @@ export interface UiStateUpdated {
    * The session's effective state.
    */
   state: UiState;
+}
+
+/**
+ * Turns the state of the frame `base_seq` into the session's effective state (`STATE-038`):
+ * sent in place of `ui_state_updated` where `ui_state_patch` is in force, and in place of the
+ * snapshot after a catch-up resume (`RESUME-017`).
+ */
+export interface UiStatePatch {
+  type: "ui_state_patch";
+  /**
+   * Position of this frame in the session's frame sequence.
+   */
+  seq: number;
+  /**
+   * The `seq` of the state the patch applies to: the connection's previous snapshot, update or
+   * patch, or for a catch-up the resume's `last_seq` (`STATE-037`, `RESUME-017`).
+   */
+  base_seq: number;
+  /**
+   * The UiState format of both states.
+   */
+  v: UiStateVersion;
+  /**
+   * The operations, applied in order; a client applies all or none (RFC 6902).
+   */
+  patch: PatchOp[];
 }
 
 /**
@@ -1140,6 +1261,13 @@ export interface SessionHello {
    * Free-form name and version of the client, for logs.
    */
   client?: string;
+  /**
+   * The features the client asks for (since 1.1); absent, every feature the server implements
+   * and the negotiated version defines is in force. Sent only by a client that offers no version
+   * below 1.1, because a 1.0 server refuses a hello with a member 1.0 does not define
+   * (`SESSION-012`, `SESSION-014`).
+   */
+  features?: Capability[];
 }
 
 /**
@@ -1197,6 +1325,7 @@ export type ServerFrame =
   | SessionWelcome
   | UiStateSnapshot
   | UiStateUpdated
+  | UiStatePatch
   | ChatUserMessageAccepted
   | ChatRunStarted
   | ChatAssistantMessage
@@ -1226,12 +1355,12 @@ export type FrameOf<T extends FrameType> = Extract<Frame, { type: T }>;
 export type ItemOf<K extends DisplayItem["kind"]> = Extract<DisplayItem, { kind: K }>;
 
 /** Every server frame type, in schema order. */
-export const SERVER_FRAME_TYPES = ["session.welcome","ui_state_snapshot","ui_state_updated","chat.user_message_accepted","chat.run_started","chat.assistant_message","chat.tool_call","chat.tool_progress","chat.tool_output","chat.tool_call_complete","chat.tool_call_dismiss","chat.run_complete","chat.rewind_complete","error"] as const satisfies readonly ServerFrameType[];
+export const SERVER_FRAME_TYPES = ["session.welcome","ui_state_snapshot","ui_state_updated","ui_state_patch","chat.user_message_accepted","chat.run_started","chat.assistant_message","chat.tool_call","chat.tool_progress","chat.tool_output","chat.tool_call_complete","chat.tool_call_dismiss","chat.run_complete","chat.rewind_complete","error"] as const satisfies readonly ServerFrameType[];
 /** Every client frame type, in schema order. */
 export const CLIENT_FRAME_TYPES = ["session.hello","chat.user_message","chat.tool_call_response","chat.rewind"] as const satisfies readonly ClientFrameType[];
 
 /** @internal Which optional members admit null, per frame type (see validate.ts). */
-export const NULL_PLANS: { readonly [type: string]: NullPlan | null } = {"session.welcome":{"n":["server"]},"ui_state_snapshot":{"o":{"state":{"o":{"items":{"a":{"t":"kind","v":{"tool_call":{"o":{"progress":{"n":["message","fraction"]},"dismissal":{"n":["reason"]}},"n":["component_type","workflow_name","progress","summary","error","dismissal","settled_ts"]},"tool_output":{"n":["command","exit_code"]}}}},"run":{"n":["invocation_id"]}}}}},"ui_state_updated":{"o":{"state":{"o":{"items":{"a":{"t":"kind","v":{"tool_call":{"o":{"progress":{"n":["message","fraction"]},"dismissal":{"n":["reason"]}},"n":["component_type","workflow_name","progress","summary","error","dismissal","settled_ts"]},"tool_output":{"n":["command","exit_code"]}}}},"run":{"n":["invocation_id"]}}}}},"chat.user_message_accepted":null,"chat.run_started":null,"chat.assistant_message":null,"chat.tool_call":{"n":["corr","component_type","workflow_name"]},"chat.tool_progress":{"n":["message","fraction"]},"chat.tool_output":{"n":["command","approval","stdout","stderr","exit_code"]},"chat.tool_call_complete":{"n":["error","summary","in_reply_to"]},"chat.tool_call_dismiss":{"n":["reason","in_reply_to"]},"chat.run_complete":{"n":["reason","error"]},"chat.rewind_complete":null,"error":{"n":["seq","in_reply_to","supported_versions"]},"session.hello":{"o":{"script":{"o":{"turns":{"a":{"o":{"steps":{"a":{"t":"op","v":{"tool_calls":{"o":{"calls":{"a":{"o":{"progress":{"a":{"n":["message","fraction"]}},"output":{"n":["command","stdout","stderr","exit_code"]},"outcome":{"t":"kind","v":{"result":{"n":["summary"]},"await_response":{"n":["expire_after_ms","summary"]},"dismiss":{"n":["reason"]}}}},"n":["component_type","workflow_name","output"]}}},"n":["settle_order"]},"end":{"n":["error"]}}}}}}}}}},"n":["resume","script","client"]},"chat.user_message":null,"chat.tool_call_response":{"o":{"outcome":{"t":"action","v":{"dismiss":{"n":["reason"]}}}}},"chat.rewind":null};
+export const NULL_PLANS: { readonly [type: string]: NullPlan | null } = {"session.welcome":{"n":["server","features","resume_retention"]},"ui_state_snapshot":{"o":{"state":{"o":{"items":{"a":{"t":"kind","v":{"tool_call":{"o":{"progress":{"n":["message","fraction"]},"dismissal":{"n":["reason"]}},"n":["component_type","workflow_name","progress","summary","error","dismissal","settled_ts"]},"tool_output":{"n":["command","exit_code"]}}}},"run":{"n":["invocation_id"]}}}}},"ui_state_updated":{"o":{"state":{"o":{"items":{"a":{"t":"kind","v":{"tool_call":{"o":{"progress":{"n":["message","fraction"]},"dismissal":{"n":["reason"]}},"n":["component_type","workflow_name","progress","summary","error","dismissal","settled_ts"]},"tool_output":{"n":["command","exit_code"]}}}},"run":{"n":["invocation_id"]}}}}},"ui_state_patch":null,"chat.user_message_accepted":null,"chat.run_started":null,"chat.assistant_message":null,"chat.tool_call":{"n":["corr","component_type","workflow_name"]},"chat.tool_progress":{"n":["message","fraction"]},"chat.tool_output":{"n":["command","approval","stdout","stderr","exit_code"]},"chat.tool_call_complete":{"n":["error","summary","in_reply_to"]},"chat.tool_call_dismiss":{"n":["reason","in_reply_to"]},"chat.run_complete":{"n":["reason","error"]},"chat.rewind_complete":null,"error":{"n":["seq","in_reply_to","supported_versions"]},"session.hello":{"o":{"script":{"o":{"turns":{"a":{"o":{"steps":{"a":{"t":"op","v":{"tool_calls":{"o":{"calls":{"a":{"o":{"progress":{"a":{"n":["message","fraction"]}},"output":{"n":["command","stdout","stderr","exit_code"]},"outcome":{"t":"kind","v":{"result":{"n":["summary"]},"await_response":{"n":["expire_after_ms","summary"]},"dismiss":{"n":["reason"]}}}},"n":["component_type","workflow_name","output"]}}},"n":["settle_order"]},"end":{"n":["error"]}}}}}}}}}},"n":["resume","script","client","features"]},"chat.user_message":null,"chat.tool_call_response":{"o":{"outcome":{"t":"action","v":{"dismiss":{"n":["reason"]}}}}},"chat.rewind":null};
 /** @internal */
 export type NullPlan =
   | { readonly o?: { readonly [member: string]: NullPlan }; readonly n?: readonly string[] }

@@ -31,6 +31,8 @@ export function describe(frame: ServerFrame): string {
     case "ui_state_snapshot":
     case "ui_state_updated":
       return `state with ${frame.state.items.length} items, run ${frame.state.run.status}`;
+    case "ui_state_patch":
+      return `patch of ${frame.patch.length} ops on seq ${frame.base_seq}`;
     case "chat.user_message_accepted":
       return `accepted ${frame.invocation_id}`;
     case "chat.run_started":

@@ -85,6 +85,9 @@ fn greet(
         capabilities: sh.capabilities(),
         limits: Limits { max_frame_bytes: sh.max_frame_bytes },
         server: Some(concat!("chatwire-reference/", env!("CARGO_PKG_VERSION")).to_owned()),
+        // Protocol 1.1 members: the reference negotiates only 1.0 so far (COMPAT-005).
+        features: None,
+        resume_retention: None,
     });
     conn.send(Outgoing::Text(serde_json::to_string(&welcome).map_err(EmitError::from)?));
     let snapshot = if resumed { sh.hooks.resume_snapshot(&g.state) } else { Some(sh.hooks.present(&g.state, true)) };

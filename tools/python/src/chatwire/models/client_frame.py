@@ -158,6 +158,17 @@ class ScriptEnd(str, Enum):
     cancelled = 'cancelled'
 
 
+class Capability(RootModel[StrictStr]):
+    root: Annotated[
+        StrictStr,
+        Field(
+            description='An optional feature the server offers. Known names: rewind, tool_output, tool_expiry, conformance_script, restart_durability, ui_state_patch and resume_catch_up (since 1.1); receivers must tolerate others.',
+            examples=['rewind', 'tool_output', 'tool_expiry', 'conformance_script', 'restart_durability', 'ui_state_patch', 'resume_catch_up'],
+            min_length=1,
+        ),
+    ]
+
+
 class ResponseOutcomeSubmit(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -396,6 +407,12 @@ class ClientFrameSessionHello(BaseModel):
     client: Annotated[
         StrictStr | None,
         Field(description='Free-form name and version of the client, for logs.'),
+    ] = None
+    features: Annotated[
+        list[Capability] | None,
+        Field(
+            description='The features the client asks for (since 1.1); absent, every feature the server implements\nand the negotiated version defines is in force. Sent only by a client that offers no version\nbelow 1.1, because a 1.0 server refuses a hello with a member 1.0 does not define\n(`SESSION-012`, `SESSION-014`).'
+        ),
     ] = None
 
 

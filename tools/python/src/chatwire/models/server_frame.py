@@ -40,8 +40,8 @@ class Capability(RootModel[StrictStr]):
     root: Annotated[
         StrictStr,
         Field(
-            description='An optional feature the server offers. Known names: rewind, tool_output, tool_expiry, conformance_script, restart_durability; receivers must tolerate others.',
-            examples=['rewind', 'tool_output', 'tool_expiry', 'conformance_script', 'restart_durability'],
+            description='An optional feature the server offers. Known names: rewind, tool_output, tool_expiry, conformance_script, restart_durability, ui_state_patch and resume_catch_up (since 1.1); receivers must tolerate others.',
+            examples=['rewind', 'tool_output', 'tool_expiry', 'conformance_script', 'restart_durability', 'ui_state_patch', 'resume_catch_up'],
             min_length=1,
         ),
     ]
@@ -165,6 +165,65 @@ class RunStatus(str, Enum):
     cancelled = 'cancelled'
 
 
+class PatchOpAdd(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    op: Literal['add']
+    path: Annotated[StrictStr, Field(description='Where.')]
+    value: Annotated[Any, Field(description='What.')]
+
+
+class PatchOpRemove(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    op: Literal['remove']
+    path: Annotated[StrictStr, Field(description='Where.')]
+
+
+class PatchOpReplace(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    op: Literal['replace']
+    path: Annotated[StrictStr, Field(description='Where.')]
+    value: Annotated[Any, Field(description='The new value.')]
+
+
+class PatchOpMove(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    op: Literal['move']
+    from_: Annotated[StrictStr, Field(alias='from', description='Where from.')]
+    path: Annotated[StrictStr, Field(description='Where to.')]
+
+
+class PatchOpCopy(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    op: Literal['copy']
+    from_: Annotated[StrictStr, Field(alias='from', description='Where from.')]
+    path: Annotated[StrictStr, Field(description='Where to.')]
+
+
+class PatchOpTest(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    op: Literal['test']
+    path: Annotated[StrictStr, Field(description='Where.')]
+    value: Annotated[Any, Field(description='The value expected there.')]
+
+
 class CompletionStatus(str, Enum):
     completed = 'completed'
     failed = 'failed'
@@ -260,6 +319,53 @@ class ServerFrameSessionWelcome(BaseModel):
         StrictStr | None,
         Field(description='Free-form name and version of the server, for logs.'),
     ] = None
+    features: Annotated[
+        list[Capability] | None,
+        Field(
+            description='The features in force on this connection (since 1.1; present, possibly empty, on every\nconnection that negotiated 1.1 or later, `SESSION-013`).'
+        ),
+    ] = None
+    resume_retention: Annotated[
+        int | None,
+        Field(
+            description='With `resume_catch_up` in force: the most events a catch-up patch covers; a resume that\nmissed more gets a snapshot (since 1.1, `RESUME-018`).',
+            ge=0,
+            le=4294967295,
+        ),
+    ] = None
+
+
+class ServerFrameUiStatePatch(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    type: Literal['ui_state_patch']
+    seq: Annotated[
+        int,
+        Field(
+            description="Position of this frame in the session's frame sequence.",
+            ge=0,
+            le=9007199254740991,
+        ),
+    ]
+    base_seq: Annotated[
+        int,
+        Field(
+            description="The `seq` of the state the patch applies to: the connection's previous snapshot, update or\npatch, or for a catch-up the resume's `last_seq` (`STATE-037`, `RESUME-017`).",
+            ge=0,
+            le=9007199254740991,
+        ),
+    ]
+    v: Annotated[
+        Literal['ui_state_v1'], Field(description='The UiState format of both states.')
+    ]
+    patch: Annotated[
+        list[PatchOpAdd | PatchOpRemove | PatchOpReplace | PatchOpMove | PatchOpCopy | PatchOpTest],
+        Field(
+            description='The operations, applied in order; a client applies all or none (RFC 6902).'
+        ),
+    ]
 
 
 class ServerFrameChatUserMessageAccepted(BaseModel):
@@ -917,6 +1023,7 @@ class ServerFrame(
         ServerFrameSessionWelcome
         | ServerFrameUiStateSnapshot
         | ServerFrameUiStateUpdated
+        | ServerFrameUiStatePatch
         | ServerFrameChatUserMessageAccepted
         | ServerFrameChatRunStarted
         | ServerFrameChatAssistantMessage
@@ -931,6 +1038,6 @@ class ServerFrame(
     ]
 ):
     root: Annotated[
-        ServerFrameSessionWelcome | ServerFrameUiStateSnapshot | ServerFrameUiStateUpdated | ServerFrameChatUserMessageAccepted | ServerFrameChatRunStarted | ServerFrameChatAssistantMessage | ServerFrameChatToolCall | ServerFrameChatToolProgress | ServerFrameChatToolOutput | ServerFrameChatToolCallComplete | ServerFrameChatToolCallDismiss | ServerFrameChatRunComplete | ServerFrameChatRewindComplete | ServerFrameError,
+        ServerFrameSessionWelcome | ServerFrameUiStateSnapshot | ServerFrameUiStateUpdated | ServerFrameUiStatePatch | ServerFrameChatUserMessageAccepted | ServerFrameChatRunStarted | ServerFrameChatAssistantMessage | ServerFrameChatToolCall | ServerFrameChatToolProgress | ServerFrameChatToolOutput | ServerFrameChatToolCallComplete | ServerFrameChatToolCallDismiss | ServerFrameChatRunComplete | ServerFrameChatRewindComplete | ServerFrameError,
         Field(description='Any frame a server sends to a client.', title='ServerFrame'),
     ]
