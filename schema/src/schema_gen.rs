@@ -183,7 +183,8 @@ fn standalone(file: &str, wire: &str, variant: &Value, union: &Value) -> Value {
     document(file, Some(wire), Value::Object(schema))
 }
 
-fn collect_refs(node: &Value, defs: &Map<String, Value>, needed: &mut BTreeSet<String>) {
+/// Adds to `needed` the name of every `$defs` entry `node` refers to, and of those they refer to.
+pub(crate) fn collect_refs(node: &Value, defs: &Map<String, Value>, needed: &mut BTreeSet<String>) {
     match node {
         Value::Object(map) => {
             if let Some(Value::String(r)) = map.get("$ref") {

@@ -12,9 +12,9 @@
 
 use std::collections::BTreeSet;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use crate::schema_gen::{all_schemas, SchemaDoc};
+use crate::schema_gen::{all_schemas, collect_refs, SchemaDoc};
 use crate::ProtocolVersion;
 
 /// The schema keyword naming the minor version that added a message, member or value.
@@ -106,30 +106,13 @@ fn drop_unreachable_defs(doc: &mut Value) {
     if let Value::Object(m) = &mut body {
         m.shift_remove("$defs");
     }
-    reach(&body, &defs, &mut reached);
+    collect_refs(&body, &defs, &mut reached);
     let Some(Value::Object(kept)) = doc.get_mut("$defs") else { return };
     kept.retain(|name, _| reached.contains(name));
     if kept.is_empty() {
         if let Value::Object(m) = doc {
             m.shift_remove("$defs");
         }
-    }
-}
-
-fn reach(node: &Value, defs: &Map<String, Value>, reached: &mut BTreeSet<String>) {
-    match node {
-        Value::Object(map) => {
-            if let Some(name) = map.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix("#/$defs/")) {
-                if reached.insert(name.to_owned()) {
-                    if let Some(def) = defs.get(name) {
-                        reach(def, defs, reached);
-                    }
-                }
-            }
-            map.values().for_each(|v| reach(v, defs, reached));
-        }
-        Value::Array(items) => items.iter().for_each(|v| reach(v, defs, reached)),
-        _ => {}
     }
 }
 

@@ -233,6 +233,132 @@ fn to_json<T: Serialize>(value: &T) -> Value {
     serde_json::to_value(value).expect("UiState parts always serialize to JSON")
 }
 
+/// A patch that breaks the addressing or the size rule of `ui_state_patch`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{requirement}: op {op} ({path}): {reason}")]
+pub struct PatchShapeError {
+    /// `STATE-039` (a missing `test` guard) or `STATE-040` (a path the events do not name).
+    pub requirement: &'static str,
+    /// The index of the offending op in the patch.
+    pub op: usize,
+    /// The op's path.
+    pub path: String,
+    /// What is wrong.
+    pub reason: String,
+}
+
+/// One item of the patched array as the checker tracks it.
+struct Tracked {
+    id: Option<String>,
+    guarded: bool,
+}
+
+/// Checks the shape of a patch against the events it covers, without applying it: every op on an
+/// existing item is guarded by a `test` of that item's id (`STATE-039`), and the patch touches
+/// only `/run`, appends, and the items the events name (`STATE-040`). `base` is the state the
+/// patch applies to, `events` the events committed since then (one for a `ui_state_patch` after
+/// an event, several for a catch-up). Whether the patch gives the right state is `STATE-038`:
+/// apply it (RFC 6902) and compare with the reducer's result.
+pub fn check_shape(base: &UiState, events: &[UiEvent<'_>], ops: &[PatchOp]) -> Result<(), PatchShapeError> {
+    let named = named_items(base, events);
+    let mut items: Vec<Tracked> =
+        base.items.iter().map(|i| Tracked { id: Some(i.id().to_string()), guarded: false }).collect();
+    for (n, op) in ops.iter().enumerate() {
+        let fail = |requirement, reason: String| PatchShapeError { requirement, op: n, path: op.path().into(), reason };
+        if let PatchOp::Move { .. } | PatchOp::Copy { .. } = op {
+            return Err(fail("STATE-040", "a patch neither moves nor copies".into()));
+        }
+        let path = op.path();
+        if path == "/run" {
+            continue;
+        }
+        let Some(rest) = path.strip_prefix("/items/") else {
+            return Err(fail("STATE-040", "only /run and /items/... may change".into()));
+        };
+        let (token, below) = match rest.split_once('/') {
+            Some((token, below)) => (token, Some(below)),
+            None => (rest, None),
+        };
+        if token == "-" {
+            if !matches!(op, PatchOp::Add { .. }) || below.is_some() {
+                return Err(fail("STATE-040", "/items/- only takes an add of a whole item".into()));
+            }
+            items.push(Tracked { id: new_item_id(op), guarded: false });
+            continue;
+        }
+        let index = match token.parse::<usize>() {
+            Ok(i) if i < items.len() || (i == items.len() && below.is_none() && matches!(op, PatchOp::Add { .. })) => i,
+            _ => return Err(fail("STATE-038", format!("no item at index {token}"))),
+        };
+        match (op, below) {
+            (PatchOp::Test { value, .. }, Some("id")) => {
+                if value.as_str() == items[index].id.as_deref() {
+                    items[index].guarded = true;
+                }
+            }
+            (PatchOp::Test { .. }, _) => {}
+            (PatchOp::Add { .. }, None) => {
+                // An insertion at `index`: guarded by a test of the item it follows.
+                if index == 0 || !items[index - 1].guarded {
+                    return Err(fail("STATE-039", "an insertion needs a test of the item it follows".into()));
+                }
+                items.insert(index, Tracked { id: new_item_id(op), guarded: false });
+            }
+            _ => {
+                let item = &items[index];
+                if !item.guarded {
+                    return Err(fail("STATE-039", format!("no test of /items/{index}/id before it")));
+                }
+                if !item.id.as_ref().is_some_and(|id| named.contains(id)) {
+                    return Err(fail("STATE-040", format!("item {:?} is not named by the events", item.id)));
+                }
+                if matches!(op, PatchOp::Remove { .. }) && below.is_none() {
+                    items.remove(index);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The ids of the items `events`, applied in order from `base`, name: the tool call each call
+/// event names, that call's output item, and every item a rewind cuts. Events the reducer refuses
+/// name nothing.
+fn named_items(base: &UiState, events: &[UiEvent<'_>]) -> std::collections::BTreeSet<String> {
+    let mut named = std::collections::BTreeSet::new();
+    let mut state = base.clone();
+    for &event in events {
+        let call = match event {
+            UiEvent::ToolProgress(e) => Some(&e.tool_call_id),
+            UiEvent::ToolOutput(e) => Some(&e.tool_call_id),
+            UiEvent::ToolCallComplete(e) => Some(&e.tool_call_id),
+            UiEvent::ToolCallDismiss(e) => Some(&e.tool_call_id),
+            _ => None,
+        };
+        if let Some(call) = call {
+            named.insert(call.to_string());
+            if let Ok(output) = crate::reducer::output_item_id(call) {
+                named.insert(output.to_string());
+            }
+        }
+        if let UiEvent::RewindComplete(e) = event {
+            if let Some(cut) = state.items.iter().position(|i| i.invocation_id() == &e.before_invocation_id) {
+                named.extend(state.items[cut..].iter().map(|i| i.id().to_string()));
+            }
+        }
+        // A refused event changes nothing; the next one applies to the same state.
+        let _ = state.apply(event);
+    }
+    named
+}
+
+fn new_item_id(op: &PatchOp) -> Option<String> {
+    match op {
+        PatchOp::Add { value, .. } => value.get("id").and_then(Value::as_str).map(str::to_owned),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -265,6 +391,62 @@ mod tests {
         assert_eq!(back, ops);
         assert!(serde_json::from_value::<PatchOp>(json!({"op": "add", "path": "/x"})).is_err(), "add needs a value");
         assert!(serde_json::from_value::<PatchOp>(json!({"op": "frob", "path": "/x"})).is_err());
+    }
+
+    fn state_with_call() -> (UiState, Vec<crate::ServerFrame>) {
+        let frames: Vec<crate::ServerFrame> = [
+            json!({"type": "chat.user_message_accepted", "seq": 1, "in_reply_to": "m-1", "invocation_id": "inv-1",
+                   "item_id": "u-1", "text": "hi", "ts": "2026-11-22T10:00:00Z"}),
+            json!({"type": "chat.run_started", "seq": 2, "invocation_id": "inv-1", "ts": "2026-11-22T10:00:00Z"}),
+            json!({"type": "chat.tool_call", "seq": 3, "invocation_id": "inv-1", "tool_call_id": "tc-1",
+                   "tool_name": "t", "interaction_type": "auto_tool", "awaiting_response": false, "display": "inline",
+                   "payload": {}, "call_index": 0, "ts": "2026-11-22T10:00:00Z"}),
+            json!({"type": "chat.tool_call", "seq": 4, "invocation_id": "inv-1", "tool_call_id": "tc-2",
+                   "tool_name": "t", "interaction_type": "auto_tool", "awaiting_response": false, "display": "inline",
+                   "payload": {}, "call_index": 1, "ts": "2026-11-22T10:00:00Z"}),
+        ]
+        .into_iter()
+        .map(|v| serde_json::from_value(v).unwrap())
+        .collect();
+        let mut state = UiState::default();
+        for f in &frames {
+            state.apply(f.ui_event().unwrap()).unwrap();
+        }
+        let settle: crate::ServerFrame = serde_json::from_value(json!({"type": "chat.tool_call_complete", "seq": 5,
+            "tool_call_id": "tc-1", "status": "completed", "ts": "2026-11-22T10:00:01Z"}))
+        .unwrap();
+        (state, vec![settle])
+    }
+
+    #[test]
+    fn built_patches_have_the_required_shape_and_broken_ones_are_named() {
+        let (base, frames) = state_with_call();
+        let events: Vec<UiEvent<'_>> = frames.iter().map(|f| f.ui_event().unwrap()).collect();
+        let ops = base.clone().apply_with_patch(events[0]).unwrap();
+        assert_eq!(check_shape(&base, &events, &ops), Ok(()));
+
+        let requirement = |ops: &[PatchOp]| check_shape(&base, &events, ops).map_err(|e| e.requirement);
+        let unguarded: Vec<PatchOp> = ops.iter().filter(|o| !matches!(o, PatchOp::Test { .. })).cloned().collect();
+        assert_eq!(requirement(&unguarded), Err("STATE-039"));
+        // The other call (tc-2, index 2) is not named by the settle of tc-1.
+        let other = vec![
+            PatchOp::Test { path: "/items/2/id".into(), value: json!("tc-2") },
+            PatchOp::Replace { path: "/items/2/status".into(), value: json!("completed") },
+        ];
+        assert_eq!(requirement(&other), Err("STATE-040"));
+        assert_eq!(requirement(&[PatchOp::Replace { path: "/items".into(), value: json!([]) }]), Err("STATE-040"));
+        assert_eq!(requirement(&[PatchOp::Replace { path: "".into(), value: json!({}) }]), Err("STATE-040"));
+        assert_eq!(
+            requirement(&[PatchOp::Move { from: "/items/0".into(), path: "/items/-".into() }]),
+            Err("STATE-040")
+        );
+        assert_eq!(requirement(&[PatchOp::Replace { path: "/items/-".into(), value: json!({}) }]), Err("STATE-040"));
+        // An insertion must follow a tested item; an index past the end names nothing.
+        let insert = vec![PatchOp::Add { path: "/items/2".into(), value: json!({"id": "tc-1.output"}) }];
+        assert_eq!(requirement(&insert), Err("STATE-039"));
+        assert_eq!(requirement(&[PatchOp::Remove { path: "/items/3".into() }]), Err("STATE-038"));
+        assert_eq!(requirement(&[PatchOp::Remove { path: "/items/x".into() }]), Err("STATE-038"));
+        assert_eq!(requirement(&[PatchOp::Replace { path: "/run".into(), value: json!({"status": "idle"}) }]), Ok(()));
     }
 
     #[test]

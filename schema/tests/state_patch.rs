@@ -68,6 +68,10 @@ fn apply_and_check(state: &mut UiState, event: UiEvent<'_>) -> Result<Option<Vec
         return Err(format!("{event:?}: patched state differs from the reduced one; patch {wire}"));
     }
 
+    // The crate's own shape check (STATE-039, STATE-040) accepts it.
+    chatwire_schema::state_patch::check_shape(&before, &[event], &ops)
+        .map_err(|e| format!("{event:?}: {e}; {wire}"))?;
+
     // It touches only the items the event names, appends at the end, and the run.
     let named = named_indices(&before, event);
     for op in &ops {

@@ -114,6 +114,15 @@ impl Capability {
     /// are in force only where negotiated (`SESSION-012`).
     pub const FEATURES: &'static [&'static str] = &["ui_state_patch", "resume_catch_up"];
 
+    /// The minor version that defines this capability as a feature (`spec/session.md#features`),
+    /// or `None` for a capability that is not a feature.
+    pub fn feature_since(&self) -> Option<ProtocolVersion> {
+        match self {
+            Capability::UiStatePatch | Capability::ResumeCatchUp => Some(ProtocolVersion { major: 1, minor: 1 }),
+            _ => None,
+        }
+    }
+
     /// Maps a wire name to a capability; unknown names become [`Capability::Other`].
     pub fn from_wire(s: &str) -> Self {
         match s {
@@ -127,6 +136,30 @@ impl Capability {
             other => Capability::Other(other.to_owned()),
         }
     }
+}
+
+/// The features in force on a connection that negotiated `version` (`SESSION-012`): `None` where
+/// the welcome carries no `features` at all (a version before 1.1, `SESSION-013`), else the
+/// features the server `implements` that `version` defines, narrowed to those the hello
+/// `requested` when it named any; names the server does not know or implement are ignored
+/// (`SESSION-016`).
+pub fn features_in_force(
+    version: ProtocolVersion,
+    requested: Option<&[Capability]>,
+    implements: &[Capability],
+) -> Option<Vec<Capability>> {
+    if version < (ProtocolVersion { major: 1, minor: 1 }) {
+        return None;
+    }
+    let mut features: Vec<Capability> = implements
+        .iter()
+        .filter(|c| c.feature_since().is_some_and(|since| since <= version))
+        .filter(|c| requested.is_none_or(|asked| asked.contains(c)))
+        .cloned()
+        .collect();
+    features.sort();
+    features.dedup();
+    Some(features)
 }
 
 impl fmt::Display for Capability {
@@ -163,5 +196,29 @@ impl JsonSchema for Capability {
             "minLength": 1,
             "examples": Capability::KNOWN,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(s: &str) -> ProtocolVersion {
+        ProtocolVersion::parse(s).unwrap()
+    }
+
+    #[test]
+    fn features_in_force_follow_the_version_and_the_request() {
+        let all = [Capability::Rewind, Capability::UiStatePatch, Capability::ResumeCatchUp];
+        assert_eq!(features_in_force(v("1.0"), None, &all), None, "a 1.0 welcome has no features");
+        assert_eq!(
+            features_in_force(v("1.1"), None, &all),
+            Some(vec![Capability::UiStatePatch, Capability::ResumeCatchUp]),
+            "without a request every implemented feature of 1.1, and no plain capability"
+        );
+        let asked = [Capability::UiStatePatch, Capability::Other("teleport".into()), Capability::Rewind];
+        assert_eq!(features_in_force(v("1.1"), Some(&asked), &all), Some(vec![Capability::UiStatePatch]));
+        assert_eq!(features_in_force(v("1.1"), Some(&[]), &all), Some(vec![]));
+        assert_eq!(features_in_force(v("1.1"), None, &[Capability::Rewind]), Some(vec![]));
     }
 }
