@@ -57,7 +57,7 @@ pub use error_frame::{ErrorCode, ErrorFrame};
 pub const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
 pub use frame::{ClientFrame, ServerFrame, UiEvent};
 pub use id::{Id, IdError};
-pub use reducer::{reduce, reduce_all, ReduceError};
+pub use reducer::{reduce, reduce_all, IndexedUiState, ReduceError};
 pub use req_id::{ReqId, ReqIdError};
 pub use schema_gen::Direction;
 pub use transport::{

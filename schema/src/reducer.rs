@@ -5,6 +5,8 @@
 //! event does to the view. It is pure and deterministic: no clock, no randomness, no I/O. An event
 //! that breaks a rule is refused with a [`ReduceError`] and leaves the state exactly as it was.
 
+use std::collections::HashSet;
+
 use crate::chat::run_complete::RunCompleteStatus;
 use crate::chat::tool_call::InteractionType;
 use crate::chat::tool_call_complete::CompletionStatus;
@@ -165,9 +167,99 @@ pub fn reduce_all<'a>(
     Ok(next)
 }
 
+/// How [`UiState::apply_with`] answers "is this id / invocation already in the state?": by
+/// scanning the items, or from an index that holds exactly the state's item ids and invocations.
+#[derive(Clone, Copy)]
+enum Lookup<'a> {
+    Scan,
+    Index(&'a StateIndex),
+}
+
+/// The item ids and invocation ids of a state's items.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct StateIndex {
+    ids: HashSet<Id>,
+    invocations: HashSet<Id>,
+}
+
+impl StateIndex {
+    fn of(state: &UiState) -> StateIndex {
+        let mut index = StateIndex::default();
+        for item in &state.items {
+            index.ids.insert(item.id().clone());
+            index.invocations.insert(item.invocation_id().clone());
+        }
+        index
+    }
+}
+
+/// A [`UiState`] with an index of its item ids and invocations, for folding long logs (a server
+/// loading a session, a client catching up).
+///
+/// [`IndexedUiState::apply`] is [`UiState::apply`] exactly (same results, same errors, same
+/// state), except that the id checks (`STATE-020`, invocation reuse) look the index up instead
+/// of scanning every item, so folding n events costs O(n) rather than O(n²).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct IndexedUiState {
+    state: UiState,
+    index: StateIndex,
+}
+
+impl IndexedUiState {
+    /// Indexes `state` (O(items)).
+    pub fn new(state: UiState) -> Self {
+        let index = StateIndex::of(&state);
+        IndexedUiState { state, index }
+    }
+
+    /// The state.
+    pub fn state(&self) -> &UiState {
+        &self.state
+    }
+
+    /// The state, without its index.
+    pub fn into_state(self) -> UiState {
+        self.state
+    }
+
+    /// Applies one event in place, as [`UiState::apply`]. On error the state is unchanged.
+    pub fn apply(&mut self, event: UiEvent<'_>) -> Result<(), ReduceError> {
+        self.state.apply_with(event, Lookup::Index(&self.index))?;
+        match event {
+            UiEvent::UserMessageAccepted(e) => {
+                self.index.ids.insert(e.item_id.clone());
+                self.index.invocations.insert(e.invocation_id.clone());
+            }
+            UiEvent::AssistantMessage(e) => {
+                self.index.ids.insert(e.item_id.clone());
+            }
+            UiEvent::ToolCall(e) => {
+                self.index.ids.insert(e.tool_call_id.clone());
+            }
+            UiEvent::ToolOutput(e) => {
+                // Applied, so the id is valid and its item exists now.
+                if let Ok(output_id) = output_item_id(&e.tool_call_id) {
+                    self.index.ids.insert(output_id);
+                }
+            }
+            UiEvent::RewindComplete(_) => self.index = StateIndex::of(&self.state),
+            UiEvent::RunStarted(_)
+            | UiEvent::ToolProgress(_)
+            | UiEvent::ToolCallComplete(_)
+            | UiEvent::ToolCallDismiss(_)
+            | UiEvent::RunComplete(_) => {}
+        }
+        Ok(())
+    }
+}
+
 impl UiState {
     /// Applies one event in place. On error the state is unchanged.
     pub fn apply(&mut self, event: UiEvent<'_>) -> Result<(), ReduceError> {
+        self.apply_with(event, Lookup::Scan)
+    }
+
+    fn apply_with(&mut self, event: UiEvent<'_>, lookup: Lookup<'_>) -> Result<(), ReduceError> {
         match event {
             // STATE-010
             UiEvent::UserMessageAccepted(e) => {
@@ -178,10 +270,10 @@ impl UiState {
                 if !open.is_empty() {
                     return Err(ReduceError::OpenToolCallsAtNewTurn(open));
                 }
-                if self.has_invocation(&e.invocation_id) {
+                if self.knows_invocation(&e.invocation_id, lookup) {
                     return Err(ReduceError::InvocationReused(e.invocation_id.clone()));
                 }
-                self.ensure_new_id(&e.item_id)?;
+                self.ensure_new_id(&e.item_id, lookup)?;
                 self.items.push(DisplayItem::UserMessage(UserMessageItem {
                     id: e.item_id.clone(),
                     invocation_id: e.invocation_id.clone(),
@@ -195,7 +287,7 @@ impl UiState {
                 if self.run.status.is_active() {
                     return Err(ReduceError::RunInProgress(self.current_invocation()));
                 }
-                if !self.has_invocation(&e.invocation_id) {
+                if !self.knows_invocation(&e.invocation_id, lookup) {
                     return Err(ReduceError::UnknownInvocation(e.invocation_id.clone()));
                 }
                 // Only the newest turn may run: an older one resuming would put its items after a
@@ -208,7 +300,7 @@ impl UiState {
             // STATE-012
             UiEvent::AssistantMessage(e) => {
                 self.ensure_running(&e.invocation_id)?;
-                self.ensure_new_id(&e.item_id)?;
+                self.ensure_new_id(&e.item_id, lookup)?;
                 self.items.push(DisplayItem::AssistantMarkdown(AssistantMarkdownItem {
                     id: e.item_id.clone(),
                     invocation_id: e.invocation_id.clone(),
@@ -229,9 +321,9 @@ impl UiState {
                 if needs_component && e.component_type.is_none() {
                     return Err(ReduceError::MissingComponentType(e.tool_call_id.clone()));
                 }
-                self.ensure_new_id(&e.tool_call_id)?;
+                self.ensure_new_id(&e.tool_call_id, lookup)?;
                 let output_id = output_item_id(&e.tool_call_id)?;
-                self.ensure_new_id(&output_id)?;
+                self.ensure_new_id(&output_id, lookup)?;
                 self.items.push(DisplayItem::ToolCall(ToolCallItem {
                     id: e.tool_call_id.clone(),
                     invocation_id: e.invocation_id.clone(),
@@ -275,7 +367,7 @@ impl UiState {
                 let exists = matches!(self.items.get(at), Some(DisplayItem::ToolOutput(o)) if o.id == output_id);
                 if !exists {
                     // An item created after the call may have taken the id (STATE-020).
-                    self.ensure_new_id(&output_id)?;
+                    self.ensure_new_id(&output_id, lookup)?;
                     self.items.insert(
                         at,
                         DisplayItem::ToolOutput(ToolOutputItem {
@@ -459,8 +551,19 @@ impl UiState {
         }
     }
 
-    fn ensure_new_id(&self, id: &Id) -> Result<(), ReduceError> {
-        if self.items.iter().any(|i| i.id() == id) {
+    fn knows_invocation(&self, id: &Id, lookup: Lookup<'_>) -> bool {
+        match lookup {
+            Lookup::Scan => self.has_invocation(id),
+            Lookup::Index(index) => index.invocations.contains(id),
+        }
+    }
+
+    fn ensure_new_id(&self, id: &Id, lookup: Lookup<'_>) -> Result<(), ReduceError> {
+        let taken = match lookup {
+            Lookup::Scan => self.items.iter().any(|i| i.id() == id),
+            Lookup::Index(index) => index.ids.contains(id),
+        };
+        if taken {
             Err(ReduceError::DuplicateItemId(id.clone()))
         } else {
             Ok(())

@@ -14,7 +14,8 @@ use std::sync::LazyLock;
 
 use chatwire_schema::ui_state_snapshot::UiStateSnapshot;
 use chatwire_schema::{
-    reduce, reduce_all, Direction, DisplayItem, FrameValidator, Id, ServerFrame, UiEvent, UiState, UiStateVersion,
+    reduce, reduce_all, Direction, DisplayItem, FrameValidator, Id, IndexedUiState, ServerFrame, UiEvent, UiState,
+    UiStateVersion,
 };
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
@@ -107,6 +108,27 @@ proptest! {
                 }
             }
         }
+    }
+
+    /// The indexed fold (`IndexedUiState`, for loading long logs) is the reducer: the same result,
+    /// error and state at every step, over valid sequences (rewinds included) and the probes.
+    #[test]
+    fn indexed_fold_equals_apply((frames, probes) in prefix_and_probes()) {
+        let mut plain = UiState::default();
+        let mut indexed = IndexedUiState::default();
+        for frame in &frames {
+            let e = event(frame);
+            prop_assert_eq!(indexed.apply(e), plain.apply(e), "{:?}", frame);
+            prop_assert_eq!(indexed.state(), &plain);
+        }
+        for (n, probe) in probes.iter().enumerate() {
+            let frame = materialize(probe, &plain, n);
+            let e = event(&frame);
+            prop_assert_eq!(indexed.apply(e), plain.apply(e), "{:?}", frame);
+            prop_assert_eq!(indexed.state(), &plain);
+        }
+        let reindexed = IndexedUiState::new(plain.clone());
+        prop_assert_eq!(reindexed.state(), &plain);
     }
 
     /// (c) Determinism: the same events give the same state, in place or pure, step by step.

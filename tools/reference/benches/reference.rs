@@ -1,8 +1,16 @@
 //! Benchmarks of the reference backend over loopback (a bench binary: `cargo bench -p chatwire-reference`).
 //!
 //! 1. One scripted turn's round trip (user message → final `ui_state_updated`).
-//! 2. Time to build and send the resume snapshot for 100 and 10,000 display items, and the ratio.
+//! 2. Time to build and send the resume snapshot for 100 and 10,000 display items, and the ratio;
+//!    and the first resume after a restart (load from the database and fold), with its ratio.
 //! 3. Resident memory per idle session, measured on the real binary through /proc/PID/statm.
+//! 4. 50 concurrent sessions playing scripted turns on a file database with `synchronous = FULL`:
+//!    their events per second, and the p95 round trip of one more session's turns meanwhile.
+//! 5. Refusal timing: medians of a resume refused for an unknown session and one refused for a
+//!    wrong token over 500+ tries each; the bench fails when they differ by more than 10%.
+//!
+//! `cargo bench -p chatwire-reference --bench reference -- --bench [NAME...]` runs the named
+//! parts (turn, resume, memory, concurrent, refusals), all by default.
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -12,7 +20,7 @@ use std::time::{Duration, Instant};
 use chatwire_reference::agent::{AgentSpec, Cursor};
 use chatwire_reference::store::{Commit, LogKind, LogRow, NewSession};
 use chatwire_reference::util::{hash_token, random_id, rfc3339_now};
-use chatwire_reference::{DbLocation, ServeConfig, Server, Store};
+use chatwire_reference::{DbLocation, Durability, ServeConfig, Server, Store};
 use chatwire_schema::chat::assistant_message::AssistantMessage;
 use chatwire_schema::chat::run_complete::{RunComplete, RunCompleteStatus};
 use chatwire_schema::chat::run_started::RunStarted;
@@ -193,11 +201,12 @@ async fn resume_once(url: &str, id: &Id, token: &Id, last_seq: &mut u64) -> (Ws,
 async fn bench_resume_snapshot(dir: &Path) {
     const RUNS: usize = 30;
     let db = dir.join("snap.db");
-    let store = Store::open(&DbLocation::File(db.clone())).unwrap();
+    let store = Store::open(&DbLocation::File(db.clone()), Durability::Normal).unwrap();
     let sizes = [100usize, 10_000];
     let sessions: Vec<(Id, Id)> = sizes.iter().map(|&n| seed_transcript(&store, n)).collect();
     drop(store);
-    let server = Server::bind(ServeConfig::new("127.0.0.1:0".parse().unwrap(), DbLocation::File(db))).await.unwrap();
+    let server =
+        Server::bind(ServeConfig::new("127.0.0.1:0".parse().unwrap(), DbLocation::File(db.clone()))).await.unwrap();
     let url = server.url();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let task = tokio::spawn(server.run(async {
@@ -226,6 +235,42 @@ async fn bench_resume_snapshot(dir: &Path) {
     println!("resume snapshot growth 100 -> 10,000 items: {ratio:.1}x (goal <= 120x)");
     let _ = stop.send(());
     let _ = task.await;
+    // The first resume after a restart, measured properly: a fresh server on the same database
+    // each round (after one warm-up connection), both sizes, median of the rounds.
+    const ROUNDS: usize = 7;
+    let mut cold_samples: Vec<Vec<Duration>> = vec![Vec::new(); sizes.len()];
+    for _ in 0..ROUNDS {
+        let server =
+            Server::bind(ServeConfig::new("127.0.0.1:0".parse().unwrap(), DbLocation::File(db.clone()))).await.unwrap();
+        let url = server.url();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(server.run(async {
+            let _ = stopped.await;
+        }));
+        let mut warm = connect(&url).await;
+        send(&mut warm, json!({"type": "session.hello", "id": "h", "versions": ["1.0"]})).await;
+        recv_text(&mut warm).await;
+        recv_text(&mut warm).await;
+        for (i, (id, token)) in sessions.iter().enumerate() {
+            let mut last_seq = 0;
+            let (ws, cold, _) = resume_once(&url, id, token, &mut last_seq).await;
+            cold_samples[i].push(cold);
+            drop(ws);
+        }
+        drop(warm);
+        let _ = stop.send(());
+        let _ = task.await;
+    }
+    let colds: Vec<Duration> = cold_samples.into_iter().map(|s| median_and_p95(s).0).collect();
+    let cold_ratio = colds[1].as_secs_f64() / colds[0].as_secs_f64();
+    println!(
+        "first resume after a restart (fresh server, median of {ROUNDS}): 100 items {:?}, 10,000 items {:?}: growth {cold_ratio:.1}x (goal <= 120x)",
+        colds[0], colds[1]
+    );
+    if cold_ratio > 120.0 {
+        eprintln!("FAIL: the first resume after a restart grows more than 120x");
+        std::process::exit(1);
+    }
 }
 
 fn rss_bytes(pid: u32) -> u64 {
@@ -277,16 +322,207 @@ async fn bench_idle_session_memory(dir: &Path) {
     let _ = child.wait();
 }
 
+/// A turn of `steps` scripted steps: says and one self-settling tool call with progress.
+fn busy_turn() -> Value {
+    json!({"steps": [
+        {"op": "say", "markdown": "on it"},
+        {"op": "tool_calls", "calls": [{"tool_name": "lookup", "interaction_type": "auto_tool", "display": "inline",
+            "progress": [{"message": "half", "fraction": 0.5}], "outcome": {"kind": "result", "value": {"ok": true}}}]},
+        {"op": "say", "markdown": "done"}
+    ]})
+}
+
+/// Plays `turns` turns on a fresh session; returns the number of event frames received (every
+/// frame but `ui_state_updated`) and the duration of each turn.
+async fn play_turns(url: &str, turns: usize) -> (usize, Vec<Duration>) {
+    let mut ws = connect(url).await;
+    let script = json!({"turns": vec![busy_turn(); turns]});
+    send(&mut ws, json!({"type": "session.hello", "id": "h", "versions": ["1.0"], "script": script})).await;
+    recv_text(&mut ws).await;
+    recv_text(&mut ws).await;
+    let mut events = 0;
+    let mut durations = Vec::with_capacity(turns);
+    for i in 0..turns {
+        let start = Instant::now();
+        send(&mut ws, json!({"type": "chat.user_message", "id": format!("m{i}"), "text": "go"})).await;
+        // Bounded: a turn is a fixed number of frames.
+        for _ in 0..100 {
+            let kind = frame_type(&recv_text(&mut ws).await);
+            if kind != "ui_state_updated" {
+                events += 1;
+            }
+            if kind == "chat.run_complete" {
+                break;
+            }
+        }
+        recv_text(&mut ws).await; // its ui_state_updated
+        durations.push(start.elapsed());
+    }
+    (events, durations)
+}
+
+async fn bench_concurrent_sessions(dir: &Path) {
+    let full = concurrent_sessions(dir, Durability::Full).await;
+    let normal = concurrent_sessions(dir, Durability::Normal).await;
+    println!("events/s with FULL / with NORMAL, same run: {:.2}", full / normal);
+}
+
+/// Returns the events per second of the 50 sessions.
+async fn concurrent_sessions(dir: &Path, durability: Durability) -> f64 {
+    const SESSIONS: usize = 50;
+    const TURNS: usize = 20;
+    let db = DbLocation::File(dir.join(format!("busy-{durability:?}.db")));
+    let config = ServeConfig { durability, ..ServeConfig::new("127.0.0.1:0".parse().unwrap(), db) };
+    let server = Server::bind(config).await.unwrap();
+    let url = server.url();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(server.run(async {
+        let _ = stopped.await;
+    }));
+    let start = Instant::now();
+    let players: Vec<_> = (0..SESSIONS)
+        .map(|_| {
+            let url = url.clone();
+            tokio::spawn(async move { play_turns(&url, TURNS).await })
+        })
+        .collect();
+    // One more session measures its turns' round trips while the others run.
+    let probe = tokio::spawn({
+        let url = url.clone();
+        async move { play_turns(&url, TURNS).await }
+    });
+    let mut events = 0;
+    for p in players {
+        events += p.await.unwrap().0;
+    }
+    let elapsed = start.elapsed();
+    let (_, probe_turns) = probe.await.unwrap();
+    let (median, p95) = median_and_p95(probe_turns);
+    println!(
+        "{SESSIONS} concurrent sessions x {TURNS} turns (8 events each), file db, {durability:?}: \
+         {events} events in {elapsed:?} = {:.0} events/s; one more session's turn round trip meanwhile: \
+         median {median:?}, p95 {p95:?}",
+        events as f64 / elapsed.as_secs_f64()
+    );
+    let _ = stop.send(());
+    let _ = task.await;
+    events as f64 / elapsed.as_secs_f64()
+}
+
+/// One refused resume on `ws`: the time from sending the hello to holding the error.
+async fn refused_resume(ws: &mut Ws, session_id: &str, token: &str) -> Duration {
+    let start = Instant::now();
+    send(
+        ws,
+        json!({"type": "session.hello", "id": "h", "versions": ["1.0"],
+            "resume": {"session_id": session_id, "resume_token": token, "last_seq": 0}}),
+    )
+    .await;
+    let text = recv_text(ws).await;
+    let elapsed = start.elapsed();
+    assert!(text.contains("resume_rejected"), "{text}");
+    elapsed
+}
+
+/// Medians of refusals for an unknown session and for a wrong token; `Err` when they differ by
+/// more than 10%.
+async fn refusal_medians(legacy: bool, dir: &Path) -> Result<(Duration, Duration), (Duration, Duration)> {
+    const TRIES: usize = 600;
+    // Below the refused-resume limit of one connection (RESUME-013).
+    const PER_CONNECTION: usize = 6;
+    let db = dir.join(if legacy { "refusals-legacy.db" } else { "refusals.db" });
+    let config = ServeConfig {
+        legacy_resume_lookup: legacy,
+        ..ServeConfig::new("127.0.0.1:0".parse().unwrap(), DbLocation::File(db))
+    };
+    let server = Server::bind(config).await.unwrap();
+    let url = server.url();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(server.run(async {
+        let _ = stopped.await;
+    }));
+    // A real session, held open (so it stays loaded, as for an attacker probing a live one).
+    let mut owner = connect(&url).await;
+    send(&mut owner, json!({"type": "session.hello", "id": "h", "versions": ["1.0"]})).await;
+    let welcome: Value = serde_json::from_str(&recv_text(&mut owner).await).unwrap();
+    recv_text(&mut owner).await;
+    let known = welcome["session_id"].as_str().unwrap().to_owned();
+    let (mut unknown, mut wrong) = (Vec::new(), Vec::new());
+    let mut ws = connect(&url).await;
+    for i in 0..2 * TRIES {
+        if i % PER_CONNECTION == 0 {
+            ws = connect(&url).await;
+        }
+        // Interleaved, so that drift in the machine's load hits both alike.
+        if i % 2 == 0 {
+            unknown.push(refused_resume(&mut ws, "s-0123456789abcdef0123456789abcdef", "rt-guess").await);
+        } else {
+            wrong.push(refused_resume(&mut ws, &known, "rt-guess").await);
+        }
+    }
+    let _ = stop.send(());
+    let _ = task.await;
+    let (unknown, _) = median_and_p95(unknown);
+    let (wrong, _) = median_and_p95(wrong);
+    let ratio = unknown.as_secs_f64().max(wrong.as_secs_f64()) / unknown.as_secs_f64().min(wrong.as_secs_f64());
+    if ratio > 1.10 {
+        Err((unknown, wrong))
+    } else {
+        Ok((unknown, wrong))
+    }
+}
+
+async fn bench_refusals(dir: &Path) -> bool {
+    let ok = match refusal_medians(false, dir).await {
+        Ok((u, w)) => {
+            println!(
+                "resume refusals (600 tries each): unknown session median {u:?}, wrong token median {w:?}: within 10%"
+            );
+            true
+        }
+        Err((u, w)) => {
+            eprintln!("FAIL: resume refusals differ by more than 10%: unknown session {u:?}, wrong token {w:?}");
+            false
+        }
+    };
+    // The control: the old code path (look the session up first, hash only if it exists) must be
+    // caught by the same comparison, or the comparison proves nothing.
+    match refusal_medians(true, dir).await {
+        Err((u, w)) => println!(
+            "control, old lookup-first path: unknown {u:?}, wrong token {w:?}: caught (differ by more than 10%)"
+        ),
+        Ok((u, w)) => {
+            println!("control, old lookup-first path: unknown {u:?}, wrong token {w:?}: NOT caught on this machine")
+        }
+    }
+    ok
+}
+
 fn main() {
     // `cargo test` runs benches with --bench only under `cargo bench`; skip the heavy work otherwise.
     if !std::env::args().any(|a| a == "--bench") {
         return;
     }
+    let chosen: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
+    let wants = |name: &str| chosen.is_empty() || chosen.iter().any(|c| c == name);
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     let dir = tempfile::tempdir().unwrap();
-    runtime.block_on(async {
-        bench_turn_round_trip().await;
-        bench_resume_snapshot(dir.path()).await;
-        bench_idle_session_memory(dir.path()).await;
+    let ok = runtime.block_on(async {
+        if wants("turn") {
+            bench_turn_round_trip().await;
+        }
+        if wants("resume") {
+            bench_resume_snapshot(dir.path()).await;
+        }
+        if wants("memory") {
+            bench_idle_session_memory(dir.path()).await;
+        }
+        if wants("concurrent") {
+            bench_concurrent_sessions(dir.path()).await;
+        }
+        !wants("refusals") || bench_refusals(dir.path()).await
     });
+    if !ok {
+        std::process::exit(1);
+    }
 }

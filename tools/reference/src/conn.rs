@@ -53,7 +53,7 @@ impl Conn {
             }
             RefusalAction::Instead(frame) => {
                 if let Some(session) = &self.session {
-                    session.inner.lock().await.send_outside_state(session, &self.handle, *frame);
+                    session.inner.lock().await.send_outside_state(session, &self.handle, *frame).await;
                 }
                 return;
             }
@@ -63,7 +63,7 @@ impl Conn {
         match &self.session {
             Some(session) => {
                 let mut g = session.inner.lock().await;
-                g.send_error(session, &self.handle, refusal, in_reply_to);
+                g.send_error(session, &self.handle, refusal, in_reply_to).await;
             }
             None => {
                 let frame = ErrorFrame {
@@ -206,9 +206,9 @@ impl Conn {
             return Ok(());
         }
         match frame {
-            ClientFrame::UserMessage(m) => session::user_message(&session, &mut g, m),
-            ClientFrame::ToolCallResponse(r) => session::tool_call_response(&session, &mut g, r),
-            ClientFrame::Rewind(r) => session::rewind(&session, &mut g, r),
+            ClientFrame::UserMessage(m) => session::user_message(&session, &mut g, m).await,
+            ClientFrame::ToolCallResponse(r) => session::tool_call_response(&session, &mut g, r).await,
+            ClientFrame::Rewind(r) => session::rewind(&session, &mut g, r).await,
             other => Err(Refusal::new(ErrorCode::UnknownType, format!("unexpected frame type {}", other.type_name()))),
         }
     }

@@ -38,7 +38,7 @@ pub mod util;
 
 pub use agent::{Agent, EchoAgent, ScriptedAgent};
 pub use fault::{Fault, UnknownFault};
-pub use store::{DbLocation, Store, StoreError};
+pub use store::{DbLocation, Durability, Store, StoreError};
 
 /// Environment variable naming a [`CrashPoint`] (`response-received`, `response-committed`);
 /// read by [`run_cli`] only, for crash-durability tests.
@@ -89,6 +89,8 @@ pub struct ServeConfig {
     pub addr: SocketAddr,
     /// Where the sessions live.
     pub db: DbLocation,
+    /// How hard commits try to survive a crash; [`Durability::Full`] (survives a power loss) by default.
+    pub durability: Durability,
     /// Conformance mode: honour `session.hello.script`.
     pub conformance: bool,
     /// The agent answering sessions opened without a script ([`EchoAgent`] by default): where a
@@ -100,6 +102,11 @@ pub struct ServeConfig {
     pub fault: Option<Fault>,
     /// Transport deadlines.
     pub timeouts: Timeouts,
+    /// Test-only: check a resume's token the old way (look the session up first, hash only if it
+    /// exists), whose refusals take measurably different time for unknown sessions and wrong
+    /// tokens. The refusal-timing bench runs it as a control that its check can fail.
+    #[doc(hidden)]
+    pub legacy_resume_lookup: bool,
     /// Test-only crash point (see [`CRASH_AT_ENV`]).
     #[doc(hidden)]
     pub crash_at: Option<CrashPoint>,
@@ -149,12 +156,14 @@ impl ServeConfig {
         ServeConfig {
             addr,
             db,
+            durability: Durability::Full,
             conformance: true,
             agent: Arc::new(EchoAgent),
             max_frame_bytes: chatwire_schema::DEFAULT_MAX_FRAME_BYTES,
             fault: None,
             timeouts: Timeouts::default(),
             crash_at: None,
+            legacy_resume_lookup: false,
         }
     }
 }
@@ -201,8 +210,8 @@ impl Server {
             return Err(ServeError::NotLoopback(config.addr));
         }
         let durable = matches!(config.db, DbLocation::File(_));
-        let store = Store::open(&config.db)?;
-        let shared = Arc::new(session::Shared::new(
+        let store = store::StoreWriter::spawn(Store::open(&config.db, config.durability)?)?;
+        let mut shared = session::Shared::new(
             store,
             fault::hooks(config.fault),
             config.agent.clone(),
@@ -210,7 +219,9 @@ impl Server {
             durable,
             config.max_frame_bytes,
             config.crash_at,
-        ));
+        );
+        shared.legacy_resume_lookup = config.legacy_resume_lookup;
+        let shared = Arc::new(shared);
         let recovered = shared.recover_all().await?;
         if recovered > 0 {
             eprintln!("chatwire-reference: recovered {recovered} session(s) with unfinished work");
@@ -301,12 +312,21 @@ struct ServeArgs {
     /// Conformance mode: honour `session.hello.script`.
     #[arg(long)]
     conformance: bool,
+    /// How hard a commit tries to survive a crash: `full` survives a power loss (the default),
+    /// `normal` only the process being killed.
+    #[arg(long, default_value = "full", value_parser = parse_durability)]
+    durability: Durability,
     /// Largest text frame accepted, in bytes.
     #[arg(long, default_value_t = chatwire_schema::DEFAULT_MAX_FRAME_BYTES, value_parser = parse_frame_limit)]
     max_frame_bytes: u64,
     /// Run with one planted bug (testing aid for the conformance suite; see --list-faults).
     #[arg(long, value_name = "NAME")]
     fault: Option<Fault>,
+}
+
+/// `--durability`: `full` or `normal`.
+fn parse_durability(text: &str) -> Result<Durability, String> {
+    Durability::parse(text).ok_or_else(|| format!("{text:?} is not a durability: use full or normal"))
 }
 
 /// `--max-frame-bytes`: a number within the spec's limits (checked by [`ServeConfig::validate`]).
@@ -357,6 +377,7 @@ pub fn run_cli(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     let config = ServeConfig {
         conformance: args.conformance,
         max_frame_bytes: args.max_frame_bytes,
+        durability: args.durability,
         fault: args.fault,
         crash_at,
         ..ServeConfig::new(args.addr, db)

@@ -246,6 +246,9 @@ fn cli_lists_faults_and_refuses_non_loopback() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("loopback"));
     let out = Command::new(BIN).args(["serve", "--db", ":memory:", "--fault", "no-such"]).output().unwrap();
     assert!(!out.status.success());
+    let out = Command::new(BIN).args(["serve", "--db", ":memory:", "--durability", "off"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("use full or normal"));
 }
 
 #[test]

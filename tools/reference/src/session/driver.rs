@@ -75,10 +75,13 @@ async fn drive(session: &Arc<Session>) {
     loop {
         let next = {
             let mut g = session.inner.lock().await;
-            let next = next_step(session, &mut g).unwrap_or_else(|e| {
-                abandon_turn(session, &mut g, &e);
-                Next::Stop
-            });
+            let next = match next_step(session, &mut g).await {
+                Ok(next) => next,
+                Err(e) => {
+                    abandon_turn(session, &mut g, &e).await;
+                    Next::Stop
+                }
+            };
             if matches!(next, Next::Stop) {
                 g.driver_active = false;
             }
@@ -93,8 +96,8 @@ async fn drive(session: &Arc<Session>) {
                     tokio::time::sleep(Duration::from_millis(call.run_ms)).await;
                 }
                 let mut g = session.inner.lock().await;
-                if let Err(e) = settle_tool(session, &mut g, &call, &id) {
-                    abandon_turn(session, &mut g, &e);
+                if let Err(e) = settle_tool(session, &mut g, &call, &id).await {
+                    abandon_turn(session, &mut g, &e).await;
                     g.driver_active = false;
                     return;
                 }
@@ -105,19 +108,19 @@ async fn drive(session: &Arc<Session>) {
 
 /// A step failed (e.g. the agent planned a frame the reducer refuses): the run ends `failed`,
 /// reason `agent_error`, rather than staying `running` forever.
-fn abandon_turn(session: &Arc<Session>, g: &mut Inner, cause: &EmitError) {
+async fn abandon_turn(session: &Arc<Session>, g: &mut Inner, cause: &EmitError) {
     eprintln!("chatwire-reference: session {}: turn abandoned: {cause}", session.id);
     let Some(invocation) = g.state.run.invocation_id.clone().filter(|_| g.state.run.status == RunStatus::Running)
     else {
         return;
     };
     let error = format!("the agent step could not be carried out: {cause}");
-    if let Err(e) = end_run_failed(session, g, invocation, "agent_error", &error) {
+    if let Err(e) = end_run_failed(session, g, invocation, "agent_error", &error).await {
         eprintln!("chatwire-reference: session {}: cannot end the abandoned run: {e}", session.id);
     }
 }
 
-fn next_step(session: &Arc<Session>, g: &mut Inner) -> Result<Next, EmitError> {
+async fn next_step(session: &Arc<Session>, g: &mut Inner) -> Result<Next, EmitError> {
     let invocation = match (&g.state.run.invocation_id, &g.cursor.invocation_id) {
         (Some(run), Some(cur)) if run == cur && g.state.run.status == RunStatus::Running => run.clone(),
         _ => return Ok(Next::Stop),
@@ -135,7 +138,7 @@ fn next_step(session: &Arc<Session>, g: &mut Inner) -> Result<Next, EmitError> {
         }
         if g.state.open_tool_calls(Some(&invocation)).next().is_some() {
             let frame = run_complete(&invocation, RunCompleteStatus::AwaitingInput, "awaiting_user_input", None);
-            emit(session, g, Change { units: vec![Unit::Event(frame)], ..Change::default() })?;
+            emit(session, g, Change { units: vec![Unit::Event(frame)], ..Change::default() }).await?;
             return Ok(Next::Stop);
         }
         g.cursor.batch = None;
@@ -219,7 +222,7 @@ fn next_step(session: &Arc<Session>, g: &mut Inner) -> Result<Next, EmitError> {
             (units, cursor, timers)
         }
     };
-    emit(session, g, Change { units, cursor: Some(cursor), add_timers, ..Change::default() })?;
+    emit(session, g, Change { units, cursor: Some(cursor), add_timers, ..Change::default() }).await?;
     Ok(Next::Continue)
 }
 
@@ -262,7 +265,7 @@ fn output_units(call: &ScriptToolCall, id: &Id, ts: &str) -> Vec<Unit> {
 }
 
 /// Reports a self-settling tool's progress and output, then settles it per its outcome.
-fn settle_tool(session: &Arc<Session>, g: &mut Inner, call: &ScriptToolCall, id: &Id) -> Result<(), EmitError> {
+async fn settle_tool(session: &Arc<Session>, g: &mut Inner, call: &ScriptToolCall, id: &Id) -> Result<(), EmitError> {
     let Some(batch) = g.cursor.batch.clone() else { return Ok(()) };
     let ts = rfc3339_now();
     let mut units: Vec<Unit> = call
@@ -312,5 +315,5 @@ fn settle_tool(session: &Arc<Session>, g: &mut Inner, call: &ScriptToolCall, id:
     };
     units.push(Unit::Event(settlement));
     let cursor = Cursor { batch: Some(BatchCursor { settled: batch.settled + 1, ..batch }), ..g.cursor.clone() };
-    emit(session, g, Change { units, cursor: Some(cursor), ..Change::default() })
+    emit(session, g, Change { units, cursor: Some(cursor), ..Change::default() }).await
 }

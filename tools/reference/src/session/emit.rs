@@ -69,7 +69,7 @@ pub(super) fn set_seq(frame: &mut ServerFrame, seq: u64) {
 }
 
 /// Commits `change` and sends what it announces. On error nothing is committed or sent.
-pub(crate) fn emit(session: &Arc<Session>, g: &mut Inner, change: Change) -> Result<(), EmitError> {
+pub(crate) async fn emit(session: &Arc<Session>, g: &mut Inner, change: Change) -> Result<(), EmitError> {
     let sh = &session.shared;
     let mut trial = g.state.clone();
     let mut seq = g.next_seq;
@@ -121,7 +121,7 @@ pub(crate) fn emit(session: &Arc<Session>, g: &mut Inner, change: Change) -> Res
         add_pending: change.add_pending.iter().map(|(id, f)| (id.to_string(), f.clone())).collect(),
         remove_pending: change.remove_pending.iter().map(ToString::to_string).collect(),
     };
-    sh.store.commit(session.id.as_str(), &commit)?;
+    sh.store.commit(session.id.as_str(), commit).await?;
     g.state = trial;
     g.next_seq = seq;
     if let Some(cursor) = change.cursor {
@@ -166,7 +166,13 @@ impl Inner {
     }
 
     /// Sends a typed error to `conn`, consuming a seq of the session.
-    pub fn send_error(&mut self, session: &Session, conn: &ConnHandle, refusal: Refusal, in_reply_to: Option<Id>) {
+    pub async fn send_error(
+        &mut self,
+        session: &Session,
+        conn: &ConnHandle,
+        refusal: Refusal,
+        in_reply_to: Option<Id>,
+    ) {
         let frame = ErrorFrame {
             seq: None,
             code: refusal.code,
@@ -175,18 +181,19 @@ impl Inner {
             fatal: refusal.code.is_fatal(),
             supported_versions: None,
         };
-        self.send_outside_state(session, conn, ServerFrame::Error(frame));
+        self.send_outside_state(session, conn, ServerFrame::Error(frame)).await;
     }
 
     /// Sends a frame that changes no state (an error, or what a planted fault sends instead) to
     /// `conn` with the next seq, which is persisted first; if it cannot be, an error goes out
     /// without a seq and anything else is not sent.
-    pub fn send_outside_state(&mut self, session: &Session, conn: &ConnHandle, mut frame: ServerFrame) {
+    pub async fn send_outside_state(&mut self, session: &Session, conn: &ConnHandle, mut frame: ServerFrame) {
         let seq = self.next_seq;
         let persisted = session
             .shared
             .store
-            .commit(session.id.as_str(), &Commit { next_seq: seq + 1, ..Commit::default() })
+            .commit(session.id.as_str(), Commit { next_seq: seq + 1, ..Commit::default() })
+            .await
             .map_err(|e| eprintln!("chatwire-reference: cannot persist seq for an error: {e}"))
             .is_ok();
         if persisted {

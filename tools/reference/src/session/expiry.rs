@@ -23,7 +23,7 @@ pub(super) fn schedule_expiry(session: &Arc<Session>, g: &mut Inner, tool_call_i
         tokio::time::sleep(Duration::from_millis(wait)).await;
         let mut g = s.inner.lock().await;
         g.timers.remove(&id);
-        if let Err(e) = expire(&s, &mut g, &id) {
+        if let Err(e) = expire(&s, &mut g, &id).await {
             eprintln!("chatwire-reference: session {}: expiring {id}: {e}", s.id);
         }
         drop(g);
@@ -35,10 +35,10 @@ pub(super) fn schedule_expiry(session: &Arc<Session>, g: &mut Inner, tool_call_i
 }
 
 /// A pending call's deadline passed: it expires, and a waiting turn goes on.
-pub(super) fn expire(session: &Arc<Session>, g: &mut Inner, tool_call_id: &Id) -> Result<(), EmitError> {
+pub(super) async fn expire(session: &Arc<Session>, g: &mut Inner, tool_call_id: &Id) -> Result<(), EmitError> {
     let mut change = Change { remove_timers: vec![tool_call_id.clone()], ..Change::default() };
     let Some(call) = g.state.tool_call(tool_call_id).filter(|c| c.status == ToolCallStatus::Pending) else {
-        return emit(session, g, change);
+        return emit(session, g, change).await;
     };
     let invocation = call.invocation_id.clone();
     let opens_slice = !g.state.run.status.is_active();
@@ -55,7 +55,7 @@ pub(super) fn expire(session: &Arc<Session>, g: &mut Inner, tool_call_id: &Id) -
         in_reply_to: None,
         ts: rfc3339_now(),
     })));
-    emit(session, g, change)?;
+    emit(session, g, change).await?;
     if opens_slice {
         start_driver(session, g);
     }

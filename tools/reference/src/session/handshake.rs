@@ -10,7 +10,7 @@ use tokio::sync::Mutex;
 use super::emit::state_frame;
 use super::{EmitError, Inner, Refusal, Session, Shared};
 use crate::agent::{AgentSpec, Cursor};
-use crate::store::{Commit, NewSession};
+use crate::store::{Commit, NewSessionRow};
 use crate::transport::{ConnHandle, Outgoing};
 use crate::util::{constant_time_eq, hash_token, random_id};
 
@@ -24,27 +24,24 @@ pub(crate) async fn open_session(
 ) -> Result<Arc<Session>, Refusal> {
     let id = random_id("s", 16);
     let token = random_id("rt", 32);
-    let token_hash = hash_token(token.as_str());
     let cursor = Cursor::default();
-    let agent_json = serde_json::to_string(&agent).map_err(EmitError::from)?;
-    let cursor_json = serde_json::to_string(&cursor).map_err(EmitError::from)?;
     // welcome = 1, snapshot = 2: the seqs are reserved in the same insert.
-    shared
-        .store
-        .create_session(&NewSession {
-            id: id.as_str(),
-            token_hash: &token_hash,
-            agent: &agent_json,
-            cursor: &cursor_json,
-            next_seq: 3,
-        })
-        .map_err(EmitError::from)?;
+    let token_hash = hash_token(token.as_str());
+    let row = NewSessionRow {
+        id: id.to_string(),
+        token_hash: token_hash.clone(),
+        agent: serde_json::to_string(&agent).map_err(EmitError::from)?,
+        cursor: serde_json::to_string(&cursor).map_err(EmitError::from)?,
+        next_seq: 3,
+    };
+    shared.store.create_session(row).await.map_err(EmitError::from)?;
     let session = Arc::new(Session {
         id: id.clone(),
         shared: shared.clone(),
         inner: Mutex::new(Inner {
             state: UiState::default(),
             next_seq: 3,
+            token_hash,
             agent: shared.agent_for(agent),
             cursor,
             plan: None,
@@ -122,11 +119,13 @@ pub(crate) async fn resume_session(
     }
     // The token is checked before the session is looked at, with the same work for an unknown
     // session (compared against a hash no token has) as for a wrong token (RESUME-005).
-    let stored = shared.store.token_hash(resume.session_id.as_str()).map_err(EmitError::from)?;
-    let expected = stored.as_deref().unwrap_or(&shared.unmatchable_token_hash);
-    let token_ok = constant_time_eq(hash_token(resume.resume_token.as_str()).as_bytes(), expected.as_bytes());
-    if !shared.hooks.token_matches(token_ok && stored.is_some()) {
-        return Err(rejected());
+    if !shared.legacy_resume_lookup {
+        let stored = shared.store.token_hash(resume.session_id.as_str()).await.map_err(EmitError::from)?;
+        let expected = stored.as_deref().unwrap_or(&shared.unmatchable_token_hash);
+        let token_ok = constant_time_eq(hash_token(resume.resume_token.as_str()).as_bytes(), expected.as_bytes());
+        if !shared.hooks.token_matches(token_ok && stored.is_some()) {
+            return Err(rejected());
+        }
     }
     // A retry loop only for the race where the session is evicted between lookup and lock.
     for _ in 0..3 {
@@ -135,12 +134,21 @@ pub(crate) async fn resume_session(
         if g.evicted {
             continue;
         }
+        if shared.legacy_resume_lookup {
+            // The old path, kept to prove the timing check can fail: an unknown session is
+            // refused before any hashing, a known one after a hash and compare.
+            let token_ok =
+                constant_time_eq(hash_token(resume.resume_token.as_str()).as_bytes(), g.token_hash.as_bytes());
+            if !shared.hooks.token_matches(token_ok) {
+                return Err(rejected());
+            }
+        }
         if resume.last_seq > g.last_seq() {
             return Err(cursor_ahead());
         }
         if let Some(old) = g.attached.take() {
             let code = ErrorCode::SessionTakenOver;
-            g.send_error(&session, &old, Refusal::new(code, "another connection resumed this session"), None);
+            g.send_error(&session, &old, Refusal::new(code, "another connection resumed this session"), None).await;
             if let Some(close) = code.close_code() {
                 old.send(Outgoing::Close(close));
             }
@@ -148,7 +156,8 @@ pub(crate) async fn resume_session(
         let first = g.next_seq;
         shared
             .store
-            .commit(session.id.as_str(), &Commit { next_seq: first + 2, ..Commit::default() })
+            .commit(session.id.as_str(), Commit { next_seq: first + 2, ..Commit::default() })
+            .await
             .map_err(EmitError::from)?;
         g.next_seq = first + 2;
         g.attached = Some(conn.clone());

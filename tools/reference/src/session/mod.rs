@@ -84,6 +84,8 @@ pub(crate) struct Session {
 pub(crate) struct Inner {
     pub state: UiState,
     next_seq: u64,
+    /// The stored hash of the resume token (only the legacy lookup-first resume check reads it).
+    token_hash: String,
     agent: Arc<dyn Agent>,
     cursor: Cursor,
     plan: Option<ScriptTurn>,

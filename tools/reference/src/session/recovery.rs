@@ -24,7 +24,7 @@ pub(super) async fn recover(session: &Arc<Session>, pending: Vec<(String, String
     for (tool_call_id, text) in pending {
         match serde_json::from_str::<ToolCallResponse>(&text) {
             Ok(response) => {
-                if let Err(e) = execute_response(session, &mut g, &response) {
+                if let Err(e) = execute_response(session, &mut g, &response).await {
                     eprintln!(
                         "chatwire-reference: session {}: committed response {}: {}",
                         session.id, response.id, e.message
@@ -48,7 +48,7 @@ pub(super) async fn recover(session: &Arc<Session>, pending: Vec<(String, String
         if carry_on && g.cursor.invocation_id == invocation {
             start_driver(session, &mut g);
         } else if let Some(invocation) = invocation {
-            if let Err(e) = end_run_failed(session, &mut g, invocation, "interrupted", "interrupted") {
+            if let Err(e) = end_run_failed(session, &mut g, invocation, "interrupted", "interrupted").await {
                 eprintln!("chatwire-reference: session {}: cannot settle interrupted run: {e}", session.id);
             }
         }
@@ -64,7 +64,7 @@ pub(super) async fn recover(session: &Arc<Session>, pending: Vec<(String, String
                 // A deadline that passed while the server was down expires here, before any
                 // resume can be answered (RESUME-014), not on a timer that races the first resume.
                 if session.shared.hooks.arms_deadlines() && deadline <= crate::util::now_ms() {
-                    if let Err(e) = expire(session, &mut g, &id) {
+                    if let Err(e) = expire(session, &mut g, &id).await {
                         eprintln!("chatwire-reference: session {}: expiring {id}: {e}", session.id);
                     }
                 } else {
@@ -78,7 +78,7 @@ pub(super) async fn recover(session: &Arc<Session>, pending: Vec<(String, String
 
 /// Ends a run that cannot go on (a crash while a tool ran, or an agent step the protocol refuses):
 /// running calls fail with `error`, pending ones are dismissed by the server, the run fails.
-pub(super) fn end_run_failed(
+pub(super) async fn end_run_failed(
     session: &Arc<Session>,
     g: &mut Inner,
     invocation: Id,
@@ -114,5 +114,5 @@ pub(super) fn end_run_failed(
     }
     change.units.push(Unit::Event(run_complete(&invocation, RunCompleteStatus::Failed, reason, Some(error))));
     change.cursor = Some(Cursor { invocation_id: None, step: 0, batch: None, ..g.cursor.clone() });
-    emit(session, g, change)
+    emit(session, g, change).await
 }

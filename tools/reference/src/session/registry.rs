@@ -5,20 +5,20 @@ use std::sync::Arc;
 
 use chatwire_schema::script::ScriptTurn;
 use chatwire_schema::session::welcome::Capability;
-use chatwire_schema::{Id, ServerFrame, UiState};
+use chatwire_schema::{Id, IndexedUiState, ServerFrame};
 use tokio::sync::Mutex;
 
 use super::recovery::recover;
 use super::{Inner, Session};
 use crate::agent::{Agent, AgentSpec, Cursor, ScriptedAgent};
 use crate::hooks::Hooks;
-use crate::store::{Store, StoreError};
+use crate::store::{StoreError, StoreWriter};
 use crate::util::{hash_token, random_id};
 use crate::CrashPoint;
 
 /// Server-wide state shared by connections and sessions.
 pub(crate) struct Shared {
-    pub store: Store,
+    pub store: StoreWriter,
     /// The seam planted faults hook into (the identity for a correct server).
     pub hooks: Box<dyn Hooks>,
     /// The agent of sessions opened without a script.
@@ -30,13 +30,15 @@ pub(crate) struct Shared {
     pub validator: chatwire_schema::FrameValidator,
     /// The hash an unknown session's resume is compared against: of a random token never issued.
     pub unmatchable_token_hash: String,
+    /// Test-only: resume with the old lookup-first check (see [`crate::ServeConfig`]).
+    pub legacy_resume_lookup: bool,
     pub(super) sessions: Mutex<HashMap<Id, Arc<Session>>>,
 }
 
 impl Shared {
     #[allow(clippy::too_many_arguments)] // called once, from Server::bind
     pub fn new(
-        store: Store,
+        store: StoreWriter,
         hooks: Box<dyn Hooks>,
         agent: Arc<dyn Agent>,
         conformance: bool,
@@ -54,6 +56,7 @@ impl Shared {
             crash_at,
             validator: chatwire_schema::FrameValidator::new(),
             unmatchable_token_hash: hash_token(random_id("rt", 32).as_str()),
+            legacy_resume_lookup: false,
             sessions: Mutex::new(HashMap::new()),
         }
     }
@@ -90,8 +93,9 @@ impl Shared {
         if let Some(s) = sessions.get(id) {
             return Ok(Some(s.clone()));
         }
-        let Some(stored) = self.store.load_session(id.as_str())? else { return Ok(None) };
-        let mut state = UiState::default();
+        let Some(stored) = self.store.load_session(id.as_str()).await? else { return Ok(None) };
+        // Indexed: folding n events is O(n), so the first resume after a restart grows linearly.
+        let mut fold = IndexedUiState::default();
         let mut accepted_messages = HashSet::new();
         for (index, text) in stored.events.iter().enumerate() {
             let applied = serde_json::from_str::<ServerFrame>(text).map_err(|e| e.to_string()).and_then(|frame| {
@@ -99,7 +103,7 @@ impl Shared {
                     accepted_messages.insert(f.in_reply_to.clone());
                 }
                 match frame.ui_event() {
-                    Some(event) => state.apply(event).map_err(|e| e.to_string()),
+                    Some(event) => fold.apply(event).map_err(|e| e.to_string()),
                     None => Err(format!("{} is not a state event", frame.type_name())),
                 }
             });
@@ -108,6 +112,7 @@ impl Shared {
                 eprintln!("chatwire-reference: session {id}: log entry {index} skipped: {e}");
             }
         }
+        let state = fold.into_state();
         let parse_failed = |what: &str, e: serde_json::Error| {
             eprintln!("chatwire-reference: session {id}: stored {what} unreadable ({e}), using default");
         };
@@ -133,6 +138,7 @@ impl Shared {
             inner: Mutex::new(Inner {
                 state,
                 next_seq,
+                token_hash: stored.token_hash,
                 agent,
                 cursor,
                 plan,
@@ -175,7 +181,7 @@ impl Shared {
 
     /// Loads every session with unfinished work so its turn, responses and deadlines proceed.
     pub async fn recover_all(self: &Arc<Self>) -> Result<usize, StoreError> {
-        let ids = self.store.sessions_needing_recovery()?;
+        let ids = self.store.sessions_needing_recovery().await?;
         let mut n = 0;
         for id in ids {
             match Id::parse(id.clone()) {

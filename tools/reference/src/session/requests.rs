@@ -29,7 +29,7 @@ fn crash_if(shared: &Shared, point: CrashPoint) {
 }
 
 /// `chat.user_message`: opens a turn (dismissing calls it supersedes) and starts the agent.
-pub(crate) fn user_message(session: &Arc<Session>, g: &mut Inner, msg: UserMessage) -> Result<(), Refusal> {
+pub(crate) async fn user_message(session: &Arc<Session>, g: &mut Inner, msg: UserMessage) -> Result<(), Refusal> {
     // TURN-006: a duplicate is told so even during a run; run_in_progress would claim it was not accepted.
     if g.accepted_messages.contains(&msg.id) {
         return Err(Refusal::new(ErrorCode::DuplicateMessage, format!("message {} was already accepted", msg.id)));
@@ -70,14 +70,14 @@ pub(crate) fn user_message(session: &Arc<Session>, g: &mut Inner, msg: UserMessa
     change.plan = Some(plan);
     let id = msg.id.clone();
     change.requests.push(ClientFrame::UserMessage(msg));
-    emit(session, g, change)?;
+    emit(session, g, change).await?;
     g.accepted_messages.insert(id);
     start_driver(session, g);
     Ok(())
 }
 
 /// `chat.tool_call_response`: validated, committed, then executed.
-pub(crate) fn tool_call_response(
+pub(crate) async fn tool_call_response(
     session: &Arc<Session>,
     g: &mut Inner,
     response: ToolCallResponse,
@@ -113,14 +113,14 @@ pub(crate) fn tool_call_response(
         add_pending: vec![(response.tool_call_id.to_string(), frame)],
         ..Commit::default()
     };
-    session.shared.store.commit(session.id.as_str(), &commit).map_err(EmitError::from)?;
+    session.shared.store.commit(session.id.as_str(), commit).await.map_err(EmitError::from)?;
     crash_if(&session.shared, CrashPoint::ResponseCommitted);
-    execute_response(session, g, &response)
+    execute_response(session, g, &response).await
 }
 
 /// Executes a committed response: settles the call (opening a run slice if the turn waited) and
 /// lets the driver continue the turn.
-pub(super) fn execute_response(
+pub(super) async fn execute_response(
     session: &Arc<Session>,
     g: &mut Inner,
     response: &ToolCallResponse,
@@ -128,7 +128,7 @@ pub(super) fn execute_response(
     let mut change = Change { remove_pending: vec![response.tool_call_id.clone()], ..Change::default() };
     let Some(call) = g.state.tool_call(&response.tool_call_id).filter(|c| c.status == ToolCallStatus::Pending) else {
         // Settled meanwhile (e.g. expired before the crash): the response has nothing left to do.
-        emit(session, g, change)?;
+        emit(session, g, change).await?;
         return Ok(());
     };
     let invocation = call.invocation_id.clone();
@@ -163,7 +163,7 @@ pub(super) fn execute_response(
     };
     change.units.push(Unit::Event(settlement));
     change.remove_timers.push(response.tool_call_id.clone());
-    emit(session, g, change)?;
+    emit(session, g, change).await?;
     if opens_slice {
         start_driver(session, g);
     }
@@ -171,7 +171,7 @@ pub(super) fn execute_response(
 }
 
 /// `chat.rewind`: cuts the effective state before an invocation, durably.
-pub(crate) fn rewind(session: &Arc<Session>, g: &mut Inner, rewind: Rewind) -> Result<(), Refusal> {
+pub(crate) async fn rewind(session: &Arc<Session>, g: &mut Inner, rewind: Rewind) -> Result<(), Refusal> {
     if g.state.run.status.is_active() {
         return Err(Refusal::new(ErrorCode::RunInProgress, "a run is in progress; wait for run_complete"));
     }
@@ -203,6 +203,6 @@ pub(crate) fn rewind(session: &Arc<Session>, g: &mut Inner, rewind: Rewind) -> R
     // Script turns are not rewound: the next message runs the next turn.
     change.cursor = Some(Cursor { invocation_id: None, step: 0, batch: None, ..g.cursor.clone() });
     change.requests.push(ClientFrame::Rewind(rewind));
-    emit(session, g, change)?;
+    emit(session, g, change).await?;
     Ok(())
 }

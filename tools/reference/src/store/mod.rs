@@ -1,9 +1,15 @@
 //! Durable sessions in SQLite (WAL): the append-only log, the agent's cursor, timers and
 //! responses committed but not yet executed.
 //!
-//! Every write a client can observe goes through [`Store::commit`], one transaction, before the
-//! frames announcing it are sent. Calls are short and synchronous; the connection sits behind a
-//! mutex because `rusqlite::Connection` is not `Sync`.
+//! [`Store`] is the database itself, synchronous. The server never calls it from its async
+//! runtime: it owns it through a [`StoreWriter`], a thread that runs every query and commits
+//! whatever writes are queued together as one transaction (group commit). Every write a client
+//! can observe is committed, durably by default ([`Durability::Full`]), before the frames
+//! announcing it are sent.
+
+mod writer;
+
+pub use writer::{NewSessionRow, StoreWriter};
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
@@ -44,6 +50,46 @@ pub enum StoreError {
     /// Another thread panicked while holding the database.
     #[error("database lock poisoned")]
     Poisoned,
+    /// The store thread could not be started.
+    #[error("cannot start the database thread: {0}")]
+    Thread(std::io::Error),
+    /// The store thread is gone (the server is stopping).
+    #[error("the database thread has stopped")]
+    WriterGone,
+    /// The group transaction this write was part of failed to commit.
+    #[error("database commit failed: {0}")]
+    GroupFailed(String),
+}
+
+/// How hard a commit tries to survive a crash (`PRAGMA synchronous` in WAL mode).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Durability {
+    /// `FULL`: the WAL is synced on every commit, so a commit survives a power loss or an OS
+    /// crash (RESUME-011 "commit durably"). The default; group commit shares each sync among the
+    /// commits queued together.
+    #[default]
+    Full,
+    /// `NORMAL`: a commit survives the process being killed, but the last commits may be lost
+    /// with a power loss or OS crash. Only for tests and benchmarks that say so.
+    Normal,
+}
+
+impl Durability {
+    fn pragma(self) -> &'static str {
+        match self {
+            Durability::Full => "FULL",
+            Durability::Normal => "NORMAL",
+        }
+    }
+
+    /// Parses `full` or `normal` (the `--durability` flag).
+    pub fn parse(s: &str) -> Option<Durability> {
+        match s {
+            "full" => Some(Durability::Full),
+            "normal" => Some(Durability::Normal),
+            _ => None,
+        }
+    }
 }
 
 /// Schema migrations; `PRAGMA user_version` says how many have run.
@@ -182,7 +228,7 @@ pub struct Store {
 
 impl Store {
     /// Opens (creating if needed) the database and brings its schema up to date.
-    pub fn open(location: &DbLocation) -> Result<Store, StoreError> {
+    pub fn open(location: &DbLocation, durability: Durability) -> Result<Store, StoreError> {
         let conn = match location {
             DbLocation::Memory => Connection::open_in_memory()?,
             DbLocation::File(path) => {
@@ -193,10 +239,11 @@ impl Store {
                 Connection::open(path)?
             }
         };
-        // WAL + NORMAL: a commit survives a process crash (SIGKILL); only an OS crash or power
-        // loss can drop the last transactions, which costs an fsync per commit to prevent.
         let _mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
-        conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;")?;
+        conn.execute_batch(&format!(
+            "PRAGMA synchronous = {}; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;",
+            durability.pragma()
+        ))?;
         migrate(&conn)?;
         Ok(Store { conn: Mutex::new(conn) })
     }
@@ -207,12 +254,7 @@ impl Store {
 
     /// Inserts a new session.
     pub fn create_session(&self, s: &NewSession<'_>) -> Result<(), StoreError> {
-        let conn = self.conn()?;
-        conn.execute(
-            "INSERT INTO sessions (id, token_hash, agent, next_seq, cursor, created_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![s.id, s.token_hash, s.agent, s.next_seq as i64, s.cursor, crate::util::now_ms()],
-        )?;
-        Ok(())
+        insert_session(&*self.conn()?, s)
     }
 
     /// Loads a session, or `None` if there is none with this id.
@@ -274,58 +316,34 @@ impl Store {
     pub fn commit(&self, session_id: &str, c: &Commit) -> Result<(), StoreError> {
         let mut conn = self.conn()?;
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        {
-            let mut insert =
-                tx.prepare_cached("INSERT INTO log (session_id, seq, kind, type, frame) VALUES (?1, ?2, ?3, ?4, ?5)")?;
-            for row in &c.log {
-                insert.execute(params![
-                    session_id,
-                    row.seq.map(|s| s as i64),
-                    row.kind.as_str(),
-                    row.frame_type,
-                    row.frame
-                ])?;
-            }
-            tx.prepare_cached("UPDATE sessions SET next_seq = ?2 WHERE id = ?1")?
-                .execute(params![session_id, c.next_seq as i64])?;
-            if let Some(cursor) = &c.cursor {
-                tx.prepare_cached("UPDATE sessions SET cursor = ?2 WHERE id = ?1")?
-                    .execute(params![session_id, cursor])?;
-            }
-            if let Some(plan) = &c.turn_plan {
-                tx.prepare_cached("UPDATE sessions SET turn_plan = ?2 WHERE id = ?1")?
-                    .execute(params![session_id, plan])?;
-            }
-            if let Some(active) = c.run_active {
-                tx.prepare_cached("UPDATE sessions SET run_active = ?2 WHERE id = ?1")?
-                    .execute(params![session_id, active])?;
-            }
-            if c.clear_timers {
-                tx.prepare_cached("DELETE FROM timers WHERE session_id = ?1")?.execute([session_id])?;
-            }
-            for id in &c.remove_timers {
-                tx.prepare_cached("DELETE FROM timers WHERE session_id = ?1 AND tool_call_id = ?2")?
-                    .execute(params![session_id, id])?;
-            }
-            for (id, deadline) in &c.add_timers {
-                tx.prepare_cached(
-                    "INSERT OR REPLACE INTO timers (session_id, tool_call_id, deadline_ms) VALUES (?1, ?2, ?3)",
-                )?
-                .execute(params![session_id, id, deadline])?;
-            }
-            for id in &c.remove_pending {
-                tx.prepare_cached("DELETE FROM pending_responses WHERE session_id = ?1 AND tool_call_id = ?2")?
-                    .execute(params![session_id, id])?;
-            }
-            for (id, frame) in &c.add_pending {
-                tx.prepare_cached(
-                    "INSERT INTO pending_responses (session_id, tool_call_id, frame) VALUES (?1, ?2, ?3)",
-                )?
-                .execute(params![session_id, id, frame])?;
-            }
-        }
+        apply_commit(&tx, session_id, c)?;
         tx.commit()?;
         Ok(())
+    }
+
+    /// Runs `writes` in one transaction and commits it (one sync for all of them). Each write
+    /// is its own savepoint: a failing one is rolled back alone and reported in the outcomes.
+    pub fn group<T>(
+        &self,
+        writes: Vec<T>,
+        mut write: impl FnMut(&Connection, &T) -> Result<(), StoreError>,
+    ) -> (Vec<Result<(), StoreError>>, Result<(), StoreError>) {
+        let mut outcomes = Vec::with_capacity(writes.len());
+        let committed = (|| {
+            let mut conn = self.conn()?;
+            let mut tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            for item in &writes {
+                let sp = tx.savepoint()?;
+                let outcome = write(&sp, item);
+                if outcome.is_ok() {
+                    sp.commit()?;
+                }
+                outcomes.push(outcome);
+            }
+            tx.commit()?;
+            Ok(())
+        })();
+        (outcomes, committed)
     }
 
     /// Counts the log rows of a session of one frame type (diagnostics and tests).
@@ -338,6 +356,55 @@ impl Store {
         )?;
         Ok(u64::try_from(n).unwrap_or(0))
     }
+}
+
+/// Inserts a new session's row.
+fn insert_session(conn: &Connection, s: &NewSession<'_>) -> Result<(), StoreError> {
+    conn.prepare_cached(
+        "INSERT INTO sessions (id, token_hash, agent, next_seq, cursor, created_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?
+    .execute(params![s.id, s.token_hash, s.agent, s.next_seq as i64, s.cursor, crate::util::now_ms()])?;
+    Ok(())
+}
+
+/// Writes one state change inside the caller's transaction.
+fn apply_commit(tx: &Connection, session_id: &str, c: &Commit) -> Result<(), StoreError> {
+    let mut insert =
+        tx.prepare_cached("INSERT INTO log (session_id, seq, kind, type, frame) VALUES (?1, ?2, ?3, ?4, ?5)")?;
+    for row in &c.log {
+        insert.execute(params![session_id, row.seq.map(|s| s as i64), row.kind.as_str(), row.frame_type, row.frame])?;
+    }
+    tx.prepare_cached("UPDATE sessions SET next_seq = ?2 WHERE id = ?1")?
+        .execute(params![session_id, c.next_seq as i64])?;
+    if let Some(cursor) = &c.cursor {
+        tx.prepare_cached("UPDATE sessions SET cursor = ?2 WHERE id = ?1")?.execute(params![session_id, cursor])?;
+    }
+    if let Some(plan) = &c.turn_plan {
+        tx.prepare_cached("UPDATE sessions SET turn_plan = ?2 WHERE id = ?1")?.execute(params![session_id, plan])?;
+    }
+    if let Some(active) = c.run_active {
+        tx.prepare_cached("UPDATE sessions SET run_active = ?2 WHERE id = ?1")?.execute(params![session_id, active])?;
+    }
+    if c.clear_timers {
+        tx.prepare_cached("DELETE FROM timers WHERE session_id = ?1")?.execute([session_id])?;
+    }
+    for id in &c.remove_timers {
+        tx.prepare_cached("DELETE FROM timers WHERE session_id = ?1 AND tool_call_id = ?2")?
+            .execute(params![session_id, id])?;
+    }
+    for (id, deadline) in &c.add_timers {
+        tx.prepare_cached("INSERT OR REPLACE INTO timers (session_id, tool_call_id, deadline_ms) VALUES (?1, ?2, ?3)")?
+            .execute(params![session_id, id, deadline])?;
+    }
+    for id in &c.remove_pending {
+        tx.prepare_cached("DELETE FROM pending_responses WHERE session_id = ?1 AND tool_call_id = ?2")?
+            .execute(params![session_id, id])?;
+    }
+    for (id, frame) in &c.add_pending {
+        tx.prepare_cached("INSERT INTO pending_responses (session_id, tool_call_id, frame) VALUES (?1, ?2, ?3)")?
+            .execute(params![session_id, id, frame])?;
+    }
+    Ok(())
 }
 
 fn migrate(conn: &Connection) -> Result<(), StoreError> {
@@ -366,10 +433,25 @@ mod tests {
     use super::*;
 
     #[test]
+    fn durability_sets_synchronous_and_defaults_to_full() {
+        let dir = tempfile::tempdir().unwrap();
+        // PRAGMA synchronous: 1 = NORMAL, 2 = FULL.
+        for (durability, want) in [(Durability::Full, 2), (Durability::Normal, 1)] {
+            let store = Store::open(&DbLocation::File(dir.path().join(format!("{want}.db"))), durability).unwrap();
+            let got: i64 = store.conn().unwrap().query_row("PRAGMA synchronous", [], |r| r.get(0)).unwrap();
+            assert_eq!(got, want, "{durability:?}");
+        }
+        assert_eq!(Durability::default(), Durability::Full);
+        assert_eq!(Durability::parse("full"), Some(Durability::Full));
+        assert_eq!(Durability::parse("normal"), Some(Durability::Normal));
+        assert_eq!(Durability::parse("off"), None);
+    }
+
+    #[test]
     fn migrations_are_idempotent_and_commit_is_atomic() {
         let dir = tempfile::tempdir().unwrap();
         let loc = DbLocation::File(dir.path().join("sub/db.sqlite"));
-        let store = Store::open(&loc).unwrap();
+        let store = Store::open(&loc, Durability::Full).unwrap();
         store
             .create_session(&NewSession { id: "s1", token_hash: "h", agent: "{}", cursor: "{}", next_seq: 3 })
             .unwrap();
@@ -383,7 +465,7 @@ mod tests {
         // A failing commit (unknown session violates the foreign key) leaves nothing behind.
         assert!(store.commit("nope", &commit).is_err());
         drop(store);
-        let store = Store::open(&loc).unwrap();
+        let store = Store::open(&loc, Durability::Full).unwrap();
         let s = store.load_session("s1").unwrap().unwrap();
         assert_eq!(s.next_seq, 5);
         assert_eq!(s.events, vec!["{}".to_string()]);

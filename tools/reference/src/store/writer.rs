@@ -1,0 +1,211 @@
+//! The database on its own thread. Every store call of the server is a job sent here, so no
+//! SQLite work (and no fsync) runs on the async runtime's threads. Writes queued together are
+//! committed as one transaction, one sync for all (group commit), each in its own savepoint so
+//! that one failing write fails alone.
+
+use std::thread::JoinHandle;
+
+use rusqlite::Connection;
+use tokio::sync::{mpsc, oneshot};
+
+use super::{apply_commit, insert_session, Commit, NewSession, Store, StoreError, StoredSession};
+
+/// Jobs queued before senders wait: backpressure instead of unbounded memory.
+const QUEUE: usize = 1024;
+/// Writes in one group transaction at most, so that one group's latency stays bounded.
+const MAX_GROUP: usize = 256;
+
+type Reply<T> = oneshot::Sender<Result<T, StoreError>>;
+
+/// A new session's row, owned so that it can cross to the writer thread.
+#[derive(Debug, Clone)]
+pub struct NewSessionRow {
+    /// Session id.
+    pub id: String,
+    /// SHA-256 of the resume token.
+    pub token_hash: String,
+    /// The agent spec, JSON.
+    pub agent: String,
+    /// The agent cursor, JSON.
+    pub cursor: String,
+    /// The first seq not yet used.
+    pub next_seq: u64,
+}
+
+/// One write of a group.
+enum Write {
+    Commit { session_id: String, commit: Commit },
+    Create(NewSessionRow),
+}
+
+enum Job {
+    Write(Write, Reply<()>),
+    Load { id: String, reply: Reply<Option<StoredSession>> },
+    TokenHash { id: String, reply: Reply<Option<String>> },
+    NeedingRecovery { reply: Reply<Vec<String>> },
+}
+
+/// The async face of the [`Store`]: a handle to the thread that owns it.
+#[derive(Debug)]
+pub struct StoreWriter {
+    jobs: mpsc::Sender<Job>,
+    // Held, never joined: dropping the handle closes the queue and the thread ends by itself,
+    // so dropping never blocks an async runtime thread.
+    _thread: JoinHandle<()>,
+}
+
+impl StoreWriter {
+    /// Moves `store` onto its own thread.
+    pub fn spawn(store: Store) -> Result<StoreWriter, StoreError> {
+        let (jobs, rx) = mpsc::channel(QUEUE);
+        let thread = std::thread::Builder::new()
+            .name("chatwire-store".into())
+            .spawn(move || run(store, rx))
+            .map_err(StoreError::Thread)?;
+        Ok(StoreWriter { jobs, _thread: thread })
+    }
+
+    async fn ask<T>(&self, job: impl FnOnce(Reply<T>) -> Job) -> Result<T, StoreError> {
+        let (reply, answer) = oneshot::channel();
+        self.jobs.send(job(reply)).await.map_err(|_| StoreError::WriterGone)?;
+        answer.await.map_err(|_| StoreError::WriterGone)?
+    }
+
+    /// Applies one state change atomically and durably; returns once it is committed.
+    pub async fn commit(&self, session_id: &str, commit: Commit) -> Result<(), StoreError> {
+        let session_id = session_id.to_owned();
+        self.ask(|reply| Job::Write(Write::Commit { session_id, commit }, reply)).await
+    }
+
+    /// Inserts a new session.
+    pub async fn create_session(&self, row: NewSessionRow) -> Result<(), StoreError> {
+        self.ask(|reply| Job::Write(Write::Create(row), reply)).await
+    }
+
+    /// Loads a session, or `None` if there is none with this id.
+    pub async fn load_session(&self, id: &str) -> Result<Option<StoredSession>, StoreError> {
+        let id = id.to_owned();
+        self.ask(|reply| Job::Load { id, reply }).await
+    }
+
+    /// The stored hash of a session's resume token ([`Store::token_hash`]).
+    pub async fn token_hash(&self, id: &str) -> Result<Option<String>, StoreError> {
+        let id = id.to_owned();
+        self.ask(|reply| Job::TokenHash { id, reply }).await
+    }
+
+    /// Sessions with work to finish after a restart.
+    pub async fn sessions_needing_recovery(&self) -> Result<Vec<String>, StoreError> {
+        self.ask(|reply| Job::NeedingRecovery { reply }).await
+    }
+}
+
+/// The thread: answers reads in queue order, and commits each run of consecutive writes as one
+/// group (a read queued after a write sees it).
+fn run(store: Store, mut rx: mpsc::Receiver<Job>) {
+    let mut next: Option<Job> = None;
+    // Bounded: every iteration answers at least one job; the loop ends when every sender is gone.
+    loop {
+        let Some(job) = next.take().or_else(|| rx.blocking_recv()) else { return };
+        let first = match job {
+            Job::Write(write, reply) => (write, reply),
+            Job::Load { id, reply } => {
+                let _ = reply.send(store.load_session(&id));
+                continue;
+            }
+            Job::TokenHash { id, reply } => {
+                let _ = reply.send(store.token_hash(&id));
+                continue;
+            }
+            Job::NeedingRecovery { reply } => {
+                let _ = reply.send(store.sessions_needing_recovery());
+                continue;
+            }
+        };
+        let mut writes = vec![first.0];
+        let mut replies = vec![first.1];
+        while writes.len() < MAX_GROUP {
+            match rx.try_recv() {
+                Ok(Job::Write(write, reply)) => {
+                    writes.push(write);
+                    replies.push(reply);
+                }
+                Ok(read) => {
+                    next = Some(read);
+                    break;
+                }
+                Err(_) => break,
+            }
+        }
+        let (outcomes, committed) = store.group(writes, apply_write);
+        let failed = committed.err().map(|e| e.to_string());
+        for (reply, outcome) in
+            replies.into_iter().zip(outcomes.into_iter().map(Some).chain(std::iter::repeat_with(|| None)))
+        {
+            let result = match (&failed, outcome) {
+                (Some(e), _) => Err(StoreError::GroupFailed(e.clone())),
+                (None, Some(outcome)) => outcome,
+                (None, None) => Err(StoreError::GroupFailed("the write was not attempted".into())),
+            };
+            let _ = reply.send(result);
+        }
+    }
+}
+
+fn apply_write(conn: &Connection, write: &Write) -> Result<(), StoreError> {
+    match write {
+        Write::Commit { session_id, commit } => apply_commit(conn, session_id, commit),
+        Write::Create(row) => insert_session(
+            conn,
+            &NewSession {
+                id: &row.id,
+                token_hash: &row.token_hash,
+                agent: &row.agent,
+                cursor: &row.cursor,
+                next_seq: row.next_seq,
+            },
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{DbLocation, Durability, LogKind, LogRow};
+
+    fn row(id: &str) -> NewSessionRow {
+        NewSessionRow { id: id.into(), token_hash: "h".into(), agent: "{}".into(), cursor: "{}".into(), next_seq: 3 }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn concurrent_writes_commit_alone_or_fail_alone_and_reads_see_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let loc = DbLocation::File(dir.path().join("w.db"));
+        let writer = std::sync::Arc::new(StoreWriter::spawn(Store::open(&loc, Durability::Full).unwrap()).unwrap());
+        writer.create_session(row("s1")).await.unwrap();
+        let mut tasks = Vec::new();
+        for i in 0..64u64 {
+            let w = writer.clone();
+            tasks.push(tokio::spawn(async move {
+                // Every 8th write names a session that does not exist: a foreign-key failure.
+                let session = if i % 8 == 7 { "nope" } else { "s1" };
+                let log =
+                    vec![LogRow { seq: Some(i), kind: LogKind::Event, frame_type: "x".into(), frame: "{}".into() }];
+                w.commit(session, Commit { next_seq: i, log, ..Commit::default() }).await
+            }));
+        }
+        let mut ok = 0;
+        for (i, t) in tasks.into_iter().enumerate() {
+            let result = t.await.unwrap();
+            assert_eq!(result.is_ok(), i % 8 != 7, "write {i}: {result:?}");
+            ok += usize::from(result.is_ok());
+        }
+        let stored = writer.load_session("s1").await.unwrap().unwrap();
+        assert_eq!(stored.events.len(), ok, "exactly the successful writes are in the log");
+        assert_eq!(writer.token_hash("s1").await.unwrap().as_deref(), Some("h"));
+        assert_eq!(writer.token_hash("nope").await.unwrap(), None);
+        drop(writer);
+        let reopened = Store::open(&loc, Durability::Full).unwrap();
+        assert_eq!(reopened.load_session("s1").unwrap().unwrap().events.len(), ok);
+    }
+}
