@@ -104,7 +104,7 @@ pub struct ServeConfig {
     pub timeouts: Timeouts,
     /// Test-only: check a resume's token the old way (look the session up first, hash only if it
     /// exists), whose refusals take measurably different time for unknown sessions and wrong
-    /// tokens. The refusal-timing bench runs it as a control that its check can fail.
+    /// tokens. `tests/refusal_timing.rs` runs it as a control that its comparison can fail.
     #[doc(hidden)]
     pub legacy_resume_lookup: bool,
     /// Test-only crash point (see [`CRASH_AT_ENV`]).
