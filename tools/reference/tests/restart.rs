@@ -233,6 +233,41 @@ async fn crash_before_the_response_is_committed_leaves_the_call_pending() {
     assert_eq!(count_events(&db, "chat.tool_call_complete", &id), 1);
 }
 
+/// RESUME-014: recovery is finished before the first resume is answered. A deadline passed while
+/// the server was down: recovery expires the call and plays the rest of the turn (many steps, each
+/// a commit of its own), and the snapshot of the first resume already holds all of it.
+#[tokio::test]
+async fn recovery_plays_the_due_rest_of_a_turn_before_the_first_resume() {
+    const SAYS: usize = 25;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let server = Proc::spawn(&db, None);
+    let mut c = Client::connect(&server.url).await;
+    let mut steps = vec![json!({"op": "tool_calls", "calls": [{"tool_name": "ask", "interaction_type": "ui_tool",
+        "component_type": "Form", "display": "inline",
+        "outcome": {"kind": "await_response", "expire_after_ms": 300, "summary": "done"}}]})];
+    steps.extend((0..SAYS).map(|i| json!({"op": "say", "markdown": format!("after expiry {i}")})));
+    c.hello(Some(json!({"turns": [{"steps": steps}]}))).await;
+    c.user_message("m1", "go").await;
+    c.until_run_complete().await;
+    let id = c.tool_call_ids()[0].clone();
+    let last = c.last_seq;
+    server.sigkill();
+    // Down longer than the deadline.
+    tokio::time::sleep(Duration::from_millis(600)).await;
+
+    let server = Proc::spawn(&db, None);
+    let mut c2 = Client::connect(&server.url).await;
+    c2.resume(c.session_id.as_deref().unwrap(), c.token.as_deref().unwrap(), last).await.expect("resume");
+    assert_eq!(status_of(&c2, &id), ToolCallStatus::Expired);
+    let said = c2.fold.items.iter().filter(|i| matches!(i, chatwire_schema::DisplayItem::AssistantMarkdown(_))).count();
+    assert_eq!((said, c2.fold.run.status), (SAYS, RunStatus::Completed), "the snapshot holds the whole recovery");
+    assert!(
+        c2.try_recv(Duration::from_millis(300)).await.is_none(),
+        "no event of the recovery comes after the snapshot"
+    );
+}
+
 #[test]
 fn cli_lists_faults_and_refuses_non_loopback() {
     let out = Command::new(BIN).arg("--list-faults").output().unwrap();

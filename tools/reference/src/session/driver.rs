@@ -17,7 +17,7 @@ use chatwire_schema::{Id, RunStatus, ServerFrame};
 
 use super::emit::{emit, Change, Unit};
 use super::recovery::end_run_failed;
-use super::{EmitError, Inner, Session};
+use super::{DriverLaunch, EmitError, Inner, Session};
 use crate::agent::{BatchCursor, Cursor};
 use crate::util::{now_ms, random_id, rfc3339_now};
 
@@ -43,15 +43,42 @@ pub(super) fn run_started(invocation: &Id) -> ServerFrame {
     ServerFrame::RunStarted(RunStarted { seq: 0, invocation_id: invocation.clone(), ts: rfc3339_now() })
 }
 
-/// Starts the run driver of the session unless it is already running.
+/// Starts the run driver of the session unless it is already running: on a task of its own, or,
+/// while recovery holds the session, when recovery is done ([`play_held_driver`]).
 pub(crate) fn start_driver(session: &Arc<Session>, g: &mut Inner) {
     if g.driver_active {
         return;
     }
     g.driver_active = true;
+    match g.driver_launch {
+        DriverLaunch::Spawn => spawn_driver(session, None),
+        DriverLaunch::HeldByRecovery { .. } => g.driver_launch = DriverLaunch::HeldByRecovery { requested: true },
+    }
+}
+
+/// Ends recovery's hold on the session's driver. A driver started during recovery plays every
+/// step that is due now before this returns, so that recovery is finished before any resume is
+/// answered (RESUME-014); what has to wait (a `wait` step, a running tool) continues on a task.
+pub(super) async fn play_held_driver(session: &Arc<Session>) {
+    let requested = {
+        let mut g = session.inner.lock().await;
+        let requested = g.driver_launch == DriverLaunch::HeldByRecovery { requested: true };
+        g.driver_launch = DriverLaunch::Spawn;
+        requested
+    };
+    if !requested {
+        return;
+    }
+    match play_due_steps(session).await {
+        Some(wait) => spawn_driver(session, Some(wait)),
+        None => session.shared.evict_if_quiescent(session).await,
+    }
+}
+
+fn spawn_driver(session: &Arc<Session>, waiting: Option<Wait>) {
     let s = session.clone();
     tokio::spawn(async move {
-        drive(&s).await;
+        drive(&s, waiting).await;
         s.shared.evict_if_quiescent(&s).await;
     });
 }
@@ -68,33 +95,25 @@ enum Next {
     Stop,
 }
 
+/// What the turn waits for before it goes on.
+enum Wait {
+    /// A `wait` step.
+    Sleep(u64),
+    /// A self-settling tool that runs for `call.run_ms`.
+    Tool { call: Box<ScriptToolCall>, id: Id },
+}
+
 /// The run driver: executes the current turn's plan step by step, each step committed with the
-/// cursor that says it is done.
-async fn drive(session: &Arc<Session>) {
-    // Bounded: every iteration commits progress or sleeps; a plan has finitely many steps.
+/// cursor that says it is done, starting with `waiting` when the turn waits for something.
+async fn drive(session: &Arc<Session>, mut waiting: Option<Wait>) {
+    // Bounded: every iteration waits once and plays the steps due after it; a plan has finitely
+    // many steps.
     loop {
-        let next = {
-            let mut g = session.inner.lock().await;
-            let next = match next_step(session, &mut g).await {
-                Ok(next) => next,
-                Err(e) => {
-                    abandon_turn(session, &mut g, &e).await;
-                    Next::Stop
-                }
-            };
-            if matches!(next, Next::Stop) {
-                g.driver_active = false;
-            }
-            next
-        };
-        match next {
-            Next::Continue => {}
-            Next::Stop => return,
-            Next::Sleep(ms) => tokio::time::sleep(Duration::from_millis(ms)).await,
-            Next::RunTool { call, id } => {
-                if call.run_ms > 0 {
-                    tokio::time::sleep(Duration::from_millis(call.run_ms)).await;
-                }
+        match waiting.take() {
+            None => {}
+            Some(Wait::Sleep(ms)) => tokio::time::sleep(Duration::from_millis(ms)).await,
+            Some(Wait::Tool { call, id }) => {
+                tokio::time::sleep(Duration::from_millis(call.run_ms)).await;
                 let mut g = session.inner.lock().await;
                 if let Err(e) = settle_tool(session, &mut g, &call, &id).await {
                     abandon_turn(session, &mut g, &e).await;
@@ -102,6 +121,43 @@ async fn drive(session: &Arc<Session>) {
                     return;
                 }
             }
+        }
+        match play_due_steps(session).await {
+            Some(wait) => waiting = Some(wait),
+            None => return,
+        }
+    }
+}
+
+/// Plays the steps that are due now, each under the session lock; returns what the turn waits
+/// for next, or `None` once the slice is over (the driver is then inactive).
+async fn play_due_steps(session: &Arc<Session>) -> Option<Wait> {
+    // Bounded: every iteration commits progress or returns; a plan has finitely many steps.
+    loop {
+        let mut g = session.inner.lock().await;
+        let next = match next_step(session, &mut g).await {
+            Ok(next) => next,
+            Err(e) => {
+                abandon_turn(session, &mut g, &e).await;
+                Next::Stop
+            }
+        };
+        match next {
+            Next::Continue => {}
+            Next::Stop => {
+                g.driver_active = false;
+                return None;
+            }
+            Next::Sleep(0) => {}
+            Next::Sleep(ms) => return Some(Wait::Sleep(ms)),
+            Next::RunTool { call, id } if call.run_ms == 0 => {
+                if let Err(e) = settle_tool(session, &mut g, &call, &id).await {
+                    abandon_turn(session, &mut g, &e).await;
+                    g.driver_active = false;
+                    return None;
+                }
+            }
+            Next::RunTool { call, id } => return Some(Wait::Tool { call, id }),
         }
     }
 }

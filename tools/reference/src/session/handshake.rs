@@ -8,7 +8,7 @@ use chatwire_schema::{ErrorCode, Id, ProtocolVersion, ServerFrame, UiState};
 use tokio::sync::Mutex;
 
 use super::emit::state_frame;
-use super::{EmitError, Inner, Refusal, Session, Shared};
+use super::{DriverLaunch, EmitError, Inner, Refusal, Session, Shared};
 use crate::agent::{AgentSpec, Cursor};
 use crate::store::{Commit, NewSessionRow};
 use crate::transport::{ConnHandle, Outgoing};
@@ -48,6 +48,7 @@ pub(crate) async fn open_session(
             accepted_messages: HashSet::new(),
             attached: Some(conn.clone()),
             driver_active: false,
+            driver_launch: DriverLaunch::Spawn,
             timers: HashMap::new(),
             evicted: false,
         }),

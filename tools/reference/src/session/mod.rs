@@ -92,6 +92,19 @@ pub(crate) struct Inner {
     accepted_messages: HashSet<Id>,
     attached: Option<ConnHandle>,
     driver_active: bool,
+    /// Where a run driver started now goes.
+    driver_launch: DriverLaunch,
     timers: HashMap<Id, AbortHandle>,
     evicted: bool,
+}
+
+/// Where [`driver::start_driver`] puts a run driver.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DriverLaunch {
+    /// On a task of its own (normal operation).
+    Spawn,
+    /// Nowhere yet: recovery holds the session and, once done, plays the steps that are due
+    /// itself (`requested`: a driver was started meanwhile), so the first resume after a restart
+    /// sees all of them (RESUME-014).
+    HeldByRecovery { requested: bool },
 }

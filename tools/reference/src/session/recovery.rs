@@ -9,18 +9,23 @@ use chatwire_schema::chat::tool_call_response::ToolCallResponse;
 use chatwire_schema::script::ScriptOutcome;
 use chatwire_schema::{Id, RunStatus, ServerFrame, ToolCallStatus};
 
-use super::driver::{run_complete, start_driver};
+use super::driver::{play_held_driver, run_complete, start_driver};
 use super::emit::{emit, Change, Unit};
 use super::expiry::{expire, schedule_expiry};
 use super::requests::execute_response;
-use super::{EmitError, Inner, Session};
+use super::{DriverLaunch, EmitError, Inner, Session};
 use crate::agent::Cursor;
 use crate::util::rfc3339_now;
 
 /// Finishes what a crash interrupted: executes committed responses exactly once, settles
-/// interrupted tools, resumes a turn between steps, re-arms deadlines.
+/// interrupted tools, resumes a turn between steps, expires deadlines that passed while the server
+/// was down and re-arms the others. Returns once every step that is due now has been played, so
+/// the first resume sees all of it (RESUME-014); steps that wait continue on the driver's task.
 pub(super) async fn recover(session: &Arc<Session>, pending: Vec<(String, String)>, timers: Vec<(String, i64)>) {
     let mut g = session.inner.lock().await;
+    // A driver started below (by a response, an expiry or a turn between steps) is played by
+    // `play_held_driver` once this lock is released, not on a task that a resume could overtake.
+    g.driver_launch = DriverLaunch::HeldByRecovery { requested: false };
     for (tool_call_id, text) in pending {
         match serde_json::from_str::<ToolCallResponse>(&text) {
             Ok(response) => {
@@ -74,6 +79,8 @@ pub(super) async fn recover(session: &Arc<Session>, pending: Vec<(String, String
             Err(e) => eprintln!("chatwire-reference: session {}: stored timer id invalid: {e}", session.id),
         }
     }
+    drop(g);
+    play_held_driver(session).await;
 }
 
 /// Ends a run that cannot go on (a crash while a tool ran, or an agent step the protocol refuses):

@@ -9,7 +9,7 @@ use chatwire_schema::{Id, IndexedUiState, ServerFrame};
 use tokio::sync::Mutex;
 
 use super::recovery::recover;
-use super::{Inner, Session};
+use super::{DriverLaunch, Inner, Session};
 use crate::agent::{Agent, AgentSpec, Cursor, ScriptedAgent};
 use crate::hooks::Hooks;
 use crate::store::{StoreError, StoreWriter};
@@ -145,6 +145,7 @@ impl Shared {
                 accepted_messages,
                 attached: None,
                 driver_active: false,
+                driver_launch: DriverLaunch::Spawn,
                 timers: HashMap::new(),
                 evicted: false,
             }),
