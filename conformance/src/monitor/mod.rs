@@ -17,6 +17,7 @@ pub mod frame;
 pub mod oracle;
 mod redact;
 pub mod session;
+pub mod version;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
@@ -37,6 +38,7 @@ pub static ALWAYS_ON: &[&CheckDef] = &[
     &frame::WIRE_SCHEMA_VALID,
     &frame::TEXT_FRAMES_ONLY,
     &frame::TS_FORMAT,
+    &version::NEGOTIATED_VERSION_ONLY,
     &session::SEQ_INCREASING,
     &session::WELCOME_THEN_SNAPSHOT,
     &session::UPDATE_AFTER_EVENT,
@@ -96,6 +98,7 @@ pub struct Monitor {
     /// The ids of every frame the client sent (ERROR-004: in_reply_to names one of them).
     sent_ids: HashSet<String>,
     advisor: advice::Advisor,
+    versions: version::Versions,
     redactor: Normalizer,
     findings: Vec<Finding>,
     evaluated: BTreeMap<&'static str, BTreeSet<ReqId>>,
@@ -111,6 +114,7 @@ impl Monitor {
             current_session: None,
             sent_ids: HashSet::new(),
             advisor: advice::Advisor::default(),
+            versions: version::Versions::default(),
             redactor: Normalizer::default(),
             findings: Vec::new(),
             evaluated: BTreeMap::new(),
@@ -172,6 +176,13 @@ impl Monitor {
                 // unknown member and well-formed ids.
                 for r in frame::WIRE_SCHEMA_VALID.requirements {
                     out.eval(&frame::WIRE_SCHEMA_VALID, *r);
+                }
+                let negotiated = self.conns.get(&conn).and_then(|c| c.version);
+                if let Some(v) = version::version_of(&value, negotiated) {
+                    match self.versions.check(v, &value) {
+                        Ok(()) => out.eval(&version::NEGOTIATED_VERSION_ONLY, ReqId::new("COMPAT-005")),
+                        Err(raw) => out.raws.push(raw),
+                    }
                 }
                 // The schema accepts what the types refuse: a chatwire-schema bug, not the server's
                 // (the schema crate's corpus tests keep the two in step).

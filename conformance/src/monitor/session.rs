@@ -108,6 +108,8 @@ pub(super) struct ConnState {
     pub new_session: bool,
     /// The connection has ended (either side); later frames on it are not expected.
     pub ended: bool,
+    /// The version its welcome negotiated (COMPAT-005).
+    pub version: Option<chatwire_schema::ProtocolVersion>,
 }
 
 /// What the monitor knows about one session, across its connections.
@@ -133,6 +135,7 @@ impl Monitor {
         match frame {
             ServerFrame::Welcome(w) => {
                 in_reply_to = Some(&w.in_reply_to);
+                c.version = Some(w.version);
                 match c.hello.take() {
                     Some(h) => {
                         if w.in_reply_to.as_str() == h.id {

@@ -188,3 +188,26 @@ fn a_call_id_too_long_for_its_output_item_is_id_003() {
     );
     assert!(!found(&mut m).iter().any(|(_, r)| r == "ID-003"));
 }
+
+#[test]
+fn a_frame_the_negotiated_version_does_not_define_is_compat_005_once() {
+    // A 1.1 frame on a connection that negotiated 1.0: valid under the current schemas, so only
+    // COMPAT-005 is charged, not a schema violation as well.
+    let mut m = bound();
+    server(&mut m, json!({"type": "ui_state_patch", "seq": 3, "base_seq": 2, "v": "ui_state_v1", "patch": []}));
+    let first = found(&mut m);
+    let compat: Vec<_> = first.iter().filter(|(_, r)| r == "COMPAT-005").collect();
+    assert_eq!(compat.len(), 1, "{first:#?}");
+    assert!(!first.iter().any(|(c, _)| *c == "wire-schema-valid"), "{first:#?}");
+    // A 1.0 welcome carrying the 1.1 member `features` breaks it too.
+    let mut m = Monitor::new(Arc::new(FrameValidator::new()));
+    m.open(0);
+    m.client_frame(0, &json!({"type": "session.hello", "id": "h1", "versions": ["1.0"]}));
+    server(
+        &mut m,
+        json!({"type": "session.welcome", "seq": 1, "in_reply_to": "h1", "version": "1.0",
+        "session_id": "s-1", "resume_token": "t-1", "resumed": false, "capabilities": [],
+        "limits": {"max_frame_bytes": 1048576}, "features": []}),
+    );
+    assert!(found(&mut m).iter().any(|(_, r)| r == "COMPAT-005"));
+}

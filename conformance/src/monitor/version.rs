@@ -1,0 +1,56 @@
+//! COMPAT-005: on a connection that negotiated version `N.m`, the server sends nothing that the
+//! schemas of `N.m` do not define. The frame is checked against the types cut down to that version
+//! (`FrameValidator::for_version`), after it passed the current schemas: a frame the current
+//! schemas refuse is the business of `wire-schema-valid`, so one defect is reported once.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use chatwire_schema::{Direction, FrameValidator, ProtocolVersion, ReqId};
+use serde_json::Value;
+
+use super::check::{CheckDef, Raw};
+use crate::scenario::Level;
+
+const COMPAT_005: ReqId = ReqId::new("COMPAT-005");
+
+/// Every frame on a connection is defined by the version negotiated on it.
+pub static NEGOTIATED_VERSION_ONLY: CheckDef = CheckDef {
+    id: "negotiated-version-only",
+    requirements: &[COMPAT_005],
+    summary: "every server frame is defined by the schemas of the version negotiated on its connection",
+    level: Level::Must,
+};
+
+/// The validators of the versions seen so far, compiled once each.
+#[derive(Debug, Default)]
+pub(crate) struct Versions {
+    by_version: HashMap<ProtocolVersion, Arc<FrameValidator>>,
+}
+
+impl Versions {
+    /// Checks `frame`, valid under the current schemas, against those of `version`.
+    pub(crate) fn check(&mut self, version: ProtocolVersion, frame: &Value) -> Result<(), Raw> {
+        let validator =
+            self.by_version.entry(version).or_insert_with(|| Arc::new(FrameValidator::for_version(version)));
+        match validator.check(Direction::ServerToClient, frame) {
+            Ok(_) => Ok(()),
+            Err(e) => {
+                let wire = frame.get("type").and_then(Value::as_str).unwrap_or("(no type)");
+                Err(Raw::new(
+                    &NEGOTIATED_VERSION_ONLY,
+                    COMPAT_005,
+                    format!("{wire} is not what version {version} defines: {e}"),
+                ))
+            }
+        }
+    }
+}
+
+/// The version a frame must keep to: a welcome names its own, every later frame the connection's.
+pub(crate) fn version_of(frame: &Value, negotiated: Option<ProtocolVersion>) -> Option<ProtocolVersion> {
+    if frame.get("type").and_then(Value::as_str) == Some("session.welcome") {
+        return frame.get("version").and_then(Value::as_str).and_then(|v| ProtocolVersion::parse(v).ok());
+    }
+    negotiated
+}
