@@ -84,6 +84,23 @@ async fn unknown_type_gets_unknown_type_with_in_reply_to() {
     assert_open_and_unchanged(&server, &mut c, &before, e.seq).await;
 }
 
+/// The reference speaks only 1.0, whose `session.hello` is closed: a hello carrying the 1.1 member
+/// `features` is refused as a frame with an unknown member (FRAME-003), although the current types
+/// define that member. This is what a 1.1 client meets at a 1.0-only server.
+#[tokio::test]
+async fn a_member_of_a_later_minor_is_unknown_to_a_server_that_speaks_only_1_0() {
+    assert_eq!(chatwire_schema::SUPPORTED_VERSIONS, [chatwire_schema::PROTOCOL_VERSION]);
+    let server = TestServer::memory().await;
+    let mut c = Client::connect(&server.url).await;
+    c.send(json!({"type": "session.hello", "id": "h-11", "versions": ["1.1"], "features": ["ui_state_patch"]})).await;
+    let e = c.expect_error(ErrorCode::InvalidFrame).await;
+    assert!(e.message.contains("features"), "{}", e.message);
+    // The same client offering 1.0 as well sends no `features` and is served 1.0.
+    c.send(json!({"type": "session.hello", "id": "h-10", "versions": ["1.1", "1.0"]})).await;
+    let ServerFrame::Welcome(w) = c.recv().await else { panic!("expected a welcome") };
+    assert_eq!(w.version, chatwire_schema::PROTOCOL_VERSION);
+}
+
 #[tokio::test]
 async fn schema_invalid_frame_gets_invalid_frame() {
     let server = TestServer::memory().await;

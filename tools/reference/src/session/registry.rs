@@ -54,7 +54,9 @@ impl Shared {
             durable,
             max_frame_bytes,
             crash_at,
-            validator: chatwire_schema::FrameValidator::new(),
+            // Client frames are judged by the schemas of the newest version this server speaks, so
+            // a member a later minor adds is refused as unknown (FRAME-003), not silently accepted.
+            validator: chatwire_schema::FrameValidator::for_version(chatwire_schema::PROTOCOL_VERSION),
             unmatchable_token_hash: hash_token(random_id("rt", 32).as_str()),
             legacy_resume_lookup: false,
             sessions: Mutex::new(HashMap::new()),
