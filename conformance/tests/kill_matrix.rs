@@ -497,9 +497,24 @@ async fn every_fault_of_the_reference_is_killed_by_a_must_check_naming_a_violate
         "check-log over the recorded wire logs differs from the live run:\n{}",
         disagreements.join("\n")
     );
-    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    // Every requirement named by a failure is recorded for the reader, but not compared: where a
+    // fault races the steps (a call continued after a restart), which later step trips first
+    // varies from run to run. What is compared stays put: who is killed, by which scenarios, under
+    // which of the requirements the fault breaks.
+    let stable = |mut m: Value| {
+        if let Some(rows) = m.get_mut("matrix").and_then(Value::as_array_mut) {
+            for row in rows {
+                if let Some(row) = row.as_object_mut() {
+                    row.remove("requirements_named_by_failures");
+                }
+            }
+        }
+        m
+    };
+    let committed: Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap_or_default()).unwrap_or(Value::Null);
     assert!(
-        committed == fresh,
+        stable(committed) == stable(matrix.clone()),
         "fixtures/kill-matrix.json is stale; regenerate with CHATWIRE_UPDATE_KILL_MATRIX=1.\nfresh:\n{fresh}"
     );
 }
