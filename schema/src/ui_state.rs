@@ -110,6 +110,8 @@ pub struct UserMessageItem {
     /// The text.
     pub text: String,
     /// When it was accepted (RFC 3339).
+    #[schemars(extend("format" = "date-time"))]
+    #[serde(deserialize_with = "crate::serde_util::date_time")]
     pub ts: String,
 }
 
@@ -124,6 +126,8 @@ pub struct AssistantMarkdownItem {
     /// The body, CommonMark.
     pub markdown: String,
     /// When it was produced (RFC 3339).
+    #[schemars(extend("format" = "date-time"))]
+    #[serde(deserialize_with = "crate::serde_util::date_time")]
     pub ts: String,
 }
 
@@ -169,9 +173,16 @@ pub struct ToolCallItem {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dismissal: Option<Dismissal>,
     /// When the call was made (RFC 3339).
+    #[schemars(extend("format" = "date-time"))]
+    #[serde(deserialize_with = "crate::serde_util::date_time")]
     pub ts: String,
     /// When the call settled (RFC 3339), once settled.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::serde_util::optional_date_time"
+    )]
+    #[schemars(extend("format" = "date-time"))]
     pub settled_ts: Option<String>,
 }
 

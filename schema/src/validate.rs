@@ -88,7 +88,12 @@ impl FrameValidator {
         let mut by_type = HashMap::new();
         for doc in docs {
             let Some((wire, direction)) = doc.message else { continue };
-            let validator = jsonschema::draft202012::new(&doc.schema)
+            // `format` asserts here (2020-12 makes it an annotation by default): `ts` must be an
+            // RFC 3339 date-time (`FRAME-004`). Unknown formats (schemars' `uint64`, …) stay
+            // annotations; their ranges are asserted through minimum/maximum.
+            let validator = jsonschema::draft202012::options()
+                .should_validate_formats(true)
+                .build(&doc.schema)
                 .unwrap_or_else(|e| panic!("generated schema {} does not compile: {e}", doc.file));
             by_type.insert((direction, wire), validator);
         }

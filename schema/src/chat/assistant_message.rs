@@ -21,5 +21,7 @@ pub struct AssistantMessage {
     /// The message body, CommonMark.
     pub markdown: String,
     /// When it was produced (RFC 3339).
+    #[schemars(extend("format" = "date-time"))]
+    #[serde(deserialize_with = "crate::serde_util::date_time")]
     pub ts: String,
 }

@@ -21,5 +21,7 @@ pub struct RewindComplete {
     /// The invocations removed from the effective state, oldest first (the log keeps them).
     pub removed_invocation_ids: Vec<Id>,
     /// When the rewind took effect (RFC 3339).
+    #[schemars(extend("format" = "date-time"))]
+    #[serde(deserialize_with = "crate::serde_util::date_time")]
     pub ts: String,
 }

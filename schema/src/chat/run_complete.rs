@@ -25,6 +25,8 @@ pub struct RunComplete {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// When the slice ended (RFC 3339).
+    #[schemars(extend("format" = "date-time"))]
+    #[serde(deserialize_with = "crate::serde_util::date_time")]
     pub ts: String,
 }
 

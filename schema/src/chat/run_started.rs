@@ -17,5 +17,7 @@ pub struct RunStarted {
     /// The turn this slice belongs to.
     pub invocation_id: Id,
     /// When the slice started (RFC 3339).
+    #[schemars(extend("format" = "date-time"))]
+    #[serde(deserialize_with = "crate::serde_util::date_time")]
     pub ts: String,
 }

@@ -43,6 +43,8 @@ pub struct ToolCall {
     #[serde(deserialize_with = "crate::serde_util::integer")]
     pub call_index: u32,
     /// When the call was made (RFC 3339).
+    #[schemars(extend("format" = "date-time"))]
+    #[serde(deserialize_with = "crate::serde_util::date_time")]
     pub ts: String,
 }
 

@@ -32,6 +32,8 @@ pub struct ToolCallComplete {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub in_reply_to: Option<Id>,
     /// When it settled (RFC 3339).
+    #[schemars(extend("format" = "date-time"))]
+    #[serde(deserialize_with = "crate::serde_util::date_time")]
     pub ts: String,
 }
 

@@ -36,6 +36,8 @@ pub struct ToolOutput {
     )]
     pub exit_code: Option<i32>,
     /// When the output was produced (RFC 3339).
+    #[schemars(extend("format" = "date-time"))]
+    #[serde(deserialize_with = "crate::serde_util::date_time")]
     pub ts: String,
 }
 

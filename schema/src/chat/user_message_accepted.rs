@@ -23,5 +23,7 @@ pub struct UserMessageAccepted {
     /// The message text.
     pub text: String,
     /// When the server accepted it (RFC 3339).
+    #[schemars(extend("format" = "date-time"))]
+    #[serde(deserialize_with = "crate::serde_util::date_time")]
     pub ts: String,
 }
