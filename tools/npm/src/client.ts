@@ -35,15 +35,22 @@ declare function setTimeout(callback: () => void, ms: number): Timer;
 declare function clearTimeout(timer: Timer): void;
 declare function queueMicrotask(callback: () => void): void;
 
+/**
+ * An event handler property. Written as a method type so that sockets whose handlers take a richer
+ * event (the DOM's `MessageEvent`, `ws`'s `WebSocket.MessageEvent`) still fit.
+ */
+export type SocketHandler<E> = { handle(event: E): void }["handle"] | null;
+
 /** The part of the WebSocket API the client uses; browsers' WebSocket and `ws` both fit. */
 export interface ChatwireSocket {
+  /** The subprotocol the server selected, once open. */
   readonly protocol: string;
   send(data: string): void;
   close(code?: number, reason?: string): void;
-  onopen: ((event: unknown) => void) | null;
-  onmessage: ((event: { data: unknown }) => void) | null;
-  onclose: ((event: { code: number; reason: string }) => void) | null;
-  onerror: ((event: unknown) => void) | null;
+  onopen: SocketHandler<unknown>;
+  onmessage: SocketHandler<{ data: unknown }>;
+  onclose: SocketHandler<{ code: number; reason: string }>;
+  onerror: SocketHandler<unknown>;
 }
 
 /** Opens a socket to `url` offering `protocols`. */

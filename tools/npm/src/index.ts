@@ -24,4 +24,5 @@ export {
   type SessionInfo,
   type SessionResume,
   type SocketFactory,
+  type SocketHandler,
 } from "./client.js";

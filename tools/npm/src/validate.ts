@@ -101,7 +101,7 @@ function describe(error: { instancePath: string; keyword: string; params: { read
     path = `${path}/${escapePointer(additionalProperty)}`;
     message = "is not a member of this frame";
   } else if (error.keyword === "format" && typeof format === "string") {
-    message = `must be a ${format === "date-time" ? "RFC 3339 date-time" : format}`;
+    message = format === "date-time" ? "must be an RFC 3339 date-time" : `must be a valid ${format}`;
   }
   return { kind: "invalid", path, message: `${path || "frame"} ${message}`, keyword: error.keyword };
 }
