@@ -44,6 +44,9 @@ function draft2020Validator() {
   // The minor that added a message, member or value (spec/versioning.md#since-annotations): an
   // annotation, validated by nothing.
   ajv.addKeyword("x-chatwire-since");
+  // `ts` members carry `format: date-time` (FRAME-004). This check only compiles the payload
+  // schemas, so the format need only be known here; the Rust, npm and Python validators assert it.
+  ajv.addFormat("date-time", true);
   return ajv;
 }
 
