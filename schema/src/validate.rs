@@ -288,8 +288,7 @@ mod tests {
     #[test]
     fn an_integer_field_out_of_range_is_reported_once() {
         let validator = FrameValidator::new();
-        let frame =
-            json!({"type": "chat.run_started", "seq": 9007199254740992u64, "invocation_id": "inv-1", "ts": "t"});
+        let frame = json!({"type": "chat.run_started", "seq": 9007199254740992u64, "invocation_id": "inv-1", "ts": "2026-01-15T10:00:00Z"});
         match validator.check(Direction::ServerToClient, &frame) {
             Err(FrameError::Invalid(v)) => assert_eq!(v.len(), 1, "{v:?}"),
             other => panic!("expected a violation, got {other:?}"),
