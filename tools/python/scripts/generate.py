@@ -65,6 +65,10 @@ def render(out: Path) -> None:
                 # Lax int stays: it reads `4.0` as 4 (INT-001); the readers in chatwire.models
                 # check the schema first, so a string never reaches an int field.
                 "--strict-types", "str", "bool", "float",
+                # `ts` stays the wire string: the schema check before the model (chatwire.typed)
+                # asserts date-time, and a datetime would refuse leap seconds and year 0, which
+                # RFC 3339 allows, and rewrite the text (`.040Z` comes back as `.040000Z`).
+                "--type-mappings", "string+date-time=string",
                 "--output-model-type", "pydantic_v2.BaseModel",
                 "--extra-fields", "forbid",
                 "--disable-timestamp",

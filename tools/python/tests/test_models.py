@@ -38,9 +38,11 @@ def test_every_invalid_fixture_is_refused_by_the_readers(path: Path) -> None:
         model.model_validate(case["frame"])
     except ValidationError:
         return
-    # The one gap of the bare models, which is why the readers check the schema first: lax
-    # pydantic integers read a numeric string.
-    assert any(isinstance(v, str) and v.isdigit() for v in _leaves(case["frame"])), case["rule"]
+    # The two gaps of the bare models, which is why the readers check the schema first: lax
+    # pydantic integers read a numeric string, and a `ts` stays the wire string (generate.py maps
+    # date-time to str), so only the schema check asserts its format.
+    numeric_string = any(isinstance(v, str) and v.isdigit() for v in _leaves(case["frame"]))
+    assert numeric_string or case["expect_path"].endswith("ts"), case["rule"]
 
 
 def _leaves(value: object) -> list[object]:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from chatwire import FrameError, FrameErrorKind, client_types, parse_client_frame, validate_client_frame, validate_server_frame
+from chatwire import FrameError, FrameErrorKind, client_types, is_date_time, parse_client_frame, read_ui_state, validate_client_frame, validate_server_frame
 from conftest import FIXTURES
 
 MESSAGES = FIXTURES / "messages"
@@ -109,3 +109,39 @@ def test_int_002_numbers_inside_opaque_values_are_bounded_too(number: Any, accep
         with pytest.raises(FrameError) as refused:
             validate_client_frame(frame)
         assert [v.instance_path for v in refused.value.violations] == ["/outcome/value/deep/0"]
+
+
+DATE_TIME_CASES = json.loads((FIXTURES / "formats" / "date-time.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize(
+    ("text", "valid"),
+    [(t, True) for t in DATE_TIME_CASES["valid"]] + [(t, False) for t in DATE_TIME_CASES["invalid"]],
+)
+def test_frame_004_is_date_time_agrees_with_the_shared_list(text: str, valid: bool) -> None:
+    # fixtures/formats/date-time.json is the list chatwire-schema and the npm package agree on.
+    assert is_date_time(text) is valid
+
+
+@pytest.mark.parametrize(
+    ("text", "valid"),
+    [(t, True) for t in DATE_TIME_CASES["valid"]] + [(t, False) for t in DATE_TIME_CASES["invalid"]],
+)
+def test_frame_004_every_ts_is_checked_as_a_date_time(text: str, valid: bool) -> None:
+    frame = {"type": "chat.run_started", "seq": 1, "invocation_id": "inv-1", "ts": text}
+    if valid:
+        assert validate_server_frame(frame) == "chat.run_started"
+    else:
+        with pytest.raises(FrameError) as refused:
+            validate_server_frame(frame)
+        assert [v.instance_path for v in refused.value.violations] == ["/ts"]
+
+
+def test_frame_004_read_ui_state_checks_the_ts_of_items() -> None:
+    traces = (FIXTURES / "reducer-traces" / "traces.jsonl").read_text(encoding="utf-8").splitlines()
+    state = next(s for s in (json.loads(line)["final"] for line in traces) if s["items"] and "ts" in s["items"][0])
+    assert len(read_ui_state(state).items) == len(state["items"])
+    state["items"][0]["ts"] = "2026-01-15 10:00:00Z"
+    with pytest.raises(FrameError) as refused:
+        read_ui_state(state)
+    assert refused.value.kind == FrameErrorKind.INVALID

@@ -5,7 +5,7 @@
   `models.ui_state.UiState`, `models.agent_script.AgentScript`).
 * `validate_client_frame` / `validate_server_frame`: the schemas shipped in this package, chosen
   by `type`, with errors that name the failing field; `read_client_frame` / `read_server_frame`
-  check the schema and return the model.
+  check the schema and return the model; `is_date_time` is the RFC 3339 check every `ts` passes.
 * `reduce`: the UiState reducer, proven equal to the Rust reference on a shared corpus.
 * `check_script` / `plan_turn`: the conformance profile's scripted agent as a library.
 * `chatwire.facts`: versions, limits, close and error codes, as chatwire-schema states them.
@@ -38,6 +38,8 @@ from chatwire.validate import (
     FrameErrorKind,
     Violation,
     client_types,
+    format_checker,
+    is_date_time,
     load_schema,
     parse_client_frame,
     parse_json,
@@ -71,6 +73,8 @@ __all__ = [
     "check_script",
     "client_types",
     "empty_state",
+    "format_checker",
+    "is_date_time",
     "load_schema",
     "output_item_id",
     "parse_client_frame",

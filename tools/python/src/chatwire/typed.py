@@ -15,7 +15,7 @@ from jsonschema import Draft202012Validator
 from chatwire.models.client_frame import ClientFrame
 from chatwire.models.server_frame import ServerFrame
 from chatwire.models.ui_state import UiState
-from chatwire.validate import FrameError, FrameErrorKind, Violation, load_schema, validate_client_frame, validate_server_frame
+from chatwire.validate import FrameError, FrameErrorKind, Violation, format_checker, load_schema, validate_client_frame, validate_server_frame
 
 __all__ = ["read_client_frame", "read_server_frame", "read_ui_state"]
 
@@ -34,7 +34,7 @@ def read_server_frame(frame: Any) -> ServerFrame:
 
 def read_ui_state(state: Any) -> UiState:
     """A UiState (the `state` of a snapshot or update) as its model; raises `FrameError`."""
-    validator = Draft202012Validator(load_schema("ui-state.json"))
+    validator = Draft202012Validator(load_schema("ui-state.json"), format_checker=format_checker())
     errors = list(validator.iter_errors(state))
     if errors:
         violations = tuple(Violation("".join(f"/{p}" for p in e.absolute_path), e.message) for e in errors)

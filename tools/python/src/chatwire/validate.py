@@ -5,6 +5,8 @@ Spec: `spec/overview.md#frames` and `#integers`. A frame is checked against the 
 shipped in this package (Draft 2020-12). Integers follow INT-001: `4.0` and `1e3` are integers,
 anything beyond ±(2^53 − 1) or the field's own range is refused, because the schemas state those
 bounds as `minimum`/`maximum` and JSON Schema's `integer` is "a number without a fractional part".
+`format: date-time` (every `ts`, FRAME-004) is asserted, as the Rust validator asserts it; the other
+formats the schemas carry (`uint64`, `int32`, ...) are annotations whose ranges the bounds state.
 """
 
 from __future__ import annotations
@@ -16,9 +18,10 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, Final
 
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, FormatChecker
 from jsonschema.exceptions import ValidationError
 from referencing import Registry, Resource
+from rfc3339_validator import validate_rfc3339
 
 from chatwire.facts import MAX_SAFE_INTEGER
 
@@ -28,6 +31,8 @@ __all__ = [
     "FrameErrorKind",
     "Violation",
     "client_types",
+    "format_checker",
+    "is_date_time",
     "load_schema",
     "parse_client_frame",
     "parse_json",
@@ -138,6 +143,47 @@ def parse_json(text: str | bytes) -> Any:
         raise FrameError(FrameErrorKind.NOT_JSON, f"not valid JSON: {e}") from None
 
 
+def _utc_minute(checked: str) -> int:
+    """Minute of the day in UTC of a date-time `validate_rfc3339` accepted (upper case)."""
+    local = int(checked[11:13]) * 60 + int(checked[14:16])
+    if checked.endswith("Z"):
+        return local
+    sign = -1 if checked[-6] == "-" else 1
+    return (local - sign * (int(checked[-5:-3]) * 60 + int(checked[-2:]))) % (24 * 60)
+
+
+def is_date_time(text: str) -> bool:
+    """Whether `text` is an RFC 3339 date-time (FRAME-004), exactly as fixtures/formats/date-time.json
+    states the rule for every implementation.
+
+    rfc3339-validator checks the grammar and the calendar (the check jsonschema uses for
+    `date-time`); two things RFC 3339 allows it refuses, so they are mapped onto what it accepts:
+    the year 0000 (a leap year, as 2000 is, in the proleptic Gregorian calendar), and a leap second
+    (`:60`), which is valid where `:59` is, at 23:59 UTC only (RFC 3339 section 5.7).
+    """
+    upper = text.upper()
+    if upper[:4] == "0000":
+        upper = "2000" + upper[4:]
+    if upper[17:19] != "60":
+        return bool(validate_rfc3339(upper))
+    candidate = upper[:17] + "59" + upper[19:]
+    return bool(validate_rfc3339(candidate)) and _utc_minute(candidate) == 23 * 60 + 59
+
+
+def _date_time_format(instance: object) -> bool:
+    return not isinstance(instance, str) or is_date_time(instance)
+
+
+def format_checker() -> FormatChecker:
+    """The formats the schemas assert: `date-time` only (see `is_date_time`)."""
+    checker = FormatChecker(formats=())
+    checker.checks("date-time")(_date_time_format)
+    return checker
+
+
+_FORMATS: Final = format_checker()
+
+
 @lru_cache(maxsize=None)
 def load_schema(name: str) -> dict[str, Any]:
     """One of the schemas shipped with the package, by file name (`chat.tool_call.json`)."""
@@ -170,8 +216,8 @@ def server_types() -> frozenset[str]:
 
 @lru_cache(maxsize=None)
 def _validator(wire_type: str) -> Draft202012Validator:
-    # No format checker: in 2020-12 `format` is an annotation, as in the Rust validator.
-    return Draft202012Validator(load_schema(f"{wire_type}.json"), registry=_registry())
+    # `format` asserts `date-time` only, as the Rust validator does (FRAME-004).
+    return Draft202012Validator(load_schema(f"{wire_type}.json"), registry=_registry(), format_checker=_FORMATS)
 
 
 def _pointer(error: ValidationError) -> str:
