@@ -24,6 +24,35 @@ pub const SINCE_KEYWORD: &str = "x-chatwire-since";
 /// committed under `schema/releases/v1/<MAJOR.MINOR>/` and never change (`COMPAT-012`).
 pub const RELEASED_VERSIONS: &[ProtocolVersion] = &[ProtocolVersion { major: 1, minor: 0 }];
 
+/// String formats the published schemas started stating in a minor after 1.0, with that minor.
+/// A format is not a message, member or value, so it carries no annotation. It states a rule the
+/// older minor already had in prose (`date-time` on every `ts`: FRAME-004 required RFC 3339 in 1.0),
+/// so [`project`] keeps it and validators of every minor assert it; only the comparison with an
+/// older minor's released copy, which never changes (`COMPAT-012`), leaves it out
+/// ([`without_later_formats`]). The change gate reports it as `format-added` (INFO, server → client).
+pub const FORMATS_SINCE: &[(&str, ProtocolVersion)] = &[("date-time", ProtocolVersion { major: 1, minor: 1 })];
+
+/// Whether a node's `format` is one [`FORMATS_SINCE`] dates after `version`.
+fn format_newer(map: &serde_json::Map<String, Value>, version: ProtocolVersion) -> bool {
+    let format = map.get("format").and_then(Value::as_str);
+    FORMATS_SINCE.iter().any(|(name, since)| format == Some(*name) && *since > version)
+}
+
+/// The schema without the formats [`FORMATS_SINCE`] dates after `version`: the shape the released
+/// schemas of `version` state (`COMPAT-012`).
+pub fn without_later_formats(schema: &Value, version: ProtocolVersion) -> Value {
+    match schema {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(k, _)| !(k.as_str() == "format" && format_newer(map, version)))
+                .map(|(k, v)| (k.clone(), without_later_formats(v, version)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(|v| without_later_formats(v, version)).collect()),
+        other => other.clone(),
+    }
+}
+
 /// The version a schema node is annotated with, if it carries a well-formed annotation.
 pub fn since_of(schema: &Value) -> Option<ProtocolVersion> {
     schema.get(SINCE_KEYWORD).and_then(Value::as_str).and_then(|s| ProtocolVersion::parse(s).ok())
@@ -205,6 +234,22 @@ mod tests {
         let hello = json!({"type": "session.hello", "id": "h-1", "versions": ["1.1"], "features": ["ui_state_patch"]});
         assert!(matches!(v10.check(Direction::ClientToServer, &hello), Err(FrameError::Invalid(_))));
         assert_eq!(v11.check(Direction::ClientToServer, &hello), Ok("session.hello"));
+    }
+
+    #[test]
+    fn a_format_dated_after_a_release_is_kept_by_projection_and_left_out_of_its_shape() {
+        let doc = json!({
+            "type": "object",
+            "properties": {
+                "ts": {"type": "string", "format": "date-time"},
+                "seq": {"type": "integer", "format": "uint64", "minimum": 0}
+            }
+        });
+        assert_eq!(project(&doc, v("1.0")).unwrap(), doc, "FRAME-004 holds on 1.0 connections too");
+        let shape = without_later_formats(&doc, v("1.0"));
+        assert_eq!(shape["properties"]["ts"], json!({"type": "string"}));
+        assert_eq!(shape["properties"]["seq"], doc["properties"]["seq"], "integer formats are 1.0's");
+        assert_eq!(without_later_formats(&doc, v("1.1")), doc);
     }
 
     #[test]

@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 
 use chatwire_schema::schema_gen::{to_pretty, SchemaDoc};
-use chatwire_schema::since::{project, without_prose, RELEASED_VERSIONS};
+use chatwire_schema::since::{project, without_later_formats, without_prose, RELEASED_VERSIONS};
 use chatwire_schema::ProtocolVersion;
 use serde_json::Value;
 
@@ -67,6 +67,11 @@ impl ReleaseSet {
         Ok(true)
     }
 
+    /// What a released copy of `schema` must state: no prose, no format dated after the release.
+    fn shape(&self, schema: &Value) -> Value {
+        without_prose(&without_later_formats(schema, self.version))
+    }
+
     /// One line per protocol document whose released shape the current types no longer define,
     /// and per released file that is missing or unexpected.
     pub fn drift(&self) -> Vec<String> {
@@ -87,14 +92,13 @@ impl ReleaseSet {
                     path.display(),
                     self.version
                 )),
-                Some(committed) if without_prose(&committed) != without_prose(schema) => drift.push(format!(
+                Some(committed) if without_prose(&committed) != self.shape(schema) => drift.push(format!(
                     "{}: the types, cut down to {}, no longer define the released shape ({}); a released \
                      minor never changes: annotate additions with x-chatwire-since, anything else needs a \
                      new major",
                     path.display(),
                     self.version,
-                    first_difference(&without_prose(&committed), &without_prose(schema), "")
-                        .unwrap_or_else(|| "/".into())
+                    first_difference(&without_prose(&committed), &self.shape(schema), "").unwrap_or_else(|| "/".into())
                 )),
                 Some(_) => {}
             }
