@@ -210,7 +210,8 @@ impl Server {
             return Err(ServeError::NotLoopback(config.addr));
         }
         let durable = matches!(config.db, DbLocation::File(_));
-        let store = store::StoreWriter::spawn(Store::open(&config.db, config.durability)?)?;
+        let mut store = store::StoreWriter::spawn(Store::open(&config.db, config.durability)?)?;
+        store.set_crash_point(config.crash_at);
         let mut shared = session::Shared::new(
             store,
             fault::hooks(config.fault),
@@ -218,7 +219,6 @@ impl Server {
             config.conformance,
             durable,
             config.max_frame_bytes,
-            config.crash_at,
         );
         shared.legacy_resume_lookup = config.legacy_resume_lookup;
         let shared = Arc::new(shared);

@@ -14,7 +14,6 @@ use crate::agent::{Agent, AgentSpec, Cursor, ScriptedAgent};
 use crate::hooks::Hooks;
 use crate::store::{StoreError, StoreWriter};
 use crate::util::{hash_token, random_id};
-use crate::CrashPoint;
 
 /// Server-wide state shared by connections and sessions.
 pub(crate) struct Shared {
@@ -26,7 +25,6 @@ pub(crate) struct Shared {
     pub conformance: bool,
     pub durable: bool,
     pub max_frame_bytes: u64,
-    pub crash_at: Option<CrashPoint>,
     pub validator: chatwire_schema::FrameValidator,
     /// The hash an unknown session's resume is compared against: of a random token never issued.
     pub unmatchable_token_hash: String,
@@ -36,7 +34,6 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    #[allow(clippy::too_many_arguments)] // called once, from Server::bind
     pub fn new(
         store: StoreWriter,
         hooks: Box<dyn Hooks>,
@@ -44,7 +41,6 @@ impl Shared {
         conformance: bool,
         durable: bool,
         max_frame_bytes: u64,
-        crash_at: Option<CrashPoint>,
     ) -> Self {
         Shared {
             store,
@@ -53,7 +49,6 @@ impl Shared {
             conformance,
             durable,
             max_frame_bytes,
-            crash_at,
             // Client frames are judged by the schemas of the newest version this server speaks, so
             // a member a later minor adds is refused as unknown (FRAME-003), not silently accepted.
             validator: chatwire_schema::FrameValidator::for_version(chatwire_schema::PROTOCOL_VERSION),

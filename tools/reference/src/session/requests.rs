@@ -15,18 +15,10 @@ use chatwire_schema::{ClientFrame, ErrorCode, Id, ServerFrame, ToolCallStatus};
 
 use super::driver::{run_started, start_driver};
 use super::emit::{emit, Change, Unit};
-use super::{EmitError, Inner, Refusal, Session, Shared};
+use super::{EmitError, Inner, Refusal, Session};
 use crate::agent::Cursor;
 use crate::store::{Commit, LogKind, LogRow};
 use crate::util::{random_id, rfc3339_now};
-use crate::CrashPoint;
-
-fn crash_if(shared: &Shared, point: CrashPoint) {
-    if shared.crash_at == Some(point) {
-        eprintln!("chatwire-reference: crash point {point:?} reached, aborting");
-        std::process::abort();
-    }
-}
 
 /// `chat.user_message`: opens a turn (dismissing calls it supersedes) and starts the agent.
 pub(crate) async fn user_message(session: &Arc<Session>, g: &mut Inner, msg: UserMessage) -> Result<(), Refusal> {
@@ -100,7 +92,6 @@ pub(crate) async fn tool_call_response(
             format!("tool call {} does not await a response", call.id),
         ));
     }
-    crash_if(&session.shared, CrashPoint::ResponseReceived);
     let frame = serde_json::to_string(&response).map_err(EmitError::from)?;
     let commit = Commit {
         next_seq: g.next_seq,
@@ -114,7 +105,6 @@ pub(crate) async fn tool_call_response(
         ..Commit::default()
     };
     session.shared.store.commit(session.id.as_str(), commit).await.map_err(EmitError::from)?;
-    crash_if(&session.shared, CrashPoint::ResponseCommitted);
     execute_response(session, g, &response).await
 }
 

@@ -9,6 +9,7 @@ use rusqlite::Connection;
 use tokio::sync::{mpsc, oneshot};
 
 use super::{apply_commit, insert_session, Commit, NewSession, Store, StoreError, StoredSession};
+use crate::CrashPoint;
 
 /// Jobs queued before senders wait: backpressure instead of unbounded memory.
 const QUEUE: usize = 1024;
@@ -49,6 +50,8 @@ enum Job {
 #[derive(Debug)]
 pub struct StoreWriter {
     jobs: mpsc::Sender<Job>,
+    /// Test-only: abort the process around the commit of a tool response.
+    crash_at: Option<CrashPoint>,
     // Held, never joined: dropping the handle closes the queue and the thread ends by itself,
     // so dropping never blocks an async runtime thread.
     _thread: JoinHandle<()>,
@@ -62,7 +65,21 @@ impl StoreWriter {
             .name("chatwire-store".into())
             .spawn(move || run(store, rx))
             .map_err(StoreError::Thread)?;
-        Ok(StoreWriter { jobs, _thread: thread })
+        Ok(StoreWriter { jobs, crash_at: None, _thread: thread })
+    }
+
+    /// Test-only: makes the process abort right before or right after a commit that records a
+    /// tool response for execution (see [`crate::CRASH_AT_ENV`]), so crash durability is tested
+    /// at the one place where a response becomes durable, with no call site in the handlers.
+    pub(crate) fn set_crash_point(&mut self, point: Option<CrashPoint>) {
+        self.crash_at = point;
+    }
+
+    fn crash_if(&self, point: CrashPoint, records_response: bool) {
+        if records_response && self.crash_at == Some(point) {
+            eprintln!("chatwire-reference: crash point {point:?} reached, aborting");
+            std::process::abort();
+        }
     }
 
     async fn ask<T>(&self, job: impl FnOnce(Reply<T>) -> Job) -> Result<T, StoreError> {
@@ -73,8 +90,12 @@ impl StoreWriter {
 
     /// Applies one state change atomically and durably; returns once it is committed.
     pub async fn commit(&self, session_id: &str, commit: Commit) -> Result<(), StoreError> {
+        let records_response = !commit.add_pending.is_empty();
+        self.crash_if(CrashPoint::ResponseReceived, records_response);
         let session_id = session_id.to_owned();
-        self.ask(|reply| Job::Write(Write::Commit { session_id, commit }, reply)).await
+        self.ask(|reply| Job::Write(Write::Commit { session_id, commit }, reply)).await?;
+        self.crash_if(CrashPoint::ResponseCommitted, records_response);
+        Ok(())
     }
 
     /// Inserts a new session.
