@@ -68,15 +68,35 @@ fn median_and_p95(mut samples: Vec<Duration>) -> (Duration, Duration) {
     (samples[samples.len() / 2], samples[samples.len() * 95 / 100])
 }
 
+/// A server running in this process until [`BenchServer::stop`].
+struct BenchServer {
+    url: String,
+    stop: tokio::sync::oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<Result<(), chatwire_reference::ServeError>>,
+}
+
+impl BenchServer {
+    async fn start(config: ServeConfig) -> BenchServer {
+        let server = Server::bind(config).await.unwrap();
+        let url = server.url();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(server.run(async {
+            let _ = stopped.await;
+        }));
+        BenchServer { url, stop, task }
+    }
+
+    async fn stop(self) {
+        let _ = self.stop.send(());
+        let _ = self.task.await;
+    }
+}
+
 async fn bench_turn_round_trip() {
     const WARMUP: usize = 20;
     const RUNS: usize = 200;
-    let server = Server::bind(ServeConfig::new("127.0.0.1:0".parse().unwrap(), DbLocation::Memory)).await.unwrap();
-    let url = server.url();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let task = tokio::spawn(server.run(async {
-        let _ = stopped.await;
-    }));
+    let server = BenchServer::start(ServeConfig::new("127.0.0.1:0".parse().unwrap(), DbLocation::Memory)).await;
+    let url = server.url.clone();
     let turn = json!({"steps": [
         {"op": "say", "markdown": "working on it"},
         {"op": "tool_calls", "calls": [{"tool_name": "lookup", "interaction_type": "auto_tool", "display": "inline",
@@ -105,8 +125,7 @@ async fn bench_turn_round_trip() {
     }
     let (median, p95) = median_and_p95(samples);
     println!("turn round trip (say + auto tool with progress + say, 11 events, in-memory db): median {median:?}, p95 {p95:?}");
-    let _ = stop.send(());
-    let _ = task.await;
+    server.stop().await;
 }
 
 /// Writes a session whose effective state holds `items` display items (one turn of assistant messages).
@@ -207,12 +226,8 @@ async fn bench_resume_snapshot(dir: &Path) {
     let sessions: Vec<(Id, Id)> = sizes.iter().map(|&n| seed_transcript(&store, n)).collect();
     drop(store);
     let server =
-        Server::bind(ServeConfig::new("127.0.0.1:0".parse().unwrap(), DbLocation::File(db.clone()))).await.unwrap();
-    let url = server.url();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let task = tokio::spawn(server.run(async {
-        let _ = stopped.await;
-    }));
+        BenchServer::start(ServeConfig::new("127.0.0.1:0".parse().unwrap(), DbLocation::File(db.clone()))).await;
+    let url = server.url.clone();
     let mut medians = Vec::new();
     for (n, (id, token)) in sizes.iter().zip(&sessions) {
         let mut last_seq = 0;
@@ -234,20 +249,15 @@ async fn bench_resume_snapshot(dir: &Path) {
     }
     let ratio = medians[1].as_secs_f64() / medians[0].as_secs_f64();
     println!("resume snapshot growth 100 -> 10,000 items: {ratio:.1}x (goal <= 120x)");
-    let _ = stop.send(());
-    let _ = task.await;
+    server.stop().await;
     // The first resume after a restart, measured properly: a fresh server on the same database
     // each round (after one warm-up connection), both sizes, median of the rounds.
     const ROUNDS: usize = 7;
     let mut cold_samples: Vec<Vec<Duration>> = vec![Vec::new(); sizes.len()];
     for _ in 0..ROUNDS {
         let server =
-            Server::bind(ServeConfig::new("127.0.0.1:0".parse().unwrap(), DbLocation::File(db.clone()))).await.unwrap();
-        let url = server.url();
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let task = tokio::spawn(server.run(async {
-            let _ = stopped.await;
-        }));
+            BenchServer::start(ServeConfig::new("127.0.0.1:0".parse().unwrap(), DbLocation::File(db.clone()))).await;
+        let url = server.url.clone();
         let mut warm = connect(&url).await;
         send(&mut warm, json!({"type": "session.hello", "id": "h", "versions": ["1.0"]})).await;
         recv_text(&mut warm).await;
@@ -259,8 +269,7 @@ async fn bench_resume_snapshot(dir: &Path) {
             drop(ws);
         }
         drop(warm);
-        let _ = stop.send(());
-        let _ = task.await;
+        server.stop().await;
     }
     let colds: Vec<Duration> = cold_samples.into_iter().map(|s| median_and_p95(s).0).collect();
     let cold_ratio = colds[1].as_secs_f64() / colds[0].as_secs_f64();
@@ -374,12 +383,8 @@ async fn concurrent_sessions(dir: &Path, durability: Durability) -> f64 {
     const TURNS: usize = 20;
     let db = DbLocation::File(dir.join(format!("busy-{durability:?}.db")));
     let config = ServeConfig { durability, ..ServeConfig::new("127.0.0.1:0".parse().unwrap(), db) };
-    let server = Server::bind(config).await.unwrap();
-    let url = server.url();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let task = tokio::spawn(server.run(async {
-        let _ = stopped.await;
-    }));
+    let server = BenchServer::start(config).await;
+    let url = server.url.clone();
     let start = Instant::now();
     let players: Vec<_> = (0..SESSIONS)
         .map(|_| {
@@ -405,8 +410,7 @@ async fn concurrent_sessions(dir: &Path, durability: Durability) -> f64 {
          median {median:?}, p95 {p95:?}",
         events as f64 / elapsed.as_secs_f64()
     );
-    let _ = stop.send(());
-    let _ = task.await;
+    server.stop().await;
     events as f64 / elapsed.as_secs_f64()
 }
 
