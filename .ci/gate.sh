@@ -45,6 +45,9 @@ step "npm package: tsc --strict with TypeScript 5 and 7"
 step "npm package: build (ajv standalone validators, no run-time code generation)"
 (cd "$NPM" && npm run -s build)
 
+step "npm package: the chat page bundle tools/reference/ui/app.js is what tools/npm/ui builds"
+(cd "$NPM" && npm run -s page -- --check)
+
 step "npm package: tests (node --test; the client's against the release reference backend)"
 cargo build -q --release --locked -p chatwire-reference
 (cd "$NPM" && CHATWIRE_REFERENCE="${CARGO_TARGET_DIR:-$ROOT/target}/release/chatwire-reference" npm test --silent)

@@ -34,11 +34,13 @@ mod hooks;
 mod session;
 pub mod store;
 mod transport;
+mod ui;
 pub mod util;
 
 pub use agent::{Agent, EchoAgent, ScriptedAgent};
 pub use fault::{Fault, UnknownFault};
 pub use store::{DbLocation, Durability, Store, StoreError};
+pub use ui::{DemoAgent, DemoError};
 
 /// Environment variable naming a [`CrashPoint`] (`response-received`, `response-committed`);
 /// read by [`run_cli`] only, for crash-durability tests.
@@ -110,6 +112,9 @@ pub struct ServeConfig {
     /// Test-only crash point (see [`CRASH_AT_ENV`]).
     #[doc(hidden)]
     pub crash_at: Option<CrashPoint>,
+    /// Also serve the reference chat page over plain HTTP GET on the same port (`/`; the
+    /// WebSocket stays at `/ws`).
+    pub ui: bool,
 }
 
 /// The largest `max_frame_bytes` this server accepts: 1 GiB, so that the transport's hard cap
@@ -164,6 +169,7 @@ impl ServeConfig {
             timeouts: Timeouts::default(),
             crash_at: None,
             legacy_resume_lookup: false,
+            ui: false,
         }
     }
 }
@@ -199,6 +205,7 @@ pub struct Server {
     shared: Arc<session::Shared>,
     timeouts: Timeouts,
     local_addr: SocketAddr,
+    ui: bool,
 }
 
 impl Server {
@@ -229,7 +236,7 @@ impl Server {
         let listener =
             TcpListener::bind(config.addr).await.map_err(|source| ServeError::Bind { addr: config.addr, source })?;
         let local_addr = listener.local_addr().map_err(|source| ServeError::Bind { addr: config.addr, source })?;
-        Ok(Server { listener, shared, timeouts: config.timeouts, local_addr })
+        Ok(Server { listener, shared, timeouts: config.timeouts, local_addr, ui: config.ui })
     }
 
     /// The bound address.
@@ -240,6 +247,11 @@ impl Server {
     /// The WebSocket URL clients connect to, `ws://ADDR/ws`.
     pub fn url(&self) -> String {
         format!("ws://{}/ws", self.local_addr)
+    }
+
+    /// The chat page's URL, `http://ADDR/`, when it is served ([`ServeConfig::ui`]).
+    pub fn page_url(&self) -> Option<String> {
+        self.ui.then(|| format!("http://{}/", self.local_addr))
     }
 
     /// Accepts connections until `shutdown` completes, then closes each open connection with close
@@ -257,7 +269,7 @@ impl Server {
                         let id = next_id.fetch_add(1, Ordering::Relaxed);
                         let going_away = going_away_rx.clone();
                         let shared = self.shared.clone();
-                        connections.spawn(transport::serve_connection(shared, self.timeouts, tcp, id, going_away));
+                        connections.spawn(transport::serve_connection(shared, self.timeouts, tcp, id, going_away, self.ui));
                     }
                     Err(e) => {
                         // Typically EMFILE: back off instead of spinning.
@@ -322,6 +334,13 @@ struct ServeArgs {
     /// Run with one planted bug (testing aid for the conformance suite; see --list-faults).
     #[arg(long, value_name = "NAME")]
     fault: Option<Fault>,
+    /// Also serve the reference chat page at http://ADDR/ (the WebSocket stays at /ws).
+    #[arg(long)]
+    ui: bool,
+    /// Answer every session with the bundled demo script (every feature the chat page renders)
+    /// instead of the echo agent.
+    #[arg(long, conflicts_with = "conformance")]
+    demo: bool,
 }
 
 /// `--durability`: `full` or `normal`.
@@ -374,8 +393,21 @@ pub fn run_cli(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         }
         point
     });
+    let agent: Arc<dyn Agent> = if args.demo {
+        match DemoAgent::bundled() {
+            Ok(demo) => Arc::new(demo),
+            Err(e) => {
+                eprintln!("chatwire-reference: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    } else {
+        Arc::new(EchoAgent)
+    };
     let config = ServeConfig {
         conformance: args.conformance,
+        agent,
+        ui: args.ui,
         max_frame_bytes: args.max_frame_bytes,
         durability: args.durability,
         fault: args.fault,
@@ -400,6 +432,9 @@ pub fn run_cli(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             eprintln!("chatwire-reference: FAULT INJECTED: {f} ({})", f.description());
         }
         eprintln!("chatwire-reference: listening on {} (db: {:?})", server.url(), config.db);
+        if let Some(page) = server.page_url() {
+            eprintln!("chatwire-reference: chat page at {page}");
+        }
         server.run(shutdown).await
     });
     match result {

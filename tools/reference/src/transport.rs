@@ -63,13 +63,19 @@ pub(crate) const SHUTDOWN_CLOSE_WAIT: Duration = Duration::from_secs(2);
 /// Serves one accepted TCP connection until it closes.
 ///
 /// When `going_away` turns true the server is shutting down: the connection is closed with 1001.
+/// With `ui`, a connection asking for the chat page instead of `/ws` is answered by [`crate::ui`].
 pub(crate) async fn serve_connection(
     shared: Arc<Shared>,
     timeouts: Timeouts,
-    tcp: TcpStream,
+    mut tcp: TcpStream,
     conn_id: u64,
     mut going_away: tokio::sync::watch::Receiver<bool>,
+    ui: bool,
 ) {
+    // `serve --ui`: a plain GET for any path but /ws is the chat page's (src/ui.rs).
+    if ui && crate::ui::serve_if_page(&mut tcp, timeouts.handshake).await {
+        return;
+    }
     let hard_cap = usize::try_from(shared.max_frame_bytes.saturating_mul(HARD_CAP_FACTOR)).unwrap_or(usize::MAX);
     // Small eager buffers: an idle connection should cost little (the defaults are 128 KiB each).
     let config = WebSocketConfig::default()
