@@ -1,5 +1,5 @@
-//! RESUME-005: a resume refused for an unknown session and one refused for a wrong token are
-//! indistinguishable, in their time too. The one timed test of the crate, because the
+//! RESUME-020: a resume refused for an unknown session and one refused for a wrong token are
+//! indistinguishable in their time too, not only in their frame (RESUME-005). The one timed test of the crate, because the
 //! requirement is about time: it measures both refusals over the wire, as an attacker would.
 //!
 //! Timing means nothing in a debug build, so both tests are ignored there; `.ci/run` runs them
@@ -173,7 +173,7 @@ fn serially<T>(f: impl std::future::Future<Output = T>) -> T {
 fn unknown_session_and_wrong_token_are_refused_in_the_same_time() {
     if let Err(measurements) = serially(same_time(false)) {
         panic!(
-            "RESUME-005: refusing an unknown session and a wrong token differ by more than {:.0}% \
+            "RESUME-020: refusing an unknown session and a wrong token differ by more than {:.0}% \
              in {ATTEMPTS} measurements of {TRIES} tries each: {measurements:?}",
             (TOLERANCE - 1.0) * 100.0
         );
