@@ -31,6 +31,7 @@
 
 pub mod chat;
 pub mod error_frame;
+pub mod error_order;
 pub mod frame;
 pub mod id;
 pub mod reducer;

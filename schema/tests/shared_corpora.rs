@@ -543,6 +543,13 @@ fn facts() -> String {
         "max_expiry_ms": chatwire_schema::script::MAX_EXPIRY_MS,
         "output_id_suffix": chatwire_schema::reducer::OUTPUT_ID_SUFFIX,
         "id_pattern": chatwire_schema::id::ID_PATTERN,
+        "error_order": {
+            "frame_checks": chatwire_schema::error_order::FRAME_CHECKS.iter().map(|c| c.as_str()).collect::<Vec<_>>(),
+            "own_checks": chatwire_schema::error_order::OWN_CHECKS
+                .iter()
+                .map(|(t, codes)| (t.to_string(), json!(codes.iter().map(|c| c.as_str()).collect::<Vec<_>>())))
+                .collect::<serde_json::Map<String, Value>>(),
+        },
     });
     serde_json::to_string_pretty(&facts).expect("facts serialize") + "\n"
 }

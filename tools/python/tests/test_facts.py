@@ -23,3 +23,15 @@ def test_limits_versions_and_ids_match_the_schemas() -> None:
     snapshot = load_schema("ui_state_snapshot.json")
     assert facts.UI_STATE_VERSION in str(snapshot)
     assert facts.CLOSE_CODES["going_away"] == 1001
+
+
+
+def test_error_order_follows_the_crates_table() -> None:
+    # The table itself is the crate's (copied by scripts/generate.py, drift-checked in CI).
+    assert facts.FRAME_CHECKS[:2] == ("binary_frame", "frame_too_large")
+    assert set(facts.FRAME_CHECKS) <= set(facts.ERROR_CODES)
+    assert all(set(codes) <= set(facts.ERROR_CODES) for codes in facts.OWN_CHECKS.values())
+    assert facts.first_failing("chat.user_message", {"run_in_progress", "duplicate_message"}) == "duplicate_message"
+    assert facts.first_failing("session.hello", ["resume_cursor_ahead", "resume_rejected"]) == "resume_rejected"
+    assert facts.first_failing("chat.user_message", ["run_in_progress", "invalid_frame"]) == "invalid_frame"
+    assert facts.first_failing("chat.rewind", ["unknown_invocation"]) is None

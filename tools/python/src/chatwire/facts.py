@@ -57,3 +57,20 @@ ID_PATTERN: Final[str] = _FACTS["id_pattern"]
 def is_fatal(code: str) -> bool:
     """Whether the server closes the connection after an error of this code (ERROR-002)."""
     return code in FATAL_CLOSE_CODES
+
+
+#: The checks every client frame goes through, first to last: when several fail, the first decides
+#: the error code (spec/errors.md#codes).
+FRAME_CHECKS: Final[tuple[str, ...]] = tuple(_FACTS["error_order"]["frame_checks"])
+#: The ordered own checks of the client frame types that have them (TURN-006, RESUME-016).
+OWN_CHECKS: Final[dict[str, tuple[str, ...]]] = {
+    frame_type: tuple(codes) for frame_type, codes in _FACTS["error_order"]["own_checks"].items()
+}
+
+
+def first_failing(frame_type: str, failing: list[str] | tuple[str, ...] | set[str]) -> str | None:
+    """Of the codes a frame of `frame_type` would earn, the one a server must answer with."""
+    for code in FRAME_CHECKS + OWN_CHECKS.get(frame_type, ()):
+        if code in failing:
+            return code
+    return None
