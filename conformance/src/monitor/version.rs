@@ -22,6 +22,10 @@ pub static NEGOTIATED_VERSION_ONLY: CheckDef = CheckDef {
     level: Level::Must,
 };
 
+/// At most this many versions' validators are kept: a server naming ever new versions in its
+/// welcomes gets each checked all the same, compiled afresh, without the cache growing.
+const MAX_CACHED_VERSIONS: usize = 8;
+
 /// The validators of the versions seen so far, compiled once each.
 #[derive(Debug, Default)]
 pub(crate) struct Versions {
@@ -31,8 +35,16 @@ pub(crate) struct Versions {
 impl Versions {
     /// Checks `frame`, valid under the current schemas, against those of `version`.
     pub(crate) fn check(&mut self, version: ProtocolVersion, frame: &Value) -> Result<(), Raw> {
-        let validator =
-            self.by_version.entry(version).or_insert_with(|| Arc::new(FrameValidator::for_version(version)));
+        let validator = match self.by_version.get(&version) {
+            Some(v) => Arc::clone(v),
+            None => {
+                let v = Arc::new(FrameValidator::for_version(version));
+                if self.by_version.len() < MAX_CACHED_VERSIONS {
+                    self.by_version.insert(version, Arc::clone(&v));
+                }
+                v
+            }
+        };
         match validator.check(Direction::ServerToClient, frame) {
             Ok(_) => Ok(()),
             Err(e) => {
