@@ -11,8 +11,10 @@
 //!    `resume`; for `wait_idle` `chat.run_complete`. A key matches as a whole word of the statement.
 //! 2. **By kind**, when none is mentioned: the requirement that mandates the step's frame in a
 //!    scripted turn (see [`frame_default`]: `chat.user_message_accepted` TURN-001,
-//!    `chat.run_started` TURN-005, `chat.assistant_message` SCRIPT-006, `chat.tool_call` SCRIPT-008,
-//!    `chat.tool_call_complete` SCRIPT-010, `chat.run_complete` SCRIPT-007, `ui_state_snapshot`
+//!    `chat.run_started` TURN-005 after a user message and RUN-007 in a slice a response or an
+//!    expiry reopened, `chat.assistant_message` SCRIPT-006, `chat.tool_call` SCRIPT-008,
+//!    `chat.tool_call_complete` SCRIPT-010, SCRIPT-012 after a response, TOOL-018 when expired,
+//!    `chat.run_complete` SCRIPT-007, `ui_state_snapshot`
 //!    STATE-002, `session.welcome` SESSION-005, `chat.rewind_complete` REWIND-003); `ping`
 //!    TRANSPORT-010, `connect` STATE-002, `resume` RESUME-001, `expect_close` TRANSPORT-008,
 //!    `wait_idle` RUN-001; `expect_silence` right after an `expect_error` ERROR-001 (the refused
@@ -155,9 +157,10 @@ fn kind_default(scenario: &Scenario, step: &Step) -> Vec<ReqId> {
         Step::Resume { .. } => vec!["RESUME-001"],
         Step::ExpectClose { .. } => vec!["TRANSPORT-008"],
         Step::WaitIdle { .. } => vec!["RUN-001"],
-        Step::Expect { frame, .. } => frame_default(frame).into_iter().collect(),
+        Step::Expect { frame, .. } => frame_default(frame, after_response(scenario, step)).into_iter().collect(),
         Step::ExpectUnordered { frames, .. } => {
-            let mut ids: Vec<&str> = frames.iter().filter_map(frame_default).collect();
+            let after = after_response(scenario, step);
+            let mut ids: Vec<&str> = frames.iter().filter_map(|f| frame_default(f, after)).collect();
             ids.sort_unstable();
             ids.dedup();
             ids
@@ -172,13 +175,20 @@ fn kind_default(scenario: &Scenario, step: &Step) -> Vec<ReqId> {
     ids.into_iter().filter_map(|id| ReqId::parse(id).ok()).collect()
 }
 
-/// The requirement that makes a server send a frame of this type in a scripted turn.
-fn frame_default(frame: &Value) -> Option<&'static str> {
+/// The requirement that makes a server send a frame of this type in a scripted turn. A slice that
+/// a response or an expiry reopens (`after_response`: the last action before the step was not a
+/// user message) starts under RUN-007, not TURN-005, and a call a response settles is settled under
+/// SCRIPT-012, not by the script's settle sequence (SCRIPT-010); an expiry settles under TOOL-018.
+fn frame_default(frame: &Value, after_response: bool) -> Option<&'static str> {
+    let status = frame.get("status").and_then(Value::as_str);
     Some(match frame.get("type").and_then(Value::as_str)? {
         "chat.user_message_accepted" => "TURN-001",
+        "chat.run_started" if after_response => "RUN-007",
         "chat.run_started" => "TURN-005",
         "chat.assistant_message" => "SCRIPT-006",
         "chat.tool_call" => "SCRIPT-008",
+        "chat.tool_call_complete" if status == Some("expired") => "TOOL-018",
+        "chat.tool_call_complete" if after_response => "SCRIPT-012",
         "chat.tool_call_complete" => "SCRIPT-010",
         "chat.run_complete" => "SCRIPT-007",
         "ui_state_snapshot" => "STATE-002",
@@ -186,6 +196,19 @@ fn frame_default(frame: &Value) -> Option<&'static str> {
         "chat.rewind_complete" => "REWIND-003",
         _ => return None,
     })
+}
+
+/// Whether the last action before `step` was something other than a user message (a response, a
+/// wait for an expiry, a restart): the frames that follow belong to a reopened slice.
+fn after_response(scenario: &Scenario, step: &Step) -> bool {
+    let Some(at) = scenario.steps.iter().position(|s| std::ptr::eq(s, step)) else { return false };
+    scenario.steps[..at]
+        .iter()
+        .rev()
+        .find(|s| {
+            matches!(s, Step::UserMessage { .. } | Step::Respond { .. } | Step::WaitIdle { .. } | Step::Restart { .. })
+        })
+        .is_some_and(|s| !matches!(s, Step::UserMessage { .. }))
 }
 
 /// The step right before `step` in `scenario`, found by identity.
@@ -287,6 +310,24 @@ mod tests {
             }
         }
         assert!(vague.is_empty(), "add \"requirements\" to these steps: {vague:#?}");
+    }
+
+    #[test]
+    fn a_slice_a_response_reopens_is_charged_to_run_007_not_turn_005() {
+        let text = r#"{"id":"x","title":"t","level":"must","requirements":["SEQ-001"],
+            "steps":[{"do":"connect"},{"do":"user_message","text":"go"},
+            {"do":"expect","frame":{"type":"chat.run_started"}},
+            {"do":"respond","tool_call":"t","outcome":{"action":"submit","value":1}},
+            {"do":"expect","frame":{"type":"chat.run_started"}},
+            {"do":"expect","frame":{"type":"chat.tool_call_complete","status":"completed"}},
+            {"do":"wait_idle"},
+            {"do":"expect","frame":{"type":"chat.tool_call_complete","status":"expired"}}]}"#;
+        let s = crate::scenario::ScenarioLoader::new().parse("x.json", text).expect("well formed");
+        let ids = |i: usize| step_requirements(&s, &s.steps[i]).0;
+        assert_eq!(ids(2), [ReqId::new("TURN-005")]);
+        assert_eq!(ids(4), [ReqId::new("RUN-007")]);
+        assert_eq!(ids(5), [ReqId::new("SCRIPT-012")]);
+        assert_eq!(ids(7), [ReqId::new("TOOL-018")]);
     }
 
     #[test]
