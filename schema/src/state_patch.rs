@@ -12,6 +12,8 @@
 //! - an output item inserted after its call is a `test` of the call's id, then one `add`;
 //! - a rewind removes from the end, each removal after a `test` of the removed item's id;
 //! - a changed run is one `replace` of `/run`.
+//!
+//! [`catch_up`] concatenates those patches over the events a resumed client missed (`RESUME-017`).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -231,6 +233,29 @@ fn item_json(item: &DisplayItem) -> Value {
 /// UiState parts serialize infallibly: every map key is a string and every number finite.
 fn to_json<T: Serialize>(value: &T) -> Value {
     serde_json::to_value(value).expect("UiState parts always serialize to JSON")
+}
+
+/// The catch-up of a resume (`RESUME-017`): folds `events`, the events committed after the
+/// client's `last_seq`, over `base`, the state of `last_seq`, and returns the state reached and
+/// the one patch that turns `base` into it.
+///
+/// The patch is the concatenation of the [`UiState::apply_with_patch`] patches of the events, in
+/// order (the catch-up `spec/resume.md` names as valid): it satisfies `STATE-038` and
+/// `STATE-039`, and `STATE-040` against `events`; applied to any other base, its `test` ops fail
+/// wherever an event changes an existing item. No events give an empty patch and `base` itself.
+///
+/// A refused event ends the catch-up: the error carries its position in `events` and the
+/// reducer's refusal, as [`crate::reduce_all`] does. `base` is never changed.
+pub fn catch_up<'a>(
+    base: &UiState,
+    events: impl IntoIterator<Item = UiEvent<'a>>,
+) -> Result<(UiState, Vec<PatchOp>), (usize, ReduceError)> {
+    let mut state = base.clone();
+    let mut patch = Vec::new();
+    for (position, event) in events.into_iter().enumerate() {
+        patch.extend(state.apply_with_patch(event).map_err(|refusal| (position, refusal))?);
+    }
+    Ok((state, patch))
 }
 
 /// A patch that breaks the addressing or the size rule of `ui_state_patch`.

@@ -7,7 +7,7 @@
 #[path = "support/trace_model.rs"]
 mod trace_model;
 
-use chatwire_schema::state_patch::PatchOp;
+use chatwire_schema::state_patch::{self, PatchOp};
 use chatwire_schema::{DisplayItem, Id, ServerFrame, UiEvent, UiState};
 use proptest::prelude::*;
 use serde_json::Value;
@@ -241,4 +241,124 @@ fn a_patch_applied_to_the_wrong_base_fails_instead_of_corrupting() {
         }
     }
     assert!(guarded > 50, "only {guarded} patches with a guard were tried");
+}
+
+/// The applied events of every trace of the shared corpus (`fixtures/reducer-traces`), as frames,
+/// with the trace's name and initial state.
+fn corpus_logs() -> Vec<(String, UiState, Vec<ServerFrame>)> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/reducer-traces/traces.jsonl");
+    let text = std::fs::read_to_string(&path).expect("the reducer-trace corpus exists");
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|line| {
+            let trace: Value = serde_json::from_str(line).expect("a trace is JSON");
+            let initial: UiState = serde_json::from_value(trace["initial"].clone()).expect("initial state");
+            let committed = trace["steps"]
+                .as_array()
+                .expect("steps")
+                .iter()
+                .filter(|step| step["refused"].is_null())
+                .map(|step| serde_json::from_value(step["event"].clone()).expect("an event frame"))
+                .collect();
+            (trace["name"].as_str().unwrap_or("?").to_owned(), initial, committed)
+        })
+        .collect()
+}
+
+fn apply_rfc6902(base: &Value, ops: &[PatchOp]) -> Result<Value, json_patch::PatchError> {
+    let parsed: Vec<json_patch::PatchOperation> = serde_json::from_value(json(&ops)).expect("an RFC 6902 patch");
+    let mut doc = base.clone();
+    json_patch::patch(&mut doc, &parsed)?;
+    Ok(doc)
+}
+
+/// RESUME-017 / RESUME-019: from every state of every corpus trace, the catch-up over the next
+/// 1 to 10 committed events and over all the rest, applied by json-patch to that state, gives
+/// exactly the state the reducer folds; its shape passes `check_shape` against those events.
+#[test]
+fn a_catch_up_patch_applied_to_its_base_gives_the_folded_state_on_the_shared_corpus() {
+    let (mut catch_ups, mut guarded) = (0, 0);
+    for (name, initial, committed) in corpus_logs() {
+        let events: Vec<UiEvent<'_>> = committed.iter().map(event).collect();
+        let mut base = initial.clone();
+        for from in 0..=events.len() {
+            let ends = (from..=events.len().min(from + 10)).chain([events.len()]);
+            for to in ends {
+                let window = &events[from..to];
+                let folded = chatwire_schema::reduce_all(&base, window.iter().copied()).expect("committed events");
+                let (state, patch) = state_patch::catch_up(&base, window.iter().copied())
+                    .unwrap_or_else(|e| panic!("{name} {from}..{to}: refused {e:?}"));
+                assert_eq!(state, folded, "{name} {from}..{to}: catch_up folds like reduce_all");
+                let patched = apply_rfc6902(&json(&base), &patch)
+                    .unwrap_or_else(|e| panic!("{name} {from}..{to}: {e}; {}", json(&patch)));
+                assert_eq!(patched, json(&folded), "{name} {from}..{to}: patched state");
+                state_patch::check_shape(&base, window, &patch)
+                    .unwrap_or_else(|e| panic!("{name} {from}..{to}: {e}; {}", json(&patch)));
+                if to == from {
+                    assert!(patch.is_empty(), "{name}: a catch-up over no events is empty");
+                }
+                catch_ups += 1;
+                guarded += usize::from(patch.iter().any(|op| matches!(op, PatchOp::Test { .. })));
+            }
+            if let Some(&next) = events.get(from) {
+                base.apply(next).expect("committed events apply");
+            }
+        }
+    }
+    assert!(catch_ups > 10_000 && guarded > 1_000, "corpus too thin: {catch_ups} catch-ups, {guarded} guarded");
+}
+
+/// RESUME-017: a catch-up patch applied to a state other than its base (here: the base with its
+/// first item gone, so every index is off by one) fails on its first `test` op, before it could
+/// change the wrong item.
+#[test]
+fn a_catch_up_patch_applied_to_a_wrong_base_fails_on_a_test() {
+    let mut tried = 0;
+    for (name, initial, committed) in corpus_logs() {
+        let events: Vec<UiEvent<'_>> = committed.iter().map(event).collect();
+        let mut base = initial.clone();
+        for from in 0..events.len() {
+            let (_, patch) = state_patch::catch_up(&base, events[from..].iter().copied()).expect("committed events");
+            let first_test = patch.iter().position(|op| matches!(op, PatchOp::Test { .. }));
+            // Only a guard can tell two bases apart; a base with no item has no shifted twin.
+            if let (Some(first_test), false) = (first_test, base.items.is_empty()) {
+                let mut shifted = json(&base);
+                shifted["items"].as_array_mut().expect("items").remove(0);
+                match apply_rfc6902(&shifted, &patch) {
+                    // The guard fails: its value differs, or its item is not there at all.
+                    Err(e) => assert_eq!(e.operation, first_test, "{name} {from}: not stopped by its first guard: {e}"),
+                    Ok(_) => panic!("{name} {from}: applied to a wrong base: {}", json(&patch)),
+                }
+                tried += 1;
+            }
+            base.apply(events[from]).expect("committed events apply");
+        }
+    }
+    assert!(tried > 500, "only {tried} guarded catch-ups were tried on a wrong base");
+}
+
+/// A catch-up over a refused event is refused with the reducer's error and the event's position,
+/// as `reduce_all` reports it; the base is untouched.
+#[test]
+fn a_catch_up_over_a_refused_event_is_refused_as_the_reducer_refuses_it() {
+    let mut refusals = 0;
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/reducer-traces/traces.jsonl");
+    for line in std::fs::read_to_string(&path).expect("corpus").lines().filter(|l| !l.trim().is_empty()) {
+        let trace: Value = serde_json::from_str(line).expect("a trace is JSON");
+        let initial: UiState = serde_json::from_value(trace["initial"].clone()).expect("initial state");
+        let frames: Vec<ServerFrame> = trace["steps"]
+            .as_array()
+            .expect("steps")
+            .iter()
+            .map(|step| serde_json::from_value(step["event"].clone()).expect("an event frame"))
+            .collect();
+        let events: Vec<UiEvent<'_>> = frames.iter().map(event).collect();
+        let before = initial.clone();
+        let expected = chatwire_schema::reduce_all(&initial, events.iter().copied()).err();
+        let got = state_patch::catch_up(&initial, events.iter().copied()).err();
+        assert_eq!(got, expected, "{}", trace["name"]);
+        assert_eq!(initial, before);
+        refusals += usize::from(got.is_some());
+    }
+    assert!(refusals > 100, "only {refusals} traces refused an event");
 }
