@@ -102,10 +102,19 @@ impl UiState {
     /// state's JSON before the event into its JSON after it. On error the state is unchanged and
     /// no patch is returned.
     pub fn apply_with_patch(&mut self, event: UiEvent<'_>) -> Result<Vec<PatchOp>, ReduceError> {
+        self.patched(event, |state| state.apply(event))
+    }
+
+    /// Applies `event` with `apply` (the reducer, scanning or indexed) and builds its patch.
+    pub(crate) fn patched(
+        &mut self,
+        event: UiEvent<'_>,
+        apply: impl FnOnce(&mut UiState) -> Result<(), ReduceError>,
+    ) -> Result<Vec<PatchOp>, ReduceError> {
         let len_before = self.items.len();
         let run_before = self.run.clone();
         let touched = self.touched_by(event);
-        self.apply(event)?;
+        apply(self)?;
         // An output item inserted after its call is not an append.
         let inserted = usize::from(matches!(touched, Touched::Output { before: None, .. }));
 
@@ -235,6 +244,9 @@ fn to_json<T: Serialize>(value: &T) -> Value {
     serde_json::to_value(value).expect("UiState parts always serialize to JSON")
 }
 
+/// How many events of a catch-up [`catch_up`] applies before it indexes the state.
+const CATCH_UP_SCANNED_EVENTS: usize = 16;
+
 /// The catch-up of a resume (`RESUME-017`): folds `events`, the events committed after the
 /// client's `last_seq`, over `base`, the state of `last_seq`, and returns the state reached and
 /// the one patch that turns `base` into it.
@@ -250,12 +262,22 @@ pub fn catch_up<'a>(
     base: &UiState,
     events: impl IntoIterator<Item = UiEvent<'a>>,
 ) -> Result<(UiState, Vec<PatchOp>), (usize, ReduceError)> {
-    let mut state = base.clone();
+    let mut events = events.into_iter().enumerate().peekable();
     let mut patch = Vec::new();
-    for (position, event) in events.into_iter().enumerate() {
+    // A few events check their ids by scanning the items, cheaper than indexing them all; past
+    // that the index keeps the cost O(items + events) however many the retention lets through.
+    let mut state = base.clone();
+    for (position, event) in events.by_ref().take(CATCH_UP_SCANNED_EVENTS) {
         patch.extend(state.apply_with_patch(event).map_err(|refusal| (position, refusal))?);
     }
-    Ok((state, patch))
+    if events.peek().is_none() {
+        return Ok((state, patch));
+    }
+    let mut state = crate::IndexedUiState::new(state);
+    for (position, event) in events {
+        patch.extend(state.apply_with_patch(event).map_err(|refusal| (position, refusal))?);
+    }
+    Ok((state.into_state(), patch))
 }
 
 /// A patch that breaks the addressing or the size rule of `ui_state_patch`.

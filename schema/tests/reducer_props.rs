@@ -110,25 +110,30 @@ proptest! {
         }
     }
 
-    /// The indexed fold (`IndexedUiState`, for loading long logs) is the reducer: the same result,
-    /// error and state at every step, over valid sequences (rewinds included) and the probes.
+    /// The indexed reducer (`IndexedUiState`, a live session's state and the fold of long logs)
+    /// is the reducer: the same result, error and state at every step, and with patches the same
+    /// patch, over valid sequences (rewinds included) and the probes; its index stays exactly the
+    /// index of its state.
     #[test]
     fn indexed_fold_equals_apply((frames, probes) in prefix_and_probes()) {
         let mut plain = UiState::default();
         let mut indexed = IndexedUiState::default();
-        for frame in &frames {
-            let e = event(frame);
-            prop_assert_eq!(indexed.apply(e), plain.apply(e), "{:?}", frame);
-            prop_assert_eq!(indexed.state(), &plain);
-        }
-        for (n, probe) in probes.iter().enumerate() {
-            let frame = materialize(probe, &plain, n);
+        let mut plain_patched = UiState::default();
+        let mut indexed_patched = IndexedUiState::default();
+        for n in 0..frames.len() + probes.len() {
+            let frame = match frames.get(n) {
+                Some(frame) => frame.clone(),
+                None => materialize(&probes[n - frames.len()], &plain, n - frames.len()),
+            };
             let e = event(&frame);
             prop_assert_eq!(indexed.apply(e), plain.apply(e), "{:?}", frame);
             prop_assert_eq!(indexed.state(), &plain);
+            prop_assert_eq!(indexed_patched.apply_with_patch(e), plain_patched.apply_with_patch(e), "{:?}", frame);
+            prop_assert_eq!(indexed_patched.state(), &plain);
+            prop_assert_eq!(&plain_patched, &plain);
         }
-        let reindexed = IndexedUiState::new(plain.clone());
-        prop_assert_eq!(reindexed.state(), &plain);
+        prop_assert_eq!(&IndexedUiState::new(plain.clone()), &indexed, "the index is the state's");
+        prop_assert_eq!(&IndexedUiState::new(plain.clone()), &indexed_patched, "the index is the state's");
     }
 
     /// (c) Determinism: the same events give the same state, in place or pure, step by step.

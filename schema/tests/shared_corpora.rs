@@ -7,7 +7,8 @@
 //! The cases are generated from a fixed seed, then judged by the Rust code; the committed files
 //! must equal what this test generates. After a deliberate change of the generator or of the rules:
 //! `CHATWIRE_UPDATE_CORPORA=1 cargo test -p chatwire-schema --test shared_corpora`.
-//! tools/python/tests replays both corpora against the Python package.
+//! tools/python/tests replays both corpora against the Python package; tools/npm/test replays
+//! `fixtures/state-patches/patches.jsonl` (the patches of the traces) against its RFC 6902 apply.
 
 use std::path::PathBuf;
 
@@ -19,6 +20,7 @@ const UPDATE_ENV: &str = "CHATWIRE_UPDATE_CORPORA";
 const TRACES: &str = "fixtures/reducer-traces/traces.jsonl";
 const SCRIPTS: &str = "fixtures/agent-scripts/cases.jsonl";
 const FACTS: &str = "fixtures/protocol-facts.json";
+const PATCHES: &str = "fixtures/state-patches/patches.jsonl";
 const TRACE_COUNT: usize = 160;
 const TRACE_LEN: usize = 36;
 const SCRIPT_COUNT: usize = 300;
@@ -504,6 +506,75 @@ fn agent_script_corpus_is_what_agent_script_validate_says() {
         assert!(kinds.contains(kind), "the script corpus has no case of {kind}");
     }
     check_or_update(SCRIPTS, &generated);
+}
+
+/// The state-patch corpus, one line per reducer trace: the `ui_state_patch` payload of each of its
+/// committed events (`UiState::apply_with_patch`) from `initial` to `final`; the catch-up patch
+/// (`state_patch::catch_up`) from the state after the first half of them; and, where that patch
+/// has a guard and its base an item, the op at which json-patch stops it on the base with its first
+/// item removed (a wrong base). Another RFC 6902 implementation proves itself on it (tools/npm).
+fn patches(traces: &str) -> String {
+    use chatwire_schema::state_patch::catch_up;
+    let mut out = String::new();
+    for line in traces.lines() {
+        let trace: Value = serde_json::from_str(line).expect("a trace parses");
+        let initial: UiState = serde_json::from_value(trace["initial"].clone()).expect("initial state");
+        let committed: Vec<ServerFrame> = trace["steps"]
+            .as_array()
+            .expect("steps")
+            .iter()
+            .filter(|step| step["refused"].is_null())
+            .map(|step| serde_json::from_value(step["event"].clone()).expect("an event"))
+            .collect();
+        let events: Vec<_> = committed.iter().map(|f| f.ui_event().expect("a UI event")).collect();
+        let mut state = initial.clone();
+        let mut steps = Vec::new();
+        let mut base = None;
+        let from = events.len() / 2;
+        for (n, &event) in events.iter().enumerate() {
+            if n == from {
+                base = Some(state.clone());
+            }
+            steps.push(state.apply_with_patch(event).expect("a committed event applies"));
+        }
+        let base = base.unwrap_or_else(|| state.clone());
+        let (caught_up, patch) = catch_up(&base, events[from..].iter().copied()).expect("committed events apply");
+        assert_eq!(caught_up, state, "{}: the catch-up reaches the final state", trace["name"]);
+        let guarded = patch.iter().any(|op| matches!(op, chatwire_schema::state_patch::PatchOp::Test { .. }));
+        let wrong_base = if guarded && !base.items.is_empty() {
+            let mut shifted = serde_json::to_value(&base).expect("serializes");
+            shifted["items"].as_array_mut().expect("items").remove(0);
+            let ops: Vec<json_patch::PatchOperation> =
+                serde_json::from_value(serde_json::to_value(&patch).expect("serializes")).expect("RFC 6902");
+            let error = json_patch::patch(&mut shifted, &ops).expect_err("a guarded patch fails on a wrong base");
+            let kind = match error.kind {
+                json_patch::PatchErrorKind::TestFailed => "test_failed",
+                _ => "no_target",
+            };
+            json!({"fails_at": error.operation, "kind": kind})
+        } else {
+            Value::Null
+        };
+        let line = json!({
+            "name": trace["name"],
+            "initial": initial,
+            "patches": steps,
+            "final": state,
+            "catch_up": {"from": from, "patch": patch},
+            "wrong_base": wrong_base,
+        });
+        out.push_str(&serde_json::to_string(&line).expect("serializes"));
+        out.push('\n');
+    }
+    out
+}
+
+#[test]
+fn state_patch_corpus_is_what_the_patch_builder_says() {
+    let generated = patches(&traces(&FrameValidator::new()));
+    let wrong_bases = generated.lines().filter(|l| !l.ends_with("\"wrong_base\":null}")).count();
+    assert!(wrong_bases > TRACE_COUNT / 2, "only {wrong_bases} traces have a wrong-base case");
+    check_or_update(PATCHES, &generated);
 }
 
 /// The protocol's numbers and closed lists, each taken from the constant that states it.

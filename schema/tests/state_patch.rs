@@ -1,4 +1,5 @@
-//! The patch builder (`UiState::apply_with_patch`, the `ui_state_patch` payload) against an
+//! The patch builder (`UiState::apply_with_patch`, `IndexedUiState::apply_with_patch`, the
+//! `ui_state_patch` payload, and the catch-up patch of `state_patch::catch_up`) against an
 //! independent RFC 6902 implementation (the json-patch crate): for every event of the shared
 //! reducer-trace corpus and of generated sequences, the built patch applied to the JSON of the
 //! state before gives exactly the JSON of the state after, it touches only what the event names,
@@ -8,7 +9,7 @@
 mod trace_model;
 
 use chatwire_schema::state_patch::{self, PatchOp};
-use chatwire_schema::{DisplayItem, Id, ServerFrame, UiEvent, UiState};
+use chatwire_schema::{DisplayItem, Id, IndexedUiState, ServerFrame, UiEvent, UiState};
 use proptest::prelude::*;
 use serde_json::Value;
 use trace_model::*;
@@ -118,13 +119,21 @@ fn every_event_of_the_shared_trace_corpus_gets_a_patch_that_reproduces_the_reduc
         let trace: Value = serde_json::from_str(line).expect("a trace is JSON");
         let name = trace["name"].as_str().unwrap_or("?").to_owned();
         let mut state: UiState = serde_json::from_value(trace["initial"].clone()).expect("initial state");
+        // What a server holds: the indexed state, which must build the very same patches.
+        let mut indexed = IndexedUiState::new(state.clone());
         for (n, step) in trace["steps"].as_array().expect("steps").iter().enumerate() {
             let frame: ServerFrame = serde_json::from_value(step["event"].clone()).expect("an event frame");
             let event = frame.ui_event().expect("a UI event");
+            let refusal = chatwire_schema::reduce(&state, event).err();
+            let twin = indexed.apply_with_patch(event);
             match apply_and_check(&mut state, event) {
-                Ok(Some(_)) => applied += 1,
-                Ok(None) => refused += 1,
+                Ok(Some(ops)) if twin.as_ref() == Ok(&ops) => applied += 1,
+                Ok(None) if twin.as_ref().err() == refusal.as_ref() => refused += 1,
+                Ok(_) => failures.push(format!("{name} step {n}: the indexed state answered {twin:?}")),
                 Err(e) => failures.push(format!("{name} step {n}: {e}")),
+            }
+            if indexed.state() != &state {
+                failures.push(format!("{name} step {n}: the indexed state differs"));
             }
         }
         assert_eq!(json(&state), trace["final"], "{name}: final state");
