@@ -118,7 +118,7 @@ fn keys(step: &Step) -> Option<Vec<String>> {
         Step::ExpectError { code, .. } => vec![code.as_str().to_owned(), quoted(code.as_str())],
         Step::ExpectClose { code, .. } => code.map(|c| vec![c.to_string()]).unwrap_or_default(),
         Step::WaitIdle { .. } => vec!["chat.run_complete".to_owned()],
-        Step::ExpectSilence { .. } | Step::Snapshot { .. } => Vec::new(),
+        Step::ExpectSilence { .. } | Step::Snapshot { .. } | Step::ExpectState { .. } => Vec::new(),
         Step::Disconnect { .. }
         | Step::Restart { .. }
         | Step::UserMessage { .. }
@@ -128,6 +128,7 @@ fn keys(step: &Step) -> Option<Vec<String>> {
         | Step::SendText { .. }
         | Step::SendBinary { .. }
         | Step::SendViolation { .. }
+        | Step::PauseReading { .. }
         | Step::Sleep { .. } => return None,
     })
 }

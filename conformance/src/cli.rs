@@ -194,6 +194,46 @@ struct RunArgs {
     /// Deadline of the whole run in seconds (before scaling).
     #[arg(long, value_name = "SECONDS", default_value_t = 900)]
     run_timeout: u64,
+    /// The versions `session.hello` offers, in order of preference, comma-separated (e.g.
+    /// `1.1,1.0`; `1.0` for a 1.0-only client) [default: every version the runner supports,
+    /// newest first]. Scenarios needing a feature are not applicable where 1.0 is negotiated.
+    #[arg(long, value_name = "V,V", value_delimiter = ',')]
+    versions: Option<Vec<String>>,
+    /// Send `session.hello.features` with these names, comma-separated (empty: `--features ''`
+    /// asks for none) [default: no member, so every feature the server implements is in force].
+    /// Refused with a version below 1.1 offered (SESSION-014).
+    #[arg(long, value_name = "NAME,NAME", value_delimiter = ',')]
+    features: Option<Vec<String>>,
+}
+
+/// The offer and features of `run`, checked as the client rules require: versions the runner
+/// knows, and no `features` beside a version below 1.1 (SESSION-014).
+fn offer(
+    versions: Option<Vec<String>>,
+    features: Option<Vec<String>>,
+) -> Result<(Vec<String>, Option<Vec<String>>), String> {
+    let versions = match versions {
+        None => crate::driver::default_versions(),
+        Some(v) => {
+            let v: Vec<String> = v.into_iter().map(|s| s.trim().to_owned()).filter(|s| !s.is_empty()).collect();
+            if v.is_empty() {
+                return Err("--versions names no version".into());
+            }
+            for version in &v {
+                chatwire_schema::ProtocolVersion::parse(version)
+                    .map_err(|e| format!("--versions: {version:?} is not a protocol version: {e}"))?;
+            }
+            v
+        }
+    };
+    let features = features.map(|f| f.into_iter().map(|s| s.trim().to_owned()).filter(|s| !s.is_empty()).collect());
+    if features.is_some() && !crate::scenario::offers_only_1_1_or_later(&versions) {
+        return Err(format!(
+            "--features cannot be sent while offering a version below 1.1 ({}): a 1.0 server refuses the member, and a client must not send it (SESSION-014); offer only 1.1 or later with --versions",
+            versions.join(", ")
+        ));
+    }
+    Ok((versions, features))
 }
 
 /// Runs the command line (`args` includes the program name) and returns the exit code.
@@ -412,6 +452,13 @@ fn run(args: RunArgs) -> u8 {
             err_line!("note: --exec command has no {{port}}; the runner waits for a ws:// URL on its stdout");
         }
     }
+    let (versions, features) = match offer(args.versions.clone(), args.features.clone()) {
+        Ok(offer) => offer,
+        Err(e) => {
+            err_line!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
     let scenarios = match load_scenarios(&args.source, &args.scenarios) {
         Ok(s) => s,
         Err(e) => {
@@ -463,6 +510,8 @@ fn run(args: RunArgs) -> u8 {
             max_message_bytes: args.max_frame_bytes.max(1024),
             snapshots: SnapshotMode::Compare(store),
             wire_log_dir: args.wire_log.clone(),
+            versions,
+            features,
             ..DriverConfig::default()
         },
         scenario_timeout: Duration::from_secs(args.scenario_timeout.max(1)),
@@ -474,7 +523,16 @@ fn run(args: RunArgs) -> u8 {
     let style = Style::detect();
     let live = style.colour;
     let mode = if opts.sweep.is_some() { " (reconnect sweep)" } else { "" };
-    out_line!("chatwire-conformance: {} scenario(s){mode} against {}", scenarios.len(), opts.target.describe());
+    let features = match &opts.driver.features {
+        Some(f) => format!(", features [{}]", f.join(", ")),
+        None => String::new(),
+    };
+    out_line!(
+        "chatwire-conformance: {} scenario(s){mode} against {}, offering [{}]{features}",
+        scenarios.len(),
+        opts.target.describe(),
+        opts.driver.versions.join(", ")
+    );
     let progress: runner::ProgressFn = Arc::new(move |event| match event {
         Progress::Started(id) if live => {
             out_text!("\r\x1b[K  … {id}");

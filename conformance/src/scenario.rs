@@ -35,6 +35,11 @@ pub struct Scenario {
     /// A scenario with a `script` needs `conformance_script` implicitly.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub capabilities: Vec<String>,
+    /// Features (since 1.1, `spec/session.md#features`) that must be in force on the scenario's
+    /// first connection; without them (a server or an offer that negotiates 1.0, or a server that
+    /// does not implement them) the scenario is not applicable.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub features: Vec<String>,
     /// The scripted agent sent in `session.hello.script` by `connect`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub script: Option<AgentScript>,
@@ -101,9 +106,15 @@ pub enum Step {
         /// Connection name (default `main`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         conn: ConnName,
-        /// Versions to offer instead of the runner's (`["1.0"]`).
+        /// Versions to offer instead of the runner's (`run --versions`; default every version the
+        /// runner supports, newest first).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         versions: Option<Vec<String>>,
+        /// `session.hello.features` to send instead of the runner's (`run --features`; default none,
+        /// so every feature the server implements is in force). Needs `versions`, all 1.1 or later:
+        /// a client offering a version below 1.1 sends no `features` (SESSION-014).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        features: Option<Vec<String>>,
         /// Whether to send the scenario's script in the hello (default true).
         #[serde(default = "yes", skip_serializing_if = "is_true")]
         with_script: bool,
@@ -117,7 +128,8 @@ pub enum Step {
         subprotocol: bool,
     },
     /// Open a new connection and resume the session with the captured id, token and cursor; expect
-    /// `session.welcome` (resumed=true, same session) then `ui_state_snapshot`.
+    /// `session.welcome` (resumed=true, same session) then `ui_state_snapshot`, or, where
+    /// `resume_catch_up` is in force on the new connection, a catch-up `ui_state_patch` (RESUME-017).
     Resume {
         /// The requirement ids this step proves; when absent they are derived from the step and the
         /// scenario's ids (rules: conformance/src/attribution.rs).
@@ -126,9 +138,20 @@ pub enum Step {
         /// Connection name (default `main`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         conn: ConnName,
-        /// Cursor to send instead of the highest seq seen.
+        /// Cursor to send instead of the one `cursor` picks.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         last_seq: Option<u64>,
+        /// Which seq to send as `last_seq` (default: `state` where `resume_catch_up` was in force on
+        /// the connection that received the latest state, else `highest`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cursor: Option<ResumeCursor>,
+        /// The frame that must follow the welcome (default: either, as the spec allows).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        answer: Option<ResumeAnswer>,
+        /// After a catch-up, resume once more with `last_seq` 0 and require the snapshot to hold
+        /// exactly the state the catch-up gave (RESUME-019). Only where no event can come between.
+        #[serde(default, skip_serializing_if = "is_false")]
+        compare_with_snapshot: bool,
     },
     /// Close the connection with code 1000 and wait for the close to complete.
     Disconnect {
@@ -307,9 +330,39 @@ pub enum Step {
         /// The close code expected.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         code: Option<u16>,
+        /// Frames that arrive before the close are taken in (and checked like every frame) instead
+        /// of failing the step: for a close that ends a stream, such as 4008 after a paused read.
+        #[serde(default, skip_serializing_if = "is_false")]
+        after_frames: bool,
         /// Step deadline in ms before `--timeout-scale` (default 5000).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         timeout_ms: Option<u64>,
+    },
+    /// Stop reading the connection for `ms` milliseconds (scaled by `--timeout-scale`), then read
+    /// again: what the server sends meanwhile piles up in its send queue (TRANSPORT-016).
+    PauseReading {
+        /// Connection name (default `main`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        conn: ConnName,
+        /// How long, before scaling.
+        #[schemars(range(max = 60000))]
+        ms: u64,
+    },
+    /// The connection's UiState as the runner holds it (snapshot, updates, patches applied) matches
+    /// `state` partially, and holds exactly `items` display items when given.
+    ExpectState {
+        /// The requirement ids this step proves; when absent they are derived from the step and the
+        /// scenario's ids (rules: conformance/src/attribution.rs).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        requirements: Vec<RequirementId>,
+        /// Connection name (default `main`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        conn: ConnName,
+        /// The pattern.
+        state: Value,
+        /// The exact number of items.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        items: Option<usize>,
     },
     /// No frame at all arrives for `ms` milliseconds (not scaled).
     ExpectSilence {
@@ -375,6 +428,29 @@ fn is_false(b: &bool) -> bool {
     !*b
 }
 
+/// Which seq a [`Step::Resume`] sends as `last_seq`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ResumeCursor {
+    /// The seq of the latest frame that carried a state (what a catch-up starts from).
+    State,
+    /// The seq of the latest frame that carried no state (an event, a welcome): a snapshot is due
+    /// (RESUME-018).
+    NonState,
+    /// The highest seq seen (the 1.0 cursor).
+    Highest,
+}
+
+/// The frame a [`Step::Resume`] requires after the welcome.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ResumeAnswer {
+    /// A `ui_state_snapshot`.
+    Snapshot,
+    /// A catch-up `ui_state_patch` (RESUME-017).
+    CatchUp,
+}
+
 /// A WebSocket frame that breaks RFC 6455, for [`Step::SendViolation`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -422,6 +498,8 @@ impl Step {
             Step::ExpectError { .. } => "expect_error",
             Step::ExpectClose { .. } => "expect_close",
             Step::ExpectSilence { .. } => "expect_silence",
+            Step::PauseReading { .. } => "pause_reading",
+            Step::ExpectState { .. } => "expect_state",
             Step::WaitIdle { .. } => "wait_idle",
             Step::Sleep { .. } => "sleep",
             Step::Snapshot { .. } => "snapshot",
@@ -439,6 +517,7 @@ impl Step {
             | Step::ExpectError { requirements, .. }
             | Step::ExpectClose { requirements, .. }
             | Step::ExpectSilence { requirements, .. }
+            | Step::ExpectState { requirements, .. }
             | Step::WaitIdle { requirements, .. }
             | Step::Snapshot { requirements, .. } => requirements,
             _ => &[],
@@ -464,6 +543,8 @@ impl Step {
             | Step::ExpectError { conn, .. }
             | Step::ExpectClose { conn, .. }
             | Step::ExpectSilence { conn, .. }
+            | Step::PauseReading { conn, .. }
+            | Step::ExpectState { conn, .. }
             | Step::WaitIdle { conn, .. }
             | Step::Snapshot { conn, .. } => conn,
             Step::Restart { .. } | Step::Sleep { .. } => return None,
@@ -656,6 +737,22 @@ impl Scenario {
                     return Err(format!("{at}: versions must not be empty"));
                 }
             }
+            if let Step::Connect { versions, features: Some(_), .. } = step {
+                // SESSION-014: the runner keeps the client's rule itself.
+                match versions {
+                    None => return Err(format!("{at}: features need versions (all 1.1 or later, SESSION-014)")),
+                    Some(v) if !offers_only_1_1_or_later(v) => {
+                        return Err(format!(
+                            "{at}: features are not sent with a version below 1.1 offered (SESSION-014): {}",
+                            v.join(", ")
+                        ))
+                    }
+                    Some(_) => {}
+                }
+            }
+            if let Step::Resume { last_seq: Some(_), cursor: Some(_), .. } = step {
+                return Err(format!("{at}: last_seq and cursor exclude each other"));
+            }
             if let Step::Ping { payload, .. } = step {
                 // The schema counts characters; the wire limit is in bytes.
                 if payload.len() > 125 {
@@ -665,6 +762,13 @@ impl Scenario {
         }
         Ok(())
     }
+}
+
+/// Whether every version in `versions` parses and is 1.1 or later, so that `features` may be sent
+/// with them (SESSION-014).
+pub fn offers_only_1_1_or_later(versions: &[String]) -> bool {
+    let v1_1 = chatwire_schema::ProtocolVersion { major: 1, minor: 1 };
+    versions.iter().all(|v| chatwire_schema::ProtocolVersion::parse(v).is_ok_and(|v| v >= v1_1))
 }
 
 /// Matches `text` against a glob of `*` (any run of characters) and `?` (one character).

@@ -292,3 +292,22 @@ fn sweep_prints_a_summary_line_and_puts_the_variants_in_both_reports() {
     // --sweep-max without --sweep is a usage error.
     assert_eq!(run(&["run", "--sweep-max", "3"]).status.code(), Some(2));
 }
+
+#[test]
+fn features_beside_a_version_below_1_1_are_refused_before_anything_runs() {
+    // SESSION-014 is a client rule, and the runner is the client: it refuses the combination itself.
+    for offer in ["1.1,1.0", "1.0"] {
+        let o = run(&["run", "--versions", offer, "--features", "ui_state_patch", "--url", "ws://127.0.0.1:9/ws"]);
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        let out = text(&o);
+        assert!(out.contains("SESSION-014") && out.contains("--features"), "{out}");
+    }
+    let o = run(&["run", "--versions", "1.x", "--url", "ws://127.0.0.1:9/ws"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("is not a protocol version"), "{}", text(&o));
+    // Accepted offers get as far as the (unreachable) backend: exit 3, and the offer is announced.
+    let o =
+        run(&["run", "--versions", "1.1", "--features", "", "--url", "ws://127.0.0.1:9/ws", "--scenario", "turn-*"]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(text(&o).contains("offering [1.1], features []"), "{}", text(&o));
+}

@@ -37,6 +37,19 @@ fn scenario(path: &Path, contents: String) -> datatest_stable::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     let report = runtime.block_on(run_suite(vec![scenario.clone()], &bundled(), Arc::new(|_| {})))?;
     let result = &report.scenarios[0];
+    // A scenario that needs a feature is not applicable, and must say so, until the reference
+    // speaks 1.1 (SUPPORTED_VERSIONS holds 1.1 from then on, and it must pass).
+    let speaks_1_1 = chatwire_schema::SUPPORTED_VERSIONS.iter().any(|v| v.minor >= 1);
+    if !speaks_1_1 && !scenario.features.is_empty() {
+        if result.verdict != Verdict::NotApplicable {
+            return Err(format!(
+                "a scenario needing features must be not applicable against a 1.0 reference:\n{}",
+                scenario_block(Style { colour: false }, result, 0, 0)
+            )
+            .into());
+        }
+        return Ok(());
+    }
     if result.verdict != Verdict::Pass {
         return Err(format!(
             "not passing against the reference:\n{}",

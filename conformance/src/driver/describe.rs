@@ -5,7 +5,7 @@ use serde_json::Value;
 use super::{Next, StepError};
 use crate::pattern;
 use crate::report::Verdict;
-use crate::scenario::{Step, DEFAULT_CONN};
+use crate::scenario::{ResumeAnswer, Step, DEFAULT_CONN};
 
 /// Short detail appended to a transcript line, where it is deterministic and telling.
 pub(super) fn transcript_detail(v: &Value) -> String {
@@ -61,6 +61,15 @@ pub fn describe(step: &Step) -> String {
             "connect offering no subprotocol: hello, welcome, snapshot".to_owned()
         }
         Step::Connect { .. } => "connect: hello, welcome, snapshot".to_owned(),
+        Step::Resume { answer: Some(ResumeAnswer::CatchUp), compare_with_snapshot: true, .. } => {
+            "resume the session on a new connection, expect a catch-up, compare it with a snapshot".to_owned()
+        }
+        Step::Resume { answer: Some(ResumeAnswer::CatchUp), .. } => {
+            "resume the session on a new connection, expect a catch-up ui_state_patch".to_owned()
+        }
+        Step::Resume { answer: Some(ResumeAnswer::Snapshot), .. } => {
+            "resume the session on a new connection, expect a ui_state_snapshot".to_owned()
+        }
         Step::Resume { .. } => "resume the session on a new connection".to_owned(),
         Step::SendViolation { violation, .. } => {
             format!("send a frame that breaks RFC 6455 ({})", violation.describe())
@@ -85,10 +94,18 @@ pub fn describe(step: &Step) -> String {
         Step::Expect { frame, .. } => format!("expect {}", pattern::excerpt(frame, 100)),
         Step::ExpectUnordered { frames, .. } => format!("expect {} frames in any order", frames.len()),
         Step::ExpectError { code, .. } => format!("expect error {code}"),
-        Step::ExpectClose { code, .. } => {
-            format!("expect the server to close{}", code.map(|c| format!(" with {c}")).unwrap_or_default())
-        }
+        Step::ExpectClose { code, after_frames, .. } => format!(
+            "expect the server to close{}{}",
+            code.map(|c| format!(" with {c}")).unwrap_or_default(),
+            if *after_frames { ", taking in the frames before it" } else { "" }
+        ),
         Step::ExpectSilence { ms, .. } => format!("expect no frame for {ms} ms"),
+        Step::PauseReading { ms, .. } => format!("stop reading for {ms} ms"),
+        Step::ExpectState { state, items, .. } => format!(
+            "expect the UiState {}{}",
+            pattern::excerpt(state, 80),
+            items.map(|n| format!(" with {n} items")).unwrap_or_default()
+        ),
         Step::WaitIdle { .. } => "wait until the run is idle".to_owned(),
         Step::Sleep { ms } => format!("sleep {ms} ms"),
         Step::Snapshot { name, .. } => format!("snapshot {name}"),

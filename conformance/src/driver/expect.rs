@@ -10,6 +10,17 @@ use crate::pattern::{self, match_value};
 use crate::report::Verdict;
 use crate::snapshot;
 
+/// Whether `frame` is a state change after an event (`ui_state_updated`, or its 1.1 stand-in
+/// `ui_state_patch`): expectations read past them unless they ask for one.
+pub(super) fn is_state_change(frame: &Value) -> bool {
+    matches!(frame.get("type").and_then(Value::as_str), Some("ui_state_updated" | "ui_state_patch"))
+}
+
+/// Whether `pattern` asks for a state change frame itself.
+fn wants_state_change(pattern: &Value) -> bool {
+    is_state_change(pattern)
+}
+
 impl Driver<'_> {
     pub(super) async fn expect_one(
         &mut self,
@@ -19,11 +30,11 @@ impl Driver<'_> {
         skip_updates: bool,
     ) -> Result<(), StepError> {
         let wanted = pattern.get("type").and_then(Value::as_str).unwrap_or("a frame").to_owned();
-        let skip = skip_updates && wanted != "ui_state_updated";
+        let skip = skip_updates && !wants_state_change(pattern);
         loop {
             match self.next(conn, deadline).await? {
                 Next::Frame(v) => {
-                    if skip && v.get("type").and_then(Value::as_str) == Some("ui_state_updated") {
+                    if skip && is_state_change(&v) {
                         continue;
                     }
                     return match match_value(pattern, &v, &mut self.bindings) {
@@ -64,9 +75,8 @@ impl Driver<'_> {
         while !open.is_empty() {
             match self.next(conn, deadline).await? {
                 Next::Frame(v) => {
-                    let wants_updates =
-                        open.iter().any(|p| p.get("type").and_then(Value::as_str) == Some("ui_state_updated"));
-                    if !wants_updates && v.get("type").and_then(Value::as_str) == Some("ui_state_updated") {
+                    let wants_updates = open.iter().any(|p| wants_state_change(p));
+                    if !wants_updates && is_state_change(&v) {
                         continue;
                     }
                     let Some(i) = open.iter().position(|p| match_value(p, &v, &mut self.bindings.clone()).is_ok())
@@ -103,12 +113,17 @@ impl Driver<'_> {
         &mut self,
         conn: &str,
         code: Option<u16>,
+        after_frames: bool,
         deadline: Instant,
     ) -> Result<(), StepError> {
+        let mut taken_in = 0usize;
         loop {
             match self.next(conn, deadline).await? {
                 Next::Closed(got, reason) => {
                     self.conns.remove(conn);
+                    if taken_in > 0 {
+                        self.log(format!("{conn}: {taken_in} frame(s) taken in before the close"));
+                    }
                     return match (code, got) {
                         (None, _) => Ok(()),
                         (Some(want), Some(got)) if want == got => Ok(()),
@@ -118,7 +133,10 @@ impl Driver<'_> {
                         ))),
                     };
                 }
-                Next::Frame(v) if v.get("type").and_then(Value::as_str) == Some("ui_state_updated") => {}
+                Next::Frame(v) if is_state_change(&v) => {}
+                Next::Frame(_) | Next::NotJson(_) if after_frames => {
+                    taken_in += 1;
+                }
                 Next::Frame(v) => {
                     let excerpt = self.redact(&v);
                     return Err(StepError::fail("expected the server to close, got a frame").with_frame(Some(excerpt)));

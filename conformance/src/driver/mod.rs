@@ -22,6 +22,7 @@ use crate::wirelog::{WireLog, WireRecord};
 mod describe;
 mod endpoint;
 mod expect;
+mod resume;
 mod sweep;
 mod wire;
 
@@ -49,8 +50,12 @@ pub struct DriverConfig {
     pub step_timeout: Duration,
     /// Largest message accepted from the server.
     pub max_message_bytes: usize,
-    /// Versions offered in `session.hello` unless a step overrides them.
+    /// Versions offered in `session.hello` unless a step overrides them (`run --versions`).
     pub versions: Vec<String>,
+    /// `session.hello.features` sent with `versions` (`run --features`); `None` sends no member,
+    /// so every feature the server implements is in force. Only with versions all 1.1 or later
+    /// (SESSION-014, checked where the option is read).
+    pub features: Option<Vec<String>>,
     /// How snapshots are judged.
     pub snapshots: SnapshotMode,
     /// How long a (re)started backend may take to accept connections, before scaling.
@@ -65,12 +70,20 @@ impl Default for DriverConfig {
             timeout_scale: 1.0,
             step_timeout: Duration::from_secs(5),
             max_message_bytes: crate::conn::DEFAULT_MAX_MESSAGE_BYTES,
-            versions: vec![chatwire_schema::PROTOCOL_VERSION.to_string()],
+            versions: default_versions(),
+            features: None,
             snapshots: SnapshotMode::Collect,
             start_timeout: Duration::from_secs(15),
             wire_log_dir: None,
         }
     }
+}
+
+/// The runner's default offer: every version `chatwire-schema` supports, newest first.
+pub fn default_versions() -> Vec<String> {
+    let mut versions = chatwire_schema::SUPPORTED_VERSIONS.to_vec();
+    versions.sort_by(|a, b| b.cmp(a));
+    versions.iter().map(ToString::to_string).collect()
 }
 
 impl DriverConfig {
@@ -251,6 +264,7 @@ async fn run_with(
         restarted: false,
         sweep,
         sweep_baseline,
+        caught_up: false,
     };
     let applicable = driver.run_steps().await;
     let mut recorded = None;
@@ -323,6 +337,8 @@ struct Driver<'a> {
     restarted: bool,
     sweep: Option<SweepTrack>,
     sweep_baseline: Option<&'a SweepBaseline>,
+    /// A resume of this run was answered with a catch-up patch.
+    caught_up: bool,
 }
 
 impl Driver<'_> {
@@ -510,26 +526,34 @@ impl Driver<'_> {
     pub(super) async fn run_step(&mut self, step: &Step) -> Result<(), StepError> {
         let conn = step.conn().unwrap_or(DEFAULT_CONN).to_owned();
         match step {
-            Step::Connect { versions, with_script, hello, subprotocol, .. } => {
+            Step::Connect { versions, features, with_script, hello, subprotocol, .. } => {
+                // The runner's features go with the runner's offer; a step's own offer sends the
+                // step's features only (SESSION-014).
+                let features = match versions {
+                    Some(_) => features.clone(),
+                    None => features.clone().or_else(|| self.cfg.features.clone()),
+                };
                 let versions = versions.clone().unwrap_or_else(|| self.cfg.versions.clone());
                 let handshake = Handshake { hello: *hello, subprotocol: *subprotocol, with_script: *with_script };
-                self.connect(&conn, handshake, versions, None).await
+                self.connect(&conn, handshake, versions, features, None).await
             }
-            Step::Resume { last_seq, .. } => {
-                let session = self
-                    .monitor
-                    .current_session()
-                    .map(str::to_owned)
-                    .ok_or_else(|| StepError::harness("resume before any session was opened"))?;
-                let token = self.monitor.resume_token(&session).unwrap_or_default().to_owned();
-                let seen = self.monitor.max_seq(&session).unwrap_or(0);
-                let deadline = self.step_deadline(None);
-                self.close_conn(&conn, deadline).await;
-                let resume =
-                    json!({"session_id": session, "resume_token": token, "last_seq": last_seq.unwrap_or(seen)});
-                let handshake = Handshake { hello: true, subprotocol: true, with_script: false };
-                self.connect(&conn, handshake, self.cfg.versions.clone(), Some(resume)).await
+            Step::Resume { last_seq, cursor, answer, compare_with_snapshot, .. } => {
+                let cursor = last_seq.map_or(*cursor, |_| None);
+                self.resume(&conn, *last_seq, cursor, *answer).await?;
+                if *compare_with_snapshot {
+                    self.compare_catch_up_with_snapshot(&conn).await?;
+                }
+                Ok(())
             }
+            Step::PauseReading { ms, .. } => {
+                self.conn_mut(&conn)?;
+                let pause = self.cfg.scaled(Duration::from_millis(*ms));
+                self.transcript(format!("{conn} || pause reading"));
+                self.log(format!("{conn} || not reading for {} ms", pause.as_millis()));
+                tokio::time::sleep_until((Instant::now() + pause).min(self.deadline)).await;
+                Ok(())
+            }
+            Step::ExpectState { state, items, .. } => self.expect_state(&conn, state, *items),
             Step::Disconnect { .. } => {
                 let deadline = self.step_deadline(None);
                 self.conn_mut(&conn)?;
@@ -660,9 +684,9 @@ impl Driver<'_> {
                     json!({"type": "error", "code": code.as_str(), "fatal": code.is_fatal(), "in_reply_to": reply});
                 self.expect_one(&conn, &pattern, deadline, true).await
             }
-            Step::ExpectClose { code, timeout_ms, .. } => {
+            Step::ExpectClose { code, timeout_ms, after_frames, .. } => {
                 let deadline = self.step_deadline(*timeout_ms);
-                self.expect_close(&conn, *code, deadline).await
+                self.expect_close(&conn, *code, *after_frames, deadline).await
             }
             Step::ExpectSilence { ms, .. } => {
                 let deadline = (Instant::now() + Duration::from_millis(*ms)).min(self.deadline);

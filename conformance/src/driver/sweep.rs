@@ -8,7 +8,7 @@ use chatwire_schema::{DisplayItem, Id, ServerFrame};
 use super::{describe, Driver};
 use crate::pattern;
 use crate::report::Verdict;
-use crate::scenario::{Step, DEFAULT_CONN};
+use crate::scenario::{ResumeCursor, Step, DEFAULT_CONN};
 use crate::snapshot::{self, Normalizer};
 
 /// The part a run of a scenario plays in a sweep.
@@ -134,8 +134,24 @@ impl Driver<'_> {
     /// scenario's expectations are not replayed: frames sent while the connection was down are lost
     /// by design (no replay in v1) and the snapshot stands for them.
     pub(super) async fn recover(&mut self, remaining: &[Step], first_index: usize) -> bool {
-        let resume = Step::Resume { conn: None, last_seq: None, requirements: Vec::new() };
-        let summary = "after the cut: resume at once (welcome resumed=true, ui_state_snapshot)";
+        let cursor = self.sweep_cursor();
+        let resume = Step::Resume {
+            conn: None,
+            last_seq: None,
+            cursor,
+            answer: None,
+            compare_with_snapshot: false,
+            requirements: Vec::new(),
+        };
+        let summary = match cursor {
+            Some(ResumeCursor::State) => {
+                "after the cut: resume at once from the latest state (welcome resumed=true, a catch-up or a snapshot)"
+            }
+            Some(ResumeCursor::NonState) => {
+                "after the cut: resume at once from the latest frame without a state (welcome resumed=true, ui_state_snapshot)"
+            }
+            _ => "after the cut: resume at once (welcome resumed=true, ui_state_snapshot)",
+        };
         if !self.recovery_step("sweep-resume", summary, &resume).await {
             return true;
         }
@@ -176,6 +192,18 @@ impl Driver<'_> {
         let idle = Step::WaitIdle { conn: None, quiet_ms: None, timeout_ms: None, requirements: Vec::new() };
         self.recovery_step("sweep-final-idle", "the variant ends with the run idle", &idle).await;
         true
+    }
+
+    /// The cursor of the resume after the cut. Where `resume_catch_up` was in force, the sweep runs
+    /// both ways: cut points 1-2, 5-6, … resume from the latest state (a catch-up, RESUME-017),
+    /// cut points 3-4, 7-8, … from the latest frame without a state (a snapshot, RESUME-018), so
+    /// each way is cut after events and after states alike, and every variant must reach the
+    /// uninterrupted run's final state. Elsewhere the 1.0 cursor, the highest seq seen.
+    fn sweep_cursor(&self) -> Option<ResumeCursor> {
+        let k = self.sweep.as_ref()?.cut_after?;
+        let session = self.monitor.current_session()?;
+        let (_, catch_up) = self.monitor.resume_base(session);
+        catch_up.then_some(if ((k - 1) / 2) % 2 == 0 { ResumeCursor::State } else { ResumeCursor::NonState })
     }
 
     /// Runs one step of a sweep recovery as a check; false when it did not complete.
@@ -257,7 +285,12 @@ impl Driver<'_> {
     /// The sweep assertions of a variant: same final state as the uninterrupted run, no call settled twice.
     pub(super) fn compare_with_baseline(&mut self, baseline: &SweepBaseline) {
         let reqs = |ids: &[&str]| ids.iter().map(|r| (*r).to_owned()).collect::<Vec<String>>();
-        let state_reqs = reqs(&["RESUME-002", "RESUME-009"]);
+        // A variant that caught up proves its catch-up gave the snapshot's state (RESUME-019).
+        let state_reqs = if self.caught_up {
+            reqs(&["RESUME-002", "RESUME-009", "RESUME-019"])
+        } else {
+            reqs(&["RESUME-002", "RESUME-009"])
+        };
         let summary = "the final normalized UiState equals the uninterrupted run's";
         let problem = match self.normalized_final_state() {
             None => Some(self.finding("the variant ended without a session state".into(), None, None)),
@@ -268,7 +301,8 @@ impl Driver<'_> {
                         "the final state differs from the uninterrupted run's (- uninterrupted, + cut and resumed):\n{}",
                         diff.join("\n")
                     );
-                    self.finding(message, None, Some("RESUME-002".into()))
+                    let requirement = if self.caught_up { "RESUME-019" } else { "RESUME-002" };
+                    self.finding(message, None, Some(requirement.into()))
                 })
             }
         };

@@ -13,7 +13,7 @@ use super::{
 use crate::conn::{ConnectError, Incoming, WsConn};
 use crate::pattern::{self, substitute};
 use crate::report::Verdict;
-use crate::scenario::DEFAULT_CONN;
+use crate::scenario::{ResumeAnswer, DEFAULT_CONN};
 use crate::wirelog::WireRecord;
 
 impl Driver<'_> {
@@ -71,7 +71,8 @@ impl Driver<'_> {
         conn: &str,
         handshake: Handshake,
         versions: Vec<String>,
-        resume: Option<Value>,
+        features: Option<Vec<String>>,
+        resume: Option<(Value, Option<ResumeAnswer>)>,
     ) -> Result<(), StepError> {
         let Handshake { hello, subprotocol, with_script } = handshake;
         let deadline = self.step_deadline(None);
@@ -99,8 +100,12 @@ impl Driver<'_> {
                 frame["script"] = serde_json::to_value(script).unwrap_or(Value::Null);
             }
         }
+        if let Some(features) = features {
+            frame["features"] = json!(features);
+        }
         let resumed = resume.is_some();
-        if let Some(resume) = resume {
+        let answer = resume.as_ref().and_then(|(_, a)| *a);
+        if let Some((resume, _)) = resume {
             frame["resume"] = resume;
         }
         self.send_value(conn, frame, true).await?;
@@ -109,7 +114,11 @@ impl Driver<'_> {
             welcome["session_id"] = Value::String(self.monitor.current_session().unwrap_or_default().to_owned());
         }
         self.expect_one(conn, &welcome, deadline, false).await?;
-        self.expect_one(conn, &json!({"type": "ui_state_snapshot"}), deadline, false).await?;
+        if resumed {
+            self.expect_resume_state(conn, answer, deadline).await?;
+        } else {
+            self.expect_one(conn, &json!({"type": "ui_state_snapshot"}), deadline, false).await?;
+        }
         if !self.capabilities_checked {
             self.capabilities_checked = true;
             let offered: Vec<String> = self
@@ -123,6 +132,21 @@ impl Driver<'_> {
                 return Err(StepError::new(
                     Verdict::NotApplicable,
                     format!("the server does not offer {} (welcome lists: {})", missing.join(", "), offered.join(", ")),
+                ));
+            }
+            let id = self.conns.get(conn).map(|c| c.id).unwrap_or_default();
+            let in_force: Vec<&str> = self.monitor.features(id).iter().map(|f| f.as_str()).collect();
+            let absent: Vec<&str> =
+                self.scenario.features.iter().map(String::as_str).filter(|f| !in_force.contains(f)).collect();
+            if !absent.is_empty() {
+                let version = self.monitor.version(id).map_or("no version".to_owned(), |v| v.to_string());
+                return Err(StepError::new(
+                    Verdict::NotApplicable,
+                    format!(
+                        "the feature(s) {} are not in force (negotiated {version}; in force: [{}])",
+                        absent.join(", "),
+                        in_force.join(", ")
+                    ),
                 ));
             }
         }
@@ -227,7 +251,7 @@ impl Driver<'_> {
                         other_pongs.push(format!("{:?}", String::from_utf8_lossy(&got)));
                     }
                 }
-                Next::Frame(v) if v.get("type").and_then(Value::as_str) == Some("ui_state_updated") => {}
+                Next::Frame(v) if super::expect::is_state_change(&v) => {}
                 Next::Deadline => {
                     let (verdict, message) = if other_pongs.is_empty() {
                         (Verdict::Timeout, format!("no pong answered the ping {payload:?} before the deadline"))
@@ -291,6 +315,7 @@ impl Driver<'_> {
     }
 
     pub(super) fn observe_text(&mut self, conn: &str, id: u64, text: String) -> Next {
+        let catch_up_position = self.monitor.awaiting_state(id);
         let received = self.monitor.server_text(id, &text);
         let Some(value) = received.value else {
             self.transcript(format!("{conn} < (not json)"));
@@ -299,7 +324,15 @@ impl Driver<'_> {
             return Next::NotJson(text);
         };
         let wire = value.get("type").and_then(Value::as_str).unwrap_or("(no type)").to_owned();
-        self.transcript(format!("{conn} < {wire}{}", transcript_detail(&value)));
+        // The transcript names a state frame by what the client then holds, so that one golden
+        // serves every offer: a patch is the update (or, right after a resume's welcome, the
+        // snapshot) it stands in for. The wire log keeps the frames as sent.
+        let shown = match wire.as_str() {
+            "ui_state_patch" if catch_up_position => "ui_state_snapshot",
+            "ui_state_patch" => "ui_state_updated",
+            other => other,
+        };
+        self.transcript(format!("{conn} < {shown}{}", transcript_detail(&value)));
         self.wire_record(WireRecord::frame(id, false, &value));
         self.log_raw(format!("{conn} < "), text);
         if let Some(frame) = &received.frame {

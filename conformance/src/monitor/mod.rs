@@ -6,15 +6,19 @@
 //! Where each check lives (its definition beside its logic):
 //! - [`frame`]: one JSON object per text frame, schema, unknown members, ids, `ts`, text only;
 //! - [`session`]: `seq`, handshake, one update per event, batch order, ids, settled calls;
+//! - [`features`]: the features in force (since 1.1) and nothing of a feature where it is not;
 //! - [`oracle`]: the differential oracle and the reducer's refusals;
+//! - [`patch`]: the patch oracle (since 1.1): base_seq, shape, application, catch-up;
 //! - [`errors`]: `fatal` flags, closes after errors;
 //! - [`advice`]: the should-level checks.
 
 pub mod advice;
 pub mod check;
 pub mod errors;
+pub mod features;
 pub mod frame;
 pub mod oracle;
+pub mod patch;
 mod redact;
 pub mod session;
 pub mod version;
@@ -39,10 +43,15 @@ pub static ALWAYS_ON: &[&CheckDef] = &[
     &frame::TEXT_FRAMES_ONLY,
     &frame::TS_FORMAT,
     &version::NEGOTIATED_VERSION_ONLY,
+    &features::FEATURES_AS_NEGOTIATED,
+    &features::FEATURE_FRAMES_IN_FORCE_ONLY,
     &session::SEQ_INCREASING,
     &session::WELCOME_THEN_SNAPSHOT,
     &session::UPDATE_AFTER_EVENT,
+    &patch::PATCH_IN_PLACE_OF_UPDATE,
     &oracle::STATE_MATCHES_REDUCER,
+    &patch::PATCH_MATCHES_REDUCER,
+    &patch::CATCH_UP_RESUME,
     &oracle::EVENTS_ACCEPTED,
     &session::IDS_CONSISTENT,
     &session::BATCH_ORDER,
@@ -53,6 +62,17 @@ pub static ALWAYS_ON: &[&CheckDef] = &[
     &advice::RUN_COMPLETE_EXPLAINED,
     &advice::ERROR_MESSAGE_STYLE,
     &advice::TOOL_REPORTS_COHERENT,
+];
+
+/// The always-on checks that only connections which negotiated 1.1 or later exercise in full
+/// (features, patches, catch-up): against a server that speaks only 1.0 they evaluate little or
+/// nothing, which coverage accounting has to know.
+pub static SINCE_1_1: &[&CheckDef] = &[
+    &features::FEATURES_AS_NEGOTIATED,
+    &features::FEATURE_FRAMES_IN_FORCE_ONLY,
+    &patch::PATCH_IN_PLACE_OF_UPDATE,
+    &patch::PATCH_MATCHES_REDUCER,
+    &patch::CATCH_UP_RESUME,
 ];
 
 /// Longest frame excerpt in a finding.
@@ -152,8 +172,16 @@ impl Monitor {
             .and_then(Value::as_str)
             .and_then(|s| self.sessions.get(s))
             .map(|t| t.max_seq);
+        let resume_last_seq = frame.pointer("/resume/last_seq").and_then(Value::as_u64);
+        let features = frame.get("features").and_then(Value::as_array).map(|list| {
+            list.iter()
+                .filter_map(Value::as_str)
+                .map(chatwire_schema::session::welcome::Capability::from_wire)
+                .collect()
+        });
         if let Some(id) = id {
-            self.conns.entry(conn).or_default().hello = Some(PendingHello { id, versions, resume_floor });
+            let hello = PendingHello { id, versions, resume_floor, resume_last_seq, features };
+            self.conns.entry(conn).or_default().hello = Some(hello);
         }
     }
 
@@ -259,6 +287,39 @@ impl Monitor {
         })
     }
 
+    /// The seq of the latest frame on `conn` that carried a state: the cursor of a catch-up resume.
+    pub fn state_seq(&self, conn: u64) -> Option<u64> {
+        self.conns.get(&conn).and_then(|c| c.state_seq)
+    }
+
+    /// Whether `conn` waits for the state frame that follows a welcome (a snapshot, or after a
+    /// resume a catch-up patch).
+    pub fn awaiting_state(&self, conn: u64) -> bool {
+        self.conns.get(&conn).is_some_and(|c| c.awaiting_snapshot)
+    }
+
+    /// Where a resume of `session` can start from: the seq of the latest state frame a client of it
+    /// received, and whether `resume_catch_up` was in force on that frame's connection.
+    pub fn resume_base(&self, session: &str) -> (Option<u64>, bool) {
+        self.sessions.get(session).map_or((None, false), |t| (t.state_seq, t.catch_up_base))
+    }
+
+    /// The version `conn`'s welcome negotiated.
+    pub fn version(&self, conn: u64) -> Option<chatwire_schema::ProtocolVersion> {
+        self.conns.get(&conn).and_then(|c| c.version)
+    }
+
+    /// The features in force on `conn` by its welcome (SESSION-012), sorted; empty on 1.0.
+    pub fn features(&self, conn: u64) -> &[chatwire_schema::session::welcome::Capability] {
+        self.conns.get(&conn).map_or(&[], |c| c.in_force.list())
+    }
+
+    /// The seq of the latest frame of `session` that carried no state (an event, a welcome, an
+    /// error): a resume naming it must get a snapshot (RESUME-018).
+    pub fn latest_non_state_seq(&self, session: &str) -> Option<u64> {
+        self.sessions.get(session).and_then(|t| t.kinds.latest_non_state())
+    }
+
     /// The session of the latest welcome.
     pub fn current_session(&self) -> Option<&str> {
         self.current_session.as_deref()
@@ -315,3 +376,6 @@ impl Monitor {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod patch_tests;

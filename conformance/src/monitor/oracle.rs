@@ -2,9 +2,9 @@
 //! every event since (per connection), and every state the server sends must equal that fold
 //! (STATE-004). Every event must be one the reducer accepts (STATE-006 and the refusal rules).
 //!
-//! The seam for other state frames (a later `ui_state_patch`): [`StateOracle::expected`] is the
-//! reduction, and [`divergence`] compares any received state with it; a patch oracle applies the
-//! patch to the state it last received and calls the same comparison.
+//! Other state frames use the same seam: [`StateOracle::expected`] is the reduction, and
+//! [`StateOracle::adopt`] compares any state the client holds with it; the patch oracle
+//! (`super::patch`) applies each `ui_state_patch` to the state last received and calls it.
 
 use chatwire_schema::{ReduceError, ReqId, UiEvent, UiState};
 use serde_json::Value;
@@ -126,14 +126,21 @@ impl StateOracle {
     /// Compares a state the server sent with the reduction; on a divergence the model takes the
     /// server's state, so one divergence is reported once and not on every later frame.
     pub(crate) fn received(&mut self, got: &UiState, redactor: &mut Normalizer) -> Option<Raw> {
-        let expected = self.state.as_ref()?;
-        let found = divergence(expected, got, redactor)?;
-        self.state = Some(got.clone());
+        let found = self.adopt(got, redactor)?;
         Some(Raw::new(
             &STATE_MATCHES_REDUCER,
             STATE_004,
             format!("the state differs from the reducer's fold of the events received (expected = reducer):\n{found}"),
         ))
+    }
+
+    /// Compares a state the client now holds (received whole, or patched) with the reduction and
+    /// returns how they differ; on a divergence the model takes `got`, so it is reported once.
+    pub(crate) fn adopt(&mut self, got: &UiState, redactor: &mut Normalizer) -> Option<String> {
+        let expected = self.state.as_ref()?;
+        let found = divergence(expected, got, redactor)?;
+        self.state = Some(got.clone());
+        Some(found)
     }
 }
 

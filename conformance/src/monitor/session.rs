@@ -4,11 +4,16 @@
 //! MULTI-002), batch order (MULTI-001), consistent ids (ID-002, ERROR-004, TOOL-004) and settled
 //! calls staying settled (TOOL-010). The oracle and error checks are called from here in frame order.
 
+use std::sync::Arc;
+
+use chatwire_schema::session::welcome::Capability;
 use chatwire_schema::transport::MIN_MAX_FRAME_BYTES;
 use chatwire_schema::{ErrorCode, ReqId, ServerFrame, UiState};
 
 use super::check::CheckDef;
+use super::features::{self, InForce};
 use super::oracle::{self, StateOracle, EVENTS_ACCEPTED};
+use super::patch::{self, CatchUpWindow, Held, SeqKinds, SinceState, PATCH_IN_PLACE_OF_UPDATE, STATE_036};
 use super::{errors, Monitor, Out};
 use crate::scenario::Level;
 
@@ -84,6 +89,10 @@ pub(super) struct PendingHello {
     pub versions: Vec<String>,
     /// For a resume: the highest seq seen on the session before it; the welcome must be above it.
     pub resume_floor: Option<u64>,
+    /// For a resume: the `last_seq` it sent.
+    pub resume_last_seq: Option<u64>,
+    /// The features the hello asked for (`None`: no `features` member).
+    pub features: Option<Vec<Capability>>,
 }
 
 /// What the monitor knows about one connection.
@@ -110,6 +119,16 @@ pub(super) struct ConnState {
     pub ended: bool,
     /// The version its welcome negotiated (COMPAT-005).
     pub version: Option<chatwire_schema::ProtocolVersion>,
+    /// The features in force by the latest welcome (SESSION-012).
+    pub in_force: InForce,
+    /// The seq of the latest frame that carried a state (STATE-037).
+    pub state_seq: Option<u64>,
+    /// The events since that frame (STATE-039/040), kept where a feature is in force.
+    pub since_state: SinceState,
+    /// After a resume welcome, until the frame that follows it: what a catch-up is checked against.
+    pub catch_up: Option<CatchUpWindow>,
+    /// A state frame followed the latest welcome (a catch-up whose result is unknown included).
+    pub state_seen: bool,
 }
 
 /// What the monitor knows about one session, across its connections.
@@ -119,6 +138,15 @@ pub(super) struct SessionTrack {
     /// Every tool_call_id, invocation_id and item id seen in the session (ID-002).
     pub ids: std::collections::HashSet<String>,
     pub resume_token: Option<String>,
+    /// The latest state a client of the session holds: the base of the next patch, and of a
+    /// catch-up after a reconnect.
+    pub held: Option<Held>,
+    /// The kinds of the session's recent frames by seq (RESUME-018).
+    pub kinds: SeqKinds,
+    /// The seq of the latest state frame a client of the session received.
+    pub state_seq: Option<u64>,
+    /// Whether `resume_catch_up` was in force on the connection that received it.
+    pub catch_up_base: bool,
 }
 
 impl Monitor {
@@ -136,7 +164,16 @@ impl Monitor {
             ServerFrame::Welcome(w) => {
                 in_reply_to = Some(&w.in_reply_to);
                 c.version = Some(w.version);
-                match c.hello.take() {
+                let hello = c.hello.take();
+                c.in_force = features::welcome(w, hello.as_ref().and_then(|h| h.features.as_deref()), out);
+                c.catch_up = hello.as_ref().and_then(|h| h.resume_last_seq).filter(|_| w.resumed).map(|last_seq| {
+                    CatchUpWindow {
+                        last_seq,
+                        in_force: c.in_force.has(&Capability::ResumeCatchUp),
+                        retention: w.resume_retention,
+                    }
+                });
+                match hello {
                     Some(h) => {
                         if w.in_reply_to.as_str() == h.id {
                             out.eval(&WELCOME_THEN_SNAPSHOT, SESSION_006);
@@ -186,6 +223,9 @@ impl Monitor {
                 c.new_session = !w.resumed;
                 c.oracle.clear();
                 c.batch = None;
+                c.state_seq = None;
+                c.state_seen = false;
+                c.since_state.clear();
                 self.sessions.entry(session.clone()).or_default().resume_token = Some(w.resume_token.to_string());
                 self.current_session = Some(session);
             }
@@ -206,24 +246,63 @@ impl Monitor {
                 }
                 c.new_session = false;
                 c.awaiting_snapshot = false;
+                c.catch_up = None;
                 c.oracle.snapshot(&s.state);
                 c.batch = None;
-                if let Some(track) = c.session.as_ref().and_then(|s| self.sessions.get_mut(s)) {
-                    for item in &s.state.items {
-                        track.ids.insert(item.id().to_string());
-                        track.ids.insert(item.invocation_id().to_string());
-                    }
+                let track = c.session.as_ref().and_then(|s| self.sessions.get_mut(s));
+                took_state(c, track, s.seq, Some(&s.state), true);
+            }
+            ServerFrame::UiStatePatch(p) if c.awaiting_snapshot => {
+                let Some(window) = c.catch_up.take() else {
+                    // After the welcome of a new session (or one answering no resume) only a snapshot.
+                    out.fail(&WELCOME_THEN_SNAPSHOT, STATE_002, "ui_state_patch in place of the ui_state_snapshot");
+                    c.awaiting_snapshot = false;
+                    c.state_seen = true;
+                    c.state_seq = Some(p.seq);
+                    return;
+                };
+                out.eval(&WELCOME_THEN_SNAPSHOT, STATE_002);
+                c.new_session = false;
+                c.awaiting_snapshot = false;
+                c.batch = None;
+                let mut track = c.session.as_ref().and_then(|s| self.sessions.get_mut(s));
+                let (held, kinds) = match track.as_deref() {
+                    Some(t) => (t.held.as_ref(), Some(&t.kinds)),
+                    None => (None, None),
+                };
+                let empty = SeqKinds::default();
+                let state = patch::catch_up(p, &window, held, kinds.unwrap_or(&empty), out);
+                if let Some(state) = &state {
+                    c.oracle.snapshot(state);
                 }
+                took_state(c, track.take(), p.seq, state.as_ref(), true);
+            }
+            ServerFrame::UiStatePatch(p) => {
+                c.in_force.require(Capability::UiStatePatch, "ui_state_patch", out);
+                let track = c.session.as_ref().and_then(|s| self.sessions.get_mut(s));
+                let held = track.as_ref().and_then(|t| t.held.as_ref());
+                let state =
+                    patch::after_event(p, c.state_seq, held, &c.since_state, &mut c.oracle, &mut self.redactor, out);
+                took_state(c, track, p.seq, state.as_ref(), false);
             }
             ServerFrame::UiStateUpdated(u) => {
                 if c.awaiting_snapshot {
                     out.fail(&WELCOME_THEN_SNAPSHOT, STATE_002, "ui_state_updated before the ui_state_snapshot");
+                }
+                if c.in_force.has(&Capability::UiStatePatch) {
+                    out.fail(
+                        &PATCH_IN_PLACE_OF_UPDATE,
+                        STATE_036,
+                        "ui_state_updated on a connection where ui_state_patch is in force",
+                    );
                 }
                 match c.oracle.received(&u.state, &mut self.redactor) {
                     Some(raw) => out.raws.push(raw),
                     None if c.oracle.expected().is_some() => out.eval(&oracle::STATE_MATCHES_REDUCER, raw_state_004()),
                     None => {}
                 }
+                let track = c.session.as_ref().and_then(|s| self.sessions.get_mut(s));
+                took_state(c, track, u.seq, Some(&u.state), false);
             }
             ServerFrame::Error(e) => {
                 in_reply_to = e.in_reply_to.as_ref();
@@ -235,7 +314,7 @@ impl Monitor {
                 }
             }
             other => {
-                if c.awaiting_snapshot || c.oracle.expected().is_none() {
+                if c.awaiting_snapshot || (c.oracle.expected().is_none() && !c.state_seen) {
                     out.fail(
                         &WELCOME_THEN_SNAPSHOT,
                         STATE_002,
@@ -305,6 +384,9 @@ impl Monitor {
                         None => {}
                     }
                 }
+                if other.ui_event().is_some() && c.in_force.any() {
+                    c.since_state.push(other);
+                }
                 if let Some(event) = other.ui_event() {
                     let rule = oracle::rule_of_event(&event);
                     let kept = oracle::refusal_rules(&event);
@@ -350,8 +432,29 @@ impl Monitor {
         if let (Some(seq), Some(session)) = (frame.seq(), session) {
             let track = self.sessions.entry(session).or_default();
             track.max_seq = track.max_seq.max(seq);
+            track.kinds.note(seq, frame);
         }
     }
+}
+
+/// Bookkeeping after a state frame of seq `seq`: the connection's latest state and the session's
+/// held state (`state`: what the client now holds, when known). A snapshot or catch-up also
+/// registers the ids it shows as used (ID-002).
+fn took_state(c: &mut ConnState, track: Option<&mut SessionTrack>, seq: u64, state: Option<&UiState>, whole: bool) {
+    c.state_seq = Some(seq);
+    c.state_seen = true;
+    c.since_state.clear();
+    let Some(track) = track else { return };
+    track.state_seq = Some(seq);
+    track.catch_up_base = c.in_force.has(&Capability::ResumeCatchUp);
+    if whole {
+        for item in state.iter().flat_map(|s| s.items.iter()) {
+            track.ids.insert(item.id().to_string());
+            track.ids.insert(item.invocation_id().to_string());
+        }
+    }
+    // Kept on every version: a 1.1 connection may catch up from the state of a 1.0 one.
+    track.held = state.map(|s| Held { seq, state: Arc::new(s.clone()) });
 }
 
 fn raw_state_004() -> ReqId {
@@ -381,19 +484,34 @@ fn check_seq(c: &mut ConnState, frame: &ServerFrame, out: &mut Out) {
     }
 }
 
-/// STATE-003 / STATE-007 / MULTI-002: the frame after an event is its update.
+/// STATE-003 / STATE-007 / MULTI-002: the frame after an event is its update; where patches are in
+/// force, its patch (STATE-036). A catch-up patch (right after a resume welcome) is no update.
 fn check_update_flow(c: &mut ConnState, frame: &ServerFrame, out: &mut Out) {
     let continues_batch = match (frame, &c.batch) {
         (ServerFrame::ToolCall(tc), Some((inv, idx))) => inv == tc.invocation_id.as_str() && tc.call_index == idx + 1,
         _ => false,
     };
+    let patches = c.in_force.has(&Capability::UiStatePatch);
+    let is_patch = matches!(frame, ServerFrame::UiStatePatch(_));
+    let catch_up = is_patch && c.awaiting_snapshot;
+    let (due, due_check, due_frame): (ReqId, &'static CheckDef, &str) = if patches {
+        (STATE_036, &PATCH_IN_PLACE_OF_UPDATE, "ui_state_patch")
+    } else {
+        (STATE_003, &UPDATE_AFTER_EVENT, "ui_state_updated")
+    };
     match frame {
-        ServerFrame::UiStateUpdated(_) => {
+        ServerFrame::UiStateUpdated(_) | ServerFrame::UiStatePatch(_) if !catch_up => {
             if c.update_due {
-                out.eval(&UPDATE_AFTER_EVENT, STATE_003);
+                if patches == is_patch {
+                    out.eval(due_check, due);
+                }
                 out.eval(&UPDATE_AFTER_EVENT, STATE_007);
             } else {
-                out.fail(&UPDATE_AFTER_EVENT, STATE_007, "ui_state_updated without an event since the last state");
+                out.fail(
+                    &UPDATE_AFTER_EVENT,
+                    STATE_007,
+                    format!("{} without an event since the last state", frame.type_name()),
+                );
             }
             c.update_due = false;
             if c.batch.is_some() {
@@ -401,13 +519,13 @@ fn check_update_flow(c: &mut ConnState, frame: &ServerFrame, out: &mut Out) {
             }
         }
         _ if continues_batch && c.batch_updated => {
-            out.fail(&UPDATE_AFTER_EVENT, MULTI_002, "a ui_state_updated came between the tool calls of one batch");
+            out.fail(&UPDATE_AFTER_EVENT, MULTI_002, format!("a {due_frame} came between the tool calls of one batch"));
         }
         _ if continues_batch => out.eval(&UPDATE_AFTER_EVENT, MULTI_002),
         _ if c.update_due => out.fail(
-            &UPDATE_AFTER_EVENT,
-            STATE_003,
-            format!("{} arrived before the ui_state_updated of the previous event", frame.type_name()),
+            due_check,
+            due,
+            format!("{} arrived before the {due_frame} of the previous event", frame.type_name()),
         ),
         _ => {}
     }
@@ -416,7 +534,7 @@ fn check_update_flow(c: &mut ConnState, frame: &ServerFrame, out: &mut Out) {
         if !continues_batch {
             c.batch_updated = false;
         }
-    } else if matches!(frame, ServerFrame::UiStateSnapshot(_) | ServerFrame::Welcome(_)) {
+    } else if catch_up || matches!(frame, ServerFrame::UiStateSnapshot(_) | ServerFrame::Welcome(_)) {
         c.update_due = false;
     }
 }

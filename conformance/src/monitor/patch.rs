@@ -1,0 +1,288 @@
+//! The patch oracle (since 1.1): every `ui_state_patch` is applied (RFC 6902, all or nothing, the
+//! json-patch crate) to the state of the frame its `base_seq` names, and the result compared with
+//! the reducer's fold, the differential oracle extended to patches.
+//!
+//! - A patch after an event: `base_seq` is the seq of the connection's latest state frame
+//!   (STATE-037); its shape keeps to the events since that state (`state_patch::check_shape`,
+//!   STATE-039/040); applied, it gives exactly the reducer's state (STATE-038).
+//! - A catch-up patch, the frame right after a resume welcome: only where `resume_catch_up` is in
+//!   force and `last_seq` named a state frame within the retention (RESUME-018), with `base_seq`
+//!   equal to that `last_seq`, applying to the state of that frame (RESUME-017). Whether its result
+//!   is the session's effective state (RESUME-019) needs the events the client missed, which the
+//!   monitor has not seen: the driver proves it by comparing with a snapshot (the reconnect sweep,
+//!   and `resume` with `compare_with_snapshot`).
+//! - Where patches are in force, a `ui_state_updated` is a finding and a patch is due wherever an
+//!   update would be (STATE-036; the flow itself is checked in `session`).
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use chatwire_schema::state_patch::{check_shape, PatchOp};
+use chatwire_schema::ui_state_patch::UiStatePatch;
+use chatwire_schema::{ReqId, ServerFrame, UiEvent, UiState};
+
+use super::check::CheckDef;
+use super::oracle::StateOracle;
+use super::Out;
+use crate::scenario::Level;
+use crate::snapshot::Normalizer;
+
+pub(super) const STATE_036: ReqId = ReqId::new("STATE-036");
+const STATE_037: ReqId = ReqId::new("STATE-037");
+const STATE_038: ReqId = ReqId::new("STATE-038");
+const STATE_039: ReqId = ReqId::new("STATE-039");
+const STATE_040: ReqId = ReqId::new("STATE-040");
+const RESUME_017: ReqId = ReqId::new("RESUME-017");
+const RESUME_018: ReqId = ReqId::new("RESUME-018");
+
+/// Where patches are in force, state changes come as patches, never as whole updates.
+pub static PATCH_IN_PLACE_OF_UPDATE: CheckDef = CheckDef {
+    id: "patch-in-place-of-update",
+    requirements: &[STATE_036],
+    summary:
+        "where ui_state_patch is in force, a ui_state_patch follows every event (batch) and no ui_state_updated is sent",
+    level: Level::Must,
+};
+
+/// Every patch applies to its base and gives the reducer's state.
+pub static PATCH_MATCHES_REDUCER: CheckDef = CheckDef {
+    id: "patch-matches-reducer",
+    requirements: &[STATE_037, STATE_038, STATE_039, STATE_040],
+    summary: "every ui_state_patch names the latest state as its base, guards and touches only what its events name, and applied to that state gives the reducer's fold",
+    level: Level::Must,
+};
+
+/// A resume gets a catch-up patch only where it may, built from the state of `last_seq`.
+pub static CATCH_UP_RESUME: CheckDef = CheckDef {
+    id: "catch-up-resume",
+    requirements: &[RESUME_017, RESUME_018],
+    summary: "a catch-up patch comes only where resume_catch_up is in force and last_seq named a state frame within the retention, with base_seq = last_seq, and applies to that state",
+    level: Level::Must,
+};
+
+/// The latest state a session's client holds, and the seq of the frame that carried it. Shared,
+/// because a patch and a catch-up after a reconnect start from the same state.
+#[derive(Clone, Debug)]
+pub(super) struct Held {
+    pub seq: u64,
+    pub state: Arc<UiState>,
+}
+
+/// After a resume welcome: what the frame right after it is checked against.
+#[derive(Clone, Debug)]
+pub(super) struct CatchUpWindow {
+    /// The resume's `last_seq`.
+    pub last_seq: u64,
+    /// Whether `resume_catch_up` is in force on the resumed connection.
+    pub in_force: bool,
+    /// The welcome's `resume_retention`.
+    pub retention: Option<u32>,
+}
+
+/// How many seqs of each kind a session remembers (the most recent ones).
+const SEQ_MEMORY: usize = 4096;
+
+/// The kinds of a session's recent frames by seq: which carried a state, which an event, which
+/// neither (a welcome or an error), so that a resume's `last_seq` can be judged.
+#[derive(Clone, Debug, Default)]
+pub(super) struct SeqKinds {
+    state: BTreeSet<u64>,
+    event: BTreeSet<u64>,
+    other: BTreeSet<u64>,
+}
+
+impl SeqKinds {
+    /// Notes the frame `frame` of seq `seq`.
+    pub(super) fn note(&mut self, seq: u64, frame: &ServerFrame) {
+        let set = if is_state_frame(frame) {
+            &mut self.state
+        } else if frame.ui_event().is_some() {
+            &mut self.event
+        } else {
+            &mut self.other
+        };
+        set.insert(seq);
+        if set.len() > SEQ_MEMORY {
+            set.pop_first();
+        }
+    }
+
+    /// Whether `seq` is known to name a frame that carried no state.
+    fn is_known_non_state(&self, seq: u64) -> bool {
+        seq == 0 || self.event.contains(&seq) || self.other.contains(&seq)
+    }
+
+    /// The highest seq known to name a frame that carried no state.
+    pub(super) fn latest_non_state(&self) -> Option<u64> {
+        self.event.last().copied().max(self.other.last().copied())
+    }
+
+    /// How many event frames with a seq above `seq` were seen: a lower bound of the events
+    /// committed after it.
+    fn events_after(&self, seq: u64) -> usize {
+        self.event.range(seq.saturating_add(1)..).count()
+    }
+}
+
+/// Whether `frame` carries a state (a snapshot, an update or a patch).
+pub(super) fn is_state_frame(frame: &ServerFrame) -> bool {
+    matches!(frame, ServerFrame::UiStateSnapshot(_) | ServerFrame::UiStateUpdated(_) | ServerFrame::UiStatePatch(_))
+}
+
+/// The events of a connection since its latest state frame, for the shape check. Bounded: a server
+/// that sends events without states gets STATE-003 findings, and its patches no shape check.
+#[derive(Clone, Debug, Default)]
+pub(super) struct SinceState {
+    events: Vec<ServerFrame>,
+    overflowed: bool,
+}
+
+/// Most events kept between two states (a batch of tool calls is the longest legitimate run).
+const MAX_EVENTS_SINCE_STATE: usize = 512;
+
+impl SinceState {
+    pub(super) fn push(&mut self, frame: &ServerFrame) {
+        if self.events.len() < MAX_EVENTS_SINCE_STATE {
+            self.events.push(frame.clone());
+        } else {
+            self.overflowed = true;
+        }
+    }
+
+    pub(super) fn clear(&mut self) {
+        self.events.clear();
+        self.overflowed = false;
+    }
+
+    fn events(&self) -> Option<Vec<UiEvent<'_>>> {
+        (!self.overflowed).then(|| self.events.iter().filter_map(ServerFrame::ui_event).collect())
+    }
+}
+
+/// A patch after an event. `state_seq` is the seq of the connection's latest state frame, `held`
+/// the session's latest state. Returns the state the client holds after it: the patched state, or
+/// where the patch does not apply the reducer's (so one defect is reported once).
+pub(super) fn after_event(
+    p: &UiStatePatch,
+    state_seq: Option<u64>,
+    held: Option<&Held>,
+    since: &SinceState,
+    oracle: &mut StateOracle,
+    redactor: &mut Normalizer,
+    out: &mut Out,
+) -> Option<UiState> {
+    match state_seq {
+        Some(seq) if seq == p.base_seq => out.eval(&PATCH_MATCHES_REDUCER, STATE_037),
+        Some(seq) => out.fail(
+            &PATCH_MATCHES_REDUCER,
+            STATE_037,
+            format!("base_seq {} is not {seq}, the seq of the latest state frame on this connection", p.base_seq),
+        ),
+        None => {}
+    }
+    // The base is the state the client holds, whatever base_seq claims.
+    let base = held.filter(|h| Some(h.seq) == state_seq)?;
+    if let Some(events) = since.events() {
+        match check_shape(&base.state, &events, &p.patch) {
+            Ok(()) => {
+                out.eval(&PATCH_MATCHES_REDUCER, STATE_039);
+                out.eval(&PATCH_MATCHES_REDUCER, STATE_040);
+            }
+            // A path that does not exist is the application's to report (STATE-038), once.
+            Err(e) if e.requirement == STATE_038.as_str() => {}
+            Err(e) => {
+                let requirement =
+                    ReqId::parse(e.requirement).ok().filter(|r| PATCH_MATCHES_REDUCER.requirements.contains(r));
+                out.fail(&PATCH_MATCHES_REDUCER, requirement.unwrap_or(STATE_038), e.to_string());
+            }
+        }
+    }
+    match apply(&base.state, &p.patch) {
+        Ok(patched) => {
+            match oracle.adopt(&patched, redactor) {
+                Some(diff) => out.fail(
+                    &PATCH_MATCHES_REDUCER,
+                    STATE_038,
+                    format!("the patched state differs from the reducer's fold of the events received (expected = reducer):\n{diff}"),
+                ),
+                None if oracle.expected().is_some() => out.eval(&PATCH_MATCHES_REDUCER, STATE_038),
+                None => {}
+            }
+            Some(patched)
+        }
+        Err(e) => {
+            out.fail(&PATCH_MATCHES_REDUCER, STATE_038, e);
+            oracle.expected().cloned()
+        }
+    }
+}
+
+/// The frame right after a resume welcome is a patch. Returns the state it gives, when the monitor
+/// holds the state it applies to.
+pub(super) fn catch_up(
+    p: &UiStatePatch,
+    window: &CatchUpWindow,
+    held: Option<&Held>,
+    kinds: &SeqKinds,
+    out: &mut Out,
+) -> Option<UiState> {
+    let last = window.last_seq;
+    if !window.in_force {
+        out.fail(
+            &CATCH_UP_RESUME,
+            RESUME_018,
+            "a ui_state_patch in place of the snapshot, but resume_catch_up is not in force on this connection",
+        );
+    } else if kinds.is_known_non_state(last) {
+        out.fail(
+            &CATCH_UP_RESUME,
+            RESUME_018,
+            format!("a catch-up patch, but the resume's last_seq {last} names a frame that carried no state"),
+        );
+    } else if let Some(limit) = window.retention.filter(|r| kinds.events_after(last) > *r as usize) {
+        out.fail(
+            &CATCH_UP_RESUME,
+            RESUME_018,
+            format!(
+                "a catch-up patch, but at least {} events were committed after last_seq {last} (resume_retention {limit})",
+                kinds.events_after(last)
+            ),
+        );
+    } else {
+        out.eval(&CATCH_UP_RESUME, RESUME_018);
+    }
+    if p.base_seq == last {
+        out.eval(&CATCH_UP_RESUME, RESUME_017);
+    } else {
+        out.fail(
+            &CATCH_UP_RESUME,
+            RESUME_017,
+            format!("the catch-up patch has base_seq {}, not the resume's last_seq {last}", p.base_seq),
+        );
+    }
+    let base = held.filter(|h| h.seq == last)?;
+    match apply(&base.state, &p.patch) {
+        Ok(state) => {
+            out.eval(&CATCH_UP_RESUME, RESUME_017);
+            Some(state)
+        }
+        Err(e) => {
+            out.fail(
+                &CATCH_UP_RESUME,
+                RESUME_017,
+                format!("the catch-up patch does not apply to the state of last_seq {last}: {e}"),
+            );
+            None
+        }
+    }
+}
+
+/// Applies `ops` to the JSON of `base`, all or nothing, and reads the result as a UiState.
+pub fn apply(base: &UiState, ops: &[PatchOp]) -> Result<UiState, String> {
+    let mut doc = serde_json::to_value(base).map_err(|e| format!("the base state does not serialize: {e}"))?;
+    let patch: json_patch::Patch = serde_json::to_value(ops)
+        .and_then(serde_json::from_value)
+        .map_err(|e| format!("the patch is no RFC 6902 patch: {e}"))?;
+    json_patch::patch(&mut doc, &patch).map_err(|e| format!("the patch does not apply: {e}"))?;
+    serde_json::from_value(doc).map_err(|e| format!("the patched state is not a UiState: {e}"))
+}
