@@ -1,13 +1,13 @@
 // ChatwireClient: one Chatwire session kept alive over WebSocket connections. It opens each
-// connection with the subprotocol, sends `session.hello` (resuming with the latest token and the
-// highest `seq` seen), reconnects with bounded exponential backoff, stops for good on fatal errors
-// and takeover, correlates answers to requests by `in_reply_to` with a deadline, and hands the
-// application the current UiState.
+// connection with the subprotocol, sends `session.hello` (offering 1.1 and 1.0; resuming with the
+// latest token and the `seq` of the state it holds), reconnects with bounded exponential backoff,
+// stops for good on fatal errors and takeover, correlates answers to requests by `in_reply_to` with
+// a deadline, and hands the application the current UiState, which 1.1's `ui_state_patch` frames
+// change in place of whole states (a patch that does not fit the state held: resume, `STATE-041`).
 //
 // The socket is injected: browsers use the global WebSocket; Node 20 has none, so pass
 // `(url, protocols) => new WebSocket(url, protocols)` from the `ws` package.
 import {
-  PROTOCOL_VERSION,
   SUBPROTOCOL,
   type AgentScript,
   type Capability,
@@ -25,7 +25,7 @@ import {
   type SessionWelcome,
   type UiState,
 } from "./generated/protocol.js";
-import { StateTracker } from "./state.js";
+import { StateTracker, type PatchRefusal } from "./state.js";
 import { parseServerFrame, type FrameError } from "./validate.js";
 
 // Timers and crypto exist in every runtime the client targets (browsers, Node 20+, Deno, Bun);
@@ -63,12 +63,31 @@ export interface SessionResume {
   last_seq: number;
 }
 
-/** The session as the latest welcome described it. */
+/** The session as the latest welcome described it; `last_seq` is the highest `seq` seen. */
 export interface SessionInfo extends SessionResume {
   version: string;
   capabilities: Capability[];
+  /** The features in force on this connection (1.1 `welcome.features`); none on a 1.0 connection. */
+  features: Capability[];
+  /** With `resume_catch_up` in force: the most events a catch-up patch covers (1.1). */
+  resume_retention?: number;
   limits: Limits;
   resumed: boolean;
+}
+
+/**
+ * The versions a client offers by default, newest first: a 1.1 server answers 1.1 (patches and
+ * catch-up resumes, every feature it implements in force), a 1.0 server 1.0 (`SESSION-012`).
+ */
+export const OFFERED_VERSIONS: readonly string[] = ["1.1", "1.0"];
+
+/** Consecutive resumes for a patch that did not apply, after which the client gives up. */
+const MAX_RESYNCS = 3;
+
+/** Whether `version` ("MAJOR.MINOR") is below 1.1, where `session.hello` has no `features`. */
+function before11(version: string): boolean {
+  const [major, minor] = version.split(".").map(Number);
+  return major === undefined || minor === undefined || major < 1 || (major === 1 && minor < 1);
 }
 
 /** Bounded reconnection: the delay doubles from `initialDelayMs` up to `maxDelayMs`, with jitter. */
@@ -86,8 +105,14 @@ export interface ClientOptions {
   url: string;
   /** Opens sockets; defaults to the global WebSocket. */
   socket?: SocketFactory;
-  /** Protocol versions offered in `session.hello`; default: the version of this package. */
+  /** Protocol versions offered in `session.hello`, newest first; default {@link OFFERED_VERSIONS}. `["1.0"]` pins 1.0. */
   versions?: string[];
+  /**
+   * The 1.1 features to ask for (`hello.features`); absent, every feature the server implements is
+   * in force. Only with an offer of 1.1 or later alone: a 1.0 server refuses the member
+   * (`SESSION-014`), so the constructor throws when a version below 1.1 is offered with it.
+   */
+  features?: Capability[];
   /** Free-form client name for the server's logs. */
   clientName?: string;
   /** A session to resume on the first connection (e.g. read from sessionStorage). */
@@ -124,8 +149,10 @@ export type ClientErrorCode =
   | "subprotocol_refused"
   /** Reconnection gave up after `maxAttempts`. */
   | "unreachable"
-  /** The server sent a frame that breaks the schemas. */
-  | "protocol_violation";
+  /** The server sent a frame that breaks the schemas, or patches that never apply. */
+  | "protocol_violation"
+  /** A `ui_state_patch` did not apply to the state held; the client resumes to get the state again (`STATE-041`). */
+  | "resync";
 
 /** An error the client reports, from the server (`frame` set) or its own. */
 export class ChatwireError extends Error {
@@ -143,7 +170,7 @@ export class ChatwireError extends Error {
 export interface ClientEvents {
   /** Every valid server frame, after the client has applied it. */
   frame: (frame: ServerFrame) => void;
-  /** The UiState changed (snapshot or update). */
+  /** The UiState changed (snapshot, update or patch). */
   state: (state: UiState) => void;
   /** The status changed. */
   status: (status: ClientStatus) => void;
@@ -224,10 +251,11 @@ function utf8Length(text: string): number {
 }
 
 export class ChatwireClient {
-  readonly #options: Required<Omit<ClientOptions, "resume" | "script" | "clientName" | "reconnect">> & {
+  readonly #options: Required<Omit<ClientOptions, "resume" | "script" | "clientName" | "reconnect" | "features">> & {
     reconnect: Required<ReconnectOptions> | false;
   };
   readonly #script: AgentScript | undefined;
+  readonly #features: Capability[] | undefined;
   readonly #clientName: string | undefined;
   readonly #listeners: Listeners = { frame: new Set(), state: new Set(), status: new Set(), session: new Set(), error: new Set() };
   readonly #pending = new Map<string, Pending>();
@@ -241,6 +269,10 @@ export class ChatwireClient {
   #retryTimer: Timer | null = null;
   #handshakeTimer: Timer | null = null;
   #closeError: ChatwireError | null = null;
+  /** Resumes in a row for patches that did not apply; reset by every state that applies. */
+  #resyncs = 0;
+  /** The next resume asks for a snapshot (`last_seq` 0): the state held is not to be built on. */
+  #wantSnapshot = false;
   #firstWelcome: { resolve: (w: SessionWelcome) => void; reject: (e: ChatwireError) => void } | null = null;
 
   constructor(options: ClientOptions) {
@@ -248,13 +280,17 @@ export class ChatwireClient {
     this.#options = {
       url: options.url,
       socket: options.socket ?? defaultSocket(),
-      versions: options.versions ?? [PROTOCOL_VERSION],
+      versions: options.versions ?? [...OFFERED_VERSIONS],
       requestTimeoutMs: options.requestTimeoutMs ?? 15_000,
       handshakeTimeoutMs: options.handshakeTimeoutMs ?? 10_000,
       maxPendingRequests: options.maxPendingRequests ?? 64,
       newId: options.newId ?? defaultId,
       reconnect,
     };
+    if (options.features !== undefined && this.#options.versions.some(before11)) {
+      throw new TypeError("features need an offer of 1.1 or later only: a 1.0 server refuses hello.features (SESSION-014)");
+    }
+    this.#features = options.features === undefined ? undefined : [...options.features];
     this.#script = options.script;
     this.#clientName = options.clientName;
     this.#resume = options.resume ?? null;
@@ -394,7 +430,8 @@ export class ChatwireClient {
   #sendHello(): void {
     const hello: SessionHello = { type: "session.hello", id: this.#options.newId(), versions: this.#options.versions };
     if (this.#clientName !== undefined) hello.client = this.#clientName;
-    if (this.#resume !== null) hello.resume = { ...this.#resume };
+    if (this.#features !== undefined) hello.features = [...this.#features];
+    if (this.#resume !== null) hello.resume = { ...this.#resume, last_seq: this.#resumeSeq(this.#resume) };
     else if (this.#script !== undefined) hello.script = this.#script;
     this.#helloId = hello.id;
     this.#socket?.send(JSON.stringify(hello));
@@ -495,18 +532,31 @@ export class ChatwireClient {
       return;
     }
     const frame = parsed.frame;
+    if (frame.type === "ui_state_patch") {
+      const result = this.#tracker.patch(frame);
+      if (!result.ok) {
+        // The patch and every later frame of this connection are discarded (STATE-041).
+        this.#resync(result);
+        return;
+      }
+      this.#resyncs = 0;
+    }
     if (frame.seq !== undefined) this.#advance(frame.seq);
     switch (frame.type) {
       case "session.welcome":
         this.#welcome(frame);
         break;
       case "ui_state_snapshot":
+        this.#resyncs = 0;
         this.#emit("state", this.#tracker.snapshot(frame));
         break;
       case "ui_state_updated":
-        // 1.1's `ui_state_patch` lands here too: StateTracker applies it when its `base_seq`
-        // matches, and a mismatch triggers a resync (a resume on a fresh connection).
+        this.#resyncs = 0;
         this.#emit("state", this.#tracker.update(frame));
+        break;
+      case "ui_state_patch":
+        // Applied above; a patch that did not apply never gets here.
+        if (this.#tracker.state !== null) this.#emit("state", this.#tracker.state);
         break;
       case "error":
         this.#serverError(frame);
@@ -533,15 +583,18 @@ export class ChatwireClient {
     this.#helloId = null;
     this.#attempts = 0;
     if (this.#session !== null && this.#session.session_id !== frame.session_id) this.#tracker.reset();
+    this.#wantSnapshot = false;
     this.#session = {
       session_id: frame.session_id,
       resume_token: frame.resume_token,
       last_seq: frame.seq,
       version: frame.version,
       capabilities: [...frame.capabilities],
+      features: [...(frame.features ?? [])],
       limits: { ...frame.limits },
       resumed: frame.resumed,
     };
+    if (frame.resume_retention !== undefined) this.#session.resume_retention = frame.resume_retention;
     this.#resume = { session_id: frame.session_id, resume_token: frame.resume_token, last_seq: frame.seq };
     this.#setStatus("open");
     this.#emit("session", { ...this.#session });
@@ -572,9 +625,9 @@ export class ChatwireClient {
         this.#emit("error", error);
         this.#forgetSession();
         this.#sendHello();
-      } else if (handling === "resume_from_zero" && this.#resume !== null && this.#resume.last_seq !== 0) {
+      } else if (handling === "resume_from_zero" && this.#resume !== null && !this.#wantSnapshot) {
         this.#emit("error", error);
-        this.#resume = { ...this.#resume, last_seq: 0 };
+        this.#wantSnapshot = true;
         this.#sendHello();
       } else {
         this.#finish(error);
@@ -589,6 +642,42 @@ export class ChatwireClient {
       return;
     }
     this.#emit("error", error);
+  }
+
+  /**
+   * The `last_seq` of a resume: the `seq` of the state held, so that a 1.1 server can send a
+   * catch-up patch from it (`RESUME-017`); without a state (a reload), the stored `last_seq`; 0
+   * when a snapshot is wanted (a frame that carried no state: `RESUME-018`).
+   */
+  #resumeSeq(resume: SessionResume): number {
+    if (this.#wantSnapshot) return 0;
+    return this.#tracker.state !== null ? this.#tracker.seq : resume.last_seq;
+  }
+
+  /**
+   * A patch did not apply (`STATE-041`): drop this connection and everything it would still
+   * deliver, and resume naming the state held. A second refusal in a row, or one with no state
+   * held (a catch-up after a reload), asks for a snapshot; more than {@link MAX_RESYNCS} in a row
+   * mean the server's patches never apply, and the client stops.
+   */
+  #resync(refusal: PatchRefusal): void {
+    const why =
+      refusal.reason === "base_mismatch"
+        ? `a ui_state_patch for base_seq ${refusal.base_seq} arrived while the state held is ${refusal.held === null ? "none" : `of seq ${refusal.held}`}`
+        : `a ui_state_patch did not apply: ${refusal.error.message}`;
+    this.#resyncs += 1;
+    if (this.#resyncs > MAX_RESYNCS) {
+      this.#finish(new ChatwireError("protocol_violation", `${why}; gave up after ${MAX_RESYNCS} resumes`));
+      return;
+    }
+    const heldNone = this.#tracker.state === null;
+    if (heldNone || this.#resyncs > 1) this.#wantSnapshot = true;
+    // Without a state, a catch-up is simply unusable (a reload): nothing went wrong.
+    if (!heldNone) this.#emit("error", new ChatwireError("resync", `${why}; resuming`));
+    if (this.#socket !== null) this.#discard(this.#socket, 1000, "resync");
+    this.#clearTimers();
+    this.#failPending(new ChatwireError("disconnected", `${why}; the answer is unknown, resending with the same id is safe`));
+    this.#open();
   }
 
   #forgetSession(): void {

@@ -11,10 +11,12 @@ export {
   type FrameResult,
 } from "./validate.js";
 export { isDateTime } from "./formats.js";
+export { applyJsonPatch, jsonEqual, JsonPatchError, type JsonPatchErrorKind } from "./json_patch.js";
 export {
   ChatwireClient,
   ChatwireError,
   ERROR_HANDLING,
+  OFFERED_VERSIONS,
   type ChatwireSocket,
   type ClientErrorCode,
   type ClientEvents,

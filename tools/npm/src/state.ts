@@ -1,7 +1,15 @@
-// The UiState a client shows. In 1.0 every state frame carries the whole state, so tracking it is
-// replacing it; the tracker exists so that 1.1's `ui_state_patch` (applied against its
-// `base_seq`, with a resync when the base is not the state held) has one place to go.
-import type { UiState, UiStateSnapshot, UiStateUpdated } from "./generated/protocol.js";
+// The UiState a client shows, and the `seq` of the frame that gave it. A snapshot or a 1.0 update
+// replaces the state; a 1.1 `ui_state_patch` applies to it when its `base_seq` is the held state's
+// `seq` (`STATE-037`). A patch for another base, or one that fails, is refused and leaves the state
+// as it was: the client then resumes (`STATE-041`) naming the held state's `seq`, and gets a
+// catch-up patch from it or a snapshot (`RESUME-017`, `RESUME-018`).
+import type { UiState, UiStatePatch, UiStateSnapshot, UiStateUpdated } from "./generated/protocol.js";
+import { applyJsonPatch, JsonPatchError } from "./json_patch.js";
+
+/** Why a patch was not applied: no state of its `base_seq` is held, or an op failed. */
+export type PatchRefusal =
+  | { reason: "base_mismatch"; held: number | null; base_seq: number }
+  | { reason: "patch_failed"; error: JsonPatchError };
 
 export class StateTracker {
   #state: UiState | null = null;
@@ -31,6 +39,24 @@ export class StateTracker {
       this.#seq = frame.seq;
     }
     return this.#state;
+  }
+
+  /**
+   * Applies a patch to the held state when `base_seq` is its `seq`; all or nothing. The new state
+   * shares every untouched part with the old one (the old one is never changed).
+   */
+  patch(frame: UiStatePatch): { ok: true; state: UiState } | ({ ok: false } & PatchRefusal) {
+    if (this.#state === null || frame.base_seq !== this.#seq) {
+      return { ok: false, reason: "base_mismatch", held: this.#state === null ? null : this.#seq, base_seq: frame.base_seq };
+    }
+    try {
+      this.#state = applyJsonPatch(this.#state, frame.patch);
+    } catch (error) {
+      if (error instanceof JsonPatchError) return { ok: false, reason: "patch_failed", error };
+      throw error;
+    }
+    this.#seq = frame.seq;
+    return { ok: true, state: this.#state };
   }
 
   /** Forgets the state (a new session starts from its own snapshot). */

@@ -1,9 +1,10 @@
 // ChatwireClient against a scripted fake socket: every error code of the protocol gets the
-// handling ERROR_HANDLING gives it, reconnection is bounded, requests have deadlines, and bad
-// frames from a server are reported, not applied.
+// handling ERROR_HANDLING gives it, reconnection is bounded, requests have deadlines, bad frames
+// from a server are reported, not applied, and 1.1's patches apply to the state held or make the
+// client resume (STATE-041) from it (RESUME-017) or for a snapshot (RESUME-018).
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { ChatwireClient, ERROR_CODE_VALUES, ERROR_HANDLING, SUBPROTOCOL } from "../dist/index.js";
+import { ChatwireClient, ERROR_CODE_VALUES, ERROR_HANDLING, OFFERED_VERSIONS, SUBPROTOCOL } from "../dist/index.js";
 import { until } from "./helpers.mjs";
 
 const TS = "2026-01-15T10:00:00Z";
@@ -216,5 +217,154 @@ describe("connection", () => {
     assert.deepEqual(seen, ["idle", "running"]);
     assert.equal(client.state.run.status, "completed");
     client.close();
+  });
+});
+
+describe("protocol 1.1: versions, features, patches", () => {
+  const user = (n) => ({ kind: "user_message", id: `u-${n}`, invocation_id: `inv-${n}`, client_message_id: `m-${n}`, text: `hi ${n}`, ts: TS });
+  const running = { status: "running", invocation_id: "inv-1" };
+
+  /** A 1.1 welcome with every feature, then a snapshot of one user message and a running run. */
+  function welcome11(socket, extra = {}) {
+    const hello = socket.last("session.hello");
+    socket.deliver({
+      type: "session.welcome", seq: ++seq, in_reply_to: hello.id, version: "1.1", session_id: "s-1", resume_token: `rt-${seq}`,
+      resumed: hello.resume !== undefined, capabilities: ["rewind", "ui_state_patch", "resume_catch_up"], limits: { max_frame_bytes: 1 << 20 },
+      features: ["ui_state_patch", "resume_catch_up"], resume_retention: 500, ...extra,
+    });
+  }
+  const snapshot = (state) => ({ type: "ui_state_snapshot", seq: ++seq, v: "ui_state_v1", state });
+  const patch = (base_seq, ops) => ({ type: "ui_state_patch", seq: ++seq, base_seq, v: "ui_state_v1", patch: ops });
+  const say = (n) => ({ op: "add", path: "/items/-", value: { kind: "assistant_markdown", id: `a-${n}`, invocation_id: "inv-1", markdown: `answer ${n}`, ts: TS } });
+
+  /** An open 1.1 client holding a snapshot; returns it with the snapshot's seq. */
+  async function opened11(options) {
+    const h = harness(options);
+    const connected = h.client.connect();
+    h.socket().open();
+    welcome11(h.socket());
+    h.socket().deliver(snapshot({ items: [user(1)], run: running }));
+    await connected;
+    return { ...h, base: seq };
+  }
+
+  test("offers 1.1 then 1.0 without features by default; features only with 1.1 alone (SESSION-014)", async () => {
+    assert.deepEqual(OFFERED_VERSIONS, ["1.1", "1.0"]);
+    const { client, socket } = await opened11();
+    const hello = socket().sent[0];
+    assert.deepEqual(hello.versions, ["1.1", "1.0"]);
+    assert.equal("features" in hello, false);
+    assert.deepEqual(client.session.features, ["ui_state_patch", "resume_catch_up"]);
+    assert.equal(client.session.resume_retention, 500);
+    client.close();
+
+    assert.throws(() => harness({ features: ["ui_state_patch"] }), TypeError);
+    assert.throws(() => harness({ versions: ["1.1", "1.0"], features: [] }), TypeError);
+    const pinned = harness({ versions: ["1.1"], features: ["ui_state_patch"] });
+    pinned.client.connect().catch(() => {});
+    pinned.socket().open();
+    assert.deepEqual(pinned.socket().last("session.hello").features, ["ui_state_patch"]);
+    pinned.client.close();
+
+    const old = harness({ versions: ["1.0"] });
+    old.client.connect().catch(() => {});
+    old.socket().open();
+    assert.deepEqual(old.socket().last("session.hello").versions, ["1.0"]);
+    welcome(old.socket());
+    assert.deepEqual(old.client.session.features, [], "a 1.0 welcome has no features");
+    old.client.close();
+  });
+
+  test("a patch on the state held applies; the old state object is left as it was", async () => {
+    const { client, socket, base } = await opened11();
+    const states = [];
+    client.on("state", (s) => states.push(s));
+    const before = client.state;
+    socket().deliver(patch(base, [say(1)]));
+    const first = seq;
+    socket().deliver(patch(first, [{ op: "test", path: "/items/1/id", value: "a-1" }, { op: "replace", path: "/items/1/markdown", value: "edited" }, { op: "replace", path: "/run", value: { status: "completed", invocation_id: "inv-1" } }]));
+    assert.equal(states.length, 2);
+    assert.deepEqual(client.state.items.map((i) => i.id), ["u-1", "a-1"]);
+    assert.equal(client.state.items[1].markdown, "edited");
+    assert.equal(client.state.run.status, "completed");
+    assert.equal(before.items.length, 1, "the previous state is not changed in place");
+    assert.equal(states[0].items[1].markdown, "answer 1");
+    assert.equal(client.state.items[0], before.items[0], "untouched items are shared");
+    client.close();
+  });
+
+  test("a base_seq mismatch discards the patch and what follows, and resumes from the state held (STATE-041, RESUME-017)", async () => {
+    const { client, socket, sockets, base } = await opened11();
+    const errors = [];
+    client.on("error", (e) => errors.push(e.code));
+    const old = socket();
+    old.deliver(patch(base, [say(1)]));
+    const held = seq;
+    old.deliver(patch(held + 50, [say(2)]));
+    old.deliver(patch(seq, [say(3)]));
+    assert.equal(sockets.length, 2, "a new connection at once");
+    assert.equal(old.closed.code, 1000);
+    assert.deepEqual(client.state.items.map((i) => i.id), ["u-1", "a-1"], "nothing after the mismatch applied");
+    assert.deepEqual(errors, ["resync"]);
+    socket().open();
+    const hello = socket().last("session.hello");
+    assert.equal(hello.resume.last_seq, held, "the resume names the seq of the state held, not the highest seen");
+    welcome11(socket());
+    socket().deliver(patch(held, [say(2), say(3)]));
+    assert.deepEqual(client.state.items.map((i) => i.id), ["u-1", "a-1", "a-2", "a-3"], "the catch-up applies");
+    client.close();
+  });
+
+  test("a failing test op discards the patch and resumes; a second failure in a row asks for a snapshot", async () => {
+    const { client, socket, sockets, base } = await opened11();
+    const before = client.state;
+    socket().deliver(patch(base, [say(1), { op: "test", path: "/items/0/id", value: "u-999" }]));
+    assert.equal(client.state, before, "a failing patch changes nothing");
+    assert.equal(sockets.length, 2);
+    socket().open();
+    assert.equal(socket().last("session.hello").resume.last_seq, base);
+    welcome11(socket());
+    socket().deliver(patch(base, [{ op: "remove", path: "/items/7" }]));
+    assert.equal(sockets.length, 3);
+    socket().open();
+    assert.equal(socket().last("session.hello").resume.last_seq, 0, "a snapshot (RESUME-018)");
+    welcome11(socket());
+    socket().deliver(snapshot({ items: [user(1), user(2)], run: { status: "idle" } }));
+    assert.equal(client.state.items.length, 2);
+    assert.equal(client.status, "open");
+    client.close();
+  });
+
+  test("patches that never apply make the client stop after a bounded number of resumes", async () => {
+    const { client, socket, sockets } = await opened11();
+    for (let round = 0; round < 4; round++) {
+      socket().deliver(patch(0, [say(round)]));
+      if (client.status === "closed") break;
+      socket().open();
+      welcome11(socket());
+    }
+    assert.equal(client.status, "closed");
+    assert.equal(client.closeError.code, "protocol_violation");
+    assert.equal(sockets.length, 4, "one connection and three resumes");
+  });
+
+  test("a reload holding no state: a catch-up it cannot use makes it resume for a snapshot, without an error", async () => {
+    const h = harness({ resume: { session_id: "s-1", resume_token: "rt-old", last_seq: 40 } });
+    const errors = [];
+    h.client.on("error", (e) => errors.push(e.code));
+    const connected = h.client.connect();
+    h.socket().open();
+    assert.equal(h.socket().last("session.hello").resume.last_seq, 40, "the stored last_seq");
+    welcome11(h.socket());
+    await connected;
+    h.socket().deliver(patch(40, [say(1)]));
+    assert.equal(h.sockets.length, 2);
+    h.socket().open();
+    assert.equal(h.socket().last("session.hello").resume.last_seq, 0);
+    welcome11(h.socket());
+    h.socket().deliver(snapshot({ items: [user(1)], run: running }));
+    assert.deepEqual(h.client.state.items.map((i) => i.id), ["u-1"]);
+    assert.deepEqual(errors, []);
+    h.client.close();
   });
 });

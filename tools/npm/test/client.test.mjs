@@ -171,7 +171,7 @@ describe("server errors", () => {
     const { client: c } = client({ versions: ["9.0"] });
     await assert.rejects(c.connect(), { code: "unsupported_version" });
     assert.equal(c.status, "closed");
-    assert.deepEqual(c.closeError.frame.supported_versions, ["1.0"]);
+    assert.ok(c.closeError.frame.supported_versions.includes("1.0"), "a server of this major lists 1.0");
   });
 
   test("resume_rejected: the client reports it and opens a new session", async () => {
