@@ -379,3 +379,66 @@ async fn missing_capabilities_make_a_scenario_not_applicable() {
     assert_eq!(s.verdict, Verdict::NotApplicable, "{s:#?}");
     assert!(failing_step(s).findings[0].message.contains("does not offer rewind"));
 }
+
+/// Stop reading, then expect the 4008 close of a bounded send queue: the frames the server sent
+/// before it are taken in and checked (`after_frames`), not failures.
+fn pause_scenario(id: &str) -> Scenario {
+    common::scenario(serde_json::json!({
+        "id": id,
+        "title": "a client that stops reading",
+        "level": "must",
+        "requirements": ["TRANSPORT-016"],
+        "script": {"turns": [{"steps": [{"op": "say", "markdown": "x"}]}]},
+        "steps": [
+            {"do": "connect"},
+            {"do": "user_message", "text": "stream"},
+            {"do": "pause_reading", "ms": 1000},
+            {"do": "expect_close", "code": 4008, "after_frames": true, "timeout_ms": 8000, "requirements": ["TRANSPORT-016"]}
+        ]
+    }))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paused_reader_sees_the_4008_close_after_the_frames_already_sent() {
+    let report = run_against(Mode::SendQueueBound, vec![pause_scenario("paused")]).await;
+    let s = &report.scenarios[0];
+    assert_eq!(s.verdict, Verdict::Pass, "{s:#?}");
+    assert_eq!(check(s, "step-04-expect_close").verdict, Verdict::Pass);
+    assert_eq!(check(s, "state-matches-reducer").verdict, Verdict::Pass, "the frames before the close were checked");
+}
+
+#[tokio::test]
+async fn a_server_that_never_closes_a_paused_reader_fails_the_4008_expectation() {
+    // The good mock finishes its turn whether or not the client reads: no close comes.
+    let report = run_against(Mode::Good, vec![pause_scenario("never-closed")]).await;
+    let s = &report.scenarios[0];
+    assert_eq!(s.verdict, Verdict::Timeout, "{s:#?}");
+    let step = failing_step(s);
+    assert_eq!(step.id, "step-04-expect_close");
+    assert_eq!(step.requirements, vec!["TRANSPORT-016".to_owned()]);
+}
+
+#[tokio::test]
+async fn expect_state_matches_the_state_the_runner_holds() {
+    let scenario = |id: &str, items: usize| {
+        common::scenario(serde_json::json!({
+            "id": id,
+            "title": "state expectation",
+            "level": "must",
+            "requirements": ["STATE-012"],
+            "script": {"turns": [{"steps": [{"op": "say", "markdown": "Hello from the mock."}]}]},
+            "steps": [
+                {"do": "connect"},
+                {"do": "user_message", "text": "Hi"},
+                {"do": "wait_idle", "quiet_ms": 50},
+                {"do": "expect_state", "state": {"run": {"status": "completed"}, "items": {"$contains": [{"markdown": "Hello from the mock."}]}},
+                 "items": items, "requirements": ["STATE-012"]}
+            ]
+        }))
+    };
+    let report = run_against(Mode::Good, vec![scenario("a-two-items", 2), scenario("b-three-items", 3)]).await;
+    assert_eq!(report.scenarios[0].verdict, Verdict::Pass, "{:#?}", report.scenarios[0]);
+    let wrong = &report.scenarios[1];
+    assert_eq!(wrong.verdict, Verdict::Fail, "{wrong:#?}");
+    assert!(failing_step(wrong).findings[0].message.contains("holds 2 items, not 3"), "{wrong:#?}");
+}

@@ -31,13 +31,15 @@ pub static NONFATAL_KEEPS_OPEN: CheckDef = CheckDef {
 
 /// Close codes a server may use without any error before them: the server shuts down (1001,
 /// TRANSPORT-009, TRANSPORT-011), no hello in time (1008, TRANSPORT-012), a message above the hard
-/// cap (1009, TRANSPORT-007), the peer broke the WebSocket protocol (1002, 1007).
+/// cap (1009, TRANSPORT-007), the peer broke the WebSocket protocol (1002, 1007), the peer does not
+/// read (4008, TRANSPORT-016).
 const CLOSES_WITHOUT_ERROR: &[CloseCode] = &[
     CloseCode::GoingAway,
     CloseCode::PolicyViolation,
     CloseCode::MessageTooBig,
     CloseCode::ProtocolError,
     CloseCode::InvalidPayload,
+    CloseCode::SendQueueOverflow,
 ];
 
 /// Checks an error frame's `fatal` flag.

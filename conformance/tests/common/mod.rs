@@ -64,6 +64,9 @@ pub enum Mode {
     SubprotocolRequired,
     /// Announces the smallest frame limit allowed instead of the default (a SHOULD, not a MUST).
     SmallFrameLimit,
+    /// Bounds its send queue: a turn streams large progress reports, and when a frame cannot be
+    /// handed to the socket within 300 ms (the client stopped reading) it closes with 4008.
+    SendQueueBound,
 }
 
 /// A running mock backend.
@@ -145,6 +148,10 @@ async fn serve(stream: TcpStream, mode: Mode) {
                     }
                     tokio::time::sleep(Duration::from_millis(50)).await;
                 }
+                return;
+            }
+            Some("chat.user_message") if mode == Mode::SendQueueBound => {
+                streaming_turn(&mut ws, &mut session, &id).await;
                 return;
             }
             Some("chat.user_message") => {
@@ -262,6 +269,49 @@ async fn turn(ws: &mut WebSocketStream<TcpStream>, s: &mut Session, id: &str, te
         }
         let seq = s.next_seq();
         send(ws, json!({"type": "ui_state_updated", "seq": seq, "v": "ui_state_v1", "state": state})).await;
+    }
+}
+
+/// Sends `event` and its ui_state_updated, each within 300 ms; false when the client does not take them.
+async fn event_and_update(ws: &mut WebSocketStream<TcpStream>, s: &mut Session, mut event: Value) -> bool {
+    event["seq"] = json!(s.next_seq());
+    if let Ok(frame) = serde_json::from_value::<ServerFrame>(event.clone()) {
+        if let Some(e) = frame.ui_event() {
+            let _ = s.state.apply(e);
+        }
+    }
+    let update = json!({"type": "ui_state_updated", "seq": s.next_seq(), "v": "ui_state_v1", "state": s.state});
+    for frame in [event, update] {
+        let sent = tokio::time::timeout(Duration::from_millis(300), ws.send(Message::text(frame.to_string()))).await;
+        if !matches!(sent, Ok(Ok(()))) {
+            return false;
+        }
+    }
+    true
+}
+
+/// A turn of one tool call streaming 4 KB progress reports; a client that stops reading gets the
+/// 4008 close of a bounded send queue (the close goes out after what is already buffered).
+async fn streaming_turn(ws: &mut WebSocketStream<TcpStream>, s: &mut Session, id: &str) {
+    let ts = "2026-01-15T10:00:00Z";
+    let opening = [
+        json!({"type": "chat.user_message_accepted", "in_reply_to": id, "invocation_id": "inv-1", "item_id": "item-u", "text": "stream", "ts": ts}),
+        json!({"type": "chat.run_started", "invocation_id": "inv-1", "ts": ts}),
+        json!({"type": "chat.tool_call", "invocation_id": "inv-1", "tool_call_id": "tc-1", "call_index": 0, "tool_name": "t", "interaction_type": "auto_tool", "awaiting_response": false, "display": "inline", "payload": {}, "ts": ts}),
+    ];
+    for event in opening {
+        if !event_and_update(ws, s, event).await {
+            return;
+        }
+    }
+    let message = "p".repeat(4096);
+    for i in 1..20_000u32 {
+        let progress = json!({"type": "chat.tool_progress", "tool_call_id": "tc-1", "message": message, "fraction": f64::from(i) / 20_000.0, "ts": ts});
+        if !event_and_update(ws, s, progress).await {
+            let close = ws.close(Some(CloseFrame { code: CloseCode::from(4008), reason: "send queue full".into() }));
+            let _ = tokio::time::timeout(Duration::from_secs(10), close).await;
+            return;
+        }
     }
 }
 
