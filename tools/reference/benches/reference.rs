@@ -141,6 +141,7 @@ fn seed_transcript(store: &Store, items: usize) -> (Id, Id) {
             agent: &agent,
             cursor: &cursor,
             next_seq: 3,
+            snapshot_seq: 2,
         })
         .unwrap();
     let ts = rfc3339_now();

@@ -4,14 +4,15 @@
 use std::sync::Arc;
 
 use chatwire_schema::session::hello::SessionHello;
+use chatwire_schema::session::welcome::{features_in_force, Capability};
 use chatwire_schema::{
     ClientFrame, CloseCode, Direction, ErrorCode, ErrorFrame, FrameError, Id, ProtocolVersion, ServerFrame,
-    REFUSED_RESUMES_PER_CONNECTION, SUPPORTED_VERSIONS,
+    REFUSED_RESUMES_PER_CONNECTION,
 };
 
 use crate::agent::AgentSpec;
 use crate::hooks::RefusalAction;
-use crate::session::{self, Refusal, Session, Shared};
+use crate::session::{self, Negotiated, Refusal, Session, Shared};
 use crate::transport::{ConnHandle, Outgoing};
 
 /// The protocol side of one connection: the session it opened or resumed, if any.
@@ -72,8 +73,7 @@ impl Conn {
                     message: refusal.message,
                     in_reply_to,
                     fatal,
-                    supported_versions: (refusal.code == ErrorCode::UnsupportedVersion)
-                        .then(|| SUPPORTED_VERSIONS.to_vec()),
+                    supported_versions: (refusal.code == ErrorCode::UnsupportedVersion).then(|| self.shared.versions()),
                 };
                 if let Ok(text) = serde_json::to_string(&ServerFrame::Error(frame)) {
                     self.handle.send(Outgoing::Text(text));
@@ -114,7 +114,8 @@ impl Conn {
             return self.refuse(refusal, in_reply_to, None).await;
         }
         let unbounded = (!self.shared.hooks.bounds_opaque_numbers()).then(|| value.clone());
-        let frame: ClientFrame = match self.shared.validator.from_value(Direction::ClientToServer, value) {
+        let version = self.session.as_ref().map(|_| self.handle.negotiated.version);
+        let frame: ClientFrame = match self.shared.validator(version).from_value(Direction::ClientToServer, value) {
             Ok(frame) => frame,
             // A planted fault: numbers beyond INT-002's bound are taken as the schema alone would.
             Err(FrameError::Invalid(v)) if unbounded.is_some() && v.iter().all(|v| v.message.contains("INT-002")) => {
@@ -153,11 +154,12 @@ impl Conn {
         if self.session.is_some() {
             return Err(Refusal::new(ErrorCode::AlreadyOpen, "this connection already has an open session"));
         }
-        let Some(version) = ProtocolVersion::negotiate(&hello.versions, SUPPORTED_VERSIONS) else {
+        let Some(version) = ProtocolVersion::negotiate(&hello.versions, &self.shared.versions()) else {
             let offered: Vec<String> = hello.versions.iter().map(ToString::to_string).collect();
             let message = format!("none of the offered versions {offered:?} is supported");
             return Err(Refusal::new(ErrorCode::UnsupportedVersion, message));
         };
+        self.handle.negotiated = self.negotiate_features(version, hello.features.as_deref());
         let session = match &hello.resume {
             Some(resume) => {
                 if hello.script.is_some() {
@@ -166,7 +168,7 @@ impl Conn {
                         "a script is only accepted when opening a session",
                     ));
                 }
-                session::resume_session(&self.shared, &self.handle, hello.id.clone(), version, resume).await?
+                session::resume_session(&self.shared, &self.handle, hello.id.clone(), resume).await?
             }
             None => {
                 let agent = match hello.script {
@@ -189,11 +191,25 @@ impl Conn {
                     }
                     None => AgentSpec::Server,
                 };
-                session::open_session(&self.shared, &self.handle, hello.id.clone(), version, agent).await?
+                session::open_session(&self.shared, &self.handle, hello.id.clone(), agent).await?
             }
         };
         self.session = Some(session);
         Ok(())
+    }
+
+    /// The features in force on this connection (`SESSION-012`): those the hello asked for (all
+    /// when it named none) that this server implements at `version`; unknown names are ignored
+    /// (`SESSION-016`).
+    fn negotiate_features(&self, version: ProtocolVersion, requested: Option<&[Capability]>) -> Negotiated {
+        let hooks = &self.shared.hooks;
+        let features = features_in_force(version, requested, &self.shared.capabilities(version));
+        let patches = features.as_ref().is_some_and(|f| f.contains(&Capability::UiStatePatch));
+        Negotiated {
+            version,
+            features: hooks.welcome_features(features),
+            patches: hooks.sends_patches(patches, version),
+        }
     }
 
     async fn on_session_frame(&mut self, frame: ClientFrame) -> Result<(), Refusal> {

@@ -18,6 +18,7 @@ use chatwire_schema::chat::tool_call_complete::{CompletionStatus, ToolCallComple
 use chatwire_schema::chat::tool_call_response::ResponseOutcome;
 use chatwire_schema::script::ScriptError;
 use chatwire_schema::session::welcome::Capability;
+use chatwire_schema::state_patch::PatchOp;
 use chatwire_schema::{ClientFrame, DisplayItem, ErrorCode, Id, ServerFrame, ToolCallStatus, UiState};
 
 use crate::hooks::{Hooks, RefusalAction};
@@ -350,6 +351,14 @@ impl Hooks for Fault {
 
     fn arms_deadlines(&self) -> bool {
         *self != Fault::ExpiryIgnored
+    }
+
+    fn patch(&self, mut ops: Vec<PatchOp>) -> Vec<PatchOp> {
+        // The patch counterpart of the update that drops tool progress.
+        if *self == Fault::StateDiverges {
+            ops.retain(|op| !op.path().ends_with("/progress"));
+        }
+        ops
     }
 }
 

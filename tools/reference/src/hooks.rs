@@ -10,7 +10,8 @@ use std::borrow::Cow;
 
 use chatwire_schema::script::ScriptError;
 use chatwire_schema::session::welcome::Capability;
-use chatwire_schema::{ClientFrame, ServerFrame, UiState};
+use chatwire_schema::state_patch::PatchOp;
+use chatwire_schema::{ClientFrame, ProtocolVersion, ServerFrame, UiState};
 
 use crate::session::Refusal;
 use crate::transport::ConnHandle;
@@ -75,6 +76,23 @@ pub(crate) trait Hooks: Send + Sync + std::fmt::Debug {
         caps
     }
 
+    /// Handshake: the welcome's `features`, given the features in force (`None` on 1.0).
+    fn welcome_features(&self, in_force: Option<Vec<Capability>>) -> Option<Vec<Capability>> {
+        in_force
+    }
+
+    /// Handshake: whether a connection that negotiated `version` gets patches, given whether
+    /// `ui_state_patch` is in force on it.
+    fn sends_patches(&self, in_force: bool, _version: ProtocolVersion) -> bool {
+        in_force
+    }
+
+    /// Catch-up: how many of the `before` events committed before the resume's `last_seq` the
+    /// patch's base state folds (all of them: the state of `last_seq`).
+    fn catch_up_split(&self, before: usize) -> usize {
+        before
+    }
+
     /// Handshake: whether a resume token is accepted, given whether it matched.
     fn token_matches(&self, matches: bool) -> bool {
         matches
@@ -103,6 +121,21 @@ pub(crate) trait Hooks: Send + Sync + std::fmt::Debug {
     /// Emit: the state put on the wire in `ui_state_updated` (`snapshot` false) or `ui_state_snapshot`.
     fn present<'s>(&self, state: &'s UiState, _snapshot: bool) -> Cow<'s, UiState> {
         Cow::Borrowed(state)
+    }
+
+    /// Emit: the ops put on the wire in a `ui_state_patch`.
+    fn patch(&self, ops: Vec<PatchOp>) -> Vec<PatchOp> {
+        ops
+    }
+
+    /// Emit: the `base_seq` put on the wire in a `ui_state_patch`, given the right one.
+    fn patch_base_seq(&self, base_seq: u64) -> u64 {
+        base_seq
+    }
+
+    /// Transport: the bound on a connection's unsent bytes (`TRANSPORT-016`), `None` for none.
+    fn send_queue_bound(&self, bound: usize) -> Option<usize> {
+        Some(bound)
     }
 
     /// Emit: called with the frames of a change right before it is committed.

@@ -23,6 +23,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use chatwire_schema::{ProtocolVersion, SUPPORTED_VERSIONS};
 use clap::Parser;
 use tokio::net::TcpListener;
 use tokio::task::JoinSet;
@@ -31,6 +32,7 @@ pub mod agent;
 mod conn;
 pub mod fault;
 mod hooks;
+mod send_queue;
 mod session;
 pub mod store;
 mod transport;
@@ -39,6 +41,7 @@ pub mod util;
 
 pub use agent::{Agent, EchoAgent, ScriptedAgent};
 pub use fault::{Fault, UnknownFault};
+pub use send_queue::DEFAULT_SEND_QUEUE_BYTES;
 pub use store::{DbLocation, Durability, Store, StoreError};
 pub use ui::{DemoAgent, DemoError};
 
@@ -100,6 +103,12 @@ pub struct ServeConfig {
     pub agent: Arc<dyn Agent>,
     /// Largest text frame accepted; larger ones get `frame_too_large`.
     pub max_frame_bytes: u64,
+    /// The protocol versions this server speaks (`chatwire_schema::SUPPORTED_VERSIONS` by
+    /// default); a subset pins it, e.g. to 1.0 to play a server that predates 1.1.
+    pub versions: Vec<ProtocolVersion>,
+    /// The bound on one connection's unsent bytes (`TRANSPORT-016`), at most
+    /// `chatwire_schema::SEND_QUEUE_MAX_BYTES`; [`DEFAULT_SEND_QUEUE_BYTES`] by default.
+    pub send_queue_bytes: u64,
     /// A planted bug (testing aid), or `None` for the correct server.
     pub fault: Option<Fault>,
     /// Transport deadlines.
@@ -133,6 +142,15 @@ pub enum ConfigError {
     /// `max_frame_bytes` is above [`MAX_MAX_FRAME_BYTES`].
     #[error("max frame bytes {0} is above {MAX_MAX_FRAME_BYTES}, the most this server supports")]
     FrameLimitTooLarge(u64),
+    /// `send_queue_bytes` is above what `TRANSPORT-016` allows, or zero.
+    #[error(
+        "send queue bound {0} is not between 1 and {max} bytes (TRANSPORT-016)",
+        max = chatwire_schema::SEND_QUEUE_MAX_BYTES
+    )]
+    SendQueueBound(u64),
+    /// `versions` is empty or names a version this build does not speak.
+    #[error("the versions to speak must be a non-empty subset of {supported:?}, got {0:?}", supported = chatwire_schema::SUPPORTED_VERSIONS.iter().map(ToString::to_string).collect::<Vec<_>>())]
+    Versions(Vec<String>),
     /// A deadline is zero, so the transport could never wait for anything.
     #[error("the {0} timeout must be longer than zero")]
     ZeroTimeout(&'static str),
@@ -146,6 +164,12 @@ impl ServeConfig {
         }
         if self.max_frame_bytes > MAX_MAX_FRAME_BYTES {
             return Err(ConfigError::FrameLimitTooLarge(self.max_frame_bytes));
+        }
+        if self.versions.is_empty() || self.versions.iter().any(|v| !SUPPORTED_VERSIONS.contains(v)) {
+            return Err(ConfigError::Versions(self.versions.iter().map(ToString::to_string).collect()));
+        }
+        if self.send_queue_bytes == 0 || self.send_queue_bytes > chatwire_schema::SEND_QUEUE_MAX_BYTES {
+            return Err(ConfigError::SendQueueBound(self.send_queue_bytes));
         }
         let t = &self.timeouts;
         for (name, d) in [("handshake", t.handshake), ("idle", t.idle), ("write", t.write)] {
@@ -165,6 +189,8 @@ impl ServeConfig {
             conformance: true,
             agent: Arc::new(EchoAgent),
             max_frame_bytes: chatwire_schema::DEFAULT_MAX_FRAME_BYTES,
+            send_queue_bytes: DEFAULT_SEND_QUEUE_BYTES,
+            versions: SUPPORTED_VERSIONS.to_vec(),
             fault: None,
             timeouts: Timeouts::default(),
             crash_at: None,
@@ -226,8 +252,10 @@ impl Server {
             config.conformance,
             durable,
             config.max_frame_bytes,
+            &config.versions,
         );
         shared.legacy_resume_lookup = config.legacy_resume_lookup;
+        shared.send_queue_bytes = config.send_queue_bytes;
         let shared = Arc::new(shared);
         let recovered = shared.recover_all().await?;
         if recovered > 0 {
@@ -331,6 +359,14 @@ struct ServeArgs {
     /// Largest text frame accepted, in bytes.
     #[arg(long, default_value_t = chatwire_schema::DEFAULT_MAX_FRAME_BYTES, value_parser = parse_frame_limit)]
     max_frame_bytes: u64,
+    /// The protocol versions to speak, comma-separated (default: every version this build
+    /// speaks); `--versions 1.0` plays a server that predates 1.1.
+    #[arg(long, value_delimiter = ',', value_parser = parse_version)]
+    versions: Vec<ProtocolVersion>,
+    /// Bound on one connection's unsent bytes; a client that lets more pile up is closed with
+    /// 4008 and resumes (at most 16 MiB).
+    #[arg(long, default_value_t = DEFAULT_SEND_QUEUE_BYTES, value_parser = parse_send_queue_bytes)]
+    send_queue_bytes: u64,
     /// Run with one planted bug (testing aid for the conformance suite; see --list-faults).
     #[arg(long, value_name = "NAME")]
     fault: Option<Fault>,
@@ -352,6 +388,18 @@ fn parse_durability(text: &str) -> Result<Durability, String> {
 fn parse_frame_limit(text: &str) -> Result<u64, String> {
     let n: u64 = text.parse().map_err(|e| format!("not a number of bytes: {e}"))?;
     let probe = ServeConfig { max_frame_bytes: n, ..ServeConfig::new(([127, 0, 0, 1], 0).into(), DbLocation::Memory) };
+    probe.validate().map(|()| n).map_err(|e| e.to_string())
+}
+
+/// `--versions`: `MAJOR.MINOR`.
+fn parse_version(text: &str) -> Result<ProtocolVersion, String> {
+    ProtocolVersion::parse(text.trim()).map_err(|e| e.to_string())
+}
+
+/// `--send-queue-bytes`: a number within the spec's bound (checked by [`ServeConfig::validate`]).
+fn parse_send_queue_bytes(text: &str) -> Result<u64, String> {
+    let n: u64 = text.parse().map_err(|e| format!("not a number of bytes: {e}"))?;
+    let probe = ServeConfig { send_queue_bytes: n, ..ServeConfig::new(([127, 0, 0, 1], 0).into(), DbLocation::Memory) };
     probe.validate().map(|()| n).map_err(|e| e.to_string())
 }
 
@@ -409,6 +457,8 @@ pub fn run_cli(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         agent,
         ui: args.ui,
         max_frame_bytes: args.max_frame_bytes,
+        send_queue_bytes: args.send_queue_bytes,
+        versions: if args.versions.is_empty() { SUPPORTED_VERSIONS.to_vec() } else { args.versions },
         durability: args.durability,
         fault: args.fault,
         crash_at,

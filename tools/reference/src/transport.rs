@@ -6,17 +6,17 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chatwire_schema::{CloseCode, HARD_CAP_FACTOR, SUBPROTOCOL};
-use futures_util::{SinkExt, StreamExt};
+use futures_util::StreamExt;
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, oneshot, Notify};
 use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
 use tokio_tungstenite::tungstenite::http::{HeaderValue, StatusCode};
-use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode as WsCloseCode;
-use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 
 use crate::conn::Conn;
-use crate::session::Shared;
+use crate::send_queue::{write_loop, SendQueue, OVERFLOW_CLOSE_REPLY};
+use crate::session::{Negotiated, Shared};
 use crate::Timeouts;
 
 /// What the connection's writer task sends.
@@ -36,16 +36,62 @@ pub(crate) enum Outgoing {
 #[derive(Clone, Debug)]
 pub(crate) struct ConnHandle {
     pub id: u64,
+    /// What the connection negotiated (set by its `session.hello`; 1.0 before).
+    pub negotiated: Negotiated,
     pub out: mpsc::Sender<Outgoing>,
     pub kill: Arc<Notify>,
+    /// The bytes of its frames not yet taken (`TRANSPORT-016`).
+    pub queue: Arc<SendQueue>,
 }
 
 impl ConnHandle {
-    /// Queues a frame; a connection too slow to drain its queue is ended.
+    /// Queues a frame. A text frame that would take the send queue over its bound is refused and
+    /// the connection closes with 4008 ([`SendQueue`]); `false` says the frame was not queued.
     pub fn send(&self, item: Outgoing) -> bool {
-        if self.out.try_send(item).is_err() {
-            self.kill.notify_one();
+        if self.queue.has_overflowed() {
+            // Closing with 4008: nothing but that close goes out any more (not even a ping).
             return false;
+        }
+        let text_len = match &item {
+            Outgoing::Text(text) => Some(text.len()),
+            _ => None,
+        };
+        if let Some(len) = text_len {
+            if !self.queue.reserve(len) {
+                return false;
+            }
+        }
+        if self.out.try_send(item).is_ok() {
+            return true;
+        }
+        match text_len {
+            // More frames than the outbox holds: too slow, like too many bytes.
+            Some(len) => {
+                self.queue.release(len);
+                self.queue.overflow();
+            }
+            None => self.kill.notify_one(),
+        }
+        false
+    }
+
+    /// Queues the frames of one change (or a welcome and its state) as one unit: the bound is
+    /// checked once for all of them, so that on an empty queue a state larger than the bound still
+    /// goes out with the event before it (`TRANSPORT-016`'s single-frame exception, taken per
+    /// unit). `false`: not all were queued, and the connection is closing with 4008.
+    pub fn send_all(&self, texts: Vec<String>) -> bool {
+        if self.queue.has_overflowed() || !self.queue.reserve(texts.iter().map(String::len).sum()) {
+            return false;
+        }
+        let mut texts = texts.into_iter();
+        while let Some(text) = texts.next() {
+            let len = text.len();
+            if self.out.try_send(Outgoing::Text(text)).is_err() {
+                // Counted in above but not queued: out again, with the rest.
+                self.queue.release(len + texts.map(|t| t.len()).sum::<usize>());
+                self.queue.overflow();
+                return false;
+            }
         }
         true
     }
@@ -103,30 +149,18 @@ pub(crate) async fn serve_connection(
             return;
         }
     };
-    let (mut sink, mut stream) = ws.split();
-    let (tx, mut rx) = mpsc::channel::<Outgoing>(OUTBOX_CAPACITY);
-    let handle = ConnHandle { id: conn_id, out: tx, kill: Arc::new(Notify::new()) };
-    let write_timeout = timeouts.write;
+    let (sink, mut stream) = ws.split();
+    let (tx, rx) = mpsc::channel::<Outgoing>(OUTBOX_CAPACITY);
+    let bound = usize::try_from(shared.send_queue_bytes).unwrap_or(usize::MAX);
+    let queue = Arc::new(SendQueue::new(shared.hooks.send_queue_bound(bound)));
+    let handle =
+        ConnHandle { id: conn_id, negotiated: Negotiated::none(), out: tx, kill: Arc::new(Notify::new()), queue };
+    let writer_queue = handle.queue.clone();
+    // The peer has until the liveness deadline (two idle periods, TRANSPORT-011) to take the
+    // frame in flight when its queue overflows, then the 4008 close goes out.
+    let overflow_deadline = timeouts.idle.saturating_mul(2);
     let mut writer = tokio::spawn(async move {
-        while let Some(item) = rx.recv().await {
-            let (message, last) = match item {
-                Outgoing::Text(text) => (Message::text(text), false),
-                Outgoing::Ping => (Message::Ping(Vec::new().into()), false),
-                Outgoing::Close(code) => {
-                    let frame = CloseFrame { code: WsCloseCode::from(code.code()), reason: code.reason().into() };
-                    (Message::Close(Some(frame)), true)
-                }
-                Outgoing::Flush(ack) => {
-                    let _ = tokio::time::timeout(write_timeout, sink.flush()).await;
-                    let _ = ack.send(());
-                    continue;
-                }
-            };
-            match tokio::time::timeout(write_timeout, sink.send(message)).await {
-                Ok(Ok(())) if !last => {}
-                _ => break,
-            }
-        }
+        write_loop(sink, rx, &writer_queue, timeouts.write, overflow_deadline).await;
     });
     let mut conn = Conn::new(shared, handle.clone());
     let mut awaiting_pong = false;
@@ -185,10 +219,17 @@ pub(crate) async fn serve_connection(
         writer.abort();
         return;
     }
+    let handle_queue = handle.queue.clone();
     drop(handle);
     // Let the writer finish the close handshake (bounded), then drain the peer's reply. A server
     // going away waits less: a peer that does not answer must not hold up the shutdown.
-    let close_wait = if shutting_down { timeouts.write.min(SHUTDOWN_CLOSE_WAIT) } else { timeouts.write };
+    let close_wait = if shutting_down {
+        timeouts.write.min(SHUTDOWN_CLOSE_WAIT)
+    } else if handle_queue.has_overflowed() {
+        OVERFLOW_CLOSE_REPLY
+    } else {
+        timeouts.write
+    };
     let _ = tokio::time::timeout(close_wait, async {
         if !writer_done {
             let _ = (&mut writer).await;

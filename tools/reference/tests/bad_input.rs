@@ -84,13 +84,15 @@ async fn unknown_type_gets_unknown_type_with_in_reply_to() {
     assert_open_and_unchanged(&server, &mut c, &before, e.seq).await;
 }
 
-/// The reference speaks only 1.0, whose `session.hello` is closed: a hello carrying the 1.1 member
-/// `features` is refused as a frame with an unknown member (FRAME-003), although the current types
-/// define that member. This is what a 1.1 client meets at a 1.0-only server.
+/// A reference pinned to 1.0 plays a server that predates 1.1. 1.0's `session.hello` is closed: a
+/// hello carrying the 1.1 member `features` is refused as a frame with an unknown member
+/// (FRAME-003), although the current types define that member. This is what a 1.1 client meets at
+/// a 1.0-only server.
 #[tokio::test]
 async fn a_member_of_a_later_minor_is_unknown_to_a_server_that_speaks_only_1_0() {
-    assert_eq!(chatwire_schema::SUPPORTED_VERSIONS, [chatwire_schema::PROTOCOL_VERSION]);
-    let server = TestServer::memory().await;
+    let v1_0 = chatwire_schema::ProtocolVersion { major: 1, minor: 0 };
+    let server =
+        TestServer::start(chatwire_reference::ServeConfig { versions: vec![v1_0], ..config(DbLocation::Memory) }).await;
     let mut c = Client::connect(&server.url).await;
     c.send(json!({"type": "session.hello", "id": "h-11", "versions": ["1.1"], "features": ["ui_state_patch"]})).await;
     let e = c.expect_error(ErrorCode::InvalidFrame).await;
@@ -98,7 +100,9 @@ async fn a_member_of_a_later_minor_is_unknown_to_a_server_that_speaks_only_1_0()
     // The same client offering 1.0 as well sends no `features` and is served 1.0.
     c.send(json!({"type": "session.hello", "id": "h-10", "versions": ["1.1", "1.0"]})).await;
     let ServerFrame::Welcome(w) = c.recv().await else { panic!("expected a welcome") };
-    assert_eq!(w.version, chatwire_schema::PROTOCOL_VERSION);
+    assert_eq!(w.version, v1_0);
+    assert_eq!(w.features, None);
+    assert!(!w.capabilities.iter().any(|c| c.feature_since().is_some()), "{:?}", w.capabilities);
 }
 
 #[tokio::test]

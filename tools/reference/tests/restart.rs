@@ -4,80 +4,15 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use chatwire_schema::chat::run_complete::RunCompleteStatus;
 use chatwire_schema::{ErrorCode, Id, RunStatus, ServerFrame, ToolCallStatus};
+use common::process::{Proc, BIN};
 use common::Client;
 use serde_json::json;
-
-const BIN: &str = env!("CARGO_BIN_EXE_chatwire-reference");
-
-/// The real binary serving `db`; killed on drop.
-struct Proc {
-    child: Child,
-    url: String,
-}
-
-impl Proc {
-    fn spawn(db: &Path, crash_at: Option<&str>) -> Proc {
-        Self::spawn_with(db, crash_at, &[])
-    }
-
-    fn spawn_with(db: &Path, crash_at: Option<&str>, extra: &[&str]) -> Proc {
-        let mut cmd = Command::new(BIN);
-        cmd.args(["serve", "--addr", "127.0.0.1:0", "--conformance", "--db"])
-            .arg(db)
-            .args(extra)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null());
-        match crash_at {
-            Some(point) => cmd.env(chatwire_reference::CRASH_AT_ENV, point),
-            None => cmd.env_remove(chatwire_reference::CRASH_AT_ENV),
-        };
-        let mut child = cmd.spawn().expect("spawn chatwire-reference");
-        let stdout = child.stdout.take().unwrap();
-        // The URL is the first line; read it on a thread so a hung child cannot block the test forever.
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let mut line = String::new();
-            let _ = BufReader::new(stdout).read_line(&mut line);
-            let _ = tx.send(line);
-        });
-        let line = rx.recv_timeout(Duration::from_secs(20)).expect("server printed its url");
-        let url = line.trim().to_owned();
-        assert!(url.starts_with("ws://127.0.0.1:") && url.ends_with("/ws"), "{url}");
-        Proc { child, url }
-    }
-
-    /// SIGKILL (std's `Child::kill` on Unix) and reap.
-    fn sigkill(mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-
-    /// Waits for the process to die by itself (a crash point), bounded.
-    fn wait_crash(mut self) {
-        for _ in 0..200 {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                assert!(!status.success(), "a crash point aborts");
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        panic!("server did not crash at the crash point");
-    }
-}
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 fn count_events(db: &Path, frame_type: &str, needle: &str) -> usize {
     let conn = rusqlite::Connection::open(db).unwrap();

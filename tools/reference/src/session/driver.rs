@@ -177,6 +177,10 @@ async fn abandon_turn(session: &Arc<Session>, g: &mut Inner, cause: &EmitError) 
 }
 
 async fn next_step(session: &Arc<Session>, g: &mut Inner) -> Result<Next, EmitError> {
+    if g.evicted {
+        // Discarded after a failure (`registry::discard`): the next load continues the turn.
+        return Ok(Next::Stop);
+    }
     let invocation = match (&g.state.run.invocation_id, &g.cursor.invocation_id) {
         (Some(run), Some(cur)) if run == cur && g.state.run.status == RunStatus::Running => run.clone(),
         _ => return Ok(Next::Stop),

@@ -3,6 +3,8 @@
 use std::sync::Arc;
 
 use chatwire_schema::script::{ScriptStep, ScriptToolCall, ScriptTurn};
+use chatwire_schema::state_patch::PatchOp;
+use chatwire_schema::ui_state_patch::UiStatePatch;
 use chatwire_schema::{ClientFrame, ErrorFrame, Id, RunStatus, ServerFrame, UiState, UiStateVersion};
 use serde::Serialize;
 
@@ -12,8 +14,8 @@ use crate::agent::Cursor;
 use crate::store::{Commit, LogKind, LogRow};
 use crate::transport::{ConnHandle, Outgoing};
 
-/// One step of emission: an event (followed by one `ui_state_updated`), or a batch of tool calls
-/// (one `ui_state_updated` after the whole batch).
+/// One step of emission: an event (followed by one state frame), or a batch of tool calls (one
+/// state frame after the whole batch).
 #[allow(clippy::large_enum_variant)] // short-lived: built and consumed within one emit
 pub(crate) enum Unit {
     Event(ServerFrame),
@@ -68,71 +70,72 @@ pub(super) fn set_seq(frame: &mut ServerFrame, seq: u64) {
     }
 }
 
-/// Commits `change` and sends what it announces. On error nothing is committed or sent.
+/// A `ui_state_patch` frame (`STATE-036`).
+pub(super) fn patch_frame(seq: u64, base_seq: u64, patch: Vec<PatchOp>) -> Result<String, serde_json::Error> {
+    serde_json::to_string(&ServerFrame::UiStatePatch(UiStatePatch { seq, base_seq, v: UiStateVersion::V1, patch }))
+}
+
+/// What a change writes and sends, built before anything is committed.
+struct Staged {
+    next_seq: u64,
+    /// The seq of the change's last state frame, if it has one.
+    last_state_seq: Option<u64>,
+    log: Vec<LogRow>,
+    wire: Vec<String>,
+    state_seqs: Vec<u64>,
+}
+
+/// Commits `change` and sends what it announces. On error nothing is committed or sent, and the
+/// session's state is what the log holds.
+///
+/// The events are applied to the session's state in place: a copy of the whole state per change
+/// would make the server's time per event grow with the state. Where the attached connection gets
+/// patches, each state frame is the patch the reducer's change set gives (`STATE-036`), so
+/// nothing on this path is proportional to the state.
 pub(crate) async fn emit(session: &Arc<Session>, g: &mut Inner, change: Change) -> Result<(), EmitError> {
     let sh = &session.shared;
-    let mut trial = g.state.clone();
-    let mut seq = g.next_seq;
-    let mut log = Vec::new();
-    for request in &change.requests {
-        log.push(LogRow {
-            seq: None,
-            kind: LogKind::Request,
-            frame_type: request.type_name().to_owned(),
-            frame: serde_json::to_string(request)?,
-        });
-    }
-    let mut wire = Vec::new();
-    for unit in change.units {
-        let frames = match unit {
-            Unit::Event(f) => vec![f],
-            Unit::Batch(v) => v,
-        };
-        for mut frame in frames {
-            set_seq(&mut frame, seq);
-            let applied = sh.hooks.applied_instead(&frame, &trial);
-            let applied = applied.as_ref().unwrap_or(&frame);
-            let event = applied.ui_event().ok_or(EmitError::NotAnEvent(applied.type_name()))?;
-            trial.apply(event)?;
-            if sh.hooks.persists(applied) {
-                log.push(LogRow {
-                    seq: Some(seq),
-                    kind: LogKind::Event,
-                    frame_type: applied.type_name().to_owned(),
-                    frame: serde_json::to_string(applied)?,
-                });
-            }
-            wire.push(serde_json::to_string(&sh.hooks.announce(frame))?);
-            seq += 1;
+    let staged = match stage(session, g, &change.requests, change.units) {
+        Ok(staged) => staged,
+        Err(e) => {
+            restore_state(session, g).await;
+            return Err(e);
         }
-        wire.push(state_frame("ui_state_updated", seq, &sh.hooks.present(&trial, false))?);
-        seq += 1;
-    }
-    sh.hooks.before_commit(&wire, g.attached.as_ref());
-    let commit = Commit {
-        next_seq: seq,
-        log,
-        cursor: change.cursor.as_ref().map(serde_json::to_string).transpose()?,
-        turn_plan: change.plan.as_ref().map(serde_json::to_string).transpose()?,
-        run_active: Some(trial.run.status == RunStatus::Running),
-        add_timers: change.add_timers.iter().map(|(id, d)| (id.to_string(), *d)).collect(),
-        remove_timers: change.remove_timers.iter().map(ToString::to_string).collect(),
-        clear_timers: false,
-        add_pending: change.add_pending.iter().map(|(id, f)| (id.to_string(), f.clone())).collect(),
-        remove_pending: change.remove_pending.iter().map(ToString::to_string).collect(),
     };
-    sh.store.commit(session.id.as_str(), commit).await?;
-    g.state = trial;
-    g.next_seq = seq;
+    sh.hooks.before_commit(&staged.wire, g.attached.as_ref());
+    let commit = (|| {
+        Ok::<_, serde_json::Error>(Commit {
+            next_seq: staged.next_seq,
+            log: staged.log,
+            cursor: change.cursor.as_ref().map(serde_json::to_string).transpose()?,
+            turn_plan: change.plan.as_ref().map(serde_json::to_string).transpose()?,
+            run_active: Some(g.state.run.status == RunStatus::Running),
+            add_timers: change.add_timers.iter().map(|(id, d)| (id.to_string(), *d)).collect(),
+            remove_timers: change.remove_timers.iter().map(ToString::to_string).collect(),
+            clear_timers: false,
+            add_pending: change.add_pending.iter().map(|(id, f)| (id.to_string(), f.clone())).collect(),
+            remove_pending: change.remove_pending.iter().map(ToString::to_string).collect(),
+            state_seqs: staged.state_seqs,
+        })
+    })();
+    let committed = match commit {
+        Ok(commit) => sh.store.commit(session.id.as_str(), commit).await.map_err(EmitError::from),
+        Err(e) => Err(EmitError::from(e)),
+    };
+    if let Err(e) = committed {
+        restore_state(session, g).await;
+        return Err(e);
+    }
+    g.next_seq = staged.next_seq;
+    if let Some(seq) = staged.last_state_seq {
+        g.last_state_seq = seq;
+    }
     if let Some(cursor) = change.cursor {
         g.cursor = cursor;
     }
     if let Some(plan) = change.plan {
         g.plan = plan;
     }
-    for text in wire {
-        g.send(Outgoing::Text(text));
-    }
+    g.send_all(staged.wire);
     for id in change.remove_timers {
         if let Some(handle) = g.timers.remove(&id) {
             handle.abort();
@@ -144,11 +147,88 @@ pub(crate) async fn emit(session: &Arc<Session>, g: &mut Inner, change: Change) 
     Ok(())
 }
 
+/// Applies the events of `units` to the session's state in place, stamping seqs, and builds the
+/// log rows and the frames for the attached connection: after each unit a `ui_state_patch` where
+/// it gets patches, else a `ui_state_updated`; no state frame when nothing is attached.
+fn stage(session: &Session, g: &mut Inner, requests: &[ClientFrame], units: Vec<Unit>) -> Result<Staged, EmitError> {
+    let hooks = &session.shared.hooks;
+    let patches = g.attached.as_ref().map(|conn| conn.negotiated.patches);
+    let mut staged = Staged {
+        next_seq: g.next_seq,
+        last_state_seq: None,
+        log: Vec::new(),
+        wire: Vec::new(),
+        state_seqs: Vec::new(),
+    };
+    for request in requests {
+        staged.log.push(LogRow {
+            seq: None,
+            kind: LogKind::Request,
+            frame_type: request.type_name().to_owned(),
+            frame: serde_json::to_string(request)?,
+        });
+    }
+    let mut base = g.last_state_seq;
+    for unit in units {
+        let frames = match unit {
+            Unit::Event(f) => vec![f],
+            Unit::Batch(v) => v,
+        };
+        let mut ops = Vec::new();
+        for mut frame in frames {
+            let seq = staged.next_seq;
+            set_seq(&mut frame, seq);
+            let applied = hooks.applied_instead(&frame, &g.state);
+            let applied = applied.as_ref().unwrap_or(&frame);
+            let event = applied.ui_event().ok_or(EmitError::NotAnEvent(applied.type_name()))?;
+            if patches == Some(true) {
+                ops.extend(g.state.apply_with_patch(event)?);
+            } else {
+                g.state.apply(event)?;
+            }
+            if hooks.persists(applied) {
+                staged.log.push(LogRow {
+                    seq: Some(seq),
+                    kind: LogKind::Event,
+                    frame_type: applied.type_name().to_owned(),
+                    frame: serde_json::to_string(applied)?,
+                });
+            }
+            staged.wire.push(serde_json::to_string(&hooks.announce(frame))?);
+            staged.next_seq += 1;
+        }
+        let seq = staged.next_seq;
+        match patches {
+            Some(true) => staged.wire.push(patch_frame(seq, hooks.patch_base_seq(base), hooks.patch(ops))?),
+            Some(false) => staged.wire.push(state_frame("ui_state_updated", seq, &hooks.present(&g.state, false))?),
+            None => {}
+        }
+        staged.state_seqs.push(seq);
+        staged.last_state_seq = Some(seq);
+        base = seq;
+        staged.next_seq += 1;
+    }
+    Ok(staged)
+}
+
+/// After a failed change: the state goes back to the fold of the log, which holds exactly what
+/// was committed. If even the log cannot be read, the session is dropped from memory (its
+/// connection closed) so that the next resume loads it afresh.
+async fn restore_state(session: &Arc<Session>, g: &mut Inner) {
+    match session.shared.store.load_session(session.id.as_str()).await {
+        Ok(Some(stored)) => g.state = super::registry::fold_log(&session.id, &stored.events).0,
+        failed => {
+            eprintln!("chatwire-reference: session {}: cannot restore the state from the log ({failed:?})", session.id);
+            super::registry::discard(session, g);
+        }
+    }
+}
+
 impl Inner {
-    /// Queues a frame for the attached connection, if any.
-    pub(super) fn send(&mut self, item: Outgoing) {
+    /// Queues the frames of one change for the attached connection, if any, as one unit.
+    pub(super) fn send_all(&mut self, texts: Vec<String>) {
         if let Some(conn) = &self.attached {
-            if !conn.send(item) {
+            if !texts.is_empty() && !conn.send_all(texts) {
                 eprintln!("chatwire-reference: connection {} too slow, dropped", conn.id);
                 self.attached = None;
             }

@@ -3,11 +3,12 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use chatwire_schema::session::welcome::{Limits, SessionWelcome};
-use chatwire_schema::{ErrorCode, Id, ProtocolVersion, ServerFrame, UiState};
+use chatwire_schema::session::welcome::{Capability, Limits, SessionWelcome};
+use chatwire_schema::{ErrorCode, Id, ServerFrame, UiState};
 use tokio::sync::Mutex;
 
-use super::emit::state_frame;
+use super::catch_up::{catch_up, CatchUp, RESUME_RETENTION};
+use super::emit::{patch_frame, state_frame};
 use super::{DriverLaunch, EmitError, Inner, Refusal, Session, Shared};
 use crate::agent::{AgentSpec, Cursor};
 use crate::store::{Commit, NewSessionRow};
@@ -19,7 +20,6 @@ pub(crate) async fn open_session(
     shared: &Arc<Shared>,
     conn: &ConnHandle,
     hello_id: Id,
-    version: ProtocolVersion,
     agent: AgentSpec,
 ) -> Result<Arc<Session>, Refusal> {
     let id = random_id("s", 16);
@@ -33,6 +33,7 @@ pub(crate) async fn open_session(
         agent: serde_json::to_string(&agent).map_err(EmitError::from)?,
         cursor: serde_json::to_string(&cursor).map_err(EmitError::from)?,
         next_seq: 3,
+        snapshot_seq: 2,
     };
     shared.store.create_session(row).await.map_err(EmitError::from)?;
     let session = Arc::new(Session {
@@ -41,6 +42,7 @@ pub(crate) async fn open_session(
         inner: Mutex::new(Inner {
             state: UiState::default(),
             next_seq: 3,
+            last_state_seq: 2,
             token_hash,
             agent: shared.agent_for(agent),
             cursor,
@@ -55,44 +57,59 @@ pub(crate) async fn open_session(
     });
     shared.sessions.lock().await.insert(id, session.clone());
     let mut g = session.inner.lock().await;
-    greet(&session, &mut g, conn, hello_id, version, token, false, 1)?;
+    let welcome = Welcome { hello_id, token, resumed: false, first: 1 };
+    greet(&session, &mut g, conn, welcome, None)?;
     drop(g);
     Ok(session)
 }
 
-/// Sends `session.welcome` then `ui_state_snapshot` with seqs `first` and `first + 1`.
-#[allow(clippy::too_many_arguments)] // one call per hello kind; a struct would only rename them
+/// What a welcome says besides the session's own facts.
+struct Welcome {
+    hello_id: Id,
+    token: Id,
+    resumed: bool,
+    /// The welcome's seq; the state frame after it has the next one.
+    first: u64,
+}
+
+/// Sends `session.welcome` (seq `first`), then at `first + 1` the catch-up patch when there is one
+/// (`RESUME-017`), else the `ui_state_snapshot`.
 fn greet(
     session: &Session,
     g: &mut Inner,
     conn: &ConnHandle,
-    hello_id: Id,
-    version: ProtocolVersion,
-    token: Id,
-    resumed: bool,
-    first: u64,
+    w: Welcome,
+    catch_up: Option<CatchUp>,
 ) -> Result<(), Refusal> {
     let sh = &session.shared;
+    let negotiated = &conn.negotiated;
     let welcome = ServerFrame::Welcome(SessionWelcome {
-        seq: first,
-        in_reply_to: hello_id,
-        version,
+        seq: w.first,
+        in_reply_to: w.hello_id,
+        version: negotiated.version,
         session_id: session.id.clone(),
-        resume_token: token,
-        resumed,
-        capabilities: sh.capabilities(),
+        resume_token: w.token,
+        resumed: w.resumed,
+        capabilities: sh.capabilities(negotiated.version),
         limits: Limits { max_frame_bytes: sh.max_frame_bytes },
         server: Some(concat!("chatwire-reference/", env!("CARGO_PKG_VERSION")).to_owned()),
-        // Protocol 1.1 members: the reference negotiates only 1.0 so far (COMPAT-005).
-        features: None,
-        resume_retention: None,
+        features: negotiated.features.clone(),
+        resume_retention: negotiated.has(&Capability::ResumeCatchUp).then_some(RESUME_RETENTION),
     });
-    conn.send(Outgoing::Text(serde_json::to_string(&welcome).map_err(EmitError::from)?));
-    let snapshot = if resumed { sh.hooks.resume_snapshot(&g.state) } else { Some(sh.hooks.present(&g.state, true)) };
-    if let Some(state) = snapshot {
-        let text = state_frame("ui_state_snapshot", first + 1, &state).map_err(EmitError::from)?;
-        conn.send(Outgoing::Text(text));
+    let mut texts = vec![serde_json::to_string(&welcome).map_err(EmitError::from)?];
+    let seq = w.first + 1;
+    g.last_state_seq = seq;
+    if let Some(CatchUp { base_seq, patch }) = catch_up {
+        texts.push(patch_frame(seq, base_seq, patch).map_err(EmitError::from)?);
+    } else {
+        let snapshot =
+            if w.resumed { sh.hooks.resume_snapshot(&g.state) } else { Some(sh.hooks.present(&g.state, true)) };
+        if let Some(state) = snapshot {
+            texts.push(state_frame("ui_state_snapshot", seq, &state).map_err(EmitError::from)?);
+        }
     }
+    // One unit: a snapshot larger than the send queue's bound still goes out after its welcome.
+    conn.send_all(texts);
     Ok(())
 }
 
@@ -101,7 +118,6 @@ pub(crate) async fn resume_session(
     shared: &Arc<Shared>,
     conn: &ConnHandle,
     hello_id: Id,
-    version: ProtocolVersion,
     resume: &chatwire_schema::session::hello::Resume,
 ) -> Result<Arc<Session>, Refusal> {
     let rejected = || Refusal::new(ErrorCode::ResumeRejected, "resume refused: unknown session or wrong resume token");
@@ -154,15 +170,17 @@ pub(crate) async fn resume_session(
                 old.send(Outgoing::Close(close));
             }
         }
+        let catch_up = match conn.negotiated.has(&Capability::ResumeCatchUp) {
+            true => catch_up(&session, &g, resume.last_seq).await?,
+            false => None,
+        };
         let first = g.next_seq;
-        shared
-            .store
-            .commit(session.id.as_str(), Commit { next_seq: first + 2, ..Commit::default() })
-            .await
-            .map_err(EmitError::from)?;
+        let reserve = Commit { next_seq: first + 2, state_seqs: vec![first + 1], ..Commit::default() };
+        shared.store.commit(session.id.as_str(), reserve).await.map_err(EmitError::from)?;
         g.next_seq = first + 2;
         g.attached = Some(conn.clone());
-        greet(&session, &mut g, conn, hello_id, version, resume.resume_token.clone(), true, first)?;
+        let welcome = Welcome { hello_id, token: resume.resume_token.clone(), resumed: true, first };
+        greet(&session, &mut g, conn, welcome, catch_up)?;
         drop(g);
         return Ok(session);
     }

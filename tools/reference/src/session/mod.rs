@@ -11,6 +11,7 @@
 //! | [`registry`] | the sessions in memory: load (fold of the log), evict, recover at start |
 //! | [`emit`] | the one commit-then-send path, and errors that consume a seq |
 //! | [`handshake`] | `session.hello`: open, resume (takeover), welcome and snapshot |
+//! | [`catch_up`] | the catch-up patch of a resume, from the log |
 //! | [`requests`] | `chat.user_message`, `chat.tool_call_response`, `chat.rewind` |
 //! | [`driver`] | the run driver: plays the agent's plan step by step |
 //! | [`expiry`] | tool-call deadlines |
@@ -20,7 +21,8 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use chatwire_schema::script::ScriptTurn;
-use chatwire_schema::{ErrorCode, Id, ReduceError, UiState};
+use chatwire_schema::session::welcome::Capability;
+use chatwire_schema::{ErrorCode, Id, ProtocolVersion, ReduceError, UiState};
 use tokio::sync::Mutex;
 use tokio::task::AbortHandle;
 
@@ -28,6 +30,7 @@ use crate::agent::{Agent, Cursor};
 use crate::store::StoreError;
 use crate::transport::ConnHandle;
 
+mod catch_up;
 mod driver;
 mod emit;
 mod expiry;
@@ -73,6 +76,28 @@ impl From<EmitError> for Refusal {
     }
 }
 
+/// What a connection negotiated in its `session.hello`: the version, and the features in force.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Negotiated {
+    pub version: ProtocolVersion,
+    /// The welcome's `features`: `None` on a 1.0 connection (`SESSION-013`), else those in force.
+    pub features: Option<Vec<Capability>>,
+    /// Whether state changes go out as `ui_state_patch` (`STATE-036`): `ui_state_patch` in force.
+    pub patches: bool,
+}
+
+impl Negotiated {
+    /// A connection that negotiated nothing yet: 1.0 behaviour.
+    pub fn none() -> Self {
+        Negotiated { version: ProtocolVersion { major: 1, minor: 0 }, features: None, patches: false }
+    }
+
+    /// Whether `feature` is in force on the connection.
+    pub fn has(&self, feature: &Capability) -> bool {
+        self.features.as_ref().is_some_and(|f| f.contains(feature))
+    }
+}
+
 /// One session, loaded in memory.
 pub(crate) struct Session {
     pub id: Id,
@@ -84,6 +109,9 @@ pub(crate) struct Session {
 pub(crate) struct Inner {
     pub state: UiState,
     next_seq: u64,
+    /// The seq of the latest frame that carried a state to the attached connection: the base of
+    /// its next patch (`STATE-037`).
+    last_state_seq: u64,
     /// The stored hash of the resume token (only the legacy lookup-first resume check reads it).
     token_hash: String,
     agent: Arc<dyn Agent>,

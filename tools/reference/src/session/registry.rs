@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use chatwire_schema::script::ScriptTurn;
 use chatwire_schema::session::welcome::Capability;
-use chatwire_schema::{Id, IndexedUiState, ServerFrame};
+use chatwire_schema::{FrameValidator, Id, IndexedUiState, ProtocolVersion, ServerFrame, UiState, SUPPORTED_VERSIONS};
 use tokio::sync::Mutex;
 
 use super::recovery::recover;
@@ -25,11 +25,14 @@ pub(crate) struct Shared {
     pub conformance: bool,
     pub durable: bool,
     pub max_frame_bytes: u64,
-    pub validator: chatwire_schema::FrameValidator,
+    /// The versions this server speaks, newest first, each with its schemas.
+    validators: Vec<(ProtocolVersion, FrameValidator)>,
     /// The hash an unknown session's resume is compared against: of a random token never issued.
     pub unmatchable_token_hash: String,
     /// Test-only: resume with the old lookup-first check (see [`crate::ServeConfig`]).
     pub legacy_resume_lookup: bool,
+    /// The bound on each connection's unsent bytes (`TRANSPORT-016`).
+    pub send_queue_bytes: u64,
     pub(super) sessions: Mutex<HashMap<Id, Arc<Session>>>,
 }
 
@@ -41,7 +44,13 @@ impl Shared {
         conformance: bool,
         durable: bool,
         max_frame_bytes: u64,
+        versions: &[ProtocolVersion],
     ) -> Self {
+        let mut versions = versions.to_vec();
+        if versions.is_empty() {
+            versions = SUPPORTED_VERSIONS.to_vec();
+        }
+        versions.sort_by(|a, b| b.cmp(a));
         Shared {
             store,
             hooks,
@@ -49,18 +58,38 @@ impl Shared {
             conformance,
             durable,
             max_frame_bytes,
-            // Client frames are judged by the schemas of the newest version this server speaks, so
-            // a member a later minor adds is refused as unknown (FRAME-003), not silently accepted.
-            validator: chatwire_schema::FrameValidator::for_version(chatwire_schema::PROTOCOL_VERSION),
+            // Client frames are judged by the schemas of the version their connection negotiated
+            // (the newest this server speaks until then), so a member a later minor adds is
+            // refused as unknown (FRAME-003), not silently accepted.
+            validators: versions.iter().map(|v| (*v, FrameValidator::for_version(*v))).collect(),
             unmatchable_token_hash: hash_token(random_id("rt", 32).as_str()),
             legacy_resume_lookup: false,
+            send_queue_bytes: crate::DEFAULT_SEND_QUEUE_BYTES,
             sessions: Mutex::new(HashMap::new()),
         }
     }
 
-    /// What this server offers in its welcome.
-    pub(super) fn capabilities(&self) -> Vec<Capability> {
+    /// The versions this server speaks, newest first.
+    pub fn versions(&self) -> Vec<ProtocolVersion> {
+        self.validators.iter().map(|(v, _)| *v).collect()
+    }
+
+    /// The schemas client frames on a connection that negotiated `version` are judged by; before
+    /// a hello is accepted (`None`), the newest version's.
+    pub fn validator(&self, version: Option<ProtocolVersion>) -> &FrameValidator {
+        let newest = &self.validators[0].1;
+        version.and_then(|v| self.validators.iter().find(|(w, _)| *w == v)).map_or(newest, |(_, validator)| validator)
+    }
+
+    /// What this server offers in the welcome of a connection that negotiated `version`: the
+    /// 1.1 features only where 1.1 was negotiated (`COMPAT-005`).
+    pub(crate) fn capabilities(&self, version: ProtocolVersion) -> Vec<Capability> {
         let mut caps = vec![Capability::Rewind, Capability::ToolOutput, Capability::ToolExpiry];
+        for feature in [Capability::UiStatePatch, Capability::ResumeCatchUp] {
+            if feature.feature_since().is_some_and(|since| since <= version) {
+                caps.push(feature);
+            }
+        }
         if self.conformance {
             caps.push(Capability::ConformanceScript);
         }
@@ -91,25 +120,7 @@ impl Shared {
             return Ok(Some(s.clone()));
         }
         let Some(stored) = self.store.load_session(id.as_str()).await? else { return Ok(None) };
-        // Indexed: folding n events is O(n), so the first resume after a restart grows linearly.
-        let mut fold = IndexedUiState::default();
-        let mut accepted_messages = HashSet::new();
-        for (index, text) in stored.events.iter().enumerate() {
-            let applied = serde_json::from_str::<ServerFrame>(text).map_err(|e| e.to_string()).and_then(|frame| {
-                if let ServerFrame::UserMessageAccepted(f) = &frame {
-                    accepted_messages.insert(f.in_reply_to.clone());
-                }
-                match frame.ui_event() {
-                    Some(event) => fold.apply(event).map_err(|e| e.to_string()),
-                    None => Err(format!("{} is not a state event", frame.type_name())),
-                }
-            });
-            if let Err(e) = applied {
-                // Only a faulty build (or a hand-edited database) gets here.
-                eprintln!("chatwire-reference: session {id}: log entry {index} skipped: {e}");
-            }
-        }
-        let state = fold.into_state();
+        let (state, accepted_messages) = fold_log(id, &stored.events);
         let parse_failed = |what: &str, e: serde_json::Error| {
             eprintln!("chatwire-reference: session {id}: stored {what} unreadable ({e}), using default");
         };
@@ -135,6 +146,7 @@ impl Shared {
             inner: Mutex::new(Inner {
                 state,
                 next_seq,
+                last_state_seq: 0,
                 token_hash: stored.token_hash,
                 agent,
                 cursor,
@@ -193,4 +205,47 @@ impl Shared {
         }
         Ok(n)
     }
+}
+
+/// The state a session's log folds to (every event through the reducer), and the user messages
+/// it accepted. Indexed: folding n events is O(n), so a load after a restart grows linearly.
+pub(super) fn fold_log(id: &Id, events: &[String]) -> (UiState, HashSet<Id>) {
+    let mut fold = IndexedUiState::default();
+    let mut accepted_messages = HashSet::new();
+    for (index, text) in events.iter().enumerate() {
+        let applied = serde_json::from_str::<ServerFrame>(text).map_err(|e| e.to_string()).and_then(|frame| {
+            if let ServerFrame::UserMessageAccepted(f) = &frame {
+                accepted_messages.insert(f.in_reply_to.clone());
+            }
+            match frame.ui_event() {
+                Some(event) => fold.apply(event).map_err(|e| e.to_string()),
+                None => Err(format!("{} is not a state event", frame.type_name())),
+            }
+        });
+        if let Err(e) = applied {
+            // Only a faulty build (or a hand-edited database) gets here.
+            eprintln!("chatwire-reference: session {id}: log entry {index} skipped: {e}");
+        }
+    }
+    (fold.into_state(), accepted_messages)
+}
+
+/// Takes a session whose memory can no longer be trusted out of service: its connection is
+/// closed, its timers end, and it leaves the registry (on a task: the caller holds its lock), so
+/// that the next resume loads it from the log.
+pub(super) fn discard(session: &Arc<Session>, g: &mut Inner) {
+    g.evicted = true;
+    if let Some(conn) = g.attached.take() {
+        conn.kill.notify_one();
+    }
+    for (_, timer) in g.timers.drain() {
+        timer.abort();
+    }
+    let session = session.clone();
+    tokio::spawn(async move {
+        let mut sessions = session.shared.sessions.lock().await;
+        if sessions.get(&session.id).is_some_and(|s| Arc::ptr_eq(s, &session)) {
+            sessions.remove(&session.id);
+        }
+    });
 }

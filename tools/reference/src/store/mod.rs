@@ -126,6 +126,13 @@ const MIGRATIONS: &[&str] = &[
         deadline_ms INTEGER NOT NULL,
         PRIMARY KEY (session_id, tool_call_id)
     );",
+    // 2: the seqs of the frames that carried a state (snapshots, updates, patches): the only
+    // seqs a catch-up resume may start from (RESUME-017), known across restarts.
+    "CREATE TABLE state_frames (
+        session_id TEXT NOT NULL REFERENCES sessions(id),
+        seq INTEGER NOT NULL,
+        PRIMARY KEY (session_id, seq)
+    ) WITHOUT ROWID;",
 ];
 
 /// A new session's row.
@@ -141,6 +148,8 @@ pub struct NewSession<'a> {
     pub cursor: &'a str,
     /// The first seq not yet used (after the welcome and snapshot).
     pub next_seq: u64,
+    /// The seq of the first snapshot (a frame that carries a state).
+    pub snapshot_seq: u64,
 }
 
 /// One row of the log.
@@ -218,6 +227,24 @@ pub struct Commit {
     pub add_pending: Vec<(String, String)>,
     /// Responses that have now been executed.
     pub remove_pending: Vec<String>,
+    /// Seqs of frames this change sends that carry a state (snapshot, update or patch).
+    pub state_seqs: Vec<u64>,
+}
+
+/// What the log holds for a catch-up resume from `last_seq` ([`Store::catch_up_log`]).
+#[derive(Debug, PartialEq, Eq)]
+pub enum CatchUpLog {
+    /// `last_seq` is not the seq of a frame that carried a state: a snapshot it is (RESUME-018).
+    NotAState,
+    /// More events than the retention were committed after `last_seq` (RESUME-018).
+    BeyondRetention,
+    /// The events, JSON, in log order: those the state of `last_seq` folds, and those after it.
+    Events {
+        /// Committed before `last_seq`.
+        before: Vec<String>,
+        /// Committed after `last_seq`, at most the retention.
+        after: Vec<String>,
+    },
 }
 
 /// The database.
@@ -292,6 +319,39 @@ impl Store {
         }))
     }
 
+    /// The log split at `last_seq` for a catch-up resume, when `last_seq` carried a state and at
+    /// most `retention` events came after it.
+    pub fn catch_up_log(&self, id: &str, last_seq: u64, retention: u64) -> Result<CatchUpLog, StoreError> {
+        let conn = self.conn()?;
+        let last = i64::try_from(last_seq).unwrap_or(i64::MAX);
+        let is_state = conn
+            .prepare_cached("SELECT 1 FROM state_frames WHERE session_id = ?1 AND seq = ?2")?
+            .query_row(params![id, last], |_| Ok(()))
+            .optional()?
+            .is_some();
+        if !is_state {
+            return Ok(CatchUpLog::NotAState);
+        }
+        let after: i64 = conn
+            .prepare_cached("SELECT COUNT(*) FROM log WHERE session_id = ?1 AND kind = 'event' AND seq > ?2")?
+            .query_row(params![id, last], |r| r.get(0))?;
+        if u64::try_from(after).unwrap_or(u64::MAX) > retention {
+            return Ok(CatchUpLog::BeyondRetention);
+        }
+        let mut stmt =
+            conn.prepare_cached("SELECT seq, frame FROM log WHERE session_id = ?1 AND kind = 'event' ORDER BY pos")?;
+        let (mut before, mut after) = (Vec::new(), Vec::new());
+        for row in stmt.query_map([id], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))? {
+            let (seq, frame) = row?;
+            if seq < last {
+                before.push(frame);
+            } else {
+                after.push(frame);
+            }
+        }
+        Ok(CatchUpLog::Events { before, after })
+    }
+
     /// The stored SHA-256 of a session's resume token, or `None` if there is no such session:
     /// one primary-key read, the same work whether or not the session exists.
     pub fn token_hash(&self, id: &str) -> Result<Option<String>, StoreError> {
@@ -364,6 +424,15 @@ fn insert_session(conn: &Connection, s: &NewSession<'_>) -> Result<(), StoreErro
         "INSERT INTO sessions (id, token_hash, agent, next_seq, cursor, created_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     )?
     .execute(params![s.id, s.token_hash, s.agent, s.next_seq as i64, s.cursor, crate::util::now_ms()])?;
+    insert_state_seqs(conn, s.id, &[s.snapshot_seq])
+}
+
+/// Records the seqs of frames that carried a state.
+fn insert_state_seqs(conn: &Connection, session_id: &str, seqs: &[u64]) -> Result<(), StoreError> {
+    let mut insert = conn.prepare_cached("INSERT OR IGNORE INTO state_frames (session_id, seq) VALUES (?1, ?2)")?;
+    for seq in seqs {
+        insert.execute(params![session_id, *seq as i64])?;
+    }
     Ok(())
 }
 
@@ -404,7 +473,7 @@ fn apply_commit(tx: &Connection, session_id: &str, c: &Commit) -> Result<(), Sto
         tx.prepare_cached("INSERT INTO pending_responses (session_id, tool_call_id, frame) VALUES (?1, ?2, ?3)")?
             .execute(params![session_id, id, frame])?;
     }
-    Ok(())
+    insert_state_seqs(tx, session_id, &c.state_seqs)
 }
 
 fn migrate(conn: &Connection) -> Result<(), StoreError> {
@@ -453,7 +522,14 @@ mod tests {
         let loc = DbLocation::File(dir.path().join("sub/db.sqlite"));
         let store = Store::open(&loc, Durability::Full).unwrap();
         store
-            .create_session(&NewSession { id: "s1", token_hash: "h", agent: "{}", cursor: "{}", next_seq: 3 })
+            .create_session(&NewSession {
+                id: "s1",
+                token_hash: "h",
+                agent: "{}",
+                cursor: "{}",
+                next_seq: 3,
+                snapshot_seq: 2,
+            })
             .unwrap();
         let commit = Commit {
             next_seq: 5,

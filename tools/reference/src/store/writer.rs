@@ -8,7 +8,7 @@ use std::thread::JoinHandle;
 use rusqlite::Connection;
 use tokio::sync::{mpsc, oneshot};
 
-use super::{apply_commit, insert_session, Commit, NewSession, Store, StoreError, StoredSession};
+use super::{apply_commit, insert_session, CatchUpLog, Commit, NewSession, Store, StoreError, StoredSession};
 use crate::CrashPoint;
 
 /// Jobs queued before senders wait: backpressure instead of unbounded memory.
@@ -31,6 +31,8 @@ pub struct NewSessionRow {
     pub cursor: String,
     /// The first seq not yet used.
     pub next_seq: u64,
+    /// The seq of the first snapshot.
+    pub snapshot_seq: u64,
 }
 
 /// One write of a group.
@@ -44,6 +46,7 @@ enum Job {
     Load { id: String, reply: Reply<Option<StoredSession>> },
     TokenHash { id: String, reply: Reply<Option<String>> },
     NeedingRecovery { reply: Reply<Vec<String>> },
+    CatchUp { id: String, last_seq: u64, retention: u64, reply: Reply<CatchUpLog> },
 }
 
 /// The async face of the [`Store`]: a handle to the thread that owns it.
@@ -119,6 +122,12 @@ impl StoreWriter {
     pub async fn sessions_needing_recovery(&self) -> Result<Vec<String>, StoreError> {
         self.ask(|reply| Job::NeedingRecovery { reply }).await
     }
+
+    /// The log split for a catch-up resume ([`Store::catch_up_log`]).
+    pub async fn catch_up_log(&self, id: &str, last_seq: u64, retention: u64) -> Result<CatchUpLog, StoreError> {
+        let id = id.to_owned();
+        self.ask(|reply| Job::CatchUp { id, last_seq, retention, reply }).await
+    }
 }
 
 /// The thread: answers reads in queue order, and commits each run of consecutive writes as one
@@ -140,6 +149,10 @@ fn run(store: Store, mut rx: mpsc::Receiver<Job>) {
             }
             Job::NeedingRecovery { reply } => {
                 let _ = reply.send(store.sessions_needing_recovery());
+                continue;
+            }
+            Job::CatchUp { id, last_seq, retention, reply } => {
+                let _ = reply.send(store.catch_up_log(&id, last_seq, retention));
                 continue;
             }
         };
@@ -184,6 +197,7 @@ fn apply_write(conn: &Connection, write: &Write) -> Result<(), StoreError> {
                 agent: &row.agent,
                 cursor: &row.cursor,
                 next_seq: row.next_seq,
+                snapshot_seq: row.snapshot_seq,
             },
         ),
     }
@@ -195,7 +209,14 @@ mod tests {
     use crate::store::{DbLocation, Durability, LogKind, LogRow};
 
     fn row(id: &str) -> NewSessionRow {
-        NewSessionRow { id: id.into(), token_hash: "h".into(), agent: "{}".into(), cursor: "{}".into(), next_seq: 3 }
+        NewSessionRow {
+            id: id.into(),
+            token_hash: "h".into(),
+            agent: "{}".into(),
+            cursor: "{}".into(),
+            next_seq: 3,
+            snapshot_seq: 2,
+        }
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -3,6 +3,9 @@
 //! (SHOULD included), fails the test at the frame that caused it.
 #![allow(dead_code)] // each test binary uses a different part
 
+pub mod process;
+pub mod send_queue;
+
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
@@ -89,6 +92,14 @@ pub struct Client {
     pub fold: UiState,
     /// The last seq received.
     pub last_seq: u64,
+    /// The seq of the last frame that carried a state (snapshot, update or patch).
+    pub last_state_seq: u64,
+    /// The fold at each state frame received, by its seq (the states a catch-up may start from);
+    /// only the latest one unless `keep_states`.
+    pub states: std::collections::BTreeMap<u64, UiState>,
+    pub keep_states: bool,
+    /// The close code the server closed with, once it has.
+    pub close_code: Option<u16>,
     /// Every frame received, in order.
     pub received: Vec<ServerFrame>,
     pub session_id: Option<String>,
@@ -136,6 +147,10 @@ impl Client {
             ws,
             fold: UiState::default(),
             last_seq: 0,
+            last_state_seq: 0,
+            states: std::collections::BTreeMap::new(),
+            keep_states: true,
+            close_code: None,
             received: Vec::new(),
             session_id: None,
             token: None,
@@ -203,7 +218,34 @@ impl Client {
             self.last_seq = seq;
         }
         match frame {
-            ServerFrame::UiStateSnapshot(s) => self.fold = s.state.clone(),
+            ServerFrame::UiStateSnapshot(s) => {
+                self.fold = s.state.clone();
+                self.state_frame(s.seq, s.state.clone());
+            }
+            ServerFrame::UiStateUpdated(u) => self.state_frame(u.seq, u.state.clone()),
+            ServerFrame::UiStatePatch(p) => {
+                // The base is the state of the frame `base_seq` names: the previous state frame,
+                // or for a catch-up the state this client held at that seq.
+                let Some(base) = self.states.get(&p.base_seq).cloned() else {
+                    assert!(
+                        !self.strict,
+                        "ui_state_patch {} names base_seq {}, which carried no state",
+                        p.seq, p.base_seq
+                    );
+                    return; // observing a faulty server: the patch has nothing to apply to
+                };
+                let patched = match apply_patch(&base, &p.patch) {
+                    Ok(patched) => patched,
+                    Err(e) if self.strict => panic!("ui_state_patch {}: {e}", p.seq),
+                    Err(_) => return,
+                };
+                if self.strict && self.last_state_seq != 0 && p.base_seq == self.last_state_seq {
+                    // STATE-038: the patched state is the fold of the events since the base.
+                    assert_eq!(patched, self.fold, "ui_state_patch {} differs from the fold of the events", p.seq);
+                }
+                self.fold = patched;
+                self.state_frame(p.seq, self.fold.clone());
+            }
             ServerFrame::Welcome(w) => {
                 self.session_id = Some(w.session_id.to_string());
                 self.token = Some(w.resume_token.to_string());
@@ -216,8 +258,18 @@ impl Client {
         }
     }
 
+    /// Records `state` as the state of the state frame `seq`.
+    fn state_frame(&mut self, seq: u64, state: UiState) {
+        self.last_state_seq = seq;
+        if !self.keep_states {
+            self.states.clear();
+        }
+        self.states.insert(seq, state);
+    }
+
     /// The server closed the connection with `code`.
     fn observe_close(&mut self, code: Option<u16>) {
+        self.close_code = code;
         self.monitor.server_close(CONN, code);
         self.assert_clean();
     }
@@ -342,6 +394,14 @@ impl Client {
             })
             .collect()
     }
+}
+
+/// `patch` (RFC 6902, applied with the json-patch crate) applied to `base`; panics if it fails.
+pub fn apply_patch(base: &UiState, patch: &[chatwire_schema::state_patch::PatchOp]) -> Result<UiState, String> {
+    let mut doc = serde_json::to_value(base).unwrap();
+    let ops: json_patch::Patch = serde_json::from_value(serde_json::to_value(patch).unwrap()).unwrap();
+    json_patch::patch(&mut doc, &ops).map_err(|e| format!("patch does not apply: {e}"))?;
+    serde_json::from_value(doc).map_err(|e| format!("a patched state is not a UiState: {e}"))
 }
 
 /// A script of `n` turns that each say "turn k".

@@ -1,0 +1,57 @@
+//! Catch-up resume (`RESUME-017`..`RESUME-019`): the patch from the state a resuming client holds
+//! to the session's state, rebuilt from the log.
+
+use std::sync::Arc;
+
+use chatwire_schema::state_patch::{catch_up as catch_up_patch, PatchOp};
+use chatwire_schema::ServerFrame;
+
+use super::registry::fold_log;
+use super::{EmitError, Inner, Session};
+use crate::store::CatchUpLog;
+
+/// The most events a catch-up patch covers, announced as the welcome's `resume_retention`
+/// (`RESUME-018`).
+///
+/// A catch-up costs the server one read and fold of the session's log whatever the retention, and
+/// the client a patch of about one small op group per event missed (a few hundred bytes, plus the
+/// content of the items it appends, which a snapshot carries too). 1,000 events cover the blips a
+/// catch-up is for (a reconnect after seconds to minutes of a busy turn) while keeping the patch
+/// far below the snapshot of any session large enough for the difference to matter; a client that
+/// missed more gets the snapshot, as in 1.0.
+pub(crate) const RESUME_RETENTION: u32 = 1000;
+
+/// A catch-up patch and the seq of the state it applies to.
+pub(super) struct CatchUp {
+    pub base_seq: u64,
+    pub patch: Vec<PatchOp>,
+}
+
+/// The catch-up patch for a resume from `last_seq`, or `None` when the resume gets a snapshot:
+/// `last_seq` carried no state, or more than [`RESUME_RETENTION`] events came after it
+/// (`RESUME-018`). The state of `last_seq` is rebuilt from the log (the events committed before
+/// it), and the patch is `chatwire_schema::state_patch::catch_up` over the events after it.
+pub(super) async fn catch_up(session: &Arc<Session>, g: &Inner, last_seq: u64) -> Result<Option<CatchUp>, EmitError> {
+    let hooks = &session.shared.hooks;
+    let log = session.shared.store.catch_up_log(session.id.as_str(), last_seq, u64::from(RESUME_RETENTION)).await?;
+    let CatchUpLog::Events { before, after } = log else { return Ok(None) };
+    let split = hooks.catch_up_split(before.len()).min(before.len());
+    let (base, _) = fold_log(&session.id, &before[..split]);
+    let mut frames = Vec::with_capacity(before.len() - split + after.len());
+    for text in before[split..].iter().chain(&after) {
+        frames.push(serde_json::from_str::<ServerFrame>(text)?);
+    }
+    let events = frames.iter().filter_map(ServerFrame::ui_event);
+    match catch_up_patch(&base, events) {
+        // The log and the session agree (they always do but in a faulty build): the patch is good.
+        Ok((state, patch)) if state == g.state => Ok(Some(CatchUp { base_seq: last_seq, patch })),
+        Ok(_) => {
+            eprintln!("chatwire-reference: session {}: the log does not fold to the state; snapshot", session.id);
+            Ok(None)
+        }
+        Err((index, e)) => {
+            eprintln!("chatwire-reference: session {}: catch-up event {index} refused ({e}); snapshot", session.id);
+            Ok(None)
+        }
+    }
+}
