@@ -12,6 +12,8 @@
 //! warmed up by one event of the same kind and dropped outside the timing ([`time_per_event`]).
 //! The copy has room for the new items, as a live session's vector has on average (a fresh clone
 //! has none, and its one reallocation would be timed as if every push copied the whole vector).
+//! `patch_unindexed` times the same patches on a plain `UiState`, whose id checks (`STATE-020`)
+//! scan every item: what the index saves.
 //!
 //! Run: `cargo bench -p chatwire-schema --bench state_patch -- --warm-up-time 1 --measurement-time 3`.
 //! The byte figures are printed first, then criterion's times; a time ratio is the quotient of two
@@ -94,17 +96,17 @@ fn burst(name: &str) -> Vec<ServerFrame> {
 /// burst's first event: the first writes into a fresh copy of a 10,000-item state fault in the
 /// memory the copy just took from the system (microseconds, a cost of the copy that a live
 /// session, which is never copied per event, does not pay).
-fn time_per_event(
-    base: &UiState,
+fn time_per_event<S>(
+    held: impl Fn() -> S,
     events: &[ServerFrame],
     iters: u64,
-    send: fn(&mut IndexedUiState, &ServerFrame) -> String,
+    send: fn(&mut S, &ServerFrame) -> String,
 ) -> Duration {
     let (warm_up, timed) = events.split_first().expect("a burst has events");
     let mut total = Duration::ZERO;
     let mut done = 0;
     while done < iters {
-        let mut state = held(base);
+        let mut state = held();
         black_box(send(&mut state, warm_up));
         for event in timed.iter().take(usize::try_from(iters - done).unwrap_or(usize::MAX)) {
             let start = Instant::now();
@@ -136,8 +138,16 @@ fn events() -> [(&'static str, ServerFrame); 2] {
 
 /// What a 1.1 server sends for the event: the patch frame, serialized.
 fn patch_frame(state: &mut IndexedUiState, event: &ServerFrame) -> String {
-    let ops: Vec<PatchOp> = state.apply_with_patch(event.ui_event().expect("a UI event")).expect("valid");
-    let frame = UiStatePatch { seq: 10, base_seq: 9, v: UiStateVersion::V1, patch: ops };
+    serialized_patch(state.apply_with_patch(event.ui_event().expect("a UI event")).expect("valid"))
+}
+
+/// [`patch_frame`] on a plain [`UiState`], without the id index.
+fn patch_frame_unindexed(state: &mut UiState, event: &ServerFrame) -> String {
+    serialized_patch(state.apply_with_patch(event.ui_event().expect("a UI event")).expect("valid"))
+}
+
+fn serialized_patch(patch: Vec<PatchOp>) -> String {
+    let frame = UiStatePatch { seq: 10, base_seq: 9, v: UiStateVersion::V1, patch };
     serde_json::to_string(&ServerFrame::UiStatePatch(frame)).expect("serializes")
 }
 
@@ -148,11 +158,16 @@ fn full_frame(state: &mut IndexedUiState, event: &ServerFrame) -> String {
         .expect("serializes")
 }
 
-/// The state a server holds for the session: indexed, with room for appended items (see above).
-fn held(base: &UiState) -> IndexedUiState {
+/// [`held`] without the index.
+fn unindexed(base: &UiState) -> UiState {
     let mut state = base.clone();
     state.items.reserve(BURST + 1);
-    IndexedUiState::new(state)
+    state
+}
+
+/// The state a server holds for the session: indexed, with room for appended items (see above).
+fn held(base: &UiState) -> IndexedUiState {
+    IndexedUiState::new(unindexed(base))
 }
 
 fn bytes_report(sessions: &[(usize, UiState)]) {
@@ -246,10 +261,15 @@ fn per_event(c: &mut Criterion) {
         for name in ["say", "settle"] {
             let events = burst(name);
             group.bench_function(format!("patch/{name}/{n}"), |b| {
-                b.iter_custom(|iters| time_per_event(&base, &events, iters, patch_frame))
+                b.iter_custom(|iters| time_per_event(|| held(&base), &events, iters, patch_frame))
             });
             group.bench_function(format!("full/{name}/{n}"), |b| {
-                b.iter_custom(|iters| time_per_event(&base, &events, iters, full_frame))
+                b.iter_custom(|iters| time_per_event(|| held(&base), &events, iters, full_frame))
+            });
+            // The same patch built on the plain state, whose id checks (STATE-020) scan every item:
+            // what the index saves.
+            group.bench_function(format!("patch_unindexed/{name}/{n}"), |b| {
+                b.iter_custom(|iters| time_per_event(|| unindexed(&base), &events, iters, patch_frame_unindexed))
             });
         }
     }
