@@ -98,17 +98,20 @@ impl SweepTrack {
             ServerFrame::ToolCall(f) => self.order.note(IdKind::ToolCall, f.tool_call_id.as_str()),
             ServerFrame::ToolCallComplete(f) => *self.settlements.entry(f.tool_call_id.to_string()).or_insert(0) += 1,
             ServerFrame::ToolCallDismiss(f) => *self.settlements.entry(f.tool_call_id.to_string()).or_insert(0) += 1,
-            ServerFrame::UiStateSnapshot(s) => {
-                for item in &s.state.items {
-                    self.order.note(IdKind::Invocation, item.invocation_id().as_str());
-                    match item {
-                        DisplayItem::ToolCall(c) => self.order.note(IdKind::ToolCall, c.id.as_str()),
-                        DisplayItem::ToolOutput(_) => {}
-                        other => self.order.note(IdKind::Item, other.id().as_str()),
-                    }
-                }
-            }
+            ServerFrame::UiStateSnapshot(s) => self.note_state(&s.state),
             _ => {}
+        }
+    }
+
+    /// Learns the ids a whole state shows: a snapshot, or the state a catch-up gave.
+    pub(super) fn note_state(&mut self, state: &chatwire_schema::UiState) {
+        for item in &state.items {
+            self.order.note(IdKind::Invocation, item.invocation_id().as_str());
+            match item {
+                DisplayItem::ToolCall(c) => self.order.note(IdKind::ToolCall, c.id.as_str()),
+                DisplayItem::ToolOutput(_) => {}
+                other => self.order.note(IdKind::Item, other.id().as_str()),
+            }
         }
     }
 }

@@ -338,6 +338,12 @@ impl Driver<'_> {
         if let Some(frame) = &received.frame {
             if let Some(sweep) = self.sweep.as_mut() {
                 sweep.note_frame(frame);
+                // A catch-up stands for a snapshot: its result shows the ids the cut lost.
+                if catch_up_position && matches!(frame, ServerFrame::UiStatePatch(_)) {
+                    if let Some(state) = self.monitor.state(id) {
+                        sweep.note_state(state);
+                    }
+                }
             }
             if let ServerFrame::Welcome(w) = frame {
                 self.bindings.set("session_id", Value::String(w.session_id.to_string()));

@@ -278,7 +278,10 @@ impl Monitor {
                 took_state(c, track.take(), p.seq, state.as_ref(), true);
             }
             ServerFrame::UiStatePatch(p) => {
-                c.in_force.require(Capability::UiStatePatch, "ui_state_patch", out);
+                // On a 1.0 connection the frame itself is undefined: COMPAT-005 reports it, once.
+                if c.version.is_some_and(|v| v.minor >= 1 || v.major > 1) {
+                    c.in_force.require(Capability::UiStatePatch, "ui_state_patch", out);
+                }
                 let track = c.session.as_ref().and_then(|s| self.sessions.get_mut(s));
                 let held = track.as_ref().and_then(|t| t.held.as_ref());
                 let state =

@@ -198,6 +198,7 @@ fn a_frame_the_negotiated_version_does_not_define_is_compat_005_once() {
     let first = found(&mut m);
     let compat: Vec<_> = first.iter().filter(|(_, r)| r == "COMPAT-005").collect();
     assert_eq!(compat.len(), 1, "{first:#?}");
+    assert!(!first.iter().any(|(_, r)| r == "SESSION-015"), "one defect, one finding: {first:#?}");
     assert!(!first.iter().any(|(c, _)| *c == "wire-schema-valid"), "{first:#?}");
     // A 1.0 welcome carrying the 1.1 member `features` breaks it too.
     let mut m = Monitor::new(Arc::new(FrameValidator::new()));
