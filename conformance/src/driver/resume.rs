@@ -26,10 +26,12 @@ impl Driver<'_> {
             .current_session()
             .map(str::to_owned)
             .ok_or_else(|| StepError::harness("resume before any session was opened"))?;
+        let deadline = self.step_deadline(None);
+        // The frames still in flight on the old connection are taken in first: the cursor names
+        // the latest the client holds, as a real client's would.
+        self.close_conn(conn, deadline).await;
         let token = self.monitor.resume_token(&session).unwrap_or_default().to_owned();
         let last_seq = last_seq.unwrap_or_else(|| self.cursor(&session, cursor));
-        let deadline = self.step_deadline(None);
-        self.close_conn(conn, deadline).await;
         let resume = json!({"session_id": session, "resume_token": token, "last_seq": last_seq});
         let handshake = Handshake { hello: true, subprotocol: true, with_script: false };
         let (versions, features) = (self.cfg.versions.clone(), self.cfg.features.clone());

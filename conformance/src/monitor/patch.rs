@@ -68,6 +68,34 @@ pub(super) struct Held {
     pub state: Arc<UiState>,
 }
 
+/// The latest states a session's clients received, by seq: a patch applies to the newest, a
+/// catch-up to the one its resume named, which may be older (a client resumes from the state it
+/// holds, not from frames it received while closing).
+#[derive(Clone, Debug, Default)]
+pub(super) struct HeldStates {
+    states: std::collections::VecDeque<Held>,
+}
+
+/// How many states a session keeps for catch-ups.
+const HELD_STATES: usize = 8;
+
+impl HeldStates {
+    /// The state of seq `seq`, when known (`None`: the state it gave is unknown).
+    pub(super) fn record(&mut self, seq: u64, state: Option<&UiState>) {
+        if let Some(state) = state {
+            self.states.push_back(Held { seq, state: Arc::new(state.clone()) });
+            if self.states.len() > HELD_STATES {
+                self.states.pop_front();
+            }
+        }
+    }
+
+    /// The state the frame of seq `seq` carried, if still kept.
+    pub(super) fn at(&self, seq: u64) -> Option<&Held> {
+        self.states.iter().rev().find(|h| h.seq == seq)
+    }
+}
+
 /// After a resume welcome: what the frame right after it is checked against.
 #[derive(Clone, Debug)]
 pub(super) struct CatchUpWindow {
@@ -160,7 +188,7 @@ impl SinceState {
 }
 
 /// A patch after an event. `state_seq` is the seq of the connection's latest state frame, `held`
-/// the session's latest state. Returns the state the client holds after it: the patched state, or
+/// that frame's state. Returns the state the client holds after it: the patched state, or
 /// where the patch does not apply the reducer's (so one defect is reported once).
 pub(super) fn after_event(
     p: &UiStatePatch,
@@ -181,7 +209,7 @@ pub(super) fn after_event(
         None => {}
     }
     // The base is the state the client holds, whatever base_seq claims.
-    let base = held.filter(|h| Some(h.seq) == state_seq)?;
+    let base = held?;
     if let Some(events) = since.events() {
         match check_shape(&base.state, &events, &p.patch) {
             Ok(()) => {
@@ -217,8 +245,8 @@ pub(super) fn after_event(
     }
 }
 
-/// The frame right after a resume welcome is a patch. Returns the state it gives, when the monitor
-/// holds the state it applies to.
+/// The frame right after a resume welcome is a patch; `held` is the state of the resume's
+/// `last_seq`. Returns the state it gives, when the monitor holds the state it applies to.
 pub(super) fn catch_up(
     p: &UiStatePatch,
     window: &CatchUpWindow,
@@ -260,7 +288,7 @@ pub(super) fn catch_up(
             format!("the catch-up patch has base_seq {}, not the resume's last_seq {last}", p.base_seq),
         );
     }
-    let base = held.filter(|h| h.seq == last)?;
+    let base = held?;
     match apply(&base.state, &p.patch) {
         Ok(state) => {
             out.eval(&CATCH_UP_RESUME, RESUME_017);

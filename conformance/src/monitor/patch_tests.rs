@@ -312,6 +312,23 @@ fn a_catch_up_from_the_last_state_passes_and_gives_the_state() {
     let mut s = after.clone();
     play(&mut m, 1, 12, 11, &turn()[3..], &mut s, |_, _| {});
     assert_eq!(found(&mut m), vec![]);
+    // A client that resumes from an older state it holds (11, not 13) gets a catch-up from there.
+    m.client_close(1);
+    m.open(2);
+    m.client_frame(
+        2,
+        &json!({"type": "session.hello", "id": "h3", "versions": ["1.1"],
+        "resume": {"session_id": "s-1", "resume_token": "t-1", "last_seq": 11}}),
+    );
+    server(&mut m, 2, welcome(20, "h3", &["resume_catch_up", "ui_state_patch"], json!({"resumed": true})));
+    let mut from_11 = after.clone();
+    let mut e = turn()[3].clone();
+    e["seq"] = json!(12);
+    let frame: ServerFrame = serde_json::from_value(e).unwrap();
+    let ops = from_11.apply_with_patch(frame.ui_event().unwrap()).unwrap();
+    server(&mut m, 2, json!({"type": "ui_state_patch", "seq": 21, "base_seq": 11, "v": "ui_state_v1", "patch": ops}));
+    assert_eq!(found(&mut m), vec![]);
+    assert_eq!(m.state(2), Some(&s));
 }
 
 #[test]

@@ -4,8 +4,6 @@
 //! MULTI-002), batch order (MULTI-001), consistent ids (ID-002, ERROR-004, TOOL-004) and settled
 //! calls staying settled (TOOL-010). The oracle and error checks are called from here in frame order.
 
-use std::sync::Arc;
-
 use chatwire_schema::session::welcome::Capability;
 use chatwire_schema::transport::MIN_MAX_FRAME_BYTES;
 use chatwire_schema::{ErrorCode, ReqId, ServerFrame, UiState};
@@ -13,7 +11,7 @@ use chatwire_schema::{ErrorCode, ReqId, ServerFrame, UiState};
 use super::check::CheckDef;
 use super::features::{self, InForce};
 use super::oracle::{self, StateOracle, EVENTS_ACCEPTED};
-use super::patch::{self, CatchUpWindow, Held, SeqKinds, SinceState, PATCH_IN_PLACE_OF_UPDATE, STATE_036};
+use super::patch::{self, CatchUpWindow, HeldStates, SeqKinds, SinceState, PATCH_IN_PLACE_OF_UPDATE, STATE_036};
 use super::{errors, Monitor, Out};
 use crate::scenario::Level;
 
@@ -138,9 +136,9 @@ pub(super) struct SessionTrack {
     /// Every tool_call_id, invocation_id and item id seen in the session (ID-002).
     pub ids: std::collections::HashSet<String>,
     pub resume_token: Option<String>,
-    /// The latest state a client of the session holds: the base of the next patch, and of a
+    /// The latest states clients of the session received: the base of the next patch, and of a
     /// catch-up after a reconnect.
-    pub held: Option<Held>,
+    pub held: HeldStates,
     /// The kinds of the session's recent frames by seq (RESUME-018).
     pub kinds: SeqKinds,
     /// The seq of the latest state frame a client of the session received.
@@ -267,7 +265,7 @@ impl Monitor {
                 c.batch = None;
                 let mut track = c.session.as_ref().and_then(|s| self.sessions.get_mut(s));
                 let (held, kinds) = match track.as_deref() {
-                    Some(t) => (t.held.as_ref(), Some(&t.kinds)),
+                    Some(t) => (t.held.at(window.last_seq), Some(&t.kinds)),
                     None => (None, None),
                 };
                 let empty = SeqKinds::default();
@@ -283,7 +281,7 @@ impl Monitor {
                     c.in_force.require(Capability::UiStatePatch, "ui_state_patch", out);
                 }
                 let track = c.session.as_ref().and_then(|s| self.sessions.get_mut(s));
-                let held = track.as_ref().and_then(|t| t.held.as_ref());
+                let held = track.as_ref().zip(c.state_seq).and_then(|(t, seq)| t.held.at(seq));
                 let state =
                     patch::after_event(p, c.state_seq, held, &c.since_state, &mut c.oracle, &mut self.redactor, out);
                 took_state(c, track, p.seq, state.as_ref(), false);
@@ -457,7 +455,7 @@ fn took_state(c: &mut ConnState, track: Option<&mut SessionTrack>, seq: u64, sta
         }
     }
     // Kept on every version: a 1.1 connection may catch up from the state of a 1.0 one.
-    track.held = state.map(|s| Held { seq, state: Arc::new(s.clone()) });
+    track.held.record(seq, state);
 }
 
 fn raw_state_004() -> ReqId {
