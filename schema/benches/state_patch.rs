@@ -5,7 +5,8 @@
 //! Goals (issue #10): at 10,000 items a patch frame is at most 1/1000 of the full update's bytes,
 //! the server's time per event at 10,000 items is at most twice that at 100 items, and the
 //! catch-up after 10 missed events is at most 1/100 of the snapshot's bytes.
-//! Two events: `say` (an assistant message appended) and `settle` (a running tool call completed).
+//! Two events: `say` (an assistant message appended) and `settle` (a running tool call completed);
+//! the times also cover `ask` (a user message, a new turn: its checks look for open tool calls).
 //! The time covers what a server does per event on the state it holds (an [`IndexedUiState`]):
 //! reduce, build the frame, serialize it. Each event is timed alone, ten in a row on a fresh copy
 //! of the session (ten distinct messages appended; ten running calls settled), the copy made,
@@ -72,8 +73,19 @@ fn session(n: usize, running: usize) -> UiState {
     state
 }
 
+/// [`session`] with its last turn completed and no tool call: a new turn may start.
+fn finished_session(n: usize) -> UiState {
+    let mut state = session(n, 0);
+    let end = frame(
+        json!({"type": "chat.run_complete", "seq": 1, "invocation_id": "inv-last", "status": "completed", "ts": TS}),
+    );
+    state.apply(end.ui_event().expect("a UI event")).expect("the last turn ends");
+    state
+}
+
 /// Events in a row for the time per event: `say` appends distinct messages, `settle` completes
-/// the running calls of `session(n, BURST + 1)` one after the other. The first one warms the copy
+/// the running calls of `session(n, BURST + 1)` one after the other, `ask` appends user messages
+/// (new turns) to [`finished_session`]. The first one warms the copy
 /// up and is not timed (see [`time_per_event`]).
 const BURST: usize = 10;
 
@@ -82,6 +94,8 @@ fn burst(name: &str) -> Vec<ServerFrame> {
         .map(|k| match name {
             "say" => frame(json!({"type": "chat.assistant_message", "seq": 9, "invocation_id": "inv-last",
                 "item_id": format!("a-new-{k}"), "markdown": "All 216 tests pass; the flaky one was a timeout.", "ts": TS})),
+            "ask" => frame(json!({"type": "chat.user_message_accepted", "seq": 9, "in_reply_to": format!("m-new-{k}"),
+                "invocation_id": format!("inv-new-{k}"), "item_id": format!("u-new-{k}"), "text": "and now?", "ts": TS})),
             _ => {
                 let id = if k == BURST { "tc-last".to_owned() } else { format!("tc-run-{k}") };
                 frame(json!({"type": "chat.tool_call_complete", "seq": 9, "tool_call_id": id, "status": "completed",
@@ -257,19 +271,21 @@ fn per_event(c: &mut Criterion) {
     let mut group = c.benchmark_group("per_event");
     group.sample_size(30);
     for &n in &SIZES {
-        let base = session(n, BURST + 1);
-        for name in ["say", "settle"] {
+        let running = session(n, BURST + 1);
+        let finished = finished_session(n);
+        for name in ["say", "settle", "ask"] {
+            let base = if name == "ask" { &finished } else { &running };
             let events = burst(name);
             group.bench_function(format!("patch/{name}/{n}"), |b| {
-                b.iter_custom(|iters| time_per_event(|| held(&base), &events, iters, patch_frame))
+                b.iter_custom(|iters| time_per_event(|| held(base), &events, iters, patch_frame))
             });
             group.bench_function(format!("full/{name}/{n}"), |b| {
-                b.iter_custom(|iters| time_per_event(|| held(&base), &events, iters, full_frame))
+                b.iter_custom(|iters| time_per_event(|| held(base), &events, iters, full_frame))
             });
             // The same patch built on the plain state, whose id checks (STATE-020) scan every item:
             // what the index saves.
             group.bench_function(format!("patch_unindexed/{name}/{n}"), |b| {
-                b.iter_custom(|iters| time_per_event(|| unindexed(&base), &events, iters, patch_frame_unindexed))
+                b.iter_custom(|iters| time_per_event(|| unindexed(base), &events, iters, patch_frame_unindexed))
             });
         }
     }

@@ -176,11 +176,13 @@ enum Lookup<'a> {
     Index(&'a StateIndex),
 }
 
-/// The item ids and invocation ids of a state's items.
+/// The item ids and invocation ids of a state's items, and how many of its tool calls are open.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 struct StateIndex {
     ids: HashSet<Id>,
     invocations: HashSet<Id>,
+    /// Tool calls `pending` or `running`: with none, a new turn and a run's end need no scan.
+    open_calls: usize,
 }
 
 impl StateIndex {
@@ -190,6 +192,7 @@ impl StateIndex {
             index.ids.insert(item.id().clone());
             index.invocations.insert(item.invocation_id().clone());
         }
+        index.open_calls = state.open_tool_calls(None).count();
         index
     }
 
@@ -205,6 +208,8 @@ impl StateIndex {
             }
             UiEvent::ToolCall(e) => {
                 self.ids.insert(e.tool_call_id.clone());
+                // A new call is pending or running.
+                self.open_calls += 1;
             }
             UiEvent::ToolOutput(e) => {
                 // Applied, so the id is valid and its item exists now.
@@ -212,12 +217,12 @@ impl StateIndex {
                     self.ids.insert(output_id);
                 }
             }
+            // Applied, so the call was open and has settled.
+            UiEvent::ToolCallComplete(_) | UiEvent::ToolCallDismiss(_) => {
+                self.open_calls = self.open_calls.saturating_sub(1);
+            }
             UiEvent::RewindComplete(_) => *self = StateIndex::of(state),
-            UiEvent::RunStarted(_)
-            | UiEvent::ToolProgress(_)
-            | UiEvent::ToolCallComplete(_)
-            | UiEvent::ToolCallDismiss(_)
-            | UiEvent::RunComplete(_) => {}
+            UiEvent::RunStarted(_) | UiEvent::ToolProgress(_) | UiEvent::RunComplete(_) => {}
         }
     }
 }
@@ -228,8 +233,10 @@ impl StateIndex {
 /// [`IndexedUiState::apply`] is [`UiState::apply`] exactly and [`IndexedUiState::apply_with_patch`]
 /// is [`UiState::apply_with_patch`] exactly (same results, same errors, same state, same patch),
 /// except that the id checks (`STATE-020`, invocation reuse) look the index up instead of
-/// scanning every item: appending an item costs the same at 100 items and at 10,000, and folding
-/// n events costs O(n) rather than O(n²). The rules themselves live once, in the reducer.
+/// scanning every item, and a new turn or a run's end looks for open tool calls (`STATE-031`,
+/// `STATE-032`) only when the index counts some: appending an item, a new turn and a run's end
+/// cost the same at 100 items and at 10,000, and folding n events costs O(n) rather than O(n²).
+/// The rules themselves live once, in the reducer.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct IndexedUiState {
     state: UiState,
@@ -285,7 +292,7 @@ impl UiState {
                 if self.run.status.is_active() {
                     return Err(ReduceError::RunInProgress(self.current_invocation()));
                 }
-                let open: Vec<Id> = self.open_tool_calls(None).map(|c| c.id.clone()).collect();
+                let open: Vec<Id> = self.open_calls(None, lookup).map(|c| c.id.clone()).collect();
                 if !open.is_empty() {
                     return Err(ReduceError::OpenToolCallsAtNewTurn(open));
                 }
@@ -452,7 +459,7 @@ impl UiState {
                 match e.status {
                     RunCompleteStatus::AwaitingInput => {
                         let running: Vec<Id> = self
-                            .open_tool_calls(inv)
+                            .open_calls(inv, lookup)
                             .filter(|c| c.status == ToolCallStatus::Running)
                             .map(|c| c.id.clone())
                             .collect();
@@ -463,12 +470,12 @@ impl UiState {
                                 open: running,
                             });
                         }
-                        if self.open_tool_calls(inv).next().is_none() {
+                        if self.open_calls(inv, lookup).next().is_none() {
                             return Err(ReduceError::NothingAwaited(e.invocation_id.clone()));
                         }
                     }
                     _ => {
-                        let open: Vec<Id> = self.open_tool_calls(inv).map(|c| c.id.clone()).collect();
+                        let open: Vec<Id> = self.open_calls(inv, lookup).map(|c| c.id.clone()).collect();
                         if !open.is_empty() {
                             return Err(ReduceError::OpenToolCalls {
                                 invocation_id: e.invocation_id.clone(),
@@ -524,14 +531,17 @@ impl UiState {
 
     /// Tool calls still `pending` or `running`, of one invocation or of all.
     pub fn open_tool_calls<'s>(&'s self, invocation: Option<&'s Id>) -> impl Iterator<Item = &'s ToolCallItem> + 's {
-        self.items.iter().filter_map(move |i| match i {
-            DisplayItem::ToolCall(c)
-                if !c.status.is_terminal() && invocation.is_none_or(|inv| &c.invocation_id == inv) =>
-            {
-                Some(c)
-            }
-            _ => None,
-        })
+        open_calls_among(&self.items, invocation)
+    }
+
+    /// [`UiState::open_tool_calls`], with no scan when the index knows that no call is open.
+    fn open_calls<'s>(
+        &'s self,
+        invocation: Option<&'s Id>,
+        lookup: Lookup<'_>,
+    ) -> impl Iterator<Item = &'s ToolCallItem> + 's {
+        let none_open = matches!(lookup, Lookup::Index(index) if index.open_calls == 0);
+        open_calls_among(if none_open { &[] } else { &self.items }, invocation)
     }
 
     /// Whether any item carries this invocation id.
@@ -604,6 +614,19 @@ impl UiState {
         }
         Ok(call)
     }
+}
+
+/// The tool calls among `items` still `pending` or `running`, of one invocation or of all.
+fn open_calls_among<'s>(
+    items: &'s [DisplayItem],
+    invocation: Option<&'s Id>,
+) -> impl Iterator<Item = &'s ToolCallItem> + 's {
+    items.iter().filter_map(move |i| match i {
+        DisplayItem::ToolCall(c) if !c.status.is_terminal() && invocation.is_none_or(|inv| &c.invocation_id == inv) => {
+            Some(c)
+        }
+        _ => None,
+    })
 }
 
 /// The id of a tool call's `tool_output` item: the call id followed by [`OUTPUT_ID_SUFFIX`].
