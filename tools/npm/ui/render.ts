@@ -220,7 +220,7 @@ function output(item: OutputItem): HTMLElement {
 
 /** Keeps one DOM node per item while the item is unchanged, so a form being filled survives renders. */
 export class Renderer {
-  readonly #nodes = new Map<string, { key: string; node: HTMLElement }>();
+  readonly #nodes = new Map<string, { key: string; node: HTMLElement; item: DisplayItem }>();
   readonly #regions: Regions;
   readonly #answer: Answer;
   readonly #onError: (message: string) => void;
@@ -232,13 +232,18 @@ export class Renderer {
   }
 
   #node(slot: string, item: DisplayItem, build: () => HTMLElement, seen: Set<string>): HTMLElement {
-    const key = JSON.stringify(item);
     const id = `${slot}:${item.id}`;
     seen.add(id);
     const held = this.#nodes.get(id);
-    if (held !== undefined && held.key === key) return held.node;
+    // A patch leaves untouched items the very same objects: no need to compare their contents.
+    if (held !== undefined && held.item === item) return held.node;
+    const key = JSON.stringify(item);
+    if (held !== undefined && held.key === key) {
+      held.item = item;
+      return held.node;
+    }
     const node = build();
-    this.#nodes.set(id, { key, node });
+    this.#nodes.set(id, { key, node, item });
     return node;
   }
 
