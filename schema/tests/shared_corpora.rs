@@ -607,6 +607,7 @@ fn facts() -> String {
         "min_max_frame_bytes": MIN_MAX_FRAME_BYTES,
         "hard_cap_factor": HARD_CAP_FACTOR,
         "refused_resumes_per_connection": REFUSED_RESUMES_PER_CONNECTION,
+        "send_queue_max_bytes": chatwire_schema::SEND_QUEUE_MAX_BYTES,
         "max_safe_integer": chatwire_schema::MAX_SAFE_INTEGER,
         "close_codes": close_codes,
         "error_codes": error_codes,

@@ -19,6 +19,11 @@ The websockets traps this file avoids, each marked where it is handled:
     pings are automatic (TRANSPORT-010).
   * commit before send: frames go to a bounded per-connection outbox only after the store has
     committed them (sessions.Hub.emit), so a crash never shows a client an event the database lost.
+  * send queue: `ws.send` only waits while the client does not read, so without a bound of our own
+    every frame for a stalled client piles up in memory. The outbox counts its bytes; a frame that
+    would pass SEND_QUEUE_MAX_BYTES is not queued and the connection is closed with 4008
+    (TRANSPORT-016). The session stays as after a dropped connection: the client resumes and gets
+    the state from the store (TRANSPORT-017).
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ from chatwire.facts import (
     ID_PATTERN,
     MIN_MAX_FRAME_BYTES,
     REFUSED_RESUMES_PER_CONNECTION,
+    SEND_QUEUE_MAX_BYTES,
     SUBPROTOCOL,
 )
 from sessions import Hub, Refusal, Session, dumps
@@ -53,6 +59,11 @@ from store import Store
 HELLO_DEADLINE_S: Final = 30.0  # TRANSPORT-012
 IDLE_PING_S: Final = 30.0  # TRANSPORT-011
 WRITE_TIMEOUT_S: Final = 10.0
+CLOSE_HANDSHAKE_S: Final = 5.0  # TRANSPORT-016: after this a 4008 close drops the TCP connection
+# Flow control: a turn waits while more than PACE_BYTES are unsent, unless the client took nothing
+# for STALLED_S, which is a client that stopped reading (it is left to the send-queue bound).
+PACE_BYTES: Final = SEND_QUEUE_MAX_BYTES // 4
+STALLED_S: Final = 1.0
 OUTBOX_CAPACITY: Final = 4096
 _ID: Final = re.compile(ID_PATTERN)
 
@@ -74,17 +85,45 @@ class Connection:
         self.last_heard = time.monotonic()
         self.refused_resumes = 0
         self.outbox: asyncio.Queue[str | tuple[int, str]] = asyncio.Queue(OUTBOX_CAPACITY)
+        # Bytes of the frames in the outbox and the one being written: what the client has not taken.
+        self.unsent_bytes = 0
+        self.taken = asyncio.Event()  # set by the writer each time the client takes a frame
+        self.last_taken = time.monotonic()  # when it last took one, or its queue last filled
 
     # Peer protocol (sessions.Peer)
     def send_text(self, text: str) -> None:
         if self.closing:
             return  # TRANSPORT-008: nothing after a fatal error
-        try:
-            self.outbox.put_nowait(text)
-        except asyncio.QueueFull:
-            # A client that reads nothing must not make the server buffer without bound.
-            self.closing = True
-            self.ws.transport.abort()
+        size = len(text.encode("utf-8"))
+        # TRANSPORT-016: a single frame over the bound still goes out on an empty queue.
+        if (self.unsent_bytes and self.unsent_bytes + size > SEND_QUEUE_MAX_BYTES) or self.outbox.full():
+            self.overflow()
+            return
+        if not self.unsent_bytes:
+            self.last_taken = time.monotonic()
+        self.unsent_bytes += size
+        self.outbox.put_nowait(text)
+
+    async def paced(self) -> None:
+        await asyncio.sleep(0)
+        while self.unsent_bytes > PACE_BYTES and not self.closing:
+            waited = time.monotonic() - self.last_taken
+            if waited >= STALLED_S:
+                return  # stalled: the send-queue bound decides (TRANSPORT-016)
+            self.taken.clear()
+            try:
+                await asyncio.wait_for(self.taken.wait(), STALLED_S - waited)
+            except asyncio.TimeoutError:
+                return
+
+    def overflow(self) -> None:
+        """The client does not take its frames: drop the unsent ones and close with 4008. Nothing is
+        lost, the store holds every committed event and a resume rebuilds the state (TRANSPORT-017)."""
+        self.closing = True
+        while not self.outbox.empty():
+            self.outbox.get_nowait()
+        self.unsent_bytes = 0
+        self.outbox.put_nowait((CLOSE_CODES["send_queue_overflow"], "send queue overflow"))
 
     def close(self, code: int, reason: str) -> None:
         if self.closing:
@@ -101,9 +140,13 @@ class Connection:
             while True:
                 item = await self.outbox.get()
                 if isinstance(item, tuple):
-                    await asyncio.wait_for(self.ws.close(item[0], item[1]), WRITE_TIMEOUT_S)
+                    await asyncio.wait_for(self.ws.close(item[0], item[1]), CLOSE_HANDSHAKE_S)
                     return
                 await asyncio.wait_for(self.ws.send(item), WRITE_TIMEOUT_S)
+                if not self.closing:
+                    self.unsent_bytes -= len(item.encode("utf-8"))
+                self.last_taken = time.monotonic()
+                self.taken.set()
         except (asyncio.TimeoutError, ConnectionClosed):
             self.closing = True
             self.ws.transport.abort()

@@ -36,6 +36,9 @@ HARD_CAP_FACTOR: Final[int] = _FACTS["hard_cap_factor"]
 #: After answering this many resumes on one connection with `resume_rejected`, a server closes it
 #: with 1008 (RESUME-013).
 REFUSED_RESUMES_PER_CONNECTION: Final[int] = _FACTS["refused_resumes_per_connection"]
+#: The most bytes of frames a server may hold for one connection that has not taken them; a frame
+#: that would pass it is not queued and the connection is closed with 4008 (TRANSPORT-016).
+SEND_QUEUE_MAX_BYTES: Final[int] = _FACTS["send_queue_max_bytes"]
 #: The largest integer on the wire (INT-001).
 MAX_SAFE_INTEGER: Final[int] = _FACTS["max_safe_integer"]
 #: Close codes by name (`going_away`: 1001, `session_taken_over`: 4001, …).
