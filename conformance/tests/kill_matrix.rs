@@ -17,6 +17,10 @@
 //! Every faulty run also writes its wire logs (`run --wire-log`), and `check-log` over each log must
 //! reach the same always-on findings (check and requirement) as the live run did.
 //!
+//! Each row names the offer its runs make: the runner's default (1.1 with every feature once the
+//! reference speaks it), or 1.0 only for faults in what only a 1.0 connection receives (the
+//! whole-state update, the resume snapshot), which patches and catch-ups never take.
+//!
 //! The matrix (fault × failing scenarios × requirement ids) is written deterministically to
 //! `fixtures/kill-matrix.json`; the test fails when the committed file differs from the fresh one.
 //! Regenerate it with `CHATWIRE_UPDATE_KILL_MATRIX=1 cargo test -p chatwire-conformance --test kill_matrix`.
@@ -49,6 +53,35 @@ struct Expectation {
     scenarios: &'static [&'static str],
     violates: &'static [&'static str],
     caught_by: Caught,
+    offer: Offer,
+}
+
+/// The versions the fault's runs offer (CI runs the suite with both).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Offer {
+    /// The runner's default: every version it supports, newest first (1.1 with every feature once
+    /// the reference speaks it).
+    Default,
+    /// `--versions 1.0`: for faults in what only a 1.0 connection receives, the whole-state update
+    /// and the resume snapshot, which a 1.1 connection's patches and catch-ups never take; a loss
+    /// the log hides shows there as a state that differs from the one before the reconnect.
+    V1_0,
+}
+
+impl Offer {
+    fn versions(self) -> Option<Vec<String>> {
+        match self {
+            Offer::Default => None,
+            Offer::V1_0 => Some(vec!["1.0".to_owned()]),
+        }
+    }
+
+    fn as_str(self) -> &'static str {
+        match self {
+            Offer::Default => "default",
+            Offer::V1_0 => "1.0",
+        }
+    }
 }
 
 /// What counts as catching a fault.
@@ -69,6 +102,7 @@ const TABLE: &[Expectation] = &[
         scenarios: &["inline-completed-survives-resume", "resume-pending-then-answer", "crash-after-response"],
         violates: &["RESUME-009", "RESUME-011"],
         caught_by: Caught::MustFailure,
+        offer: Offer::V1_0,
     },
     // The resume snapshot leaves pending calls out: a pending call must stay answerable (RESUME-008)
     // and the snapshot must hold the whole state (RESUME-002).
@@ -77,6 +111,7 @@ const TABLE: &[Expectation] = &[
         scenarios: &["inline-pending-survives-resume", "rapid-reconnects", "artifact-surface-survives-resume"],
         violates: &["RESUME-008", "RESUME-002"],
         caught_by: Caught::MustFailure,
+        offer: Offer::V1_0,
     },
     // The rewind is announced but not logged: it must survive resume, reload and restart (REWIND-004).
     Expectation {
@@ -84,6 +119,7 @@ const TABLE: &[Expectation] = &[
         scenarios: &["rewind-basic", "rewind-reload-then-continue", "rewind-survives-restart"],
         violates: &["REWIND-004"],
         caught_by: Caught::MustFailure,
+        offer: Offer::Default,
     },
     // The state is cut at another invocation than the one announced: the rewind is not carried out
     // as sent (REWIND-003) and the update differs from the fold of the events (STATE-004, STATE-033).
@@ -92,6 +128,7 @@ const TABLE: &[Expectation] = &[
         scenarios: &["rewind-basic", "rewind-to-first-message", "rewind-repeat-is-harmless"],
         violates: &["REWIND-003", "STATE-004", "STATE-033"],
         caught_by: Caught::MustFailure,
+        offer: Offer::Default,
     },
     // Display order follows settlement: batch items must stay in call order (MULTI-004), and the
     // sent state no longer equals the reducer's fold (STATE-004).
@@ -100,6 +137,7 @@ const TABLE: &[Expectation] = &[
         scenarios: &["multi-tool-out-of-order", "multi-tool-progress-and-failure", "multi-tool-output-placement"],
         violates: &["MULTI-004", "STATE-004"],
         caught_by: Caught::MustFailure,
+        offer: Offer::V1_0,
     },
     // `completed` while a call awaits input: terminal statuses need no open call (RUN-004), and the
     // reducer refuses it (STATE-031, reported through STATE-006).
@@ -108,6 +146,7 @@ const TABLE: &[Expectation] = &[
         scenarios: &["multi-tool-mixed-hitl", "multi-tool-two-pending-answered-out-of-order"],
         violates: &["RUN-004", "RUN-003", "STATE-031", "STATE-006"],
         caught_by: Caught::MustFailure,
+        offer: Offer::Default,
     },
     // A second response is executed again: responses are idempotent (TOOL-012) and a settled call
     // never changes (TOOL-010).
@@ -116,6 +155,7 @@ const TABLE: &[Expectation] = &[
         scenarios: &["hitl-duplicate-response", "inline-completed-survives-resume"],
         violates: &["TOOL-012", "TOOL-010"],
         caught_by: Caught::MustFailure,
+        offer: Offer::Default,
     },
     // The dismissal is announced but not logged: settled calls survive resume (RESUME-009).
     Expectation {
@@ -123,6 +163,7 @@ const TABLE: &[Expectation] = &[
         scenarios: &["dismissal-client-survives-resume", "multi-tool-server-dismissal", "dismissal-superseded*"],
         violates: &["RESUME-009"],
         caught_by: Caught::MustFailure,
+        offer: Offer::V1_0,
     },
     // seq starts at 1 after a reload: seq strictly grows across reconnects and restarts (SEQ-001),
     // and the restarted server refuses the resume whose last_seq is above its restarted counter, so
@@ -132,6 +173,7 @@ const TABLE: &[Expectation] = &[
         scenarios: &["restart-resume", "seq-grows-across-restarts"],
         violates: &["SEQ-001", "RESUME-010"],
         caught_by: Caught::MustFailure,
+        offer: Offer::Default,
     },
     // Any token resumes: a wrong token must be rejected (RESUME-004), identically (RESUME-005).
     Expectation {
@@ -139,6 +181,7 @@ const TABLE: &[Expectation] = &[
         scenarios: &["resume-rejected", "resume-rejected-indistinguishable"],
         violates: &["RESUME-004", "RESUME-005"],
         caught_by: Caught::MustFailure,
+        offer: Offer::Default,
     },
     // ui_state_updated drops progress: every update equals the fold of the events (STATE-004).
     Expectation {
@@ -146,6 +189,7 @@ const TABLE: &[Expectation] = &[
         scenarios: &["multi-tool-progress-and-failure"],
         violates: &["STATE-004"],
         caught_by: Caught::MustFailure,
+        offer: Offer::V1_0,
     },
     // Bad input closes the connection: a non-fatal error keeps it open (ERROR-003) and each kind of
     // bad input has its error code (ERROR-006, ERROR-007, ERROR-008).
@@ -154,6 +198,7 @@ const TABLE: &[Expectation] = &[
         scenarios: &["errors-malformed-and-binary", "errors-unknown-type-variants", "errors-hello-required"],
         violates: &["ERROR-003", "ERROR-006", "ERROR-007", "ERROR-008", "SESSION-001"],
         caught_by: Caught::MustFailure,
+        offer: Offer::Default,
     },
     // The completion goes out before its commit and the server dies: every event is committed before
     // it is sent (RESUME-011), a committed response is executed exactly once (RESUME-012). The planted
@@ -164,6 +209,7 @@ const TABLE: &[Expectation] = &[
         scenarios: &["crash-after-response"],
         violates: &["RESUME-011", "RESUME-012", "RESUME-010"],
         caught_by: Caught::MustFailure,
+        offer: Offer::Default,
     },
     // Unknown types are ignored: they must get `unknown_type` (ERROR-007).
     Expectation {
@@ -171,6 +217,7 @@ const TABLE: &[Expectation] = &[
         scenarios: &["errors-unknown-type-variants", "errors-malformed-and-binary"],
         violates: &["ERROR-007"],
         caught_by: Caught::MustFailure,
+        offer: Offer::Default,
     },
     // corr differs from tool_call_id (TOOL-004), which the reducer refuses (STATE-029 via STATE-006).
     Expectation {
@@ -178,6 +225,7 @@ const TABLE: &[Expectation] = &[
         scenarios: &["multi-tool-progress-and-failure"],
         violates: &["TOOL-004", "STATE-029", "STATE-006"],
         caught_by: Caught::MustFailure,
+        offer: Offer::Default,
     },
     // No snapshot after a resumed welcome (STATE-002); the resume handshake is incomplete (RESUME-001).
     Expectation {
@@ -185,6 +233,7 @@ const TABLE: &[Expectation] = &[
         scenarios: &["rapid-reconnects"],
         violates: &["STATE-002", "RESUME-001", "RESUME-002"],
         caught_by: Caught::MustFailure,
+        offer: Offer::V1_0,
     },
     // Deadlines are ignored: a pending call past its deadline must expire (TOOL-018, SCRIPT-013).
     Expectation {
@@ -192,6 +241,7 @@ const TABLE: &[Expectation] = &[
         scenarios: &["expiry-then-response", "expiry-while-disconnected"],
         violates: &["TOOL-018", "SCRIPT-013"],
         caught_by: Caught::MustFailure,
+        offer: Offer::Default,
     },
     // A handshake without subprotocol is refused: it must be accepted and speak v1 (TRANSPORT-004).
     Expectation {
@@ -199,6 +249,7 @@ const TABLE: &[Expectation] = &[
         scenarios: &["transport-no-subprotocol", "transport-ping-pong"],
         violates: &["TRANSPORT-004"],
         caught_by: Caught::MustFailure,
+        offer: Offer::Default,
     },
     // conformance_script is advertised by a production backend: listed exactly in conformance mode
     // (SCRIPT-003). Only the scenario outside conformance mode can see it.
@@ -207,6 +258,7 @@ const TABLE: &[Expectation] = &[
         scenarios: &["script-refused-outside-conformance", "script-capability-listed"],
         violates: &["SCRIPT-003"],
         caught_by: Caught::MustFailure,
+        offer: Offer::Default,
     },
     // conformance_script is missing in conformance mode: every scripted scenario turns n/a, so only
     // the scenario that needs no capability fails (SCRIPT-003).
@@ -215,6 +267,7 @@ const TABLE: &[Expectation] = &[
         scenarios: &["script-capability-listed"],
         violates: &["SCRIPT-003"],
         caught_by: Caught::MustFailure,
+        offer: Offer::Default,
     },
     // A production backend plays a client's script: scripts only in conformance mode (SCRIPT-001).
     // Connections dropped on an orderly shutdown: they should be closed with 1001 (TRANSPORT-009), a
@@ -224,12 +277,14 @@ const TABLE: &[Expectation] = &[
         scenarios: &["shutdown-orderly-close"],
         violates: &["TRANSPORT-009"],
         caught_by: Caught::ShouldWarning,
+        offer: Offer::Default,
     },
     Expectation {
         fault: "script-accepted-outside-conformance",
         scenarios: &["script-refused-outside-conformance", "script-with-resume-refused"],
         violates: &["SCRIPT-001"],
         caught_by: Caught::MustFailure,
+        offer: Offer::Default,
     },
     // An integer written 4.0 or 1e3 is refused: it is the integer it denotes (INT-001).
     Expectation {
@@ -237,6 +292,7 @@ const TABLE: &[Expectation] = &[
         scenarios: &["int-integer-spellings"],
         violates: &["INT-001"],
         caught_by: Caught::MustFailure,
+        offer: Offer::Default,
     },
     // Numbers beyond 2^53 - 1 inside opaque values are taken and rounded: they must be refused
     // (INT-002, with invalid_frame: ERROR-008).
@@ -245,6 +301,7 @@ const TABLE: &[Expectation] = &[
         scenarios: &["int-opaque-numbers"],
         violates: &["INT-002", "ERROR-008"],
         caught_by: Caught::MustFailure,
+        offer: Offer::Default,
     },
     // The expiry is counted again from the server's start: the deadline is kept across the restart
     // (TOOL-019), so the call has expired by the first resume.
@@ -253,6 +310,7 @@ const TABLE: &[Expectation] = &[
         scenarios: &["expiry-deadline-passes-while-down", "expiry-survives-restart"],
         violates: &["TOOL-019"],
         caught_by: Caught::MustFailure,
+        offer: Offer::Default,
     },
     // A call running alone at the crash is run again: it must be failed as interrupted (SCRIPT-015).
     Expectation {
@@ -260,6 +318,7 @@ const TABLE: &[Expectation] = &[
         scenarios: &["restart-interrupts-lone-running-call", "multi-tool-restart-mid-batch"],
         violates: &["SCRIPT-015"],
         caught_by: Caught::MustFailure,
+        offer: Offer::Default,
     },
     // The cursor is checked before the token: resume_rejected comes first (RESUME-016).
     Expectation {
@@ -267,6 +326,7 @@ const TABLE: &[Expectation] = &[
         scenarios: &["resume-rejected-wins-over-cursor-ahead"],
         violates: &["RESUME-016"],
         caught_by: Caught::MustFailure,
+        offer: Offer::Default,
     },
     // Tool call ids of 122 characters: at most 121 (ID-003), or the reducer cannot form the output
     // item id (STATE-015, through STATE-006) and the states part (STATE-004).
@@ -275,6 +335,7 @@ const TABLE: &[Expectation] = &[
         scenarios: &["hitl-submit", "auto-tool-progress-output"],
         violates: &["ID-003", "STATE-015", "STATE-006"],
         caught_by: Caught::MustFailure,
+        offer: Offer::Default,
     },
     // A null submit is refused: it completes the call like any value (TOOL-021).
     Expectation {
@@ -282,6 +343,7 @@ const TABLE: &[Expectation] = &[
         scenarios: &["hitl-submit-null"],
         violates: &["TOOL-021"],
         caught_by: Caught::MustFailure,
+        offer: Offer::Default,
     },
     // A ui_tool without component_type is accepted in a script: invalid_script (SCRIPT-018).
     Expectation {
@@ -289,11 +351,13 @@ const TABLE: &[Expectation] = &[
         scenarios: &["invalid-script-rules"],
         violates: &["SCRIPT-018"],
         caught_by: Caught::MustFailure,
+        offer: Offer::Default,
     },
 ];
 
-fn options(fault: Option<&str>, store: &SnapshotStore) -> RunOptions {
+fn options(fault: Option<&str>, store: &SnapshotStore, offer: Offer) -> RunOptions {
     set_bundled_executable(env!("CARGO_BIN_EXE_chatwire-conformance"));
+    let defaults = DriverConfig::default();
     RunOptions {
         target: Target::Bundled { fault: fault.map(str::to_owned) },
         jobs: 2,
@@ -301,7 +365,8 @@ fn options(fault: Option<&str>, store: &SnapshotStore) -> RunOptions {
         driver: DriverConfig {
             timeout_scale: 2.0,
             snapshots: SnapshotMode::Compare(store.clone()),
-            ..DriverConfig::default()
+            versions: offer.versions().unwrap_or(defaults.versions.clone()),
+            ..defaults
         },
         scenario_timeout: Duration::from_secs(60),
         run_timeout: Duration::from_secs(600),
@@ -402,21 +467,26 @@ async fn every_fault_of_the_reference_is_killed_by_a_must_check_naming_a_violate
         .expect("fixtures/snapshots is readable");
     let started = Instant::now();
 
-    // Control: every scenario the matrix uses passes against the clean reference.
-    let mut used: BTreeSet<&str> = ALWAYS.iter().copied().collect();
-    for e in TABLE {
-        used.extend(e.scenarios.iter().copied());
+    // Control: every scenario the matrix uses passes against the clean reference, under the offer
+    // of every row that uses it.
+    let mut broken: Vec<String> = Vec::new();
+    for offer in [Offer::Default, Offer::V1_0] {
+        let mut used: BTreeSet<&str> = ALWAYS.iter().copied().collect();
+        for e in TABLE.iter().filter(|e| e.offer == offer) {
+            used.extend(e.scenarios.iter().copied());
+        }
+        let used: Vec<&str> = used.into_iter().collect();
+        let control = run_suite(pick(&all, &used), &options(None, &store, offer), Arc::new(|_| {}))
+            .await
+            .expect("the clean reference backend starts");
+        broken.extend(
+            control
+                .scenarios
+                .iter()
+                .filter(|s| s.verdict != Verdict::Pass)
+                .map(|s| format!("{} ({}, offer {})", s.id, s.verdict.as_str(), offer.as_str())),
+        );
     }
-    let used: Vec<&str> = used.into_iter().collect();
-    let control = run_suite(pick(&all, &used), &options(None, &store), Arc::new(|_| {}))
-        .await
-        .expect("the clean reference backend starts");
-    let broken: Vec<String> = control
-        .scenarios
-        .iter()
-        .filter(|s| s.verdict != Verdict::Pass)
-        .map(|s| format!("{} ({})", s.id, s.verdict.as_str()))
-        .collect();
     assert!(broken.is_empty(), "the control run against the clean reference must pass: {broken:?}");
 
     let mut rows = Vec::new();
@@ -429,7 +499,7 @@ async fn every_fault_of_the_reference_is_killed_by_a_must_check_naming_a_violate
         let scenarios = pick(&all, &globs);
         let dir = logs.join(e.fault);
         std::fs::create_dir_all(&dir).expect("the temp dir is writable");
-        let mut opts = options(Some(e.fault), &store);
+        let mut opts = options(Some(e.fault), &store, e.offer);
         opts.driver.wire_log_dir = Some(dir.clone());
         let report = run_suite(scenarios, &opts, Arc::new(|_| {}))
             .await
@@ -463,6 +533,7 @@ async fn every_fault_of_the_reference_is_killed_by_a_must_check_naming_a_violate
         }
         rows.push(json!({
             "fault": e.fault,
+            "offer": e.offer.as_str(),
             "killed": killed,
             "caught_by": match e.caught_by {
                 Caught::MustFailure => "must-level failure",

@@ -77,6 +77,28 @@ async fn the_sweep_passes_on_resume_hitl_and_multi_tool_scenarios_against_the_re
         let base = report.scenarios.iter().find(|s| s.id == id).expect("the uninterrupted run is reported");
         assert!(base.checks.iter().any(|c| c.id == SWEEP_APPLICABLE_CHECK && c.verdict == Verdict::Pass));
     }
+    // Where the reference speaks 1.1 (resume_catch_up in force) the sweep resumes both ways, from
+    // the latest state (a catch-up) and from a frame without a state (a snapshot), and the variants
+    // that caught up prove RESUME-019 with their final state.
+    if chatwire_schema::SUPPORTED_VERSIONS.iter().any(|v| v.minor >= 1) {
+        let variants: Vec<_> = report.scenarios.iter().filter(|s| s.sweep.is_some()).collect();
+        let resumed_from = |words: &str| {
+            variants
+                .iter()
+                .filter(|v| v.checks.iter().any(|c| c.id == "sweep-resume" && c.summary.contains(words)))
+                .count()
+        };
+        assert!(resumed_from("from the latest state") > 0, "no variant resumed for a catch-up");
+        assert!(resumed_from("without a state") > 0, "no variant resumed for a snapshot");
+        let caught_up = variants
+            .iter()
+            .filter(|v| {
+                v.checks.iter().any(|c| c.id == "sweep-final-state" && c.requirements.iter().any(|r| r == "RESUME-019"))
+            })
+            .count();
+        assert!(caught_up > 0, "no variant received a catch-up");
+        assert!(caught_up < variants.len(), "every variant received a catch-up");
+    }
     let sweep = report.sweep.as_ref().expect("a sweep run has a sweep summary");
     assert_eq!(sweep.scenarios, SWEPT.len());
     assert_eq!(sweep.variants, frames.values().sum::<usize>());
