@@ -338,8 +338,9 @@ pub enum Step {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         timeout_ms: Option<u64>,
     },
-    /// Stop reading the connection for `ms` milliseconds (scaled by `--timeout-scale`), then read
-    /// again: what the server sends meanwhile piles up in its send queue (TRANSPORT-016).
+    /// Stop reading the connection for `ms` milliseconds (scaled by `--timeout-scale` unless
+    /// `scaled` is false), then read again: what the server sends meanwhile piles up in its send
+    /// queue (TRANSPORT-016).
     PauseReading {
         /// Connection name (default `main`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -347,6 +348,11 @@ pub enum Step {
         /// How long, before scaling.
         #[schemars(range(max = 60000))]
         ms: u64,
+        /// Whether `--timeout-scale` stretches the pause (default true). False where the pause must
+        /// stay within a protocol constant: a server may drop a connection whose 4008 closing
+        /// handshake has not completed in 5 s (TRANSPORT-016).
+        #[serde(default = "yes", skip_serializing_if = "is_true")]
+        scaled: bool,
     },
     /// The connection's UiState as the runner holds it (snapshot, updates, patches applied) matches
     /// `state` partially, and holds exactly `items` display items when given.

@@ -545,9 +545,10 @@ impl Driver<'_> {
                 }
                 Ok(())
             }
-            Step::PauseReading { ms, .. } => {
+            Step::PauseReading { ms, scaled, .. } => {
                 self.conn_mut(&conn)?;
-                let pause = self.cfg.scaled(Duration::from_millis(*ms));
+                let pause =
+                    if *scaled { self.cfg.scaled(Duration::from_millis(*ms)) } else { Duration::from_millis(*ms) };
                 self.transcript(format!("{conn} || pause reading"));
                 self.log(format!("{conn} || not reading for {} ms", pause.as_millis()));
                 tokio::time::sleep_until((Instant::now() + pause).min(self.deadline)).await;
