@@ -226,9 +226,7 @@ impl Driver<'_> {
 
     pub(super) fn snapshot(&mut self, conn: &str, name: &str) -> Result<(), StepError> {
         let state = self
-            .conns
-            .get(conn)
-            .and_then(|c| self.monitor.state(c.id))
+            .conn_state(conn)
             .map(|state| serde_json::to_value(state).unwrap_or(Value::Null))
             .ok_or_else(|| StepError::fail("no UiState to snapshot: no ui_state_snapshot was received"))?;
         let text = snapshot::projection(&mut self.snap_normalizer, &state, &self.transcript);

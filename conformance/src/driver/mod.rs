@@ -465,6 +465,11 @@ impl Driver<'_> {
         }
     }
 
+    /// The UiState the runner holds on `conn`: the last snapshot with every update and patch since.
+    pub(super) fn conn_state(&self, conn: &str) -> Option<&chatwire_schema::UiState> {
+        self.monitor.state(self.conns.get(conn)?.id)
+    }
+
     pub(super) fn step_deadline(&self, timeout_ms: Option<u64>) -> Instant {
         let base = timeout_ms.map(Duration::from_millis).unwrap_or(self.cfg.step_timeout);
         (Instant::now() + self.cfg.scaled(base)).min(self.deadline)

@@ -95,19 +95,11 @@ impl Driver<'_> {
     /// RESUME-019: the state a catch-up gave equals the snapshot a resume from seq 0 gets right
     /// after it (nothing may happen in between: the scenario resumes when the session is idle).
     pub(super) async fn compare_catch_up_with_snapshot(&mut self, conn: &str) -> Result<(), StepError> {
-        let caught_up = self
-            .conns
-            .get(conn)
-            .and_then(|c| self.monitor.state(c.id))
-            .cloned()
-            .ok_or_else(|| StepError::fail("no state after the resume to compare"))?;
+        let caught_up =
+            self.conn_state(conn).cloned().ok_or_else(|| StepError::fail("no state after the resume to compare"))?;
         self.resume(conn, Some(0), None, Some(ResumeAnswer::Snapshot)).await?;
-        let snapshot = self
-            .conns
-            .get(conn)
-            .and_then(|c| self.monitor.state(c.id))
-            .cloned()
-            .ok_or_else(|| StepError::fail("no state after the second resume"))?;
+        let snapshot =
+            self.conn_state(conn).cloned().ok_or_else(|| StepError::fail("no state after the second resume"))?;
         match divergence(&snapshot, &caught_up, self.monitor.redactor()) {
             None => Ok(()),
             Some(diff) => Err(StepError::fail(format!(
@@ -120,9 +112,7 @@ impl Driver<'_> {
     /// The state the runner holds on `conn` matches `pattern`, with exactly `items` items if given.
     pub(super) fn expect_state(&mut self, conn: &str, pattern: &Value, items: Option<usize>) -> Result<(), StepError> {
         let state = self
-            .conns
-            .get(conn)
-            .and_then(|c| self.monitor.state(c.id))
+            .conn_state(conn)
             .map(|s| serde_json::to_value(s).unwrap_or(Value::Null))
             .ok_or_else(|| StepError::fail("no UiState on the connection: no ui_state_snapshot was received"))?;
         let count = state.get("items").and_then(Value::as_array).map_or(0, Vec::len);

@@ -263,7 +263,7 @@ impl Driver<'_> {
 
     /// The monitor's model of the main connection's UiState.
     fn main_state(&self) -> Option<&chatwire_schema::UiState> {
-        self.monitor.state(self.conns.get(DEFAULT_CONN)?.id)
+        self.conn_state(DEFAULT_CONN)
     }
 
     /// The main connection's final state, normalized like snapshots.
