@@ -183,11 +183,12 @@ const TABLE: &[Expectation] = &[
         caught_by: Caught::MustFailure,
         offer: Offer::Default,
     },
-    // ui_state_updated drops progress: every update equals the fold of the events (STATE-004).
+    // ui_state_updated drops progress: every update equals the fold of the events (STATE-004); on a
+    // connection with patches, the patch drops its progress ops and gives another state (STATE-038).
     Expectation {
         fault: "state-diverges",
         scenarios: &["multi-tool-progress-and-failure"],
-        violates: &["STATE-004"],
+        violates: &["STATE-004", "STATE-038"],
         caught_by: Caught::MustFailure,
         offer: Offer::V1_0,
     },
@@ -350,6 +351,58 @@ const TABLE: &[Expectation] = &[
         fault: "componentless-ui-tool-accepted",
         scenarios: &["invalid-script-rules"],
         violates: &["SCRIPT-018"],
+        caught_by: Caught::MustFailure,
+        offer: Offer::Default,
+    },
+    // A patch without its last op: applied to its base it no longer gives the fold of the events
+    // (STATE-038).
+    Expectation {
+        fault: "patch-missing-op",
+        scenarios: &["patch-multi-tool-turn"],
+        violates: &["STATE-038"],
+        caught_by: Caught::MustFailure,
+        offer: Offer::Default,
+    },
+    // base_seq names the seq before the latest state frame (STATE-037).
+    Expectation {
+        fault: "patch-wrong-base-seq",
+        scenarios: &["patch-multi-tool-turn"],
+        violates: &["STATE-037"],
+        caught_by: Caught::MustFailure,
+        offer: Offer::Default,
+    },
+    // Patches on a connection whose hello left ui_state_patch out: a frame of a feature not in force
+    // (SESSION-015) in place of the ui_state_updated STATE-003 requires.
+    Expectation {
+        fault: "patch-without-feature",
+        scenarios: &["features-subset-updates-only"],
+        violates: &["SESSION-015", "STATE-003"],
+        caught_by: Caught::MustFailure,
+        offer: Offer::Default,
+    },
+    // `features` in a 1.0 welcome: a member 1.0 does not define (COMPAT-005, SESSION-013).
+    Expectation {
+        fault: "v11-member-on-v10-connection",
+        scenarios: &["version-1-0-offer-no-1-1-frames"],
+        violates: &["COMPAT-005", "SESSION-013"],
+        caught_by: Caught::MustFailure,
+        offer: Offer::Default,
+    },
+    // A catch-up patch from the first state instead of last_seq's: it does not turn the state of
+    // last_seq into the session's (RESUME-017), nor give what a snapshot holds (RESUME-019).
+    Expectation {
+        fault: "catch-up-wrong-base",
+        scenarios: &["resume-catch-up"],
+        violates: &["RESUME-017", "RESUME-019"],
+        caught_by: Caught::MustFailure,
+        offer: Offer::Default,
+    },
+    // No bound on the send queue: a client that stops reading is never closed with 4008
+    // (TRANSPORT-016), caught through the close-and-resume contract, not through memory.
+    Expectation {
+        fault: "unbounded-send-queue",
+        scenarios: &["send-queue-overflow-resume"],
+        violates: &["TRANSPORT-016"],
         caught_by: Caught::MustFailure,
         offer: Offer::Default,
     },

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Final, Literal, Protocol
 
-from chatwire.facts import FATAL_CLOSE_CODES, SUPPORTED_VERSIONS, UI_STATE_VERSION, is_fatal
+from chatwire.facts import FATAL_CLOSE_CODES, UI_STATE_VERSION, is_fatal
 from chatwire import (
     AwaitInput,
     Decision,
@@ -48,6 +48,10 @@ JsonObject = dict[str, Any]
 SERVER_NAME: Final = "chatwire-python-template/0.1.0"
 #: What `Hub._next` returns after carrying out one decision.
 CARRIED_OUT: Final = "carried out"
+# The protocol versions this template speaks, newest first: 1.0 only. It implements no 1.1 feature
+# (ui_state_patch, resume_catch_up), so it does not offer 1.1 although the package's facts list it;
+# a client offering ["1.1", "1.0"] gets 1.0 and the runner reports the 1.1 scenarios not applicable.
+TEMPLATE_VERSIONS: Final[tuple[str, ...]] = ("1.0",)
 
 
 class Peer(Protocol):
@@ -219,7 +223,7 @@ class Hub:
             frame["in_reply_to"] = in_reply_to
         frame["fatal"] = is_fatal(code)  # ERROR-002
         if code == "unsupported_version":
-            frame["supported_versions"] = list(SUPPORTED_VERSIONS)
+            frame["supported_versions"] = list(TEMPLATE_VERSIONS)
         return frame
 
     def send_session_error(self, s: Session, peer: Peer, refusal: Refusal, in_reply_to: str | None) -> None:
@@ -234,7 +238,7 @@ class Hub:
     async def hello(self, peer: Peer, hello: JsonObject) -> Session:
         """Opens or resumes a session; raises Refusal (the connection stays unbound)."""
         offered = set(hello["versions"])
-        version = next((v for v in SUPPORTED_VERSIONS if v in offered), None)  # newest first (SESSION-003)
+        version = next((v for v in TEMPLATE_VERSIONS if v in offered), None)  # newest first (SESSION-003)
         if version is None:
             raise Refusal("unsupported_version", "none of the offered versions is supported")
         script = hello.get("script")

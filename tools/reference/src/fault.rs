@@ -19,7 +19,7 @@ use chatwire_schema::chat::tool_call_response::ResponseOutcome;
 use chatwire_schema::script::ScriptError;
 use chatwire_schema::session::welcome::Capability;
 use chatwire_schema::state_patch::PatchOp;
-use chatwire_schema::{ClientFrame, DisplayItem, ErrorCode, Id, ServerFrame, ToolCallStatus, UiState};
+use chatwire_schema::{ClientFrame, DisplayItem, ErrorCode, Id, ProtocolVersion, ServerFrame, ToolCallStatus, UiState};
 
 use crate::hooks::{Hooks, RefusalAction};
 use crate::session::Refusal;
@@ -135,6 +135,23 @@ faults! {
     /// A script whose `ui_tool` has no `component_type` is accepted.
     ComponentlessUiToolAccepted = "componentless-ui-tool-accepted":
         "a script with a ui_tool without component_type is accepted (and breaks its run later)",
+    /// A `ui_state_patch` of two or more ops goes out without its last op.
+    PatchMissingOp = "patch-missing-op":
+        "a ui_state_patch leaves out its last op, so the state it gives differs from the events",
+    /// A `ui_state_patch` names the seq before its base as `base_seq`.
+    PatchWrongBaseSeq = "patch-wrong-base-seq": "a ui_state_patch names the seq before its base as base_seq",
+    /// Patches are sent on every 1.1 connection, whatever its hello's `features` asked for.
+    PatchWithoutFeature = "patch-without-feature":
+        "ui_state_patch is sent on 1.1 connections whose hello left ui_state_patch out of features",
+    /// The welcome of a 1.0 connection carries the 1.1 member `features` (empty).
+    V11MemberOnV10Connection = "v11-member-on-v10-connection":
+        "the welcome of a 1.0 connection carries the 1.1 member features",
+    /// A catch-up patch is built from the session's first (empty) state instead of `last_seq`'s.
+    CatchUpWrongBase = "catch-up-wrong-base":
+        "a catch-up patch is built from the session's first state, not last_seq's, so it replays every earlier event",
+    /// A connection's send queue has no bound: a client that stops reading is never closed with 4008.
+    UnboundedSendQueue = "unbounded-send-queue":
+        "a client that stops reading gets its frames queued without bound instead of a 4008 close",
 }
 
 /// `--fault` named no known fault.
@@ -353,12 +370,47 @@ impl Hooks for Fault {
         *self != Fault::ExpiryIgnored
     }
 
+    fn welcome_features(&self, in_force: Option<Vec<Capability>>) -> Option<Vec<Capability>> {
+        match in_force {
+            None if *self == Fault::V11MemberOnV10Connection => Some(Vec::new()),
+            other => other,
+        }
+    }
+
+    fn sends_patches(&self, in_force: bool, version: ProtocolVersion) -> bool {
+        in_force || (*self == Fault::PatchWithoutFeature && version >= ProtocolVersion { major: 1, minor: 1 })
+    }
+
+    fn catch_up_split(&self, before: usize) -> usize {
+        if *self == Fault::CatchUpWrongBase {
+            0
+        } else {
+            before
+        }
+    }
+
     fn patch(&self, mut ops: Vec<PatchOp>) -> Vec<PatchOp> {
-        // The patch counterpart of the update that drops tool progress.
-        if *self == Fault::StateDiverges {
-            ops.retain(|op| !op.path().ends_with("/progress"));
+        match self {
+            Fault::PatchMissingOp if ops.len() >= 2 => {
+                ops.pop();
+            }
+            // The patch counterpart of the update that drops tool progress.
+            Fault::StateDiverges => ops.retain(|op| !op.path().ends_with("/progress")),
+            _ => {}
         }
         ops
+    }
+
+    fn patch_base_seq(&self, base_seq: u64) -> u64 {
+        if *self == Fault::PatchWrongBaseSeq {
+            base_seq.saturating_sub(1)
+        } else {
+            base_seq
+        }
+    }
+
+    fn send_queue_bound(&self, bound: usize) -> Option<usize> {
+        (*self != Fault::UnboundedSendQueue).then_some(bound)
     }
 }
 

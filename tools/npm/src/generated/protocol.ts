@@ -2,7 +2,7 @@
 // types, run `cargo run -p chatwire-schema-tool -- export`, then `npm run generate` in tools/npm.
 
 /** The protocol version these types describe (`MAJOR.MINOR`). */
-export const PROTOCOL_VERSION = "1.0";
+export const PROTOCOL_VERSION = "1.1";
 /** The WebSocket subprotocol of this major version. */
 export const SUBPROTOCOL = "chatwire.v1";
 

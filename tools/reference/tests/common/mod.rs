@@ -404,6 +404,20 @@ pub fn apply_patch(base: &UiState, patch: &[chatwire_schema::state_patch::PatchO
     serde_json::from_value(doc).map_err(|e| format!("a patched state is not a UiState: {e}"))
 }
 
+/// Two turns: the first says "first", runs a batch of two self-settling tools with progress
+/// (settled in reverse order) and says "second"; the second says "third".
+pub fn tool_turns_script() -> Value {
+    let tool = |name: &str| {
+        json!({"tool_name": name, "interaction_type": "auto_tool", "display": "inline", "run_ms": 5,
+            "progress": [{"message": "half", "fraction": 0.5}], "outcome": {"kind": "result", "value": {"ok": name}}})
+    };
+    json!({"turns": [{"steps": [
+        {"op": "say", "markdown": "first"},
+        {"op": "tool_calls", "settle_order": [1, 0], "calls": [tool("a"), tool("b")]},
+        {"op": "say", "markdown": "second"}
+    ]}, {"steps": [{"op": "say", "markdown": "third"}]}]})
+}
+
 /// A script of `n` turns that each say "turn k".
 pub fn say_script(n: usize) -> Value {
     let turns: Vec<Value> =
