@@ -279,6 +279,16 @@ impl IndexedUiState {
     }
 }
 
+/// Read access to the state: everything that only looks at a [`UiState`] looks at an indexed one
+/// the same way; changes go through the index-keeping methods above.
+impl std::ops::Deref for IndexedUiState {
+    type Target = UiState;
+
+    fn deref(&self) -> &UiState {
+        &self.state
+    }
+}
+
 impl UiState {
     /// Applies one event in place. On error the state is unchanged.
     pub fn apply(&mut self, event: UiEvent<'_>) -> Result<(), ReduceError> {

@@ -44,7 +44,7 @@ pub(super) async fn catch_up(session: &Arc<Session>, g: &Inner, last_seq: u64) -
     let events = frames.iter().filter_map(ServerFrame::ui_event);
     match catch_up_patch(&base, events) {
         // The log and the session agree (they always do but in a faulty build): the patch is good.
-        Ok((state, patch)) if state == g.state => Ok(Some(CatchUp { base_seq: last_seq, patch })),
+        Ok((state, patch)) if state == *g.state.state() => Ok(Some(CatchUp { base_seq: last_seq, patch })),
         Ok(_) => {
             eprintln!("chatwire-reference: session {}: the log does not fold to the state; snapshot", session.id);
             Ok(None)

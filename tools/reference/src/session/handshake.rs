@@ -4,7 +4,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use chatwire_schema::session::welcome::{Capability, Limits, SessionWelcome};
-use chatwire_schema::{ErrorCode, Id, ServerFrame, UiState};
+use chatwire_schema::{ErrorCode, Id, IndexedUiState, ServerFrame};
 use tokio::sync::Mutex;
 
 use super::catch_up::{catch_up, CatchUp, RESUME_RETENTION};
@@ -40,7 +40,7 @@ pub(crate) async fn open_session(
         id: id.clone(),
         shared: shared.clone(),
         inner: Mutex::new(Inner {
-            state: UiState::default(),
+            state: IndexedUiState::default(),
             next_seq: 3,
             last_state_seq: 2,
             token_hash,

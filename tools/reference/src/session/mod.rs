@@ -22,7 +22,8 @@ use std::sync::Arc;
 
 use chatwire_schema::script::ScriptTurn;
 use chatwire_schema::session::welcome::Capability;
-use chatwire_schema::{ErrorCode, Id, ProtocolVersion, ReduceError, UiState};
+use chatwire_schema::IndexedUiState;
+use chatwire_schema::{ErrorCode, Id, ProtocolVersion, ReduceError};
 use tokio::sync::Mutex;
 use tokio::task::AbortHandle;
 
@@ -107,7 +108,8 @@ pub(crate) struct Session {
 
 /// A session's mutable part; every field is guarded by the session mutex.
 pub(crate) struct Inner {
-    pub state: UiState,
+    /// Indexed, so that an event costs the same at 100 items and at 10,000 (`IndexedUiState`).
+    pub state: IndexedUiState,
     next_seq: u64,
     /// The seq of the latest frame that carried a state to the attached connection: the base of
     /// its next patch (`STATE-037`).

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use chatwire_schema::script::ScriptTurn;
 use chatwire_schema::session::welcome::Capability;
-use chatwire_schema::{FrameValidator, Id, IndexedUiState, ProtocolVersion, ServerFrame, UiState, SUPPORTED_VERSIONS};
+use chatwire_schema::{FrameValidator, Id, IndexedUiState, ProtocolVersion, ServerFrame, SUPPORTED_VERSIONS};
 use tokio::sync::Mutex;
 
 use super::recovery::recover;
@@ -209,7 +209,7 @@ impl Shared {
 
 /// The state a session's log folds to (every event through the reducer), and the user messages
 /// it accepted. Indexed: folding n events is O(n), so a load after a restart grows linearly.
-pub(super) fn fold_log(id: &Id, events: &[String]) -> (UiState, HashSet<Id>) {
+pub(super) fn fold_log(id: &Id, events: &[String]) -> (IndexedUiState, HashSet<Id>) {
     let mut fold = IndexedUiState::default();
     let mut accepted_messages = HashSet::new();
     for (index, text) in events.iter().enumerate() {
@@ -227,7 +227,7 @@ pub(super) fn fold_log(id: &Id, events: &[String]) -> (UiState, HashSet<Id>) {
             eprintln!("chatwire-reference: session {id}: log entry {index} skipped: {e}");
         }
     }
-    (fold.into_state(), accepted_messages)
+    (fold, accepted_messages)
 }
 
 /// Takes a session whose memory can no longer be trusted out of service: its connection is
