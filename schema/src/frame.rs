@@ -154,6 +154,13 @@ impl ServerFrame {
         })
     }
 
+    /// Whether this frame carries a state (a `ui_state_snapshot`, `ui_state_updated` or
+    /// `ui_state_patch`): the frames a patch's `base_seq` (`STATE-037`) and a catch-up's
+    /// `last_seq` (`RESUME-017`) may name.
+    pub fn carries_state(&self) -> bool {
+        matches!(self, ServerFrame::UiStateSnapshot(_) | ServerFrame::UiStateUpdated(_) | ServerFrame::UiStatePatch(_))
+    }
+
     /// The event this frame carries for the reducer, if it changes the UiState.
     pub fn ui_event(&self) -> Option<UiEvent<'_>> {
         Some(match self {

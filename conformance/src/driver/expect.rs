@@ -16,11 +16,6 @@ pub(super) fn is_state_change(frame: &Value) -> bool {
     matches!(frame.get("type").and_then(Value::as_str), Some("ui_state_updated" | "ui_state_patch"))
 }
 
-/// Whether `pattern` asks for a state change frame itself.
-fn wants_state_change(pattern: &Value) -> bool {
-    is_state_change(pattern)
-}
-
 impl Driver<'_> {
     pub(super) async fn expect_one(
         &mut self,
@@ -30,7 +25,7 @@ impl Driver<'_> {
         skip_updates: bool,
     ) -> Result<(), StepError> {
         let wanted = pattern.get("type").and_then(Value::as_str).unwrap_or("a frame").to_owned();
-        let skip = skip_updates && !wants_state_change(pattern);
+        let skip = skip_updates && !is_state_change(pattern);
         loop {
             match self.next(conn, deadline).await? {
                 Next::Frame(v) => {
@@ -75,7 +70,7 @@ impl Driver<'_> {
         while !open.is_empty() {
             match self.next(conn, deadline).await? {
                 Next::Frame(v) => {
-                    let wants_updates = open.iter().any(|p| wants_state_change(p));
+                    let wants_updates = open.iter().any(|p| is_state_change(p));
                     if !wants_updates && is_state_change(&v) {
                         continue;
                     }

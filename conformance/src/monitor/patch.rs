@@ -122,7 +122,7 @@ pub(super) struct SeqKinds {
 impl SeqKinds {
     /// Notes the frame `frame` of seq `seq`.
     pub(super) fn note(&mut self, seq: u64, frame: &ServerFrame) {
-        let set = if is_state_frame(frame) {
+        let set = if frame.carries_state() {
             &mut self.state
         } else if frame.ui_event().is_some() {
             &mut self.event
@@ -150,11 +150,6 @@ impl SeqKinds {
     fn events_after(&self, seq: u64) -> usize {
         self.event.range(seq.saturating_add(1)..).count()
     }
-}
-
-/// Whether `frame` carries a state (a snapshot, an update or a patch).
-pub(super) fn is_state_frame(frame: &ServerFrame) -> bool {
-    matches!(frame, ServerFrame::UiStateSnapshot(_) | ServerFrame::UiStateUpdated(_) | ServerFrame::UiStatePatch(_))
 }
 
 /// The events of a connection since its latest state frame, for the shape check. Bounded: a server

@@ -55,10 +55,6 @@ async fn turn(c: &mut Client, id: &str) -> Vec<ServerFrame> {
     frames
 }
 
-fn is_state(frame: &ServerFrame) -> bool {
-    matches!(frame, ServerFrame::UiStateSnapshot(_) | ServerFrame::UiStateUpdated(_) | ServerFrame::UiStatePatch(_))
-}
-
 #[tokio::test]
 async fn a_1_1_offer_gets_1_1_with_every_feature_and_a_1_0_offer_gets_exactly_1_0() {
     let server = TestServer::memory().await;
@@ -160,7 +156,7 @@ async fn a_resume_from_a_state_frame_gets_one_catch_up_patch_to_the_same_state_a
     turn(&mut a, "m2").await;
     let final_state = a.fold.clone();
     // Every state frame the session sent is a base: the first snapshot, a patch mid-turn, the last.
-    let mid = frames.iter().filter(|f| is_state(f)).nth(2).and_then(ServerFrame::seq).unwrap();
+    let mid = frames.iter().filter(|f| f.carries_state()).nth(2).and_then(ServerFrame::seq).unwrap();
     for base in [snapshot_seq, mid, a.last_state_seq] {
         let (b, w, state) = resume(&server.url, &a, base, None).await;
         assert_eq!(w.resume_retention, Some(1000));
