@@ -31,6 +31,8 @@ pub const SPEC_FILES: &[(&str, &str)] = &[
     ("ui-state.md", include_str!(concat!(env!("CHATWIRE_SPEC_DIR"), "/ui-state.md"))),
     ("resume.md", include_str!(concat!(env!("CHATWIRE_SPEC_DIR"), "/resume.md"))),
     ("rewind.md", include_str!(concat!(env!("CHATWIRE_SPEC_DIR"), "/rewind.md"))),
+    ("retry.md", include_str!(concat!(env!("CHATWIRE_SPEC_DIR"), "/retry.md"))),
+    ("streaming.md", include_str!(concat!(env!("CHATWIRE_SPEC_DIR"), "/streaming.md"))),
     ("multi-tool.md", include_str!(concat!(env!("CHATWIRE_SPEC_DIR"), "/multi-tool.md"))),
     ("errors.md", include_str!(concat!(env!("CHATWIRE_SPEC_DIR"), "/errors.md"))),
     ("conformance-profile.md", include_str!(concat!(env!("CHATWIRE_SPEC_DIR"), "/conformance-profile.md"))),
