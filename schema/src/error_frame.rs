@@ -62,7 +62,7 @@ pub enum ErrorCode {
     InvalidScript,
     /// A user message reused the id of one already accepted; nothing new was started (since 1.0).
     DuplicateMessage,
-    /// A user message or rewind arrived while a run slice is in progress (since 1.0).
+    /// A user message, rewind or retry arrived while a run slice is in progress (since 1.0).
     RunInProgress,
     /// The response names a tool call the session's effective state does not hold (since 1.0).
     UnknownToolCall,
@@ -76,6 +76,19 @@ pub enum ErrorCode {
     SessionTakenOver,
     /// The server failed; the session's state is unchanged (since 1.0).
     InternalError,
+    /// The frame asks for a capability the server does not list in its welcome, e.g. `chat.retry`
+    /// without `retry` (since 1.1).
+    #[schemars(extend("x-chatwire-since" = "1.1"))]
+    CapabilityNotOffered,
+    /// The retry names an item the session's effective state does not hold (since 1.1).
+    #[schemars(extend("x-chatwire-since" = "1.1"))]
+    UnknownItem,
+    /// The retry names an item outside the latest turn (since 1.1).
+    #[schemars(extend("x-chatwire-since" = "1.1"))]
+    ItemNotInLatestTurn,
+    /// The retry would keep a tool call that is still open (since 1.1).
+    #[schemars(extend("x-chatwire-since" = "1.1"))]
+    RetryKeepsOpenCall,
 }
 
 impl ErrorCode {
@@ -101,6 +114,10 @@ impl ErrorCode {
         ErrorCode::UnknownInvocation,
         ErrorCode::SessionTakenOver,
         ErrorCode::InternalError,
+        ErrorCode::CapabilityNotOffered,
+        ErrorCode::UnknownItem,
+        ErrorCode::ItemNotInLatestTurn,
+        ErrorCode::RetryKeepsOpenCall,
     ];
 
     /// The wire name, e.g. `"unknown_tool_call"`.
@@ -126,6 +143,10 @@ impl ErrorCode {
             ErrorCode::UnknownInvocation => "unknown_invocation",
             ErrorCode::SessionTakenOver => "session_taken_over",
             ErrorCode::InternalError => "internal_error",
+            ErrorCode::CapabilityNotOffered => "capability_not_offered",
+            ErrorCode::UnknownItem => "unknown_item",
+            ErrorCode::ItemNotInLatestTurn => "item_not_in_latest_turn",
+            ErrorCode::RetryKeepsOpenCall => "retry_keeps_open_call",
         }
     }
 

@@ -30,6 +30,16 @@ pub const OWN_CHECKS: &[(&str, &[ErrorCode])] = &[
         ],
     ),
     ("chat.user_message", &[ErrorCode::DuplicateMessage, ErrorCode::RunInProgress]),
+    (
+        "chat.retry",
+        &[
+            ErrorCode::CapabilityNotOffered,
+            ErrorCode::RunInProgress,
+            ErrorCode::UnknownItem,
+            ErrorCode::ItemNotInLatestTurn,
+            ErrorCode::RetryKeepsOpenCall,
+        ],
+    ),
 ];
 
 /// The own checks of a client frame type, first to last (empty when its checks cannot both fail).
@@ -85,5 +95,10 @@ mod tests {
         assert_eq!(first_failing("session.hello", &[ResumeCursorAhead, ResumeRejected]), Some(ResumeRejected));
         assert_eq!(first_failing("chat.user_message", &[RunInProgress, InvalidFrame]), Some(InvalidFrame));
         assert_eq!(first_failing("chat.rewind", &[UnknownInvocation]), None);
+        // RETRY-004: a server without `retry` says so first; a run in progress before the item checks.
+        assert_eq!(first_failing("chat.retry", &[RunInProgress, CapabilityNotOffered]), Some(CapabilityNotOffered));
+        assert_eq!(first_failing("chat.retry", &[UnknownItem, RunInProgress]), Some(RunInProgress));
+        assert_eq!(first_failing("chat.retry", &[RetryKeepsOpenCall, ItemNotInLatestTurn]), Some(ItemNotInLatestTurn));
+        assert_eq!(first_failing("chat.retry", &[RetryKeepsOpenCall]), Some(RetryKeepsOpenCall));
     }
 }

@@ -6,6 +6,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::chat::assistant_message::AssistantMessage;
+use crate::chat::assistant_message_delta::AssistantMessageDelta;
+use crate::chat::retry::Retry;
+use crate::chat::retry_accepted::RetryAccepted;
 use crate::chat::rewind::Rewind;
 use crate::chat::rewind_complete::RewindComplete;
 use crate::chat::run_complete::RunComplete;
@@ -70,6 +73,8 @@ frame_union! {
         "chat.user_message" => UserMessage(UserMessage),
         "chat.tool_call_response" => ToolCallResponse(ToolCallResponse),
         "chat.rewind" => Rewind(Rewind),
+        #[schemars(extend("x-chatwire-since" = "1.1"))]
+        "chat.retry" => Retry(Retry),
     }
 }
 
@@ -84,6 +89,8 @@ frame_union! {
         "chat.user_message_accepted" => UserMessageAccepted(UserMessageAccepted),
         "chat.run_started" => RunStarted(RunStarted),
         "chat.assistant_message" => AssistantMessage(AssistantMessage),
+        #[schemars(extend("x-chatwire-since" = "1.1"))]
+        "chat.assistant_message_delta" => AssistantMessageDelta(AssistantMessageDelta),
         "chat.tool_call" => ToolCall(ToolCall),
         "chat.tool_progress" => ToolProgress(ToolProgress),
         "chat.tool_output" => ToolOutput(ToolOutput),
@@ -91,6 +98,8 @@ frame_union! {
         "chat.tool_call_dismiss" => ToolCallDismiss(ToolCallDismiss),
         "chat.run_complete" => RunComplete(RunComplete),
         "chat.rewind_complete" => RewindComplete(RewindComplete),
+        #[schemars(extend("x-chatwire-since" = "1.1"))]
+        "chat.retry_accepted" => RetryAccepted(RetryAccepted),
         "error" => Error(ErrorFrame),
     }
 }
@@ -103,6 +112,7 @@ impl ClientFrame {
             ClientFrame::UserMessage(f) => &f.id,
             ClientFrame::ToolCallResponse(f) => &f.id,
             ClientFrame::Rewind(f) => &f.id,
+            ClientFrame::Retry(f) => &f.id,
         }
     }
 }
@@ -116,6 +126,8 @@ pub enum UiEvent<'a> {
     RunStarted(&'a RunStarted),
     /// `chat.assistant_message`
     AssistantMessage(&'a AssistantMessage),
+    /// `chat.assistant_message_delta`
+    AssistantMessageDelta(&'a AssistantMessageDelta),
     /// `chat.tool_call`
     ToolCall(&'a ToolCall),
     /// `chat.tool_progress`
@@ -130,6 +142,18 @@ pub enum UiEvent<'a> {
     RunComplete(&'a RunComplete),
     /// `chat.rewind_complete`
     RewindComplete(&'a RewindComplete),
+    /// `chat.retry_accepted`
+    RetryAccepted(&'a RetryAccepted),
+}
+
+impl UiEvent<'_> {
+    /// Whether this is a `chat.assistant_message_delta`: the one event a connection where
+    /// `assistant_stream` is not in force never sees. Its view is the fold of the session's events
+    /// without these, which is the session's state without its open stream
+    /// ([`crate::UiState::without_open_stream`], `spec/streaming.md`).
+    pub fn is_stream_delta(&self) -> bool {
+        matches!(self, UiEvent::AssistantMessageDelta(_))
+    }
 }
 
 impl ServerFrame {
@@ -143,6 +167,7 @@ impl ServerFrame {
             ServerFrame::UserMessageAccepted(f) => f.seq,
             ServerFrame::RunStarted(f) => f.seq,
             ServerFrame::AssistantMessage(f) => f.seq,
+            ServerFrame::AssistantMessageDelta(f) => f.seq,
             ServerFrame::ToolCall(f) => f.seq,
             ServerFrame::ToolProgress(f) => f.seq,
             ServerFrame::ToolOutput(f) => f.seq,
@@ -150,15 +175,23 @@ impl ServerFrame {
             ServerFrame::ToolCallDismiss(f) => f.seq,
             ServerFrame::RunComplete(f) => f.seq,
             ServerFrame::RewindComplete(f) => f.seq,
+            ServerFrame::RetryAccepted(f) => f.seq,
             ServerFrame::Error(f) => return f.seq,
         })
     }
 
     /// Whether this frame carries a state (a `ui_state_snapshot`, `ui_state_updated` or
-    /// `ui_state_patch`): the frames a patch's `base_seq` (`STATE-037`) and a catch-up's
-    /// `last_seq` (`RESUME-017`) may name.
+    /// `ui_state_patch`, or a `chat.assistant_message_delta`, which is its own state change and
+    /// gets no state frame, `STREAM-002`): the frames a patch's `base_seq` (`STATE-037`) and a
+    /// catch-up's `last_seq` (`RESUME-017`) may name.
     pub fn carries_state(&self) -> bool {
-        matches!(self, ServerFrame::UiStateSnapshot(_) | ServerFrame::UiStateUpdated(_) | ServerFrame::UiStatePatch(_))
+        matches!(
+            self,
+            ServerFrame::UiStateSnapshot(_)
+                | ServerFrame::UiStateUpdated(_)
+                | ServerFrame::UiStatePatch(_)
+                | ServerFrame::AssistantMessageDelta(_)
+        )
     }
 
     /// The event this frame carries for the reducer, if it changes the UiState.
@@ -167,6 +200,7 @@ impl ServerFrame {
             ServerFrame::UserMessageAccepted(f) => UiEvent::UserMessageAccepted(f),
             ServerFrame::RunStarted(f) => UiEvent::RunStarted(f),
             ServerFrame::AssistantMessage(f) => UiEvent::AssistantMessage(f),
+            ServerFrame::AssistantMessageDelta(f) => UiEvent::AssistantMessageDelta(f),
             ServerFrame::ToolCall(f) => UiEvent::ToolCall(f),
             ServerFrame::ToolProgress(f) => UiEvent::ToolProgress(f),
             ServerFrame::ToolOutput(f) => UiEvent::ToolOutput(f),
@@ -174,6 +208,7 @@ impl ServerFrame {
             ServerFrame::ToolCallDismiss(f) => UiEvent::ToolCallDismiss(f),
             ServerFrame::RunComplete(f) => UiEvent::RunComplete(f),
             ServerFrame::RewindComplete(f) => UiEvent::RewindComplete(f),
+            ServerFrame::RetryAccepted(f) => UiEvent::RetryAccepted(f),
             ServerFrame::Welcome(_)
             | ServerFrame::UiStateSnapshot(_)
             | ServerFrame::UiStateUpdated(_)

@@ -12,6 +12,7 @@
 //! | client → server | `chat.user_message` | [`chat::user_message`] |
 //! | client → server | `chat.tool_call_response` | [`chat::tool_call_response`] |
 //! | client → server | `chat.rewind` | [`chat::rewind`] |
+//! | client → server | `chat.retry` (since 1.1) | [`chat::retry`] |
 //! | server → client | `session.welcome` | [`session::welcome`] |
 //! | server → client | `ui_state_snapshot` | [`ui_state_snapshot`] |
 //! | server → client | `ui_state_updated` | [`ui_state_updated`] |
@@ -19,6 +20,7 @@
 //! | server → client | `chat.user_message_accepted` | [`chat::user_message_accepted`] |
 //! | server → client | `chat.run_started` | [`chat::run_started`] |
 //! | server → client | `chat.assistant_message` | [`chat::assistant_message`] |
+//! | server → client | `chat.assistant_message_delta` (since 1.1) | [`chat::assistant_message_delta`] |
 //! | server → client | `chat.tool_call` | [`chat::tool_call`] |
 //! | server → client | `chat.tool_progress` | [`chat::tool_progress`] |
 //! | server → client | `chat.tool_output` | [`chat::tool_output`] |
@@ -26,6 +28,7 @@
 //! | server → client | `chat.tool_call_dismiss` | [`chat::tool_call_dismiss`] |
 //! | server → client | `chat.run_complete` | [`chat::run_complete`] |
 //! | server → client | `chat.rewind_complete` | [`chat::rewind_complete`] |
+//! | server → client | `chat.retry_accepted` (since 1.1) | [`chat::retry_accepted`] |
 //! | server → client | `error` | [`error_frame`] |
 #![warn(missing_docs)]
 

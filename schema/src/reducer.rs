@@ -98,10 +98,38 @@ pub enum ReduceError {
     /// A `ui_tool` or `ui_surface` call without the component that renders it (`STATE-035`).
     #[error("tool call {0} is a ui_tool or ui_surface but has no component_type")]
     MissingComponentType(Id),
+    /// A delta names an item that exists but is not the open stream of its invocation (`STATE-045`).
+    #[error("item {0} exists and is not an open stream of this invocation")]
+    NotStreaming(Id),
+    /// A stream is open, and the event is a tool call, the end of the run slice, or a message or
+    /// delta of another item (`STATE-046`); the error names the open stream.
+    #[error("assistant message {0} is still streaming")]
+    StreamOpen(Id),
+    /// The message that ends a stream carries a text other than the one its deltas built (`STATE-047`).
+    #[error("the text ending stream {0} differs from the text its deltas built")]
+    StreamTextMismatch(Id),
+    /// A retry names an item the state does not hold (`STATE-048`).
+    #[error("unknown item {0}")]
+    UnknownItem(Id),
+    /// A retry names an item outside the latest turn, or a turn other than the item's (`STATE-049`).
+    #[error("item {0} is not in the latest turn named by the retry")]
+    NotInLatestTurn(Id),
+    /// A retry would keep tool calls that are still open (`STATE-050`).
+    #[error("a retry would keep open tool calls: {0:?}")]
+    OpenCallKept(Vec<Id>),
+    /// `removed_item_ids` of a retry differs from the items the cut removes (`STATE-051`).
+    #[error("retry removes {expected:?} but the frame says {claimed:?}")]
+    RetryMismatch {
+        /// The ids of the items after the cut, in display order.
+        expected: Vec<Id>,
+        /// What the frame claimed.
+        claimed: Vec<Id>,
+    },
 }
 
 impl ReduceError {
-    /// The refusal rule this error reports (`STATE-015`, `STATE-020` … `STATE-035`).
+    /// The refusal rule this error reports (`STATE-015`, `STATE-020` … `STATE-035`,
+    /// `STATE-045` … `STATE-051`).
     pub fn requirement(&self) -> &'static str {
         match self {
             ReduceError::DuplicateItemId(_) => "STATE-020",
@@ -121,6 +149,13 @@ impl ReduceError {
             ReduceError::OutputIdTooLong(_) => "STATE-015",
             ReduceError::StaleInvocation(_) => "STATE-034",
             ReduceError::MissingComponentType(_) => "STATE-035",
+            ReduceError::NotStreaming(_) => "STATE-045",
+            ReduceError::StreamOpen(_) => "STATE-046",
+            ReduceError::StreamTextMismatch(_) => "STATE-047",
+            ReduceError::UnknownItem(_) => "STATE-048",
+            ReduceError::NotInLatestTurn(_) => "STATE-049",
+            ReduceError::OpenCallKept(_) => "STATE-050",
+            ReduceError::RetryMismatch { .. } => "STATE-051",
         }
     }
 
@@ -145,6 +180,13 @@ impl ReduceError {
             ReduceError::OutputIdTooLong(_) => "OutputIdTooLong",
             ReduceError::StaleInvocation(_) => "StaleInvocation",
             ReduceError::MissingComponentType(_) => "MissingComponentType",
+            ReduceError::NotStreaming(_) => "NotStreaming",
+            ReduceError::StreamOpen(_) => "StreamOpen",
+            ReduceError::StreamTextMismatch(_) => "StreamTextMismatch",
+            ReduceError::UnknownItem(_) => "UnknownItem",
+            ReduceError::NotInLatestTurn(_) => "NotInLatestTurn",
+            ReduceError::OpenCallKept(_) => "OpenCallKept",
+            ReduceError::RetryMismatch { .. } => "RetryMismatch",
         }
     }
 }
@@ -177,6 +219,8 @@ enum Lookup<'a> {
 }
 
 /// The item ids and invocation ids of a state's items, and how many of its tool calls are open.
+/// The open stream needs no entry: it is always the last item ([`UiState::open_stream`]), found
+/// in O(1) either way.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 struct StateIndex {
     ids: HashSet<Id>,
@@ -203,7 +247,11 @@ impl StateIndex {
                 self.ids.insert(e.item_id.clone());
                 self.invocations.insert(e.invocation_id.clone());
             }
+            // The item is new, or it is the stream this event appends to or ends.
             UiEvent::AssistantMessage(e) => {
+                self.ids.insert(e.item_id.clone());
+            }
+            UiEvent::AssistantMessageDelta(e) => {
                 self.ids.insert(e.item_id.clone());
             }
             UiEvent::ToolCall(e) => {
@@ -221,7 +269,8 @@ impl StateIndex {
             UiEvent::ToolCallComplete(_) | UiEvent::ToolCallDismiss(_) => {
                 self.open_calls = self.open_calls.saturating_sub(1);
             }
-            UiEvent::RewindComplete(_) => *self = StateIndex::of(state),
+            // A cut removes any number of items: index what is left, as loading a state does.
+            UiEvent::RewindComplete(_) | UiEvent::RetryAccepted(_) => *self = StateIndex::of(state),
             UiEvent::RunStarted(_) | UiEvent::ToolProgress(_) | UiEvent::RunComplete(_) => {}
         }
     }
@@ -336,17 +385,58 @@ impl UiState {
             // STATE-012
             UiEvent::AssistantMessage(e) => {
                 self.ensure_running(&e.invocation_id)?;
+                // STATE-043: the message of the open stream ends it; STATE-046: any other is refused.
+                if let Some(stream) = self.open_stream_mut() {
+                    if stream.id != e.item_id {
+                        return Err(ReduceError::StreamOpen(stream.id.clone()));
+                    }
+                    if stream.invocation_id == e.invocation_id {
+                        if stream.markdown != e.markdown {
+                            return Err(ReduceError::StreamTextMismatch(e.item_id.clone()));
+                        }
+                        stream.streaming = false;
+                        stream.ts = e.ts.clone();
+                        return Ok(());
+                    }
+                }
                 self.ensure_new_id(&e.item_id, lookup)?;
                 self.items.push(DisplayItem::AssistantMarkdown(AssistantMarkdownItem {
                     id: e.item_id.clone(),
                     invocation_id: e.invocation_id.clone(),
                     markdown: e.markdown.clone(),
+                    streaming: false,
+                    ts: e.ts.clone(),
+                }));
+            }
+            // STATE-042
+            UiEvent::AssistantMessageDelta(e) => {
+                self.ensure_running(&e.invocation_id)?;
+                if let Some(stream) = self.open_stream_mut() {
+                    if stream.id != e.item_id {
+                        return Err(ReduceError::StreamOpen(stream.id.clone()));
+                    }
+                    if stream.invocation_id != e.invocation_id {
+                        return Err(ReduceError::NotStreaming(e.item_id.clone()));
+                    }
+                    stream.markdown.push_str(&e.delta);
+                    return Ok(());
+                }
+                if self.ensure_new_id(&e.item_id, lookup).is_err() {
+                    return Err(ReduceError::NotStreaming(e.item_id.clone()));
+                }
+                self.items.push(DisplayItem::AssistantMarkdown(AssistantMarkdownItem {
+                    id: e.item_id.clone(),
+                    invocation_id: e.invocation_id.clone(),
+                    markdown: e.delta.clone(),
+                    streaming: true,
                     ts: e.ts.clone(),
                 }));
             }
             // STATE-013
             UiEvent::ToolCall(e) => {
                 self.ensure_running(&e.invocation_id)?;
+                // STATE-046: a stream ends before a tool batch starts.
+                self.ensure_no_open_stream()?;
                 if let Some(corr) = &e.corr {
                     if corr != &e.tool_call_id {
                         return Err(ReduceError::CorrMismatch { id: e.tool_call_id.clone(), corr: corr.clone() });
@@ -465,6 +555,8 @@ impl UiState {
             // STATE-018
             UiEvent::RunComplete(e) => {
                 self.ensure_running(&e.invocation_id)?;
+                // STATE-046: a stream ends before its run slice does.
+                self.ensure_no_open_stream()?;
                 let inv = Some(&e.invocation_id);
                 match e.status {
                     RunCompleteStatus::AwaitingInput => {
@@ -527,8 +619,54 @@ impl UiState {
                 self.items.truncate(cut);
                 self.run = RunState::default();
             }
+            // STATE-044
+            UiEvent::RetryAccepted(e) => {
+                if self.run.status.is_active() {
+                    return Err(ReduceError::RunInProgress(self.current_invocation()));
+                }
+                let known = match lookup {
+                    Lookup::Scan => true,
+                    Lookup::Index(index) => index.ids.contains(&e.after_item_id),
+                };
+                let kept = known
+                    .then(|| self.items.iter().rposition(|i| i.id() == &e.after_item_id))
+                    .flatten()
+                    .ok_or_else(|| ReduceError::UnknownItem(e.after_item_id.clone()))?;
+                let turn = self.items[kept].invocation_id();
+                if turn != &e.invocation_id || self.latest_user_invocation() != Some(turn) {
+                    return Err(ReduceError::NotInLatestTurn(e.after_item_id.clone()));
+                }
+                let open: Vec<Id> = open_calls_among(self.open_calls_scope(&self.items[..=kept], lookup), None)
+                    .map(|c| c.id.clone())
+                    .collect();
+                if !open.is_empty() {
+                    return Err(ReduceError::OpenCallKept(open));
+                }
+                let removed: Vec<Id> = self.items[kept + 1..].iter().map(|i| i.id().clone()).collect();
+                if removed != e.removed_item_ids {
+                    return Err(ReduceError::RetryMismatch { expected: removed, claimed: e.removed_item_ids.clone() });
+                }
+                self.items.truncate(kept + 1);
+                self.run = RunState::default();
+            }
         }
         Ok(())
+    }
+
+    /// The open stream, for the reducer to append to or end ([`UiState::open_stream`]).
+    fn open_stream_mut(&mut self) -> Option<&mut AssistantMarkdownItem> {
+        match self.items.last_mut() {
+            Some(DisplayItem::AssistantMarkdown(m)) if m.streaming => Some(m),
+            _ => None,
+        }
+    }
+
+    /// `STATE-046`: refuses while a stream is open.
+    fn ensure_no_open_stream(&self) -> Result<(), ReduceError> {
+        match self.open_stream() {
+            Some(stream) => Err(ReduceError::StreamOpen(stream.id.clone())),
+            None => Ok(()),
+        }
     }
 
     /// The tool call item with this id.
@@ -550,8 +688,15 @@ impl UiState {
         invocation: Option<&'s Id>,
         lookup: Lookup<'_>,
     ) -> impl Iterator<Item = &'s ToolCallItem> + 's {
-        let none_open = matches!(lookup, Lookup::Index(index) if index.open_calls == 0);
-        open_calls_among(if none_open { &[] } else { &self.items }, invocation)
+        open_calls_among(self.open_calls_scope(&self.items, lookup), invocation)
+    }
+
+    /// `items`, or nothing to scan when the index knows that no call of the state is open.
+    fn open_calls_scope<'s>(&self, items: &'s [DisplayItem], lookup: Lookup<'_>) -> &'s [DisplayItem] {
+        match lookup {
+            Lookup::Index(index) if index.open_calls == 0 => &[],
+            _ => items,
+        }
     }
 
     /// Whether any item carries this invocation id.

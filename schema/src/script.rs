@@ -27,16 +27,53 @@ pub struct AgentScript {
 pub struct ScriptTurn {
     /// Steps in order. A turn without an `end` step ends `completed`.
     pub steps: Vec<ScriptStep>,
+    /// What the agent plays when the turn is retried (since 1.1, `SCRIPT-020`): the k-th accepted
+    /// `chat.retry` of the turn, counted from 0 over the session's log, plays `retries[k]` in a new
+    /// run slice; without a `retries[k]` that slice ends `completed` at once.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(extend("x-chatwire-since" = "1.1"))]
+    pub retries: Vec<ScriptRetry>,
+}
+
+impl ScriptTurn {
+    /// A turn of these steps, with no retries.
+    pub fn new(steps: Vec<ScriptStep>) -> Self {
+        ScriptTurn { steps, retries: Vec::new() }
+    }
+}
+
+/// What the agent plays on one retry of a turn (since 1.1, `spec/conformance-profile.md`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(extend("x-chatwire-since" = "1.1"))]
+pub struct ScriptRetry {
+    /// Steps in order, with the rules of a turn's steps. Without an `end` step the slice ends `completed`.
+    pub steps: Vec<ScriptStep>,
 }
 
 /// One step of a turn.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
 pub enum ScriptStep {
-    /// Send an assistant message (`chat.assistant_message`).
+    /// Send an assistant message (`chat.assistant_message`), streamed first where `chunks` is
+    /// given and `assistant_stream` is in force (`SCRIPT-019`).
     Say {
         /// The message body, CommonMark.
         markdown: String,
+        /// The chunks to stream, one `chat.assistant_message_delta` each, in order (since 1.1):
+        /// each non-empty, at most [`MAX_SAY_CHUNKS`], their concatenation exactly `markdown`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(extend("x-chatwire-since" = "1.1"))]
+        chunks: Option<Vec<String>>,
+        /// How long to wait before each chunk after the first, in milliseconds (at most 60000)
+        /// (since 1.1); default 0.
+        #[serde(
+            default,
+            deserialize_with = "crate::serde_util::optional_integer",
+            skip_serializing_if = "Option::is_none"
+        )]
+        #[schemars(extend("x-chatwire-since" = "1.1"))]
+        chunk_delay_ms: Option<u64>,
     },
     /// Make several tool calls at once, in call order, then settle them (`SCRIPT-010`).
     ToolCalls {
@@ -65,6 +102,13 @@ pub enum ScriptStep {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         error: Option<String>,
     },
+}
+
+impl ScriptStep {
+    /// A `say` of the whole `markdown` at once, not streamed.
+    pub fn say(markdown: impl Into<String>) -> Self {
+        ScriptStep::Say { markdown: markdown.into(), chunks: None, chunk_delay_ms: None }
+    }
 }
 
 /// How a scripted turn ends.
@@ -199,6 +243,8 @@ impl ScriptOutcome {
 pub const MAX_SCRIPT_DELAY_MS: u64 = 60_000;
 /// Longest `expire_after_ms` a script may ask for.
 pub const MAX_EXPIRY_MS: u64 = 600_000;
+/// Most `chunks` one `say` step may stream (since 1.1).
+pub const MAX_SAY_CHUNKS: usize = 1000;
 
 /// Why a well-formed script cannot run (`invalid_script`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -237,6 +283,44 @@ pub enum ScriptError {
         /// Step index.
         step: usize,
     },
+    /// A `say` streams more than [`MAX_SAY_CHUNKS`] chunks.
+    #[error("turn {turn} step {step}: {count} chunks, more than {max}", max = MAX_SAY_CHUNKS)]
+    TooManyChunks {
+        /// Turn index.
+        turn: usize,
+        /// Step index.
+        step: usize,
+        /// How many chunks it has.
+        count: usize,
+    },
+    /// A chunk of a `say` is empty: a delta carries at least one character.
+    #[error("turn {turn} step {step}: chunk {chunk} is empty")]
+    EmptyChunk {
+        /// Turn index.
+        turn: usize,
+        /// Step index.
+        step: usize,
+        /// Index of the chunk in `chunks`.
+        chunk: usize,
+    },
+    /// The chunks of a `say`, concatenated, are not its `markdown`.
+    #[error("turn {turn} step {step}: the chunks do not concatenate to the markdown")]
+    ChunksDiffer {
+        /// Turn index.
+        turn: usize,
+        /// Step index.
+        step: usize,
+    },
+    /// A step of a turn's retry breaks a rule; `error` locates it within the retry's steps.
+    #[error("turn {turn} retry {retry}: {error}")]
+    InRetry {
+        /// Turn index.
+        turn: usize,
+        /// Index of the retry in `retries`.
+        retry: usize,
+        /// The broken rule, its `turn` the same and its `step` an index into the retry's steps.
+        error: Box<ScriptError>,
+    },
     /// A `ui_tool` or `ui_surface` call has no non-empty `component_type` (`SCRIPT-018`): the
     /// server could not send it without breaking `TOOL-005`.
     #[error("turn {turn} step {step} call {call}: a ui_tool or ui_surface call needs a non-empty component_type")]
@@ -256,51 +340,82 @@ impl AgentScript {
     /// limits are inclusive.
     pub fn validate(&self) -> Result<(), ScriptError> {
         for (turn, t) in self.turns.iter().enumerate() {
-            let mut ended = false;
-            for (step, s) in t.steps.iter().enumerate() {
-                if ended {
-                    return Err(ScriptError::StepAfterEnd { turn, step });
-                }
-                match s {
-                    ScriptStep::Say { .. } => {}
-                    ScriptStep::Wait { ms } => {
-                        if *ms > MAX_SCRIPT_DELAY_MS {
-                            return Err(ScriptError::DelayTooLong { turn, step, ms: *ms });
-                        }
-                    }
-                    ScriptStep::End { .. } => ended = true,
-                    ScriptStep::ToolCalls { calls, settle_order } => {
-                        if calls.is_empty() {
-                            return Err(ScriptError::EmptyBatch { turn, step });
-                        }
-                        for (call, c) in calls.iter().enumerate() {
-                            let needs_component =
-                                matches!(c.interaction_type, InteractionType::UiTool | InteractionType::UiSurface);
-                            if needs_component && c.component_type.as_deref().is_none_or(str::is_empty) {
-                                return Err(ScriptError::MissingComponentType { turn, step, call });
-                            }
-                            if c.run_ms > MAX_SCRIPT_DELAY_MS {
-                                return Err(ScriptError::DelayTooLong { turn, step, ms: c.run_ms });
-                            }
-                            if let ScriptOutcome::AwaitResponse { expire_after_ms: Some(ms), .. } = c.outcome {
-                                if ms > MAX_EXPIRY_MS {
-                                    return Err(ScriptError::DelayTooLong { turn, step, ms });
-                                }
-                            }
-                        }
-                        if let Some(order) = settle_order {
-                            let expected: HashSet<u32> = self_settling(calls).collect();
-                            let given: HashSet<u32> = order.iter().copied().collect();
-                            if given.len() != order.len() || given != expected {
-                                return Err(ScriptError::BadSettleOrder { turn, step });
-                            }
-                        }
-                    }
-                }
+            validate_steps(turn, &t.steps)?;
+            for (retry, r) in t.retries.iter().enumerate() {
+                validate_steps(turn, &r.steps).map_err(|error| ScriptError::InRetry {
+                    turn,
+                    retry,
+                    error: Box::new(error),
+                })?;
             }
         }
         Ok(())
     }
+}
+
+/// The rules of one list of steps, a turn's or one of its retries'.
+fn validate_steps(turn: usize, steps: &[ScriptStep]) -> Result<(), ScriptError> {
+    let mut ended = false;
+    for (step, s) in steps.iter().enumerate() {
+        if ended {
+            return Err(ScriptError::StepAfterEnd { turn, step });
+        }
+        match s {
+            ScriptStep::Say { markdown, chunks, chunk_delay_ms } => {
+                if let Some(chunks) = chunks {
+                    if chunks.len() > MAX_SAY_CHUNKS {
+                        return Err(ScriptError::TooManyChunks { turn, step, count: chunks.len() });
+                    }
+                    if let Some(chunk) = chunks.iter().position(String::is_empty) {
+                        return Err(ScriptError::EmptyChunk { turn, step, chunk });
+                    }
+                    let total: usize = chunks.iter().map(String::len).sum();
+                    if total != markdown.len() || chunks.concat() != *markdown {
+                        return Err(ScriptError::ChunksDiffer { turn, step });
+                    }
+                }
+                if let Some(ms) = *chunk_delay_ms {
+                    if ms > MAX_SCRIPT_DELAY_MS {
+                        return Err(ScriptError::DelayTooLong { turn, step, ms });
+                    }
+                }
+            }
+            ScriptStep::Wait { ms } => {
+                if *ms > MAX_SCRIPT_DELAY_MS {
+                    return Err(ScriptError::DelayTooLong { turn, step, ms: *ms });
+                }
+            }
+            ScriptStep::End { .. } => ended = true,
+            ScriptStep::ToolCalls { calls, settle_order } => {
+                if calls.is_empty() {
+                    return Err(ScriptError::EmptyBatch { turn, step });
+                }
+                for (call, c) in calls.iter().enumerate() {
+                    let needs_component =
+                        matches!(c.interaction_type, InteractionType::UiTool | InteractionType::UiSurface);
+                    if needs_component && c.component_type.as_deref().is_none_or(str::is_empty) {
+                        return Err(ScriptError::MissingComponentType { turn, step, call });
+                    }
+                    if c.run_ms > MAX_SCRIPT_DELAY_MS {
+                        return Err(ScriptError::DelayTooLong { turn, step, ms: c.run_ms });
+                    }
+                    if let ScriptOutcome::AwaitResponse { expire_after_ms: Some(ms), .. } = c.outcome {
+                        if ms > MAX_EXPIRY_MS {
+                            return Err(ScriptError::DelayTooLong { turn, step, ms });
+                        }
+                    }
+                }
+                if let Some(order) = settle_order {
+                    let expected: HashSet<u32> = self_settling(calls).collect();
+                    let given: HashSet<u32> = order.iter().copied().collect();
+                    if given.len() != order.len() || given != expected {
+                        return Err(ScriptError::BadSettleOrder { turn, step });
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Indices of the calls that settle without the client.
@@ -413,10 +528,71 @@ mod tests {
             // valid without further rules
             (json!([]), Ok(())),
             (json!([{"op": "end", "status": "cancelled", "error": "not only for failed"}]), Ok(())),
+            // 7. chunks (since 1.1): non-empty, concatenating to the markdown, at most MAX_SAY_CHUNKS
+            (json!([{"op": "say", "markdown": "héllo", "chunks": ["hé", "llo"], "chunk_delay_ms": 60000}]), Ok(())),
+            (json!([{"op": "say", "markdown": "", "chunks": []}]), Ok(())),
+            (
+                json!([{"op": "say", "markdown": "hello", "chunks": ["he", "", "llo"]}]),
+                Err(ScriptError::EmptyChunk { turn: 0, step: 0, chunk: 1 }),
+            ),
+            (
+                json!([{"op": "say", "markdown": "hello", "chunks": ["he", "lo"]}]),
+                Err(ScriptError::ChunksDiffer { turn: 0, step: 0 }),
+            ),
+            (
+                json!([{"op": "say", "markdown": "hello", "chunks": ["llo", "he"]}]),
+                Err(ScriptError::ChunksDiffer { turn: 0, step: 0 }),
+            ),
+            (
+                json!([{"op": "say", "markdown": "x", "chunk_delay_ms": 60001}]),
+                Err(ScriptError::DelayTooLong { turn: 0, step: 0, ms: 60001 }),
+            ),
+            (
+                json!([{"op": "say", "markdown": "x".repeat(MAX_SAY_CHUNKS), "chunks": vec!["x"; MAX_SAY_CHUNKS]}]),
+                Ok(()),
+            ),
+            (
+                json!([{"op": "say", "markdown": "x".repeat(MAX_SAY_CHUNKS + 1), "chunks": vec!["x"; MAX_SAY_CHUNKS + 1]}]),
+                Err(ScriptError::TooManyChunks { turn: 0, step: 0, count: MAX_SAY_CHUNKS + 1 }),
+            ),
         ];
         for (steps, expected) in cases {
             assert_eq!(script(steps.clone()).validate(), expected, "{steps}");
         }
         assert_eq!(AgentScript { turns: vec![] }.validate(), Ok(()));
+    }
+
+    // The steps of a retry follow the rules of a turn's steps, and an error says which retry.
+    #[test]
+    fn retries_are_validated_like_turns_and_located() {
+        let with_retries = |retries: serde_json::Value| -> AgentScript {
+            serde_json::from_value(json!({"turns": [
+                {"steps": [{"op": "say", "markdown": "a"}]},
+                {"steps": [], "retries": retries}
+            ]}))
+            .expect("fits agent-script.json")
+        };
+        assert_eq!(
+            with_retries(json!([{"steps": []}, {"steps": [{"op": "end", "status": "failed"}]}])).validate(),
+            Ok(())
+        );
+        assert_eq!(
+            with_retries(
+                json!([{"steps": []}, {"steps": [{"op": "end", "status": "failed"}, {"op": "wait", "ms": 1}]}])
+            )
+            .validate(),
+            Err(ScriptError::InRetry {
+                turn: 1,
+                retry: 1,
+                error: Box::new(ScriptError::StepAfterEnd { turn: 1, step: 1 })
+            })
+        );
+        let chunked = with_retries(json!([{"steps": [{"op": "say", "markdown": "ab", "chunks": ["a", "c"]}]}]));
+        let error = chunked.validate().expect_err("the chunks differ");
+        assert_eq!(error.to_string(), "turn 1 retry 0: turn 1 step 0: the chunks do not concatenate to the markdown");
+        // A retry is written only when there is one: a 1.0 script round-trips unchanged.
+        let plain = json!({"turns": [{"steps": [{"op": "say", "markdown": "a"}]}]});
+        let parsed: AgentScript = serde_json::from_value(plain.clone()).unwrap();
+        assert_eq!(serde_json::to_value(&parsed).unwrap(), plain);
     }
 }

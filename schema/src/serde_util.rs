@@ -15,6 +15,23 @@ where
     Ok(v)
 }
 
+/// Whether a flag is off: such a flag is left out of the JSON (`skip_serializing_if`).
+pub fn is_false(flag: &bool) -> bool {
+    !*flag
+}
+
+/// Deserializes a string that must not be empty (schema: `minLength: 1`).
+pub fn non_empty_string<'de, D>(d: D) -> Result<String, D::Error>
+where
+    D: Deserializer<'de>,
+{
+    let s = String::deserialize(d)?;
+    if s.is_empty() {
+        return Err(serde::de::Error::invalid_length(0, &"at least one character"));
+    }
+    Ok(s)
+}
+
 /// Deserializes a JSON value that must be present. Without this, serde fills a missing
 /// `serde_json::Value` field with `null`, while the schema marks the field required.
 pub fn required_value<'de, D>(d: D) -> Result<serde_json::Value, D::Error>

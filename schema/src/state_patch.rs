@@ -10,10 +10,16 @@
 //!   member (`/items/N/status`, …), so a patch applied to the wrong base fails instead of
 //!   corrupting another item;
 //! - an output item inserted after its call is a `test` of the call's id, then one `add`;
-//! - a rewind removes from the end, each removal after a `test` of the removed item's id;
-//! - a changed run is one `replace` of `/run`.
+//! - a rewind or a retry removes from the end, each removal after a `test` of the removed item's id;
+//! - a changed run is one `replace` of `/run`;
+//! - streamed text (since 1.1, `spec/streaming.md`): the delta that opens a stream appends its item
+//!   (`add /items/-`, `streaming: true`); a delta that appends to it is a `test` of its id and a
+//!   `replace` of its whole `markdown` (RFC 6902 cannot append to a string); the message that ends
+//!   it is a `test` of its id, a `remove` of `streaming` and a `replace` of `ts`. A server never
+//!   sends the patch of a delta (`STREAM-002`); these patches serve catch-ups.
 //!
-//! [`catch_up`] concatenates those patches over the events a resumed client missed (`RESUME-017`).
+//! [`catch_up`] concatenates those patches over the events a resumed client missed (`RESUME-017`),
+//! with one `replace` of a stream's text per run of consecutive deltas in place of one per delta.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -93,8 +99,12 @@ enum Touched {
     /// A `chat.tool_output` for the call at this index: its output item right after it either
     /// exists (with its JSON before) or is about to be inserted there.
     Output { call: usize, before: Option<Value> },
-    /// A rewind: the items from this index on, by id, are about to be cut.
+    /// A rewind or a retry: the items from this index on, by id, are about to be cut.
     Cut(usize, Vec<Id>),
+    /// A delta appending to the open stream, the item at this index: only its text changes.
+    StreamAppend(usize),
+    /// A message ending the open stream, the item at this index.
+    StreamEnd(usize),
 }
 
 impl UiState {
@@ -132,6 +142,18 @@ impl UiState {
                     ops.push(test_id(from + offset, id));
                     ops.push(PatchOp::Remove { path: item_path(from + offset) });
                 }
+            }
+            Touched::StreamAppend(index) => self.stream_text_ops(index, &mut ops),
+            Touched::StreamEnd(index) => {
+                let DisplayItem::AssistantMarkdown(item) = &self.items[index] else {
+                    unreachable!("StreamEnd names the open stream, an assistant_markdown item")
+                };
+                ops.push(test_id(index, &item.id));
+                ops.push(PatchOp::Remove { path: format!("{}/streaming", item_path(index)) });
+                ops.push(PatchOp::Replace {
+                    path: format!("{}/ts", item_path(index)),
+                    value: Value::String(item.ts.clone()),
+                });
             }
         }
         if self.items.len() > len_before + inserted {
@@ -172,12 +194,42 @@ impl UiState {
                     None => Touched::Nothing,
                 }
             }
+            UiEvent::RetryAccepted(e) => match self.items.iter().rposition(|i| i.id() == &e.after_item_id) {
+                Some(kept) => Touched::Cut(kept + 1, self.items[kept + 1..].iter().map(|i| i.id().clone()).collect()),
+                None => Touched::Nothing,
+            },
+            UiEvent::AssistantMessageDelta(e) if self.is_open_stream(&e.item_id, &e.invocation_id) => {
+                Touched::StreamAppend(self.items.len() - 1)
+            }
+            UiEvent::AssistantMessage(e) if self.is_open_stream(&e.item_id, &e.invocation_id) => {
+                Touched::StreamEnd(self.items.len() - 1)
+            }
             UiEvent::UserMessageAccepted(_)
             | UiEvent::RunStarted(_)
             | UiEvent::AssistantMessage(_)
+            | UiEvent::AssistantMessageDelta(_)
             | UiEvent::ToolCall(_)
             | UiEvent::RunComplete(_) => Touched::Nothing,
         }
+    }
+
+    /// Whether the open stream is the item `id` of the invocation `invocation`: a delta of it
+    /// appends, a message of it ends it.
+    fn is_open_stream(&self, id: &Id, invocation: &Id) -> bool {
+        self.open_stream().is_some_and(|s| &s.id == id && &s.invocation_id == invocation)
+    }
+
+    /// The ops that bring the text of the stream at `index` up to date: a `test` of its id and a
+    /// `replace` of its `markdown`.
+    fn stream_text_ops(&self, index: usize, ops: &mut Vec<PatchOp>) {
+        let DisplayItem::AssistantMarkdown(item) = &self.items[index] else {
+            unreachable!("only the open stream's text is replaced, an assistant_markdown item")
+        };
+        ops.push(test_id(index, &item.id));
+        ops.push(PatchOp::Replace {
+            path: format!("{}/markdown", item_path(index)),
+            value: Value::String(item.markdown.clone()),
+        });
     }
 
     fn touch_item(&self, index: Option<usize>) -> Touched {
@@ -247,14 +299,54 @@ fn to_json<T: Serialize>(value: &T) -> Value {
 /// How many events of a catch-up [`catch_up`] applies before it indexes the state.
 const CATCH_UP_SCANNED_EVENTS: usize = 16;
 
+/// The state a catch-up folds: a few events scan, past that an index keeps the cost
+/// O(items + events) however many the retention lets through.
+enum Folding {
+    Scanned(UiState),
+    Indexed(crate::IndexedUiState),
+}
+
+impl Folding {
+    fn state(&self) -> &UiState {
+        match self {
+            Folding::Scanned(state) => state,
+            Folding::Indexed(state) => state,
+        }
+    }
+
+    fn apply(&mut self, event: UiEvent<'_>) -> Result<(), ReduceError> {
+        match self {
+            Folding::Scanned(state) => state.apply(event),
+            Folding::Indexed(state) => state.apply(event),
+        }
+    }
+
+    fn apply_with_patch(&mut self, event: UiEvent<'_>) -> Result<Vec<PatchOp>, ReduceError> {
+        match self {
+            Folding::Scanned(state) => state.apply_with_patch(event),
+            Folding::Indexed(state) => state.apply_with_patch(event),
+        }
+    }
+
+    fn into_state(self) -> UiState {
+        match self {
+            Folding::Scanned(state) => state,
+            Folding::Indexed(state) => state.into_state(),
+        }
+    }
+}
+
 /// The catch-up of a resume (`RESUME-017`): folds `events`, the events committed after the
 /// client's `last_seq`, over `base`, the state of `last_seq`, and returns the state reached and
 /// the one patch that turns `base` into it.
 ///
 /// The patch is the concatenation of the [`UiState::apply_with_patch`] patches of the events, in
-/// order (the catch-up `spec/resume.md` names as valid): it satisfies `STATE-038` and
-/// `STATE-039`, and `STATE-040` against `events`; applied to any other base, its `test` ops fail
-/// wherever an event changes an existing item. No events give an empty patch and `base` itself.
+/// order (the catch-up `spec/resume.md` names as valid), except that a run of consecutive deltas
+/// appending to the same stream gives one `test` and one `replace` of its text, the text after the
+/// last of them, in place of one pair per delta: a catch-up over a long stream is O(text), not
+/// O(text²). It satisfies `STATE-038` and `STATE-039`, and `STATE-040` against `events`; applied
+/// to any other base, its `test` ops fail wherever an event changes an existing item. No events
+/// give an empty patch and `base` itself.
 ///
 /// A refused event ends the catch-up: the error carries its position in `events` and the
 /// reducer's refusal, as [`crate::reduce_all`] does. `base` is never changed.
@@ -262,20 +354,30 @@ pub fn catch_up<'a>(
     base: &UiState,
     events: impl IntoIterator<Item = UiEvent<'a>>,
 ) -> Result<(UiState, Vec<PatchOp>), (usize, ReduceError)> {
-    let mut events = events.into_iter().enumerate().peekable();
     let mut patch = Vec::new();
-    // A few events check their ids by scanning the items, cheaper than indexing them all; past
-    // that the index keeps the cost O(items + events) however many the retention lets through.
-    let mut state = base.clone();
-    for (position, event) in events.by_ref().take(CATCH_UP_SCANNED_EVENTS) {
+    let mut state = Folding::Scanned(base.clone());
+    // The index of the open stream whose text appending deltas changed since the last op.
+    let mut stale_text: Option<usize> = None;
+    for (position, event) in events.into_iter().enumerate() {
+        if position == CATCH_UP_SCANNED_EVENTS {
+            if let Folding::Scanned(scanned) = state {
+                state = Folding::Indexed(crate::IndexedUiState::new(scanned));
+            }
+        }
+        let appends = matches!(event, UiEvent::AssistantMessageDelta(e)
+            if state.state().is_open_stream(&e.item_id, &e.invocation_id));
+        if appends {
+            state.apply(event).map_err(|refusal| (position, refusal))?;
+            stale_text = Some(state.state().items.len() - 1);
+            continue;
+        }
+        if let Some(index) = stale_text.take() {
+            state.state().stream_text_ops(index, &mut patch);
+        }
         patch.extend(state.apply_with_patch(event).map_err(|refusal| (position, refusal))?);
     }
-    if events.peek().is_none() {
-        return Ok((state, patch));
-    }
-    let mut state = crate::IndexedUiState::new(state);
-    for (position, event) in events {
-        patch.extend(state.apply_with_patch(event).map_err(|refusal| (position, refusal))?);
+    if let Some(index) = stale_text {
+        state.state().stream_text_ops(index, &mut patch);
     }
     Ok((state.into_state(), patch))
 }
@@ -369,7 +471,8 @@ pub fn check_shape(base: &UiState, events: &[UiEvent<'_>], ops: &[PatchOp]) -> R
 }
 
 /// The ids of the items `events`, applied in order from `base`, name: the tool call each call
-/// event names, that call's output item, and every item a rewind cuts. Events the reducer refuses
+/// event names, that call's output item, every item a rewind or a retry cuts, and the open stream
+/// a delta appends to or a message ends. Events the reducer refuses
 /// name nothing.
 fn named_items(base: &UiState, events: &[UiEvent<'_>]) -> std::collections::BTreeSet<String> {
     let mut named = std::collections::BTreeSet::new();
@@ -388,10 +491,25 @@ fn named_items(base: &UiState, events: &[UiEvent<'_>]) -> std::collections::BTre
                 named.insert(output.to_string());
             }
         }
-        if let UiEvent::RewindComplete(e) = event {
-            if let Some(cut) = state.items.iter().position(|i| i.invocation_id() == &e.before_invocation_id) {
-                named.extend(state.items[cut..].iter().map(|i| i.id().to_string()));
+        match event {
+            UiEvent::RewindComplete(e) => {
+                if let Some(cut) = state.items.iter().position(|i| i.invocation_id() == &e.before_invocation_id) {
+                    named.extend(state.items[cut..].iter().map(|i| i.id().to_string()));
+                }
             }
+            UiEvent::RetryAccepted(e) => {
+                if let Some(kept) = state.items.iter().rposition(|i| i.id() == &e.after_item_id) {
+                    named.extend(state.items[kept + 1..].iter().map(|i| i.id().to_string()));
+                }
+            }
+            // A delta appending to the open stream, or the message ending it, names that item.
+            UiEvent::AssistantMessageDelta(e) if state.is_open_stream(&e.item_id, &e.invocation_id) => {
+                named.insert(e.item_id.to_string());
+            }
+            UiEvent::AssistantMessage(e) if state.is_open_stream(&e.item_id, &e.invocation_id) => {
+                named.insert(e.item_id.to_string());
+            }
+            _ => {}
         }
         // A refused event changes nothing; the next one applies to the same state.
         let _ = state.apply(event);

@@ -21,6 +21,35 @@ pub struct UiState {
     pub run: RunState,
 }
 
+impl UiState {
+    /// The open stream (`STATE-042`): the last item, when it is an `assistant_markdown` item
+    /// still `streaming`. The reducer keeps an open stream last (`STATE-046`), so this is the only
+    /// place one can be; a `streaming` item anywhere else (only a hand-made state has one) is not
+    /// open and never grows.
+    pub fn open_stream(&self) -> Option<&AssistantMarkdownItem> {
+        match self.items.last() {
+            Some(DisplayItem::AssistantMarkdown(m)) if m.streaming => Some(m),
+            _ => None,
+        }
+    }
+
+    /// The view of a connection where `assistant_stream` is not in force (`spec/streaming.md`):
+    /// this state without its open stream. It equals the fold of the same events with every
+    /// `chat.assistant_message_delta` left out ([`crate::UiEvent::is_stream_delta`]), because the
+    /// `chat.assistant_message` that ends a stream then appends the whole item (`STATE-012`).
+    pub fn without_open_stream(&self) -> UiState {
+        UiState { items: self.items_without_open_stream().to_vec(), run: self.run.clone() }
+    }
+
+    /// The items of [`UiState::without_open_stream`], borrowed: every item but the open stream.
+    pub fn items_without_open_stream(&self) -> &[DisplayItem] {
+        match self.open_stream() {
+            Some(_) => &self.items[..self.items.len() - 1],
+            None => &self.items,
+        }
+    }
+}
+
 /// The state of the session's current (or last) run.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -123,9 +152,15 @@ pub struct AssistantMarkdownItem {
     pub id: Id,
     /// The turn that produced it.
     pub invocation_id: Id,
-    /// The body, CommonMark.
+    /// The body, CommonMark; while the item streams, the text of its deltas so far.
     pub markdown: String,
-    /// When it was produced (RFC 3339).
+    /// Present and `true` only while the message is still streamed (since 1.1, `STATE-042`): the
+    /// open stream, always the last item. Absent once the `chat.assistant_message` that ends it
+    /// arrived (`STATE-043`), and on every item of a connection without `assistant_stream`.
+    #[serde(default, skip_serializing_if = "crate::serde_util::is_false")]
+    #[schemars(extend("x-chatwire-since" = "1.1"))]
+    pub streaming: bool,
+    /// When it was produced (RFC 3339): the ending frame's `ts`, or while it streams its first delta's.
     #[schemars(extend("format" = "date-time"))]
     #[serde(deserialize_with = "crate::serde_util::date_time")]
     pub ts: String,

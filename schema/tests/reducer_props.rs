@@ -100,8 +100,8 @@ proptest! {
                         match state.tool_call(&call.id) {
                             Some(now) => prop_assert_eq!(now, call, "settled call changed by {:?}", frame),
                             None => prop_assert!(
-                                matches!(frame, ServerFrame::RewindComplete(_)),
-                                "settled call {} vanished without a rewind: {:?}", call.id, frame
+                                matches!(frame, ServerFrame::RewindComplete(_) | ServerFrame::RetryAccepted(_)),
+                                "settled call {} vanished without a rewind or retry: {:?}", call.id, frame
                             ),
                         }
                     }
@@ -201,6 +201,8 @@ fn kind_index(e: UiEvent<'_>) -> usize {
         UiEvent::ToolCallDismiss(_) => 7,
         UiEvent::RunComplete(_) => 8,
         UiEvent::RewindComplete(_) => 9,
+        UiEvent::AssistantMessageDelta(_) => 10,
+        UiEvent::RetryAccepted(_) => 11,
     }
 }
 
@@ -210,7 +212,7 @@ fn generator_covers_every_event_kind() {
     const SEQUENCES: usize = 256;
     let mut runner = TestRunner::deterministic();
     let strategy = plan_strategy();
-    let mut counts = [0usize; 10];
+    let mut counts = [0usize; 12];
     let mut run_statuses = BTreeSet::new();
     let mut completion_statuses = BTreeSet::new();
     let mut superseded = 0;
@@ -248,6 +250,8 @@ fn generator_covers_every_event_kind() {
         "tool_call_dismiss",
         "run_complete",
         "rewind_complete",
+        "assistant_message_delta",
+        "retry_accepted",
     ];
     for (name, count) in names.iter().zip(counts) {
         assert!(count > 0, "no {name} in {SEQUENCES} sequences: {counts:?}");

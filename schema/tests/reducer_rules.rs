@@ -193,6 +193,7 @@ fn assistant_item(invocation: &str, item: &str, markdown: &str) -> DisplayItem {
         id: id(item),
         invocation_id: id(invocation),
         markdown: markdown.into(),
+        streaming: false,
         ts: TS.into(),
     })
 }

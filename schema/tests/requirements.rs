@@ -426,7 +426,7 @@ fn every_reducer_rule_names_its_event() {
         assert_eq!(req.section, wire.replace('.', ""), "{id} sits under the wrong heading");
         rules += 1;
     }
-    assert_eq!(rules, 10);
+    assert_eq!(rules, 12);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -408,6 +408,36 @@ fn script_step(rng: &mut Rng) -> Value {
     }
 }
 
+/// The language-neutral verdict of a refused script: the variant's name and its location; a refusal
+/// inside a turn's retry is the refusal of the retry's steps, with `retry` set.
+fn script_verdict(e: &ScriptError) -> Value {
+    let (retry, e) = match e {
+        ScriptError::InRetry { retry, error, .. } => (Some(*retry), error.as_ref()),
+        other => (None, other),
+    };
+    let (kind, turn, step, ms, call, chunk) = match *e {
+        ScriptError::EmptyBatch { turn, step } => ("EmptyBatch", turn, step, None, None, None),
+        ScriptError::BadSettleOrder { turn, step } => ("BadSettleOrder", turn, step, None, None, None),
+        ScriptError::DelayTooLong { turn, step, ms } => ("DelayTooLong", turn, step, Some(ms), None, None),
+        ScriptError::StepAfterEnd { turn, step } => ("StepAfterEnd", turn, step, None, None, None),
+        ScriptError::MissingComponentType { turn, step, call } => {
+            ("MissingComponentType", turn, step, None, Some(call), None)
+        }
+        ScriptError::TooManyChunks { turn, step, .. } => ("TooManyChunks", turn, step, None, None, None),
+        ScriptError::EmptyChunk { turn, step, chunk } => ("EmptyChunk", turn, step, None, None, Some(chunk)),
+        ScriptError::ChunksDiffer { turn, step } => ("ChunksDiffer", turn, step, None, None, None),
+        ScriptError::InRetry { .. } => unreachable!("a retry's steps hold no retries"),
+    };
+    let mut verdict = json!({"valid": false, "kind": kind, "turn": turn, "step": step, "ms": ms, "call": call});
+    if let Some(chunk) = chunk {
+        verdict["chunk"] = json!(chunk);
+    }
+    if let Some(retry) = retry {
+        verdict["retry"] = json!(retry);
+    }
+    verdict
+}
+
 fn scripts(validator: &FrameValidator) -> String {
     let mut rng = Rng(0xD1B5_4A32_D192_ED03);
     let mut out = String::new();
@@ -429,18 +459,7 @@ fn scripts(validator: &FrameValidator) -> String {
         let parsed: AgentScript = hello.script.expect("the script is present");
         let verdict = match parsed.validate() {
             Ok(()) => json!({"valid": true}),
-            Err(e) => {
-                let (kind, turn, step, ms, call) = match e {
-                    ScriptError::EmptyBatch { turn, step } => ("EmptyBatch", turn, step, None, None),
-                    ScriptError::BadSettleOrder { turn, step } => ("BadSettleOrder", turn, step, None, None),
-                    ScriptError::DelayTooLong { turn, step, ms } => ("DelayTooLong", turn, step, Some(ms), None),
-                    ScriptError::StepAfterEnd { turn, step } => ("StepAfterEnd", turn, step, None, None),
-                    ScriptError::MissingComponentType { turn, step, call } => {
-                        ("MissingComponentType", turn, step, None, Some(call))
-                    }
-                };
-                json!({"valid": false, "kind": kind, "turn": turn, "step": step, "ms": ms, "call": call})
-            }
+            Err(e) => script_verdict(&e),
         };
         out.push_str(&serde_json::to_string(&json!({"script": script, "verdict": verdict})).expect("serializes"));
         out.push('\n');
@@ -613,6 +632,7 @@ fn facts() -> String {
         "error_codes": error_codes,
         "max_script_delay_ms": chatwire_schema::script::MAX_SCRIPT_DELAY_MS,
         "max_expiry_ms": chatwire_schema::script::MAX_EXPIRY_MS,
+        "max_say_chunks": chatwire_schema::script::MAX_SAY_CHUNKS,
         "output_id_suffix": chatwire_schema::reducer::OUTPUT_ID_SUFFIX,
         "id_pattern": chatwire_schema::id::ID_PATTERN,
         "error_order": {

@@ -45,6 +45,13 @@ pub static EVENTS_ACCEPTED: CheckDef = CheckDef {
         ReqId::new("STATE-033"),
         ReqId::new("STATE-034"),
         ReqId::new("STATE-035"),
+        ReqId::new("STATE-045"),
+        ReqId::new("STATE-046"),
+        ReqId::new("STATE-047"),
+        ReqId::new("STATE-048"),
+        ReqId::new("STATE-049"),
+        ReqId::new("STATE-050"),
+        ReqId::new("STATE-051"),
     ],
     summary: "every event is applicable to the state the client holds (the reducer refuses none)",
     level: Level::Must,
@@ -63,6 +70,8 @@ pub fn rule_of_event(event: &UiEvent<'_>) -> &'static str {
         UiEvent::ToolCallDismiss(_) => "STATE-017",
         UiEvent::RunComplete(_) => "STATE-018",
         UiEvent::RewindComplete(_) => "STATE-019",
+        UiEvent::AssistantMessageDelta(_) => "STATE-042",
+        UiEvent::RetryAccepted(_) => "STATE-044",
     }
 }
 
@@ -75,14 +84,20 @@ pub fn refusal_rules(event: &UiEvent<'_>) -> &'static [ReqId] {
     match event {
         UiEvent::UserMessageAccepted(_) => const { &[r("STATE-020"), r("STATE-021"), r("STATE-023"), r("STATE-032")] },
         UiEvent::RunStarted(_) => const { &[r("STATE-023"), r("STATE-024"), r("STATE-034")] },
-        UiEvent::AssistantMessage(_) => const { &[r("STATE-020"), r("STATE-022")] },
-        UiEvent::ToolCall(_) => const { &[r("STATE-015"), r("STATE-020"), r("STATE-022"), r("STATE-035")] },
+        UiEvent::AssistantMessage(_) => const { &[r("STATE-020"), r("STATE-022"), r("STATE-046"), r("STATE-047")] },
+        UiEvent::AssistantMessageDelta(_) => const { &[r("STATE-022"), r("STATE-045"), r("STATE-046")] },
+        UiEvent::ToolCall(_) => {
+            const { &[r("STATE-015"), r("STATE-020"), r("STATE-022"), r("STATE-035"), r("STATE-046")] }
+        }
         UiEvent::ToolProgress(_) => const { &[r("STATE-025"), r("STATE-026"), r("STATE-027")] },
         UiEvent::ToolOutput(_) => const { &[r("STATE-015"), r("STATE-020"), r("STATE-025"), r("STATE-026")] },
         UiEvent::ToolCallComplete(_) => const { &[r("STATE-025"), r("STATE-026"), r("STATE-028")] },
         UiEvent::ToolCallDismiss(_) => const { &[r("STATE-025"), r("STATE-026")] },
-        UiEvent::RunComplete(_) => const { &[r("STATE-022"), r("STATE-030"), r("STATE-031")] },
+        UiEvent::RunComplete(_) => const { &[r("STATE-022"), r("STATE-030"), r("STATE-031"), r("STATE-046")] },
         UiEvent::RewindComplete(_) => const { &[r("STATE-023"), r("STATE-024"), r("STATE-033")] },
+        UiEvent::RetryAccepted(_) => {
+            const { &[r("STATE-023"), r("STATE-048"), r("STATE-049"), r("STATE-050"), r("STATE-051")] }
+        }
     }
 }
 

@@ -1,8 +1,13 @@
-//! Chat frames: turns, tool calls and their lifecycle, run completion, rewind.
+//! Chat frames: turns, streamed assistant text, tool calls and their lifecycle, run completion,
+//! rewind and retry.
 //!
-//! Spec: `spec/tool-calls.md`, `spec/run-completion.md`, `spec/rewind.md`, `spec/multi-tool.md`.
+//! Spec: `spec/tool-calls.md`, `spec/run-completion.md`, `spec/rewind.md`, `spec/multi-tool.md`,
+//! `spec/streaming.md`, `spec/retry.md`.
 
 pub mod assistant_message;
+pub mod assistant_message_delta;
+pub mod retry;
+pub mod retry_accepted;
 pub mod rewind;
 pub mod rewind_complete;
 pub mod run_complete;

@@ -80,6 +80,11 @@ pub enum Capability {
     UiStatePatch,
     /// `resume_catch_up` (since 1.1, a feature): a resume gets a catch-up patch in place of a snapshot.
     ResumeCatchUp,
+    /// `assistant_stream` (since 1.1, a feature): assistant text arrives as it is written, in
+    /// `chat.assistant_message_delta` frames; in force only with `ui_state_patch` (`STREAM-001`).
+    AssistantStream,
+    /// `retry` (since 1.1): the server implements `chat.retry` (`spec/retry.md`).
+    Retry,
     /// A capability this crate does not know.
     Other(String),
 }
@@ -95,6 +100,8 @@ impl Capability {
             Capability::RestartDurability => "restart_durability",
             Capability::UiStatePatch => "ui_state_patch",
             Capability::ResumeCatchUp => "resume_catch_up",
+            Capability::AssistantStream => "assistant_stream",
+            Capability::Retry => "retry",
             Capability::Other(s) => s,
         }
     }
@@ -108,17 +115,21 @@ impl Capability {
         "restart_durability",
         "ui_state_patch",
         "resume_catch_up",
+        "assistant_stream",
+        "retry",
     ];
 
     /// The capabilities that are features (since 1.1): they change what the server sends, so they
     /// are in force only where negotiated (`SESSION-012`).
-    pub const FEATURES: &'static [&'static str] = &["ui_state_patch", "resume_catch_up"];
+    pub const FEATURES: &'static [&'static str] = &["ui_state_patch", "resume_catch_up", "assistant_stream"];
 
     /// The minor version that defines this capability as a feature (`spec/session.md#features`),
     /// or `None` for a capability that is not a feature.
     pub fn feature_since(&self) -> Option<ProtocolVersion> {
         match self {
-            Capability::UiStatePatch | Capability::ResumeCatchUp => Some(ProtocolVersion { major: 1, minor: 1 }),
+            Capability::UiStatePatch | Capability::ResumeCatchUp | Capability::AssistantStream => {
+                Some(ProtocolVersion { major: 1, minor: 1 })
+            }
             _ => None,
         }
     }
@@ -133,6 +144,8 @@ impl Capability {
             "restart_durability" => Capability::RestartDurability,
             "ui_state_patch" => Capability::UiStatePatch,
             "resume_catch_up" => Capability::ResumeCatchUp,
+            "assistant_stream" => Capability::AssistantStream,
+            "retry" => Capability::Retry,
             other => Capability::Other(other.to_owned()),
         }
     }
@@ -142,7 +155,9 @@ impl Capability {
 /// the welcome carries no `features` at all (a version before 1.1, `SESSION-013`), else the
 /// features the server `implements` that `version` defines, narrowed to those the hello
 /// `requested` when it named any; names the server does not know or implement are ignored
-/// (`SESSION-016`).
+/// (`SESSION-016`). `assistant_stream` is in force only together with `ui_state_patch`
+/// (`STREAM-001`): a delta has no state frame of its own (`STREAM-002`), so a connection that
+/// gets whole states could not show it.
 pub fn features_in_force(
     version: ProtocolVersion,
     requested: Option<&[Capability]>,
@@ -159,6 +174,9 @@ pub fn features_in_force(
         .collect();
     features.sort();
     features.dedup();
+    if !features.contains(&Capability::UiStatePatch) {
+        features.retain(|c| c != &Capability::AssistantStream);
+    }
     Some(features)
 }
 
@@ -191,7 +209,7 @@ impl JsonSchema for Capability {
 
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
         json_schema!({
-            "description": "An optional feature the server offers. Known names: rewind, tool_output, tool_expiry, conformance_script, restart_durability, ui_state_patch and resume_catch_up (since 1.1); receivers must tolerate others.",
+            "description": "An optional feature the server offers. Known names: rewind, tool_output, tool_expiry, conformance_script, restart_durability, and since 1.1 ui_state_patch, resume_catch_up, assistant_stream and retry; receivers must tolerate others.",
             "type": "string",
             "minLength": 1,
             "examples": Capability::KNOWN,
@@ -220,5 +238,30 @@ mod tests {
         assert_eq!(features_in_force(v("1.1"), Some(&asked), &all), Some(vec![Capability::UiStatePatch]));
         assert_eq!(features_in_force(v("1.1"), Some(&[]), &all), Some(vec![]));
         assert_eq!(features_in_force(v("1.1"), None, &[Capability::Rewind]), Some(vec![]));
+    }
+
+    #[test]
+    fn assistant_stream_is_in_force_only_with_ui_state_patch() {
+        // STREAM-001
+        let all = [Capability::UiStatePatch, Capability::AssistantStream, Capability::Retry];
+        assert_eq!(
+            features_in_force(v("1.1"), None, &all),
+            Some(vec![Capability::UiStatePatch, Capability::AssistantStream]),
+            "retry is a plain capability, never a feature"
+        );
+        let stream_only = [Capability::AssistantStream];
+        assert_eq!(features_in_force(v("1.1"), Some(&stream_only), &all), Some(vec![]), "asked without patches");
+        assert_eq!(
+            features_in_force(v("1.1"), None, &[Capability::AssistantStream, Capability::ResumeCatchUp]),
+            Some(vec![Capability::ResumeCatchUp]),
+            "a server without ui_state_patch never streams"
+        );
+        assert_eq!(features_in_force(v("1.0"), None, &all), None);
+        for name in ["assistant_stream", "retry"] {
+            let c = Capability::from_wire(name);
+            assert_eq!(c.as_str(), name);
+            assert!(Capability::KNOWN.contains(&name));
+            assert_eq!(Capability::FEATURES.contains(&name), c.feature_since().is_some(), "{name}");
+        }
     }
 }

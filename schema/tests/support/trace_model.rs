@@ -10,6 +10,8 @@
 #![allow(dead_code)]
 
 use chatwire_schema::chat::assistant_message::AssistantMessage;
+use chatwire_schema::chat::assistant_message_delta::AssistantMessageDelta;
+use chatwire_schema::chat::retry_accepted::RetryAccepted;
 use chatwire_schema::chat::rewind_complete::RewindComplete;
 use chatwire_schema::chat::run_complete::{RunComplete, RunCompleteStatus};
 use chatwire_schema::chat::run_started::RunStarted;
@@ -90,6 +92,10 @@ pub struct TurnPlan {
     pub end: RunCompleteStatus,
     /// Rewind after the turn, to an invocation picked among those in the effective state.
     pub rewind_to: Option<Index>,
+    /// Stream every message of the turn in this many deltas before its end frame (0: not streamed).
+    pub stream_chunks: u8,
+    /// Retry a turn that ended, after an item of it picked here, and run it again (since 1.1).
+    pub retry_after: Option<Index>,
 }
 
 #[derive(Clone, Debug)]
@@ -175,8 +181,17 @@ pub fn turn_strategy() -> impl Strategy<Value = TurnPlan> {
             1 => Just(RunCompleteStatus::Cancelled),
         ],
         proptest::option::weighted(0.25, any::<Index>()),
+        prop_oneof![2 => Just(0u8), 1 => 1u8..4],
+        proptest::option::weighted(0.25, any::<Index>()),
     )
-        .prop_map(|(say_first, batches, end, rewind_to)| TurnPlan { say_first, batches, end, rewind_to })
+        .prop_map(|(say_first, batches, end, rewind_to, stream_chunks, retry_after)| TurnPlan {
+            say_first,
+            batches,
+            end,
+            rewind_to,
+            stream_chunks,
+            retry_after,
+        })
 }
 
 pub fn plan_strategy() -> impl Strategy<Value = Plan> {
@@ -191,6 +206,8 @@ pub struct Builder {
     pub live_invocations: Vec<Id>,
     /// Awaited calls of an abandoned turn, still pending, in call order.
     pub pending: Vec<Id>,
+    /// How many deltas each message of the current turn streams before its end frame.
+    pub stream_chunks: u8,
 }
 
 impl Builder {
@@ -226,11 +243,27 @@ impl Builder {
     }
 
     fn say(&mut self, invocation: &Id, item: Id) {
+        let markdown = format!("Working on it ({item}).");
+        // STATE-042: the text in `stream_chunks` deltas (the last takes the rest), then the end.
+        let chunks = usize::from(self.stream_chunks);
+        let mut from = 0;
+        for k in 0..chunks {
+            let to = if k + 1 == chunks { markdown.len() } else { from + 3 };
+            let seq = self.next_seq();
+            self.push(ServerFrame::AssistantMessageDelta(AssistantMessageDelta {
+                seq,
+                invocation_id: invocation.clone(),
+                item_id: item.clone(),
+                delta: markdown[from..to].to_owned(),
+                ts: "2026-11-22T09:59:59Z".into(),
+            }));
+            from = to;
+        }
         let seq = self.next_seq();
         self.push(ServerFrame::AssistantMessage(AssistantMessage {
             seq,
             invocation_id: invocation.clone(),
-            markdown: format!("Working on it ({item})."),
+            markdown,
             item_id: item,
             ts: TS.into(),
         }));
@@ -393,7 +426,8 @@ impl Builder {
 
 /// Turns a plan into a valid event sequence; `alt` settles every batch in its alternative order.
 pub fn build(plan: &Plan, alt: bool) -> Vec<ServerFrame> {
-    let mut b = Builder { frames: Vec::new(), seq: 0, live_invocations: Vec::new(), pending: Vec::new() };
+    let mut b =
+        Builder { frames: Vec::new(), seq: 0, live_invocations: Vec::new(), pending: Vec::new(), stream_chunks: 0 };
     for (t, turn) in plan.turns.iter().enumerate() {
         for call in std::mem::take(&mut b.pending) {
             b.dismiss(&call, Initiator::Server, "superseded", None);
@@ -410,6 +444,7 @@ pub fn build(plan: &Plan, alt: bool) -> Vec<ServerFrame> {
         }));
         b.run_started(&invocation);
         b.live_invocations.push(invocation.clone());
+        b.stream_chunks = turn.stream_chunks;
         if turn.say_first {
             b.say(&invocation, id(format!("t{t}-hello")));
         }
@@ -422,6 +457,24 @@ pub fn build(plan: &Plan, alt: bool) -> Vec<ServerFrame> {
         }
         if finished {
             b.run_complete(&invocation, turn.end);
+        }
+        if let (true, Some(index)) = (finished, turn.retry_after) {
+            // STATE-044: cut after an item of this turn (its user message or later), run it again.
+            let state = fold_valid(&b.frames).expect("the model's frames are valid");
+            let first = state.items.iter().position(|i| i.invocation_id() == &invocation).expect("the turn's items");
+            let kept = first + index.index(state.items.len() - first);
+            let seq = b.next_seq();
+            b.push(ServerFrame::RetryAccepted(RetryAccepted {
+                seq,
+                in_reply_to: id(format!("retry{t}")),
+                invocation_id: invocation.clone(),
+                after_item_id: state.items[kept].id().clone(),
+                removed_item_ids: state.items[kept + 1..].iter().map(|i| i.id().clone()).collect(),
+                ts: TS.into(),
+            }));
+            b.run_started(&invocation);
+            b.say(&invocation, id(format!("t{t}-retried")));
+            b.run_complete(&invocation, RunCompleteStatus::Completed);
         }
         if let Some(index) = turn.rewind_to {
             let cut = index.index(b.live_invocations.len());
@@ -479,7 +532,7 @@ pub struct ArbitraryEvent {
 }
 
 pub fn arbitrary_event_strategy() -> impl Strategy<Value = ArbitraryEvent> {
-    (0u8..10, any::<Index>(), any::<Index>(), prop::bool::weighted(0.15), any::<bool>(), any::<bool>(), 0u8..12)
+    (0u8..12, any::<Index>(), any::<Index>(), prop::bool::weighted(0.15), any::<bool>(), any::<bool>(), 0u8..12)
         .prop_map(|(kind, pick_a, pick_b, fresh_id, target_settled, flag, variant)| ArbitraryEvent {
             kind,
             pick_a,
@@ -603,6 +656,38 @@ pub fn materialize(a: &ArbitraryEvent, state: &UiState, n: usize) -> ServerFrame
             error: None,
             ts,
         }),
+        10 => ServerFrame::AssistantMessageDelta(AssistantMessageDelta {
+            seq,
+            // Mostly the open stream's item, so that some deltas append.
+            invocation_id: invocation,
+            item_id: match state.open_stream() {
+                Some(open) if !a.flag => open.id.clone(),
+                _ => pick(&items, &a.pick_b, a.fresh_id, n),
+            },
+            delta: "more".into(),
+            ts,
+        }),
+        11 => {
+            let kept = state.items.iter().position(|i| i.id() == &pick(&items, &a.pick_b, false, n));
+            let mut removed: Vec<Id> =
+                kept.map_or_else(Vec::new, |k| state.items[k + 1..].iter().map(|i| i.id().clone()).collect());
+            if !a.flag {
+                removed.reverse();
+                removed.push(id("extra"));
+            }
+            ServerFrame::RetryAccepted(RetryAccepted {
+                seq,
+                in_reply_to: id(format!("arb{n}")),
+                invocation_id: state
+                    .latest_user_invocation()
+                    .filter(|_| a.variant % 4 != 0)
+                    .cloned()
+                    .unwrap_or(invocation),
+                after_item_id: pick(&items, &a.pick_b, a.fresh_id, n),
+                removed_item_ids: removed,
+                ts,
+            })
+        }
         _ => {
             // Half the time claim exactly the suffix of invocations, so some rewinds succeed.
             let removed = match invocations.iter().position(|i| i == &invocation) {

@@ -212,6 +212,10 @@ export const ERROR_HANDLING: { readonly [C in ErrorCode]: "reject" | "final" | "
   unknown_invocation: "reject",
   session_taken_over: "final",
   internal_error: "reject",
+  capability_not_offered: "reject",
+  unknown_item: "reject",
+  item_not_in_latest_turn: "reject",
+  retry_keeps_open_call: "reject",
 };
 
 interface Pending {

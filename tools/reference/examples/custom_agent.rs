@@ -26,7 +26,7 @@ struct ModelAgent;
 impl Agent for ModelAgent {
     fn plan_turn(&self, _turn_index: u64, user_text: &str) -> Option<ScriptTurn> {
         let answer = ask_model(user_text);
-        Some(ScriptTurn { steps: vec![ScriptStep::Say { markdown: answer }] })
+        Some(ScriptTurn::new(vec![ScriptStep::say(answer)]))
     }
 }
 

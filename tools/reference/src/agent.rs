@@ -48,7 +48,7 @@ pub struct EchoAgent;
 impl Agent for EchoAgent {
     fn plan_turn(&self, _turn_index: u64, user_text: &str) -> Option<ScriptTurn> {
         let quoted: String = user_text.lines().map(|l| format!("> {l}\n")).collect();
-        Some(ScriptTurn { steps: vec![ScriptStep::Say { markdown: format!("You said:\n\n{quoted}") }] })
+        Some(ScriptTurn::new(vec![ScriptStep::say(format!("You said:\n\n{quoted}"))]))
     }
 }
 
@@ -96,7 +96,7 @@ mod tests {
 
     #[test]
     fn scripted_agent_answers_by_index_and_runs_out() {
-        let script = AgentScript { turns: vec![ScriptTurn { steps: vec![ScriptStep::Say { markdown: "hi".into() }] }] };
+        let script = AgentScript { turns: vec![ScriptTurn::new(vec![ScriptStep::say("hi")])] };
         let agent = ScriptedAgent { script: script.clone() };
         assert_eq!(agent.plan_turn(0, "x"), Some(script.turns[0].clone()));
         assert_eq!(agent.plan_turn(1, "x"), None);
@@ -105,7 +105,7 @@ mod tests {
     #[test]
     fn echo_agent_quotes_every_line() {
         let plan = EchoAgent.plan_turn(7, "a\nb").unwrap();
-        assert_eq!(plan.steps, vec![ScriptStep::Say { markdown: "You said:\n\n> a\n> b\n".into() }]);
+        assert_eq!(plan.steps, vec![ScriptStep::say("You said:\n\n> a\n> b\n")]);
     }
 
     #[test]

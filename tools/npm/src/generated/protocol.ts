@@ -28,7 +28,7 @@ export type ApprovalDecision = "approve" | "deny_continue" | "deny_abort";
 export const APPROVAL_DECISION_VALUES = ["approve", "deny_continue", "deny_abort"] as const satisfies readonly ApprovalDecision[];
 
 /**
- * An optional feature the server offers. Known names: rewind, tool_output, tool_expiry, conformance_script, restart_durability, ui_state_patch and resume_catch_up (since 1.1); receivers must tolerate others.
+ * An optional feature the server offers. Known names: rewind, tool_output, tool_expiry, conformance_script, restart_durability, and since 1.1 ui_state_patch, resume_catch_up, assistant_stream and retry; receivers must tolerate others.
  */
 export type Capability = string;
 
@@ -97,11 +97,17 @@ export interface DisplayItemAssistantMarkdown {
    */
   invocation_id: Id;
   /**
-   * The body, CommonMark.
+   * The body, CommonMark; while the item streams, the text of its deltas so far.
    */
   markdown: string;
   /**
-   * When it was produced (RFC 3339).
+   * Present and `true` only while the message is still streamed (since 1.1, `STATE-042`): the
+   * open stream, always the last item. Absent once the `chat.assistant_message` that ends it
+   * arrived (`STATE-043`), and on every item of a connection without `assistant_stream`.
+   */
+  streaming?: boolean;
+  /**
+   * When it was produced (RFC 3339): the ending frame's `ts`, or while it streams its first delta's.
    */
   ts: string;
 }
@@ -256,17 +262,22 @@ export const DISPLAY_MODE_VALUES = ["inline", "artifact", "composer", "view"] as
  * - `script_not_allowed`: A script was sent to a backend not in conformance mode, or on resume (since 1.0).
  * - `invalid_script`: The script is well-formed JSON but cannot run (e.g. a settle order naming a missing call) (since 1.0).
  * - `duplicate_message`: A user message reused the id of one already accepted; nothing new was started (since 1.0).
- * - `run_in_progress`: A user message or rewind arrived while a run slice is in progress (since 1.0).
+ * - `run_in_progress`: A user message, rewind or retry arrived while a run slice is in progress (since 1.0).
  * - `unknown_tool_call`: The response names a tool call the session's effective state does not hold (since 1.0).
  * - `tool_call_settled`: The response names a tool call that has already settled (since 1.0).
  * - `tool_call_not_awaiting`: The response names a tool call that does not await a response (since 1.0).
  * - `unknown_invocation`: The rewind names an invocation the effective state does not hold (since 1.0).
  * - `session_taken_over`: Another connection resumed this session; this one is closed (since 1.0).
  * - `internal_error`: The server failed; the session's state is unchanged (since 1.0).
+ * - `capability_not_offered`: The frame asks for a capability the server does not list in its welcome, e.g. `chat.retry`
+ * without `retry` (since 1.1).
+ * - `unknown_item`: The retry names an item the session's effective state does not hold (since 1.1).
+ * - `item_not_in_latest_turn`: The retry names an item outside the latest turn (since 1.1).
+ * - `retry_keeps_open_call`: The retry would keep a tool call that is still open (since 1.1).
  */
-export type ErrorCode = "malformed_frame" | "binary_frame" | "unknown_type" | "invalid_frame" | "frame_too_large" | "hello_required" | "already_open" | "unsupported_version" | "resume_rejected" | "resume_cursor_ahead" | "script_not_allowed" | "invalid_script" | "duplicate_message" | "run_in_progress" | "unknown_tool_call" | "tool_call_settled" | "tool_call_not_awaiting" | "unknown_invocation" | "session_taken_over" | "internal_error";
+export type ErrorCode = "malformed_frame" | "binary_frame" | "unknown_type" | "invalid_frame" | "frame_too_large" | "hello_required" | "already_open" | "unsupported_version" | "resume_rejected" | "resume_cursor_ahead" | "script_not_allowed" | "invalid_script" | "duplicate_message" | "run_in_progress" | "unknown_tool_call" | "tool_call_settled" | "tool_call_not_awaiting" | "unknown_invocation" | "session_taken_over" | "internal_error" | "capability_not_offered" | "unknown_item" | "item_not_in_latest_turn" | "retry_keeps_open_call";
 /** Every value of {@link ErrorCode}, in schema order. */
-export const ERROR_CODE_VALUES = ["malformed_frame", "binary_frame", "unknown_type", "invalid_frame", "frame_too_large", "hello_required", "already_open", "unsupported_version", "resume_rejected", "resume_cursor_ahead", "script_not_allowed", "invalid_script", "duplicate_message", "run_in_progress", "unknown_tool_call", "tool_call_settled", "tool_call_not_awaiting", "unknown_invocation", "session_taken_over", "internal_error"] as const satisfies readonly ErrorCode[];
+export const ERROR_CODE_VALUES = ["malformed_frame", "binary_frame", "unknown_type", "invalid_frame", "frame_too_large", "hello_required", "already_open", "unsupported_version", "resume_rejected", "resume_cursor_ahead", "script_not_allowed", "invalid_script", "duplicate_message", "run_in_progress", "unknown_tool_call", "tool_call_settled", "tool_call_not_awaiting", "unknown_invocation", "session_taken_over", "internal_error", "capability_not_offered", "unknown_item", "item_not_in_latest_turn", "retry_keeps_open_call"] as const satisfies readonly ErrorCode[];
 
 /**
  * A number from 0 to 1 inclusive.
@@ -606,7 +617,18 @@ export interface ScriptProgress {
 }
 
 /**
- * Send an assistant message (`chat.assistant_message`).
+ * What the agent plays on one retry of a turn (since 1.1, `spec/conformance-profile.md`).
+ */
+export interface ScriptRetry {
+  /**
+   * Steps in order, with the rules of a turn's steps. Without an `end` step the slice ends `completed`.
+   */
+  steps: ScriptStep[];
+}
+
+/**
+ * Send an assistant message (`chat.assistant_message`), streamed first where `chunks` is
+ * given and `assistant_stream` is in force (`SCRIPT-019`).
  */
 export interface ScriptStepSay {
   op: "say";
@@ -614,6 +636,16 @@ export interface ScriptStepSay {
    * The message body, CommonMark.
    */
   markdown: string;
+  /**
+   * The chunks to stream, one `chat.assistant_message_delta` each, in order (since 1.1):
+   * each non-empty, at most [`MAX_SAY_CHUNKS`], their concatenation exactly `markdown`.
+   */
+  chunks?: string[];
+  /**
+   * How long to wait before each chunk after the first, in milliseconds (at most 60000)
+   * (since 1.1); default 0.
+   */
+  chunk_delay_ms?: number;
 }
 /**
  * Make several tool calls at once, in call order, then settle them (`SCRIPT-010`).
@@ -715,6 +747,12 @@ export interface ScriptTurn {
    * Steps in order. A turn without an `end` step ends `completed`.
    */
   steps: ScriptStep[];
+  /**
+   * What the agent plays when the turn is retried (since 1.1, `SCRIPT-020`): the k-th accepted
+   * `chat.retry` of the turn, counted from 0 over the session's log, plays `retries[k]` in a new
+   * run slice; without a `retries[k]` that slice ends `completed` at once.
+   */
+  retries?: ScriptRetry[];
 }
 
 /**
@@ -944,6 +982,36 @@ export interface ChatAssistantMessage {
   markdown: string;
   /**
    * When it was produced (RFC 3339).
+   */
+  ts: string;
+}
+
+/**
+ * Appends `delta` to the open `assistant_markdown` item `item_id`, opening it if it is new.
+ */
+export interface ChatAssistantMessageDelta {
+  type: "chat.assistant_message_delta";
+  /**
+   * Position of this frame in the session's frame sequence; a later `ui_state_patch` may name
+   * it as its `base_seq` (`STREAM-002`).
+   */
+  seq: number;
+  /**
+   * The turn whose run writes the message; its run slice is in progress (`STATE-022`).
+   */
+  invocation_id: Id;
+  /**
+   * Id of the streaming `assistant_markdown` item, the same in every delta and in the
+   * `chat.assistant_message` that ends the stream.
+   */
+  item_id: Id;
+  /**
+   * The text to append, never empty: the concatenation of an item's deltas, in order, is the
+   * text its ending `chat.assistant_message` carries (`STATE-043`).
+   */
+  delta: string;
+  /**
+   * When the chunk was produced (RFC 3339); the item's `ts` while it streams is its first delta's.
    */
   ts: string;
 }
@@ -1205,6 +1273,38 @@ export interface ChatRewindComplete {
 }
 
 /**
+ * Confirms a retry: every item after `after_item_id` is gone and the run is `idle` until the
+ * `chat.run_started` that follows.
+ */
+export interface ChatRetryAccepted {
+  type: "chat.retry_accepted";
+  /**
+   * Position of this frame in the session's frame sequence.
+   */
+  seq: number;
+  /**
+   * The `id` of the `chat.retry` this answers.
+   */
+  in_reply_to: Id;
+  /**
+   * The turn retried: the latest one, the turn of `after_item_id` (`STATE-049`).
+   */
+  invocation_id: Id;
+  /**
+   * The last item kept.
+   */
+  after_item_id: Id;
+  /**
+   * The items removed from the effective state, in display order (the log keeps them) (`STATE-051`).
+   */
+  removed_item_ids: Id[];
+  /**
+   * When the retry took effect (RFC 3339).
+   */
+  ts: string;
+}
+
+/**
  * A typed error. `fatal` says whether the server closes the connection after it.
  */
 export interface ErrorFrame {
@@ -1320,6 +1420,22 @@ export interface ChatRewind {
   before_invocation_id: Id;
 }
 
+/**
+ * Retries the latest turn from the item `after_item_id` on: that item and everything before it
+ * stay, everything after it leaves the effective state (the log keeps it).
+ */
+export interface ChatRetry {
+  type: "chat.retry";
+  /**
+   * Client-chosen id of this frame; the `chat.retry_accepted` and any error carry it as `in_reply_to`.
+   */
+  id: Id;
+  /**
+   * The last item to keep: an item of the latest turn (its user message or a later item).
+   */
+  after_item_id: Id;
+}
+
 /** Any frame a server sends to a client, tagged on `type`. */
 export type ServerFrame =
   | SessionWelcome
@@ -1329,6 +1445,7 @@ export type ServerFrame =
   | ChatUserMessageAccepted
   | ChatRunStarted
   | ChatAssistantMessage
+  | ChatAssistantMessageDelta
   | ChatToolCall
   | ChatToolProgress
   | ChatToolOutput
@@ -1336,13 +1453,15 @@ export type ServerFrame =
   | ChatToolCallDismiss
   | ChatRunComplete
   | ChatRewindComplete
+  | ChatRetryAccepted
   | ErrorFrame;
 /** Any frame a client sends to a server, tagged on `type`. */
 export type ClientFrame =
   | SessionHello
   | ChatUserMessage
   | ChatToolCallResponse
-  | ChatRewind;
+  | ChatRewind
+  | ChatRetry;
 /** Any frame, either direction. */
 export type Frame = ServerFrame | ClientFrame;
 /** The wire name of a frame. */
@@ -1355,12 +1474,12 @@ export type FrameOf<T extends FrameType> = Extract<Frame, { type: T }>;
 export type ItemOf<K extends DisplayItem["kind"]> = Extract<DisplayItem, { kind: K }>;
 
 /** Every server frame type, in schema order. */
-export const SERVER_FRAME_TYPES = ["session.welcome","ui_state_snapshot","ui_state_updated","ui_state_patch","chat.user_message_accepted","chat.run_started","chat.assistant_message","chat.tool_call","chat.tool_progress","chat.tool_output","chat.tool_call_complete","chat.tool_call_dismiss","chat.run_complete","chat.rewind_complete","error"] as const satisfies readonly ServerFrameType[];
+export const SERVER_FRAME_TYPES = ["session.welcome","ui_state_snapshot","ui_state_updated","ui_state_patch","chat.user_message_accepted","chat.run_started","chat.assistant_message","chat.assistant_message_delta","chat.tool_call","chat.tool_progress","chat.tool_output","chat.tool_call_complete","chat.tool_call_dismiss","chat.run_complete","chat.rewind_complete","chat.retry_accepted","error"] as const satisfies readonly ServerFrameType[];
 /** Every client frame type, in schema order. */
-export const CLIENT_FRAME_TYPES = ["session.hello","chat.user_message","chat.tool_call_response","chat.rewind"] as const satisfies readonly ClientFrameType[];
+export const CLIENT_FRAME_TYPES = ["session.hello","chat.user_message","chat.tool_call_response","chat.rewind","chat.retry"] as const satisfies readonly ClientFrameType[];
 
 /** @internal Which optional members admit null, per frame type (see validate.ts). */
-export const NULL_PLANS: { readonly [type: string]: NullPlan | null } = {"session.welcome":{"n":["server","features","resume_retention"]},"ui_state_snapshot":{"o":{"state":{"o":{"items":{"a":{"t":"kind","v":{"tool_call":{"o":{"progress":{"n":["message","fraction"]},"dismissal":{"n":["reason"]}},"n":["component_type","workflow_name","progress","summary","error","dismissal","settled_ts"]},"tool_output":{"n":["command","exit_code"]}}}},"run":{"n":["invocation_id"]}}}}},"ui_state_updated":{"o":{"state":{"o":{"items":{"a":{"t":"kind","v":{"tool_call":{"o":{"progress":{"n":["message","fraction"]},"dismissal":{"n":["reason"]}},"n":["component_type","workflow_name","progress","summary","error","dismissal","settled_ts"]},"tool_output":{"n":["command","exit_code"]}}}},"run":{"n":["invocation_id"]}}}}},"ui_state_patch":null,"chat.user_message_accepted":null,"chat.run_started":null,"chat.assistant_message":null,"chat.tool_call":{"n":["corr","component_type","workflow_name"]},"chat.tool_progress":{"n":["message","fraction"]},"chat.tool_output":{"n":["command","approval","stdout","stderr","exit_code"]},"chat.tool_call_complete":{"n":["error","summary","in_reply_to"]},"chat.tool_call_dismiss":{"n":["reason","in_reply_to"]},"chat.run_complete":{"n":["reason","error"]},"chat.rewind_complete":null,"error":{"n":["seq","in_reply_to","supported_versions"]},"session.hello":{"o":{"script":{"o":{"turns":{"a":{"o":{"steps":{"a":{"t":"op","v":{"tool_calls":{"o":{"calls":{"a":{"o":{"progress":{"a":{"n":["message","fraction"]}},"output":{"n":["command","stdout","stderr","exit_code"]},"outcome":{"t":"kind","v":{"result":{"n":["summary"]},"await_response":{"n":["expire_after_ms","summary"]},"dismiss":{"n":["reason"]}}}},"n":["component_type","workflow_name","output"]}}},"n":["settle_order"]},"end":{"n":["error"]}}}}}}}}}},"n":["resume","script","client","features"]},"chat.user_message":null,"chat.tool_call_response":{"o":{"outcome":{"t":"action","v":{"dismiss":{"n":["reason"]}}}}},"chat.rewind":null};
+export const NULL_PLANS: { readonly [type: string]: NullPlan | null } = {"session.welcome":{"n":["server","features","resume_retention"]},"ui_state_snapshot":{"o":{"state":{"o":{"items":{"a":{"t":"kind","v":{"tool_call":{"o":{"progress":{"n":["message","fraction"]},"dismissal":{"n":["reason"]}},"n":["component_type","workflow_name","progress","summary","error","dismissal","settled_ts"]},"tool_output":{"n":["command","exit_code"]}}}},"run":{"n":["invocation_id"]}}}}},"ui_state_updated":{"o":{"state":{"o":{"items":{"a":{"t":"kind","v":{"tool_call":{"o":{"progress":{"n":["message","fraction"]},"dismissal":{"n":["reason"]}},"n":["component_type","workflow_name","progress","summary","error","dismissal","settled_ts"]},"tool_output":{"n":["command","exit_code"]}}}},"run":{"n":["invocation_id"]}}}}},"ui_state_patch":null,"chat.user_message_accepted":null,"chat.run_started":null,"chat.assistant_message":null,"chat.assistant_message_delta":null,"chat.tool_call":{"n":["corr","component_type","workflow_name"]},"chat.tool_progress":{"n":["message","fraction"]},"chat.tool_output":{"n":["command","approval","stdout","stderr","exit_code"]},"chat.tool_call_complete":{"n":["error","summary","in_reply_to"]},"chat.tool_call_dismiss":{"n":["reason","in_reply_to"]},"chat.run_complete":{"n":["reason","error"]},"chat.rewind_complete":null,"chat.retry_accepted":null,"error":{"n":["seq","in_reply_to","supported_versions"]},"session.hello":{"o":{"script":{"o":{"turns":{"a":{"o":{"steps":{"a":{"t":"op","v":{"say":{"n":["chunks","chunk_delay_ms"]},"tool_calls":{"o":{"calls":{"a":{"o":{"progress":{"a":{"n":["message","fraction"]}},"output":{"n":["command","stdout","stderr","exit_code"]},"outcome":{"t":"kind","v":{"result":{"n":["summary"]},"await_response":{"n":["expire_after_ms","summary"]},"dismiss":{"n":["reason"]}}}},"n":["component_type","workflow_name","output"]}}},"n":["settle_order"]},"end":{"n":["error"]}}}},"retries":{"a":{"o":{"steps":{"a":{"t":"op","v":{"say":{"n":["chunks","chunk_delay_ms"]},"tool_calls":{"o":{"calls":{"a":{"o":{"progress":{"a":{"n":["message","fraction"]}},"output":{"n":["command","stdout","stderr","exit_code"]},"outcome":{"t":"kind","v":{"result":{"n":["summary"]},"await_response":{"n":["expire_after_ms","summary"]},"dismiss":{"n":["reason"]}}}},"n":["component_type","workflow_name","output"]}}},"n":["settle_order"]},"end":{"n":["error"]}}}}}}}}}}}}},"n":["resume","script","client","features"]},"chat.user_message":null,"chat.tool_call_response":{"o":{"outcome":{"t":"action","v":{"dismiss":{"n":["reason"]}}}}},"chat.rewind":null,"chat.retry":null};
 /** @internal */
 export type NullPlan =
   | { readonly o?: { readonly [member: string]: NullPlan }; readonly n?: readonly string[] }

@@ -39,6 +39,8 @@ export function describe(frame: ServerFrame): string {
       return `run ${frame.invocation_id}`;
     case "chat.assistant_message":
       return `assistant ${frame.item_id}`;
+    case "chat.assistant_message_delta":
+      return `assistant ${frame.item_id} +${frame.delta.length}`;
     case "chat.tool_call":
       return `tool ${frame.tool_name} in ${frame.display}${frame.awaiting_response ? " (awaiting)" : ""}`;
     case "chat.tool_progress":
@@ -50,6 +52,8 @@ export function describe(frame: ServerFrame): string {
       return `run ${frame.invocation_id} ${frame.status}`;
     case "chat.rewind_complete":
       return `rewound ${frame.removed_invocation_ids.length} turns`;
+    case "chat.retry_accepted":
+      return `retried ${frame.invocation_id} after ${frame.after_item_id}`;
     case "error":
       return `error ${frame.code}${frame.fatal ? " (fatal)" : ""}`;
     default:
@@ -66,7 +70,8 @@ export function errorLabel(code: ErrorCode): string {
     script_not_allowed: "no scripts", invalid_script: "bad script", duplicate_message: "duplicate",
     run_in_progress: "busy", unknown_tool_call: "unknown call", tool_call_settled: "settled",
     tool_call_not_awaiting: "not awaiting", unknown_invocation: "unknown turn", session_taken_over: "taken over",
-    internal_error: "server error",
+    internal_error: "server error", capability_not_offered: "not offered", unknown_item: "unknown item",
+    item_not_in_latest_turn: "not latest turn", retry_keeps_open_call: "keeps open call",
   };
   return labels[code];
 }

@@ -221,7 +221,7 @@ async fn next_step(session: &Arc<Session>, g: &mut Inner) -> Result<Next, EmitEr
             ended,
             Vec::new(),
         ),
-        Some(ScriptStep::Say { markdown }) => {
+        Some(ScriptStep::Say { markdown, .. }) => {
             let frame = ServerFrame::AssistantMessage(AssistantMessage {
                 seq: 0,
                 invocation_id: invocation.clone(),

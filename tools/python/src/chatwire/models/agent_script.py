@@ -15,6 +15,20 @@ class ScriptStepSay(BaseModel):
     )
     op: Literal['say']
     markdown: Annotated[StrictStr, Field(description='The message body, CommonMark.')]
+    chunks: Annotated[
+        list[StrictStr] | None,
+        Field(
+            description='The chunks to stream, one `chat.assistant_message_delta` each, in order (since 1.1):\neach non-empty, at most [`MAX_SAY_CHUNKS`], their concatenation exactly `markdown`.'
+        ),
+    ] = None
+    chunk_delay_ms: Annotated[
+        int | None,
+        Field(
+            description='How long to wait before each chunk after the first, in milliseconds (at most 60000)\n(since 1.1); default 0.',
+            ge=0,
+            le=9007199254740991,
+        ),
+    ] = None
 
 
 class SettleOrderItem(RootModel[int]):
@@ -213,6 +227,19 @@ class ScriptStepToolCalls(BaseModel):
     ] = None
 
 
+class ScriptRetry(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    steps: Annotated[
+        list[ScriptStepSay | ScriptStepToolCalls | ScriptStepWait | ScriptStepEnd],
+        Field(
+            description="Steps in order, with the rules of a turn's steps. Without an `end` step the slice ends `completed`."
+        ),
+    ]
+
+
 class ScriptTurn(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -224,6 +251,12 @@ class ScriptTurn(BaseModel):
             description='Steps in order. A turn without an `end` step ends `completed`.'
         ),
     ]
+    retries: Annotated[
+        list[ScriptRetry] | None,
+        Field(
+            description="What the agent plays when the turn is retried (since 1.1, `SCRIPT-020`): the k-th accepted\n`chat.retry` of the turn, counted from 0 over the session's log, plays `retries[k]` in a new\nrun slice; without a `retries[k]` that slice ends `completed` at once."
+        ),
+    ] = None
 
 
 class AgentScript(BaseModel):

@@ -54,6 +54,20 @@ class ScriptStepSay(BaseModel):
     )
     op: Literal['say']
     markdown: Annotated[StrictStr, Field(description='The message body, CommonMark.')]
+    chunks: Annotated[
+        list[StrictStr] | None,
+        Field(
+            description='The chunks to stream, one `chat.assistant_message_delta` each, in order (since 1.1):\neach non-empty, at most [`MAX_SAY_CHUNKS`], their concatenation exactly `markdown`.'
+        ),
+    ] = None
+    chunk_delay_ms: Annotated[
+        int | None,
+        Field(
+            description='How long to wait before each chunk after the first, in milliseconds (at most 60000)\n(since 1.1); default 0.',
+            ge=0,
+            le=9007199254740991,
+        ),
+    ] = None
 
 
 class SettleOrderItem(RootModel[int]):
@@ -162,8 +176,8 @@ class Capability(RootModel[StrictStr]):
     root: Annotated[
         StrictStr,
         Field(
-            description='An optional feature the server offers. Known names: rewind, tool_output, tool_expiry, conformance_script, restart_durability, ui_state_patch and resume_catch_up (since 1.1); receivers must tolerate others.',
-            examples=['rewind', 'tool_output', 'tool_expiry', 'conformance_script', 'restart_durability', 'ui_state_patch', 'resume_catch_up'],
+            description='An optional feature the server offers. Known names: rewind, tool_output, tool_expiry, conformance_script, restart_durability, and since 1.1 ui_state_patch, resume_catch_up, assistant_stream and retry; receivers must tolerate others.',
+            examples=['rewind', 'tool_output', 'tool_expiry', 'conformance_script', 'restart_durability', 'ui_state_patch', 'resume_catch_up', 'assistant_stream', 'retry'],
             min_length=1,
         ),
     ]
@@ -249,6 +263,28 @@ class ClientFrameChatRewind(BaseModel):
         StrictStr,
         Field(
             description='The first invocation to remove; it and every later one disappear from the effective state.',
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+
+
+class ClientFrameChatRetry(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    type: Literal['chat.retry']
+    id: Annotated[
+        StrictStr,
+        Field(
+            description='Client-chosen id of this frame; the `chat.retry_accepted` and any error carry it as `in_reply_to`.',
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+    after_item_id: Annotated[
+        StrictStr,
+        Field(
+            description='The last item to keep: an item of the latest turn (its user message or a later item).',
             pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
         ),
     ]
@@ -348,6 +384,19 @@ class ScriptStepToolCalls(BaseModel):
     ] = None
 
 
+class ScriptRetry(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    steps: Annotated[
+        list[ScriptStepSay | ScriptStepToolCalls | ScriptStepWait | ScriptStepEnd],
+        Field(
+            description="Steps in order, with the rules of a turn's steps. Without an `end` step the slice ends `completed`."
+        ),
+    ]
+
+
 class ScriptTurn(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -359,6 +408,12 @@ class ScriptTurn(BaseModel):
             description='Steps in order. A turn without an `end` step ends `completed`.'
         ),
     ]
+    retries: Annotated[
+        list[ScriptRetry] | None,
+        Field(
+            description="What the agent plays when the turn is retried (since 1.1, `SCRIPT-020`): the k-th accepted\n`chat.retry` of the turn, counted from 0 over the session's log, plays `retries[k]` in a new\nrun slice; without a `retries[k]` that slice ends `completed` at once."
+        ),
+    ] = None
 
 
 class AgentScript(BaseModel):
@@ -422,9 +477,10 @@ class ClientFrame(
         | ClientFrameChatUserMessage
         | ClientFrameChatToolCallResponse
         | ClientFrameChatRewind
+        | ClientFrameChatRetry
     ]
 ):
     root: Annotated[
-        ClientFrameSessionHello | ClientFrameChatUserMessage | ClientFrameChatToolCallResponse | ClientFrameChatRewind,
+        ClientFrameSessionHello | ClientFrameChatUserMessage | ClientFrameChatToolCallResponse | ClientFrameChatRewind | ClientFrameChatRetry,
         Field(description='Any frame a client sends to a server.', title='ClientFrame'),
     ]

@@ -40,8 +40,8 @@ class Capability(RootModel[StrictStr]):
     root: Annotated[
         StrictStr,
         Field(
-            description='An optional feature the server offers. Known names: rewind, tool_output, tool_expiry, conformance_script, restart_durability, ui_state_patch and resume_catch_up (since 1.1); receivers must tolerate others.',
-            examples=['rewind', 'tool_output', 'tool_expiry', 'conformance_script', 'restart_durability', 'ui_state_patch', 'resume_catch_up'],
+            description='An optional feature the server offers. Known names: rewind, tool_output, tool_expiry, conformance_script, restart_durability, and since 1.1 ui_state_patch, resume_catch_up, assistant_stream and retry; receivers must tolerate others.',
+            examples=['rewind', 'tool_output', 'tool_expiry', 'conformance_script', 'restart_durability', 'ui_state_patch', 'resume_catch_up', 'assistant_stream', 'retry'],
             min_length=1,
         ),
     ]
@@ -111,8 +111,24 @@ class DisplayItemAssistantMarkdown(BaseModel):
             pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
         ),
     ]
-    markdown: Annotated[StrictStr, Field(description='The body, CommonMark.')]
-    ts: Annotated[StrictStr, Field(description='When it was produced (RFC 3339).')]
+    markdown: Annotated[
+        StrictStr,
+        Field(
+            description='The body, CommonMark; while the item streams, the text of its deltas so far.'
+        ),
+    ]
+    streaming: Annotated[
+        StrictBool | None,
+        Field(
+            description='Present and `true` only while the message is still streamed (since 1.1, `STATE-042`): the\nopen stream, always the last item. Absent once the `chat.assistant_message` that ends it\narrived (`STATE-043`), and on every item of a connection without `assistant_stream`.'
+        ),
+    ] = None
+    ts: Annotated[
+        StrictStr,
+        Field(
+            description="When it was produced (RFC 3339): the ending frame's `ts`, or while it streams its first delta's."
+        ),
+    ]
 
 
 class InteractionType(str, Enum):
@@ -258,6 +274,10 @@ class ErrorCode(str, Enum):
     unknown_invocation = 'unknown_invocation'
     session_taken_over = 'session_taken_over'
     internal_error = 'internal_error'
+    capability_not_offered = 'capability_not_offered'
+    unknown_item = 'unknown_item'
+    item_not_in_latest_turn = 'item_not_in_latest_turn'
+    retry_keeps_open_call = 'retry_keeps_open_call'
 
 
 class ServerFrameSessionWelcome(BaseModel):
@@ -463,6 +483,49 @@ class ServerFrameChatAssistantMessage(BaseModel):
     ]
     markdown: Annotated[StrictStr, Field(description='The message body, CommonMark.')]
     ts: Annotated[StrictStr, Field(description='When it was produced (RFC 3339).')]
+
+
+class ServerFrameChatAssistantMessageDelta(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    type: Literal['chat.assistant_message_delta']
+    seq: Annotated[
+        int,
+        Field(
+            description="Position of this frame in the session's frame sequence; a later `ui_state_patch` may name\nit as its `base_seq` (`STREAM-002`).",
+            ge=0,
+            le=9007199254740991,
+        ),
+    ]
+    invocation_id: Annotated[
+        StrictStr,
+        Field(
+            description='The turn whose run writes the message; its run slice is in progress (`STATE-022`).',
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+    item_id: Annotated[
+        StrictStr,
+        Field(
+            description='Id of the streaming `assistant_markdown` item, the same in every delta and in the\n`chat.assistant_message` that ends the stream.',
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+    delta: Annotated[
+        StrictStr,
+        Field(
+            description="The text to append, never empty: the concatenation of an item's deltas, in order, is the\ntext its ending `chat.assistant_message` carries (`STATE-043`).",
+            min_length=1,
+        ),
+    ]
+    ts: Annotated[
+        StrictStr,
+        Field(
+            description="When the chunk was produced (RFC 3339); the item's `ts` while it streams is its first delta's."
+        ),
+    ]
 
 
 class ServerFrameChatToolCall(BaseModel):
@@ -778,6 +841,52 @@ class ServerFrameChatRewindComplete(BaseModel):
     ]
 
 
+class ServerFrameChatRetryAccepted(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    type: Literal['chat.retry_accepted']
+    seq: Annotated[
+        int,
+        Field(
+            description="Position of this frame in the session's frame sequence.",
+            ge=0,
+            le=9007199254740991,
+        ),
+    ]
+    in_reply_to: Annotated[
+        StrictStr,
+        Field(
+            description='The `id` of the `chat.retry` this answers.',
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+    invocation_id: Annotated[
+        StrictStr,
+        Field(
+            description='The turn retried: the latest one, the turn of `after_item_id` (`STATE-049`).',
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+    after_item_id: Annotated[
+        StrictStr,
+        Field(
+            description='The last item kept.',
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+    removed_item_ids: Annotated[
+        list[Id],
+        Field(
+            description='The items removed from the effective state, in display order (the log keeps them) (`STATE-051`).'
+        ),
+    ]
+    ts: Annotated[
+        StrictStr, Field(description='When the retry took effect (RFC 3339).')
+    ]
+
+
 class ServerFrameError(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -1027,6 +1136,7 @@ class ServerFrame(
         | ServerFrameChatUserMessageAccepted
         | ServerFrameChatRunStarted
         | ServerFrameChatAssistantMessage
+        | ServerFrameChatAssistantMessageDelta
         | ServerFrameChatToolCall
         | ServerFrameChatToolProgress
         | ServerFrameChatToolOutput
@@ -1034,10 +1144,11 @@ class ServerFrame(
         | ServerFrameChatToolCallDismiss
         | ServerFrameChatRunComplete
         | ServerFrameChatRewindComplete
+        | ServerFrameChatRetryAccepted
         | ServerFrameError
     ]
 ):
     root: Annotated[
-        ServerFrameSessionWelcome | ServerFrameUiStateSnapshot | ServerFrameUiStateUpdated | ServerFrameUiStatePatch | ServerFrameChatUserMessageAccepted | ServerFrameChatRunStarted | ServerFrameChatAssistantMessage | ServerFrameChatToolCall | ServerFrameChatToolProgress | ServerFrameChatToolOutput | ServerFrameChatToolCallComplete | ServerFrameChatToolCallDismiss | ServerFrameChatRunComplete | ServerFrameChatRewindComplete | ServerFrameError,
+        ServerFrameSessionWelcome | ServerFrameUiStateSnapshot | ServerFrameUiStateUpdated | ServerFrameUiStatePatch | ServerFrameChatUserMessageAccepted | ServerFrameChatRunStarted | ServerFrameChatAssistantMessage | ServerFrameChatAssistantMessageDelta | ServerFrameChatToolCall | ServerFrameChatToolProgress | ServerFrameChatToolOutput | ServerFrameChatToolCallComplete | ServerFrameChatToolCallDismiss | ServerFrameChatRunComplete | ServerFrameChatRewindComplete | ServerFrameChatRetryAccepted | ServerFrameError,
         Field(description='Any frame a server sends to a client.', title='ServerFrame'),
     ]

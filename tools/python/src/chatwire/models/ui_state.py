@@ -125,8 +125,24 @@ class DisplayItemAssistantMarkdown(BaseModel):
             pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
         ),
     ]
-    markdown: Annotated[StrictStr, Field(description='The body, CommonMark.')]
-    ts: Annotated[StrictStr, Field(description='When it was produced (RFC 3339).')]
+    markdown: Annotated[
+        StrictStr,
+        Field(
+            description='The body, CommonMark; while the item streams, the text of its deltas so far.'
+        ),
+    ]
+    streaming: Annotated[
+        StrictBool | None,
+        Field(
+            description='Present and `true` only while the message is still streamed (since 1.1, `STATE-042`): the\nopen stream, always the last item. Absent once the `chat.assistant_message` that ends it\narrived (`STATE-043`), and on every item of a connection without `assistant_stream`.'
+        ),
+    ] = None
+    ts: Annotated[
+        StrictStr,
+        Field(
+            description="When it was produced (RFC 3339): the ending frame's `ts`, or while it streams its first delta's."
+        ),
+    ]
 
 
 class DisplayItemToolOutput(BaseModel):
