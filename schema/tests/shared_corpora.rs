@@ -124,6 +124,9 @@ impl TraceGen<'_> {
         let kind = match state.run.status {
             chatwire_schema::RunStatus::Running => *self.rng.pick(&[
                 "chat.assistant_message",
+                "chat.assistant_message_delta",
+                "chat.assistant_message_delta",
+                "chat.retry_accepted",
                 "chat.tool_call",
                 "chat.tool_call",
                 "chat.tool_progress",
@@ -147,6 +150,9 @@ impl TraceGen<'_> {
                 "chat.tool_call_dismiss",
                 "chat.tool_output",
                 "chat.assistant_message",
+                "chat.retry_accepted",
+                "chat.retry_accepted",
+                "chat.assistant_message_delta",
             ]),
         };
         f.insert("type".into(), json!(kind));
@@ -171,6 +177,54 @@ impl TraceGen<'_> {
                     _ => self.invocation(state),
                 };
                 f.insert("invocation_id".into(), json!(inv));
+            }
+            "chat.assistant_message" if state.open_stream().is_some() && self.rng.chance(70) => {
+                // The end of the open stream (STATE-043): mostly its exact text.
+                let open = state.open_stream().expect("checked above");
+                let text = if self.rng.chance(85) { open.markdown.clone() } else { format!("{}!", open.markdown) };
+                f.insert("invocation_id".into(), json!(self.invocation(state)));
+                f.insert("item_id".into(), json!(open.id.to_string()));
+                f.insert("markdown".into(), json!(text));
+            }
+            "chat.assistant_message_delta" => {
+                f.insert("invocation_id".into(), json!(self.invocation(state)));
+                let item = match state.open_stream() {
+                    Some(open) if self.rng.chance(80) => open.id.to_string(),
+                    _ if self.rng.chance(80) => self.fresh("am"),
+                    _ => self.some_id(state, |i| Some(i.id().to_string()), "am"),
+                };
+                f.insert("item_id".into(), json!(item));
+                f.insert("delta".into(), json!(format!("chunk {seq} ")));
+            }
+            "chat.retry_accepted" => {
+                let latest = state.latest_user_invocation().cloned();
+                let in_latest: Vec<String> = state
+                    .items
+                    .iter()
+                    .filter(|i| Some(i.invocation_id()) == latest.as_ref())
+                    .map(|i| i.id().to_string())
+                    .collect();
+                let after = if !in_latest.is_empty() && self.rng.chance(80) {
+                    self.rng.pick(&in_latest).clone()
+                } else {
+                    self.some_id(state, |i| Some(i.id().to_string()), "am")
+                };
+                let inv = match latest {
+                    Some(l) if self.rng.chance(85) => l.to_string(),
+                    _ => self.invocation(state),
+                };
+                let kept = state.items.iter().rposition(|i| i.id().as_str() == after);
+                let mut removed: Vec<String> =
+                    kept.map_or_else(Vec::new, |k| state.items[k + 1..].iter().map(|i| i.id().to_string()).collect());
+                if self.rng.chance(10) && removed.len() > 1 {
+                    removed.reverse();
+                } else if self.rng.chance(8) {
+                    removed.pop();
+                }
+                f.insert("in_reply_to".into(), json!(self.fresh("rt")));
+                f.insert("invocation_id".into(), json!(inv));
+                f.insert("after_item_id".into(), json!(after));
+                f.insert("removed_item_ids".into(), json!(removed));
             }
             "chat.assistant_message" => {
                 f.insert("invocation_id".into(), json!(self.invocation(state)));
@@ -376,8 +430,28 @@ fn script_call(rng: &mut Rng, index: usize) -> Value {
 }
 
 fn script_step(rng: &mut Rng) -> Value {
-    match rng.below(5) {
+    match rng.below(6) {
         0 => json!({"op": "say", "markdown": "hello"}),
+        5 => {
+            // Streamed (since 1.1): mostly right, sometimes an empty, missing or extra chunk, too
+            // many chunks, or a delay over the limit.
+            let mut chunks: Vec<String> = vec!["hel".into(), "lo".into()];
+            match rng.below(8) {
+                0 => chunks.insert(1, String::new()),
+                1 => {
+                    chunks.pop();
+                }
+                2 => chunks.push("!".into()),
+                3 => chunks = vec!["x".into(); 1001],
+                _ => {}
+            }
+            let markdown = if chunks.len() > 1000 { "x".repeat(1001) } else { "hello".to_owned() };
+            let mut step = json!({"op": "say", "markdown": markdown, "chunks": chunks});
+            if rng.chance(50) {
+                step["chunk_delay_ms"] = rng.pick(&[json!(0), json!(250), json!(60000), json!(60001)]).clone();
+            }
+            step
+        }
         1 => {
             json!({"op": "wait", "ms": rng.pick(&[json!(0), json!(100), json!(60000), json!(60001), json!(6e4)]).clone()})
         }
@@ -444,11 +518,20 @@ fn scripts(validator: &FrameValidator) -> String {
     let mut written = 0;
     while written < SCRIPT_COUNT {
         let turns: Vec<Value> = (0..1 + rng.below(3))
-            .map(|_| json!({"steps": (0..rng.below(5)).map(|_| script_step(&mut rng)).collect::<Vec<_>>()}))
+            .map(|_| {
+                let mut turn = json!({"steps": (0..rng.below(5)).map(|_| script_step(&mut rng)).collect::<Vec<_>>()});
+                if rng.chance(25) {
+                    let retries: Vec<Value> = (0..1 + rng.below(2))
+                        .map(|_| json!({"steps": (0..rng.below(3)).map(|_| script_step(&mut rng)).collect::<Vec<_>>()}))
+                        .collect();
+                    turn["retries"] = json!(retries);
+                }
+                turn
+            })
             .collect();
         let script = json!({"turns": turns});
         // Only scripts that fit agent-script.json reach AgentScript::validate (SCRIPT-002).
-        let hello = json!({"type": "session.hello", "id": "h-1", "versions": ["1.0"], "script": script});
+        let hello = json!({"type": "session.hello", "id": "h-1", "versions": ["1.1"], "script": script});
         if validator.check(Direction::ClientToServer, &hello).is_err() {
             continue;
         }
@@ -501,13 +584,48 @@ fn reducer_trace_corpus_is_what_the_rust_reducer_says() {
             }
         }
     }
-    // The refusal rules of spec/ui-state.md: STATE-015 (the output id) and STATE-020 to STATE-035.
-    let every: std::collections::BTreeSet<String> =
-        std::iter::once("STATE-015".to_owned()).chain((20..=35).map(|n| format!("STATE-0{n}"))).collect();
+    // The refusal rules of spec/ui-state.md: STATE-015 (the output id), STATE-020 to STATE-035 and
+    // STATE-045 to STATE-051.
+    let every: std::collections::BTreeSet<String> = std::iter::once("STATE-015".to_owned())
+        .chain((20..=35).chain(45..=51).map(|n| format!("STATE-0{n}")))
+        .collect();
     let missing: Vec<_> = every.difference(&refusals).collect();
     assert!(missing.is_empty(), "the trace corpus never exercises {missing:?}");
     assert!(applied > TRACE_COUNT * TRACE_LEN / 4, "only {applied} events were applied");
     check_or_update(TRACES, &generated);
+}
+
+/// The view of a connection without `assistant_stream` (`spec/streaming.md`): on every trace of the
+/// corpus, the committed events folded without their deltas give the state without its open
+/// stream, after every prefix.
+#[test]
+fn on_the_trace_corpus_the_fold_without_deltas_is_the_state_without_its_open_stream() {
+    let generated = traces(&FrameValidator::new());
+    let (mut streams, mut cut_mid_stream) = (0, 0);
+    for line in generated.lines() {
+        let trace: Value = serde_json::from_str(line).expect("a trace parses");
+        let committed: Vec<ServerFrame> = trace["steps"]
+            .as_array()
+            .expect("steps")
+            .iter()
+            .filter(|step| step["refused"].is_null())
+            .map(|step| serde_json::from_value(step["event"].clone()).expect("an event"))
+            .collect();
+        let mut full = UiState::default();
+        let mut plain = UiState::default();
+        for frame in &committed {
+            let event = frame.ui_event().expect("an event");
+            full.apply(event).expect("a committed event applies");
+            if event.is_stream_delta() {
+                streams += 1;
+            } else {
+                plain.apply(event).expect("the view accepts every event but the deltas");
+            }
+            assert_eq!(plain, full.without_open_stream(), "{}: after {}", trace["name"], frame.type_name());
+            cut_mid_stream += usize::from(full.open_stream().is_some());
+        }
+    }
+    assert!(streams > 100 && cut_mid_stream > 100, "{streams} deltas, {cut_mid_stream} prefixes mid-stream");
 }
 
 #[test]
@@ -521,9 +639,20 @@ fn agent_script_corpus_is_what_agent_script_validate_says() {
             case["verdict"]["kind"].as_str().unwrap_or("valid").to_owned()
         })
         .collect();
-    for kind in ["valid", "EmptyBatch", "BadSettleOrder", "DelayTooLong", "StepAfterEnd", "MissingComponentType"] {
+    for kind in [
+        "valid",
+        "EmptyBatch",
+        "BadSettleOrder",
+        "DelayTooLong",
+        "StepAfterEnd",
+        "MissingComponentType",
+        "TooManyChunks",
+        "EmptyChunk",
+        "ChunksDiffer",
+    ] {
         assert!(kinds.contains(kind), "the script corpus has no case of {kind}");
     }
+    assert!(generated.contains("\"retry\":"), "the script corpus has no refusal inside a retry");
     check_or_update(SCRIPTS, &generated);
 }
 

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from chatwire import ReduceError, reduce
+from chatwire.reducer import without_open_stream
 from conftest import FIXTURES
 
 TRACES = [json.loads(line) for line in (FIXTURES / "reducer-traces" / "traces.jsonl").read_text(encoding="utf-8").splitlines()]
@@ -21,7 +22,7 @@ TRACES = [json.loads(line) for line in (FIXTURES / "reducer-traces" / "traces.js
 def test_the_corpus_is_there_and_exercises_every_refusal() -> None:
     refusals = {s["refused"]["requirement"] for t in TRACES for s in t["steps"] if s["refused"]}
     assert len(TRACES) >= 100
-    assert refusals == {"STATE-015", *(f"STATE-0{n}" for n in range(20, 36))}
+    assert refusals == {"STATE-015", *(f"STATE-0{n}" for n in [*range(20, 36), *range(45, 52)])}
 
 
 @pytest.mark.parametrize("trace", TRACES, ids=[t["name"] for t in TRACES])
@@ -40,3 +41,18 @@ def test_python_reducer_agrees_with_rust(trace: dict[str, Any]) -> None:
     assert state == trace["final"]
     # Same members, not only equal values: null and absent must not be confused.
     assert json.dumps(state, sort_keys=True) == json.dumps(trace["final"], sort_keys=True)
+
+
+@pytest.mark.parametrize("trace", TRACES, ids=[t["name"] for t in TRACES])
+def test_the_fold_without_deltas_is_the_state_without_its_open_stream(trace: dict[str, Any]) -> None:
+    """The view of a connection without `assistant_stream` (spec/streaming.md), after every prefix."""
+    full = trace["initial"]
+    plain = trace["initial"]
+    for step in trace["steps"]:
+        if step["refused"] is not None:
+            continue
+        event = step["event"]
+        full = reduce(full, event)
+        if event["type"] != "chat.assistant_message_delta":
+            plain = reduce(plain, event)
+        assert plain == without_open_stream(full)

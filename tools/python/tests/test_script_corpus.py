@@ -15,7 +15,18 @@ CASES = [json.loads(line) for line in (FIXTURES / "agent-scripts" / "cases.jsonl
 
 def test_the_corpus_has_every_verdict() -> None:
     kinds = {c["verdict"].get("kind", "valid") for c in CASES}
-    assert kinds == {"valid", "EmptyBatch", "BadSettleOrder", "DelayTooLong", "StepAfterEnd", "MissingComponentType"}
+    assert kinds == {
+        "valid",
+        "EmptyBatch",
+        "BadSettleOrder",
+        "DelayTooLong",
+        "StepAfterEnd",
+        "MissingComponentType",
+        "TooManyChunks",
+        "EmptyChunk",
+        "ChunksDiffer",
+    }
+    assert any("retry" in c["verdict"] for c in CASES), "no refusal inside a retry"
 
 
 @pytest.mark.parametrize("case", CASES, ids=[f"case-{n:03}" for n in range(len(CASES))])
@@ -26,4 +37,8 @@ def test_check_script_agrees_with_rust(case: dict[str, Any]) -> None:
         got: dict[str, Any] = {"valid": True}
     except ScriptError as e:
         got = {"valid": False, "kind": e.kind, "turn": e.turn, "step": e.step, "ms": e.ms, "call": e.call}
+        if e.chunk is not None:
+            got["chunk"] = e.chunk
+        if e.retry is not None:
+            got["retry"] = e.retry
     assert got == want

@@ -51,6 +51,7 @@ FATAL_CLOSE_CODES: Final[dict[str, int]] = {e["code"]: e["close_code"] for e in 
 MAX_SCRIPT_DELAY_MS: Final[int] = _FACTS["max_script_delay_ms"]
 #: Longest `expire_after_ms` of a script.
 MAX_EXPIRY_MS: Final[int] = _FACTS["max_expiry_ms"]
+MAX_SAY_CHUNKS: Final[int] = _FACTS["max_say_chunks"]
 #: What turns a `tool_call_id` into the id of its `tool_output` item (STATE-015).
 OUTPUT_ID_SUFFIX: Final[str] = _FACTS["output_id_suffix"]
 #: The identifier rule (ID-001), as a regular expression.

@@ -19,7 +19,17 @@ from typing import Any, Final
 
 from chatwire.facts import ID_PATTERN, OUTPUT_ID_SUFFIX
 
-__all__ = ["EVENT_TYPES", "OUTPUT_ID_SUFFIX", "ReduceError", "empty_state", "output_item_id", "reduce", "reduce_all"]
+__all__ = [
+    "EVENT_TYPES",
+    "OUTPUT_ID_SUFFIX",
+    "ReduceError",
+    "empty_state",
+    "open_stream",
+    "output_item_id",
+    "reduce",
+    "reduce_all",
+    "without_open_stream",
+]
 
 JsonObject = dict[str, Any]
 
@@ -39,6 +49,8 @@ EVENT_TYPES: Final = frozenset(
         "chat.tool_call_dismiss",
         "chat.run_complete",
         "chat.rewind_complete",
+        "chat.assistant_message_delta",
+        "chat.retry_accepted",
     }
 )
 
@@ -61,6 +73,13 @@ _REQUIREMENTS: Final = {
     "OutputIdTooLong": "STATE-015",
     "StaleInvocation": "STATE-034",
     "MissingComponentType": "STATE-035",
+    "NotStreaming": "STATE-045",
+    "StreamOpen": "STATE-046",
+    "StreamTextMismatch": "STATE-047",
+    "UnknownItem": "STATE-048",
+    "NotInLatestTurn": "STATE-049",
+    "OpenCallKept": "STATE-050",
+    "RetryMismatch": "STATE-051",
 }
 
 
@@ -171,6 +190,28 @@ def _latest_user_invocation(state: JsonObject) -> str | None:
     return None
 
 
+def open_stream(state: JsonObject) -> JsonObject | None:
+    """The open stream (`STATE-042`): the last item, when it is an `assistant_markdown` still streaming."""
+    items: list[JsonObject] = state["items"]
+    if items and items[-1]["kind"] == "assistant_markdown" and items[-1].get("streaming") is True:
+        return items[-1]
+    return None
+
+
+def without_open_stream(state: JsonObject) -> JsonObject:
+    """The view of a connection without `assistant_stream`: `state` without its open stream."""
+    view = copy.deepcopy(state)
+    if open_stream(view) is not None:
+        view["items"].pop()
+    return view
+
+
+def _ensure_no_open_stream(state: JsonObject) -> None:
+    stream = open_stream(state)
+    if stream is not None:
+        raise ReduceError("StreamOpen", f"assistant message {stream['id']} is still streaming")
+
+
 def _apply(state: JsonObject, e: JsonObject) -> None:
     kind = e["type"]
     items: list[JsonObject] = state["items"]
@@ -204,6 +245,16 @@ def _apply(state: JsonObject, e: JsonObject) -> None:
         state["run"] = {"status": "running", "invocation_id": invocation}
     elif kind == "chat.assistant_message":  # STATE-012
         _ensure_running(state, e["invocation_id"])
+        stream = open_stream(state)
+        if stream is not None:  # STATE-043 ends the open stream, STATE-046 refuses any other message
+            if stream["id"] != e["item_id"]:
+                raise ReduceError("StreamOpen", f"assistant message {stream['id']} is still streaming")
+            if stream["invocation_id"] == e["invocation_id"]:
+                if stream["markdown"] != e["markdown"]:
+                    raise ReduceError("StreamTextMismatch", f"the text ending stream {e['item_id']} differs from its deltas")
+                del stream["streaming"]
+                stream["ts"] = e["ts"]
+                return
         _ensure_new_id(state, e["item_id"])
         items.append(
             {
@@ -214,9 +265,32 @@ def _apply(state: JsonObject, e: JsonObject) -> None:
                 "ts": e["ts"],
             }
         )
+    elif kind == "chat.assistant_message_delta":  # STATE-042
+        _ensure_running(state, e["invocation_id"])
+        stream = open_stream(state)
+        if stream is not None:
+            if stream["id"] != e["item_id"]:
+                raise ReduceError("StreamOpen", f"assistant message {stream['id']} is still streaming")
+            if stream["invocation_id"] != e["invocation_id"]:
+                raise ReduceError("NotStreaming", f"item {e['item_id']} is not an open stream of this invocation")
+            stream["markdown"] += e["delta"]
+            return
+        if any(i["id"] == e["item_id"] for i in items):
+            raise ReduceError("NotStreaming", f"item {e['item_id']} exists and is not an open stream")
+        items.append(
+            {
+                "kind": "assistant_markdown",
+                "id": e["item_id"],
+                "invocation_id": e["invocation_id"],
+                "markdown": e["delta"],
+                "streaming": True,
+                "ts": e["ts"],
+            }
+        )
     elif kind == "chat.tool_call":  # STATE-013
         call_id = e["tool_call_id"]
         _ensure_running(state, e["invocation_id"])
+        _ensure_no_open_stream(state)  # STATE-046
         corr = _opt(e, "corr")
         if corr is not None and corr != call_id:
             raise ReduceError("CorrMismatch", f"corr {corr} differs from tool_call_id {call_id}")
@@ -309,6 +383,7 @@ def _apply(state: JsonObject, e: JsonObject) -> None:
     elif kind == "chat.run_complete":  # STATE-018
         invocation = e["invocation_id"]
         _ensure_running(state, invocation)
+        _ensure_no_open_stream(state)  # STATE-046
         status = e["status"]
         open_calls_of_run = _open_calls(state, invocation)
         if status == "awaiting_input":
@@ -335,6 +410,24 @@ def _apply(state: JsonObject, e: JsonObject) -> None:
         if removed != list(e["removed_invocation_ids"]):
             raise ReduceError("RewindMismatch", f"rewind removes {removed} but the frame says {e['removed_invocation_ids']}")
         del items[cut:]
+        state["run"] = {"status": "idle"}
+    elif kind == "chat.retry_accepted":  # STATE-044
+        if _active(state):
+            raise ReduceError("RunInProgress", f"a run of invocation {_current(state)} is already in progress")
+        after = e["after_item_id"]
+        kept = next((n for n in range(len(items) - 1, -1, -1) if items[n]["id"] == after), None)
+        if kept is None:
+            raise ReduceError("UnknownItem", f"unknown item {after}")
+        turn = items[kept]["invocation_id"]
+        if turn != e["invocation_id"] or _latest_user_invocation(state) != turn:
+            raise ReduceError("NotInLatestTurn", f"item {after} is not in the latest turn named by the retry")
+        open_kept = [i["id"] for i in items[: kept + 1] if i["kind"] == "tool_call" and i["status"] in _OPEN]
+        if open_kept:
+            raise ReduceError("OpenCallKept", f"a retry would keep open tool calls: {open_kept}")
+        removed_ids = [i["id"] for i in items[kept + 1 :]]
+        if removed_ids != list(e["removed_item_ids"]):
+            raise ReduceError("RetryMismatch", f"retry removes {removed_ids} but the frame says {e['removed_item_ids']}")
+        del items[kept + 1 :]
         state["run"] = {"status": "idle"}
     else:
         raise ValueError(f"{kind!r} is not an event frame")

@@ -17,10 +17,11 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any, Union
 
-from chatwire.facts import MAX_EXPIRY_MS, MAX_SCRIPT_DELAY_MS
+from chatwire.facts import MAX_EXPIRY_MS, MAX_SAY_CHUNKS, MAX_SCRIPT_DELAY_MS
 
 __all__ = [
     "MAX_EXPIRY_MS",
+    "MAX_SAY_CHUNKS",
     "MAX_SCRIPT_DELAY_MS",
     "AwaitInput",
     "Decision",
@@ -47,15 +48,28 @@ class ScriptError(ValueError):
     """Why a script that fits `agent-script.json` cannot run: answer `invalid_script` (SCRIPT-002).
 
     `kind` is the name of the Rust `ScriptError` variant: `EmptyBatch`, `BadSettleOrder`,
-    `DelayTooLong`, `StepAfterEnd` or `MissingComponentType` (which names the `call`)."""
+    `DelayTooLong`, `StepAfterEnd`, `MissingComponentType` (which names the `call`),
+    `TooManyChunks`, `EmptyChunk` (which names the `chunk`) or `ChunksDiffer`. A rule broken in a
+    turn's retry (Rust's `InRetry`) has `retry` set and `step` indexing that retry's steps."""
 
-    def __init__(self, kind: str, turn: int, step: int, message: str, ms: int | None = None, call: int | None = None) -> None:
+    def __init__(
+        self,
+        kind: str,
+        turn: int,
+        step: int,
+        message: str,
+        ms: int | None = None,
+        call: int | None = None,
+        chunk: int | None = None,
+    ) -> None:
         super().__init__(f"turn {turn} step {step}: {message}")
         self.kind = kind
         self.turn = turn
         self.step = step
         self.ms = ms
         self.call = call
+        self.chunk = chunk
+        self.retry: int | None = None
 
 
 def _awaits(call: JsonObject) -> bool:
@@ -76,44 +90,73 @@ def check_script(script: JsonObject) -> None:
     """Raises `ScriptError` when a schema-valid script breaks a rule of `AgentScript::validate`:
     an empty batch, a `ui_tool` or `ui_surface` call without a `component_type`, a
     `settle_order` that is not a permutation of the self-settling calls, a delay over its limit,
-    or a step after `end`. The first broken rule in script order is reported."""
+    a step after `end`, or `say` chunks that are too many, empty or do not concatenate to the
+    markdown; a turn's retries follow the same rules. The first broken rule in script order is
+    reported."""
     for turn, t in enumerate(script["turns"]):
-        ended = False
-        for step, s in enumerate(t["steps"]):
-            if ended:
-                raise ScriptError("StepAfterEnd", turn, step, "nothing may follow an end step")
-            op = s["op"]
-            if op == "wait":
-                ms = int(s["ms"])
-                if ms > MAX_SCRIPT_DELAY_MS:
-                    raise ScriptError("DelayTooLong", turn, step, f"delay of {ms} ms is over the limit", ms)
-            elif op == "end":
-                ended = True
-            elif op == "tool_calls":
-                calls = s["calls"]
-                if not calls:
-                    raise ScriptError("EmptyBatch", turn, step, "tool_calls has no calls")
-                for index, c in enumerate(calls):
-                    if c["interaction_type"] in ("ui_tool", "ui_surface") and not c.get("component_type"):
-                        # SCRIPT-018: the call could not be sent without breaking TOOL-005.
-                        message = f"call {index} is a ui_tool or ui_surface without a component_type"
-                        raise ScriptError("MissingComponentType", turn, step, message, call=index)
-                    run_ms = int(c.get("run_ms", 0))
-                    if run_ms > MAX_SCRIPT_DELAY_MS:
-                        raise ScriptError("DelayTooLong", turn, step, f"delay of {run_ms} ms is over the limit", run_ms)
-                    expiry = c["outcome"].get("expire_after_ms") if _awaits(c) else None
-                    if expiry is not None and int(expiry) > MAX_EXPIRY_MS:
-                        raise ScriptError("DelayTooLong", turn, step, f"delay of {int(expiry)} ms is over the limit", int(expiry))
-                order = s.get("settle_order")
-                if order is not None:
-                    given = [int(i) for i in order]
-                    if len(set(given)) != len(given) or set(given) != set(self_settling(calls)):
-                        raise ScriptError(
-                            "BadSettleOrder",
-                            turn,
-                            step,
-                            "settle_order must list each call that does not await a response exactly once",
-                        )
+        _check_steps(turn, t["steps"])
+        for retry, r in enumerate(t.get("retries") or []):
+            try:
+                _check_steps(turn, r["steps"])
+            except ScriptError as e:
+                e.retry = retry
+                raise
+
+
+def _check_say(turn: int, step: int, s: JsonObject) -> None:
+    chunks = s.get("chunks")
+    if chunks is not None:
+        if len(chunks) > MAX_SAY_CHUNKS:
+            raise ScriptError("TooManyChunks", turn, step, f"{len(chunks)} chunks, more than {MAX_SAY_CHUNKS}")
+        empty = next((n for n, c in enumerate(chunks) if c == ""), None)
+        if empty is not None:
+            raise ScriptError("EmptyChunk", turn, step, f"chunk {empty} is empty", chunk=empty)
+        if "".join(chunks) != s["markdown"]:
+            raise ScriptError("ChunksDiffer", turn, step, "the chunks do not concatenate to the markdown")
+    delay = s.get("chunk_delay_ms")
+    if delay is not None and int(delay) > MAX_SCRIPT_DELAY_MS:
+        raise ScriptError("DelayTooLong", turn, step, f"delay of {int(delay)} ms is over the limit", int(delay))
+
+
+def _check_steps(turn: int, steps: list[JsonObject]) -> None:
+    ended = False
+    for step, s in enumerate(steps):
+        if ended:
+            raise ScriptError("StepAfterEnd", turn, step, "nothing may follow an end step")
+        op = s["op"]
+        if op == "say":
+            _check_say(turn, step, s)
+        elif op == "wait":
+            ms = int(s["ms"])
+            if ms > MAX_SCRIPT_DELAY_MS:
+                raise ScriptError("DelayTooLong", turn, step, f"delay of {ms} ms is over the limit", ms)
+        elif op == "end":
+            ended = True
+        elif op == "tool_calls":
+            calls = s["calls"]
+            if not calls:
+                raise ScriptError("EmptyBatch", turn, step, "tool_calls has no calls")
+            for index, c in enumerate(calls):
+                if c["interaction_type"] in ("ui_tool", "ui_surface") and not c.get("component_type"):
+                    # SCRIPT-018: the call could not be sent without breaking TOOL-005.
+                    message = f"call {index} is a ui_tool or ui_surface without a component_type"
+                    raise ScriptError("MissingComponentType", turn, step, message, call=index)
+                run_ms = int(c.get("run_ms", 0))
+                if run_ms > MAX_SCRIPT_DELAY_MS:
+                    raise ScriptError("DelayTooLong", turn, step, f"delay of {run_ms} ms is over the limit", run_ms)
+                expiry = c["outcome"].get("expire_after_ms") if _awaits(c) else None
+                if expiry is not None and int(expiry) > MAX_EXPIRY_MS:
+                    raise ScriptError("DelayTooLong", turn, step, f"delay of {int(expiry)} ms is over the limit", int(expiry))
+            order = s.get("settle_order")
+            if order is not None:
+                given = [int(i) for i in order]
+                if len(set(given)) != len(given) or set(given) != set(self_settling(calls)):
+                    raise ScriptError(
+                        "BadSettleOrder",
+                        turn,
+                        step,
+                        "settle_order must list each call that does not await a response exactly once",
+                    )
 
 
 @dataclass(frozen=True)
