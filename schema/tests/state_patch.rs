@@ -37,6 +37,21 @@ fn named_indices(before: &UiState, event: UiEvent<'_>) -> Vec<usize> {
             let cut = before.items.iter().position(|i| i.invocation_id() == &e.before_invocation_id);
             cut.map(|c| (c..before.items.len()).collect()).unwrap_or_default()
         }
+        UiEvent::RetryAccepted(e) => {
+            let kept = before.items.iter().rposition(|i| i.id() == &e.after_item_id);
+            kept.map(|k| (k + 1..before.items.len()).collect()).unwrap_or_default()
+        }
+        // A delta appending to the open stream, or the message ending it, names the open stream.
+        UiEvent::AssistantMessageDelta(chatwire_schema::chat::assistant_message_delta::AssistantMessageDelta {
+            item_id,
+            ..
+        })
+        | UiEvent::AssistantMessage(chatwire_schema::chat::assistant_message::AssistantMessage { item_id, .. }) => {
+            match before.open_stream() {
+                Some(open) if &open.id == item_id => vec![before.items.len() - 1],
+                _ => Vec::new(),
+            }
+        }
         _ => Vec::new(),
     }
 }
@@ -88,7 +103,9 @@ fn apply_and_check(state: &mut UiState, event: UiEvent<'_>) -> Result<Option<Vec
         }
     }
     // Appending an item is one add; starting a run one replace.
+    let ends_stream = matches!(event, UiEvent::AssistantMessage(_)) && before.open_stream().is_some();
     let expected_len = match event {
+        UiEvent::AssistantMessage(_) if ends_stream => Some(3),
         UiEvent::UserMessageAccepted(_) | UiEvent::AssistantMessage(_) | UiEvent::ToolCall(_) => Some(1),
         UiEvent::RunStarted(_) => Some(1),
         _ => None,
