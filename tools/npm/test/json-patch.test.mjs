@@ -43,7 +43,8 @@ describe("the shared state-patch corpus", () => {
       }
       assert.deepStrictEqual(state, trace.final, trace.name);
     }
-    assert.ok(applied > 2000, `${applied} patches`);
+    // Streams and retries make the trace generator draw more refused events (1630 applied in 2026-11).
+    assert.ok(applied > 1500, `${applied} patches`);
   });
 
   test("the catch-up patch turns the state after the first half into the final state", () => {
