@@ -3,7 +3,9 @@
 // latest token and the `seq` of the state it holds), reconnects with bounded exponential backoff,
 // stops for good on fatal errors and takeover, correlates answers to requests by `in_reply_to` with
 // a deadline, and hands the application the current UiState, which 1.1's `ui_state_patch` frames
-// change in place of whole states (a patch that does not fit the state held: resume, `STATE-041`).
+// change in place of whole states (a patch that does not fit the state held: resume, `STATE-041`)
+// and whose streamed assistant text 1.1's deltas grow (`STATE-042`, the one reducer rule a client
+// runs; a refused delta is handled like a failing patch, `STREAM-007`).
 //
 // The socket is injected: browsers use the global WebSocket; Node 20 has none, so pass
 // `(url, protocols) => new WebSocket(url, protocols)` from the `ws` package.
@@ -11,6 +13,7 @@ import {
   SUBPROTOCOL,
   type AgentScript,
   type Capability,
+  type ChatRetryAccepted,
   type ChatRewindComplete,
   type ChatToolCallComplete,
   type ChatToolCallDismiss,
@@ -151,7 +154,7 @@ export type ClientErrorCode =
   | "unreachable"
   /** The server sent a frame that breaks the schemas, or patches that never apply. */
   | "protocol_violation"
-  /** A `ui_state_patch` did not apply to the state held; the client resumes to get the state again (`STATE-041`). */
+  /** A `ui_state_patch` or a stream's delta did not apply to the state held; the client resumes to get the state again (`STATE-041`, `STREAM-007`). */
   | "resync";
 
 /** An error the client reports, from the server (`frame` set) or its own. */
@@ -170,7 +173,7 @@ export class ChatwireError extends Error {
 export interface ClientEvents {
   /** Every valid server frame, after the client has applied it. */
   frame: (frame: ServerFrame) => void;
-  /** The UiState changed (snapshot, update or patch). */
+  /** The UiState changed (snapshot, update, patch, or a stream's delta). */
   state: (state: UiState) => void;
   /** The status changed. */
   status: (status: ClientStatus) => void;
@@ -371,6 +374,16 @@ export class ChatwireClient {
     return this.#request({ type: "chat.rewind", id, before_invocation_id: beforeInvocationId }, ["chat.rewind_complete"]) as Promise<ChatRewindComplete>;
   }
 
+  /**
+   * Cuts the latest turn right after `afterItemId` (after its output, for a tool call that has one)
+   * and runs it again from there, keeping what came before: a completed call is not executed again
+   * (needs the `retry` capability, 1.1). Resolves with the `chat.retry_accepted`, whose
+   * `removed_item_ids` say what the cut removed.
+   */
+  retry(afterItemId: string, id: string = this.#options.newId()): Promise<ChatRetryAccepted> {
+    return this.#request({ type: "chat.retry", id, after_item_id: afterItemId }, ["chat.retry_accepted"]) as Promise<ChatRetryAccepted>;
+  }
+
   /** Closes the connection for good; pending requests fail with `closed`. */
   close(): void {
     this.#finish(null);
@@ -536,10 +549,10 @@ export class ChatwireClient {
       return;
     }
     const frame = parsed.frame;
-    if (frame.type === "ui_state_patch") {
-      const result = this.#tracker.patch(frame);
+    if (frame.type === "ui_state_patch" || frame.type === "chat.assistant_message_delta") {
+      const result = frame.type === "ui_state_patch" ? this.#tracker.patch(frame) : this.#tracker.delta(frame);
       if (!result.ok) {
-        // The patch and every later frame of this connection are discarded (STATE-041).
+        // The frame and every later frame of this connection are discarded (STATE-041, STREAM-007).
         this.#resync(result);
         return;
       }
@@ -559,7 +572,8 @@ export class ChatwireClient {
         this.#emit("state", this.#tracker.update(frame));
         break;
       case "ui_state_patch":
-        // Applied above; a patch that did not apply never gets here.
+      case "chat.assistant_message_delta":
+        // Applied above; a patch or delta that did not apply never gets here.
         if (this.#tracker.state !== null) this.#emit("state", this.#tracker.state);
         break;
       case "error":
@@ -659,7 +673,7 @@ export class ChatwireClient {
   }
 
   /**
-   * A patch did not apply (`STATE-041`): drop this connection and everything it would still
+   * A patch or a delta did not apply (`STATE-041`, `STREAM-007`): drop this connection and everything it would still
    * deliver, and resume naming the state held. A second refusal in a row, or one with no state
    * held (a catch-up after a reload), asks for a snapshot; more than {@link MAX_RESYNCS} in a row
    * mean the server's patches never apply, and the client stops.
@@ -668,7 +682,9 @@ export class ChatwireClient {
     const why =
       refusal.reason === "base_mismatch"
         ? `a ui_state_patch for base_seq ${refusal.base_seq} arrived while the state held is ${refusal.held === null ? "none" : `of seq ${refusal.held}`}`
-        : `a ui_state_patch did not apply: ${refusal.error.message}`;
+        : refusal.reason === "patch_failed"
+          ? `a ui_state_patch did not apply: ${refusal.error.message}`
+          : `a chat.assistant_message_delta was refused (${refusal.refusal}): ${refusal.message}`;
     this.#resyncs += 1;
     if (this.#resyncs > MAX_RESYNCS) {
       this.#finish(new ChatwireError("protocol_violation", `${why}; gave up after ${MAX_RESYNCS} resumes`));

@@ -2,14 +2,17 @@
 // replaces the state; a 1.1 `ui_state_patch` applies to it when its `base_seq` is the held state's
 // `seq` (`STATE-037`). A patch for another base, or one that fails, is refused and leaves the state
 // as it was: the client then resumes (`STATE-041`) naming the held state's `seq`, and gets a
-// catch-up patch from it or a snapshot (`RESUME-017`, `RESUME-018`).
-import type { UiState, UiStatePatch, UiStateSnapshot, UiStateUpdated } from "./generated/protocol.js";
+// catch-up patch from it or a snapshot (`RESUME-017`, `RESUME-018`). A 1.1 stream's delta is a
+// state change of its own (`STREAM-002`): applied with `STATE-042`, it gives the state of its `seq`.
+import type { ChatAssistantMessageDelta, UiState, UiStatePatch, UiStateSnapshot, UiStateUpdated } from "./generated/protocol.js";
 import { applyJsonPatch, JsonPatchError } from "./json_patch.js";
+import { applyDelta, type DeltaRefusal } from "./stream.js";
 
-/** Why a patch was not applied: no state of its `base_seq` is held, or an op failed. */
+/** Why a patch or a delta was not applied: no state is held, a patch's base is not the state held, a patch op failed, or the reducer refused a delta. */
 export type PatchRefusal =
   | { reason: "base_mismatch"; held: number | null; base_seq: number }
-  | { reason: "patch_failed"; error: JsonPatchError };
+  | { reason: "patch_failed"; error: JsonPatchError }
+  | { reason: "delta_refused"; refusal: DeltaRefusal | "no_state"; message: string };
 
 export class StateTracker {
   #state: UiState | null = null;
@@ -55,6 +58,19 @@ export class StateTracker {
       if (error instanceof JsonPatchError) return { ok: false, reason: "patch_failed", error };
       throw error;
     }
+    this.#seq = frame.seq;
+    return { ok: true, state: this.#state };
+  }
+
+  /**
+   * Applies a stream's delta to the held state (`STATE-042`); refused, the state stays as it was
+   * and the client resumes as for a failing patch (`STREAM-007`).
+   */
+  delta(frame: ChatAssistantMessageDelta): { ok: true; state: UiState } | ({ ok: false } & PatchRefusal) {
+    if (this.#state === null) return { ok: false, reason: "delta_refused", refusal: "no_state", message: "no state is held" };
+    const result = applyDelta(this.#state, frame);
+    if (!result.ok) return { ok: false, reason: "delta_refused", refusal: result.refusal, message: result.message };
+    this.#state = result.state;
     this.#seq = frame.seq;
     return { ok: true, state: this.#state };
   }

@@ -348,6 +348,85 @@ describe("protocol 1.1: versions, features, patches", () => {
     assert.equal(sockets.length, 4, "one connection and three resumes");
   });
 
+  const delta = (item_id, text, invocation_id = "inv-1") => ({ type: "chat.assistant_message_delta", seq: ++seq, invocation_id, item_id, delta: text, ts: TS });
+
+  test("deltas grow a streaming item with no state frame; the next patch's base_seq names the last delta (STATE-042, STREAM-002)", async () => {
+    const { client, socket, base } = await opened11();
+    const states = [];
+    client.on("state", (s) => states.push(s));
+    const before = client.state;
+    socket().deliver(delta("a-1", "Rotating "));
+    socket().deliver(delta("a-1", "the key "));
+    socket().deliver(delta("a-1", "now."));
+    const last = seq;
+    assert.ok(last > base);
+    assert.deepEqual(states.map((s) => s.items.at(-1).markdown), ["Rotating ", "Rotating the key ", "Rotating the key now."]);
+    assert.equal(client.state.items[1].streaming, true);
+    assert.equal(client.state.items[0], before.items[0], "untouched items are shared");
+    assert.equal(before.items.length, 1, "the previous state is not changed in place");
+    socket().deliver({ type: "chat.assistant_message", seq: ++seq, invocation_id: "inv-1", item_id: "a-1", markdown: "Rotating the key now.", ts: "2026-01-15T10:00:09Z" });
+    socket().deliver(patch(last, [{ op: "test", path: "/items/1/id", value: "a-1" }, { op: "remove", path: "/items/1/streaming" }, { op: "replace", path: "/items/1/ts", value: "2026-01-15T10:00:09Z" }]));
+    assert.equal(client.status, "open");
+    assert.deepEqual(client.state.items[1], { kind: "assistant_markdown", id: "a-1", invocation_id: "inv-1", markdown: "Rotating the key now.", ts: "2026-01-15T10:00:09Z" });
+    client.close();
+  });
+
+  test("a resume names a delta's seq: the state a delta gave is a catch-up base (RESUME-017)", async () => {
+    const { client, socket, sockets } = await opened11();
+    socket().deliver(delta("a-1", "half"));
+    const held = seq;
+    socket().drop();
+    await until("a reconnection", () => sockets.length === 2);
+    socket().open();
+    assert.equal(socket().last("session.hello").resume.last_seq, held);
+    welcome11(socket());
+    socket().deliver(patch(held, [{ op: "test", path: "/items/1/id", value: "a-1" }, { op: "replace", path: "/items/1/markdown", value: "half of it" }]));
+    socket().deliver(delta("a-1", ", all."));
+    assert.equal(client.state.items[1].markdown, "half of it, all.");
+    client.close();
+  });
+
+  for (const [rule, frames] of [
+    ["STATE-022", () => [delta("a-1", "x", "inv-9")]],
+    ["STATE-045", () => [delta("u-1", "x")]],
+    ["STATE-046", () => [delta("a-1", "x"), delta("a-2", "y")]],
+  ]) {
+    test(`a delta the reducer refuses (${rule}) changes nothing and makes the client resume from the state held (STREAM-007)`, async () => {
+      const { client, socket, sockets } = await opened11();
+      const errors = [];
+      client.on("error", (e) => errors.push(e));
+      const sent = frames();
+      for (const frame of sent.slice(0, -1)) socket().deliver(frame);
+      const held = client.state;
+      const heldSeq = seq - 1;
+      socket().deliver(sent.at(-1));
+      assert.equal(client.state, held, "the refused delta changed nothing");
+      assert.equal(sockets.length, 2, "a new connection at once");
+      assert.equal(errors.length, 1);
+      assert.equal(errors[0].code, "resync");
+      assert.match(errors[0].message, new RegExp(rule));
+      socket().open();
+      assert.equal(socket().last("session.hello").resume.last_seq, heldSeq);
+      client.close();
+    });
+  }
+
+  test("retry(afterItemId) sends chat.retry and resolves with chat.retry_accepted; a refusal rejects with its code", async () => {
+    const { client, socket } = await opened11();
+    const accepted = client.retry("tc-1");
+    const request = socket().last("chat.retry");
+    assert.deepEqual(Object.keys(request).sort(), ["after_item_id", "id", "type"]);
+    assert.equal(request.after_item_id, "tc-1");
+    const frame = { type: "chat.retry_accepted", seq: ++seq, in_reply_to: request.id, invocation_id: "inv-1", after_item_id: "tc-1", removed_item_ids: ["a-1"], ts: TS };
+    socket().deliver(frame);
+    assert.deepEqual(await accepted, frame);
+    const refused = client.retry("nope");
+    socket().deliver(errorFrame("unknown_item", socket().last("chat.retry").id));
+    await assert.rejects(refused, { code: "unknown_item" });
+    assert.equal(client.status, "open");
+    client.close();
+  });
+
   test("a reload holding no state: a catch-up it cannot use makes it resume for a snapshot, without an error", async () => {
     const h = harness({ resume: { session_id: "s-1", resume_token: "rt-old", last_seq: 40 } });
     const errors = [];

@@ -218,6 +218,16 @@ function output(item: OutputItem): HTMLElement {
   return node;
 }
 
+/**
+ * An assistant message. While it streams (1.1, `streaming: true`) it is marked so that the page can
+ * show it is still growing; each delta gives a new item, rendered again with the text so far.
+ */
+function assistant(item: ItemOf<"assistant_markdown">): HTMLElement {
+  const attrs: Record<string, string> = { class: item.streaming === true ? "msg assistant streaming" : "msg assistant", "data-item-id": item.id };
+  if (item.streaming === true) attrs["data-streaming"] = "true";
+  return el("div", attrs, markdown(item.markdown));
+}
+
 /** Keeps one DOM node per item while the item is unchanged, so a form being filled survives renders. */
 export class Renderer {
   readonly #nodes = new Map<string, { key: string; node: HTMLElement; item: DisplayItem }>();
@@ -259,7 +269,7 @@ export class Renderer {
           transcript.push(this.#node("t", item, () => el("div", { class: "msg user" }, item.text), seen));
           break;
         case "assistant_markdown":
-          transcript.push(this.#node("t", item, () => el("div", { class: "msg assistant" }, markdown(item.markdown)), seen));
+          transcript.push(this.#node("t", item, () => assistant(item), seen));
           break;
         case "tool_output":
           transcript.push(this.#node("t", item, () => output(item), seen));
