@@ -628,14 +628,15 @@ impl UiState {
                     Lookup::Scan => true,
                     Lookup::Index(index) => index.ids.contains(&e.after_item_id),
                 };
-                let kept = known
+                let named = known
                     .then(|| self.items.iter().rposition(|i| i.id() == &e.after_item_id))
                     .flatten()
                     .ok_or_else(|| ReduceError::UnknownItem(e.after_item_id.clone()))?;
-                let turn = self.items[kept].invocation_id();
+                let turn = self.items[named].invocation_id();
                 if turn != &e.invocation_id || self.latest_user_invocation() != Some(turn) {
                     return Err(ReduceError::NotInLatestTurn(e.after_item_id.clone()));
                 }
+                let kept = retry_cut(&self.items, named) - 1;
                 let open: Vec<Id> = open_calls_among(self.open_calls_scope(&self.items[..=kept], lookup), None)
                     .map(|c| c.id.clone())
                     .collect();
@@ -782,6 +783,16 @@ fn open_calls_among<'s>(
         }
         _ => None,
     })
+}
+
+/// Where a retry naming `items[named]` cuts: the index of the first removed item (`STATE-044`).
+/// A call's output item stays with its call: cutting between them would keep the call but drop
+/// what it printed.
+pub(crate) fn retry_cut(items: &[DisplayItem], named: usize) -> usize {
+    match (&items[named], items.get(named + 1)) {
+        (DisplayItem::ToolCall(call), Some(DisplayItem::ToolOutput(out))) if out.tool_call_id == call.id => named + 2,
+        _ => named + 1,
+    }
 }
 
 /// The id of a tool call's `tool_output` item: the call id followed by [`OUTPUT_ID_SUFFIX`].

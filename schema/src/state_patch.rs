@@ -195,7 +195,10 @@ impl UiState {
                 }
             }
             UiEvent::RetryAccepted(e) => match self.items.iter().rposition(|i| i.id() == &e.after_item_id) {
-                Some(kept) => Touched::Cut(kept + 1, self.items[kept + 1..].iter().map(|i| i.id().clone()).collect()),
+                Some(named) => {
+                    let cut = crate::reducer::retry_cut(&self.items, named);
+                    Touched::Cut(cut, self.items[cut..].iter().map(|i| i.id().clone()).collect())
+                }
                 None => Touched::Nothing,
             },
             UiEvent::AssistantMessageDelta(e) if self.is_open_stream(&e.item_id, &e.invocation_id) => {
@@ -498,8 +501,9 @@ fn named_items(base: &UiState, events: &[UiEvent<'_>]) -> std::collections::BTre
                 }
             }
             UiEvent::RetryAccepted(e) => {
-                if let Some(kept) = state.items.iter().rposition(|i| i.id() == &e.after_item_id) {
-                    named.extend(state.items[kept + 1..].iter().map(|i| i.id().to_string()));
+                if let Some(named_at) = state.items.iter().rposition(|i| i.id() == &e.after_item_id) {
+                    let cut = crate::reducer::retry_cut(&state.items, named_at);
+                    named.extend(state.items[cut..].iter().map(|i| i.id().to_string()));
                 }
             }
             // A delta appending to the open stream, or the message ending it, names that item.

@@ -217,6 +217,10 @@ fn state_044_retry_cuts_after_the_item_and_goes_idle() {
     let mut f = failed_turn();
     f.push(retry("inv-2", "am-2", &[]));
     assert_eq!(state_of(&f).items, before.items);
+    // Naming a call keeps its output item with it: the same cut as naming the output item.
+    let mut f = failed_turn();
+    f.push(retry("inv-2", "tc-1", &["am-2"]));
+    assert_eq!(state_of(&f).items, before.items[..before.items.len() - 1]);
 }
 
 #[test]
@@ -232,11 +236,16 @@ fn state_023_and_048_to_051_retry_refusals_in_order() {
     assert_eq!(refused(&failed, retry("inv-1", "tc-1", &[])), ReduceError::NotInLatestTurn(id("tc-1")));
     // STATE-051: the removed ids, in display order.
     assert_eq!(
-        refused(&failed, retry("inv-2", "tc-1", &["am-2", "tc-1.output"])),
+        refused(&failed, retry("inv-2", "um-2", &["tc-1", "am-2", "tc-1.output"])),
         ReduceError::RetryMismatch {
-            expected: vec![id("tc-1.output"), id("am-2")],
-            claimed: vec![id("am-2"), id("tc-1.output")]
+            expected: vec![id("tc-1"), id("tc-1.output"), id("am-2")],
+            claimed: vec![id("tc-1"), id("am-2"), id("tc-1.output")]
         }
+    );
+    // Naming a call whose output item follows it: the output item is kept, not removed.
+    assert_eq!(
+        refused(&failed, retry("inv-2", "tc-1", &["tc-1.output", "am-2"])),
+        ReduceError::RetryMismatch { expected: vec![id("am-2")], claimed: vec![id("tc-1.output"), id("am-2")] }
     );
     // STATE-050: a pending call kept; removing it is fine.
     let waiting = state_of(&[
@@ -293,12 +302,13 @@ fn stream_patches_add_then_replace_the_text_then_drop_the_flag() {
     );
     // A retry's patch removes from the end, guarded, then sets the run.
     let mut f = failed_turn();
-    f.push(retry("inv-2", "tc-1", &["tc-1.output", "am-2"]));
+    f.push(retry("inv-2", "um-2", &["tc-1", "tc-1.output", "am-2"]));
     let patches = assert_patches(&f);
     assert_eq!(
         wire(patches.last().expect("a patch")),
         json!([{"op": "test", "path": "/items/5/id", "value": "am-2"}, {"op": "remove", "path": "/items/5"},
                {"op": "test", "path": "/items/4/id", "value": "tc-1.output"}, {"op": "remove", "path": "/items/4"},
+               {"op": "test", "path": "/items/3/id", "value": "tc-1"}, {"op": "remove", "path": "/items/3"},
                {"op": "replace", "path": "/run", "value": {"status": "idle"}}])
     );
 }

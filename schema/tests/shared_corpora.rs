@@ -213,9 +213,20 @@ impl TraceGen<'_> {
                     Some(l) if self.rng.chance(85) => l.to_string(),
                     _ => self.invocation(state),
                 };
-                let kept = state.items.iter().rposition(|i| i.id().as_str() == after);
+                // Mostly the cut STATE-044 makes (a call's output item stays with it), sometimes the
+                // naive one right after the named item, which the reducer refuses.
+                let cut = state.items.iter().rposition(|i| i.id().as_str() == after).map(|k| {
+                    match (&state.items[k], state.items.get(k + 1)) {
+                        (DisplayItem::ToolCall(c), Some(DisplayItem::ToolOutput(o)))
+                            if o.tool_call_id == c.id && seq % 7 != 0 =>
+                        {
+                            k + 2
+                        }
+                        _ => k + 1,
+                    }
+                });
                 let mut removed: Vec<String> =
-                    kept.map_or_else(Vec::new, |k| state.items[k + 1..].iter().map(|i| i.id().to_string()).collect());
+                    cut.map_or_else(Vec::new, |c| state.items[c..].iter().map(|i| i.id().to_string()).collect());
                 if self.rng.chance(10) && removed.len() > 1 {
                     removed.reverse();
                 } else if self.rng.chance(8) {

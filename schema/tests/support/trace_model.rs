@@ -469,7 +469,7 @@ pub fn build(plan: &Plan, alt: bool) -> Vec<ServerFrame> {
                 in_reply_to: id(format!("retry{t}")),
                 invocation_id: invocation.clone(),
                 after_item_id: state.items[kept].id().clone(),
-                removed_item_ids: state.items[kept + 1..].iter().map(|i| i.id().clone()).collect(),
+                removed_item_ids: state.items[retry_cut(&state.items, kept)..].iter().map(|i| i.id().clone()).collect(),
                 ts: TS.into(),
             }));
             b.run_started(&invocation);
@@ -669,8 +669,9 @@ pub fn materialize(a: &ArbitraryEvent, state: &UiState, n: usize) -> ServerFrame
         }),
         11 => {
             let kept = state.items.iter().position(|i| i.id() == &pick(&items, &a.pick_b, false, n));
-            let mut removed: Vec<Id> =
-                kept.map_or_else(Vec::new, |k| state.items[k + 1..].iter().map(|i| i.id().clone()).collect());
+            let mut removed: Vec<Id> = kept.map_or_else(Vec::new, |k| {
+                state.items[retry_cut(&state.items, k)..].iter().map(|i| i.id().clone()).collect()
+            });
             if !a.flag {
                 removed.reverse();
                 removed.push(id("extra"));
@@ -715,4 +716,14 @@ pub fn prefix_and_probes() -> impl Strategy<Value = (Vec<ServerFrame>, Vec<Arbit
             (frames, probes)
         },
     )
+}
+
+/// Where a retry naming `items[named]` cuts (STATE-044): right after it, or after its output item
+/// when it is a tool call followed by one. The model's own statement of the rule, so the property
+/// tests check the reducer against it rather than against itself.
+pub fn retry_cut(items: &[DisplayItem], named: usize) -> usize {
+    match (&items[named], items.get(named + 1)) {
+        (DisplayItem::ToolCall(c), Some(DisplayItem::ToolOutput(o))) if o.tool_call_id == c.id => named + 2,
+        _ => named + 1,
+    }
 }

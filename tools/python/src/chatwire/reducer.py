@@ -421,6 +421,14 @@ def _apply(state: JsonObject, e: JsonObject) -> None:
         turn = items[kept]["invocation_id"]
         if turn != e["invocation_id"] or _latest_user_invocation(state) != turn:
             raise ReduceError("NotInLatestTurn", f"item {after} is not in the latest turn named by the retry")
+        # A call's output item stays with its call.
+        if (
+            items[kept]["kind"] == "tool_call"
+            and kept + 1 < len(items)
+            and items[kept + 1]["kind"] == "tool_output"
+            and items[kept + 1]["tool_call_id"] == items[kept]["id"]
+        ):
+            kept += 1
         open_kept = [i["id"] for i in items[: kept + 1] if i["kind"] == "tool_call" and i["status"] in _OPEN]
         if open_kept:
             raise ReduceError("OpenCallKept", f"a retry would keep open tool calls: {open_kept}")
