@@ -26,7 +26,11 @@ struct ModelAgent;
 impl Agent for ModelAgent {
     fn plan_turn(&self, _turn_index: u64, user_text: &str) -> Option<ScriptTurn> {
         let answer = ask_model(user_text);
-        Some(ScriptTurn::new(vec![ScriptStep::say(answer)]))
+        // Streamed word by word to clients where `assistant_stream` is in force, as a model's
+        // tokens would be; other clients get the whole answer at the end.
+        let chunks: Vec<String> = answer.split_inclusive(' ').map(str::to_owned).collect();
+        let say = ScriptStep::Say { markdown: answer, chunks: Some(chunks), chunk_delay_ms: Some(30) };
+        Some(ScriptTurn { steps: vec![say], retries: Vec::new() })
     }
 }
 

@@ -26,6 +26,15 @@ pub trait Agent: Send + Sync + std::fmt::Debug {
     /// rewound ones included), or `None` when the agent has nothing to say for it; the run then
     /// fails with reason `script_exhausted`.
     fn plan_turn(&self, turn_index: u64, user_text: &str) -> Option<ScriptTurn>;
+
+    /// The steps of the `retry_index`-th accepted retry (from 0) of the `turn_index`-th turn
+    /// (`chat.retry`, `SCRIPT-020`): the run slice that follows the kept items. By default the
+    /// turn is planned again, as a model answering the same message again would; `None` fails the
+    /// retry's run with reason `script_exhausted`.
+    fn plan_retry(&self, turn_index: u64, retry_index: u64, user_text: &str) -> Option<ScriptTurn> {
+        let _ = retry_index;
+        self.plan_turn(turn_index, user_text)
+    }
 }
 
 /// The scripted agent (`spec/conformance-profile.md`): `turns[n]` answers the n-th message.
@@ -39,6 +48,14 @@ impl Agent for ScriptedAgent {
     fn plan_turn(&self, turn_index: u64, _user_text: &str) -> Option<ScriptTurn> {
         usize::try_from(turn_index).ok().and_then(|i| self.script.turns.get(i)).cloned()
     }
+
+    /// `turns[n].retries[k].steps`; with no `retries[k]` there is no plan, so the retry's run
+    /// slice fails with reason `script_exhausted`, as a message without a turn does (`SCRIPT-020`).
+    fn plan_retry(&self, turn_index: u64, retry_index: u64, _user_text: &str) -> Option<ScriptTurn> {
+        let turn = usize::try_from(turn_index).ok().and_then(|i| self.script.turns.get(i))?;
+        let retry = usize::try_from(retry_index).ok().and_then(|k| turn.retries.get(k))?;
+        Some(ScriptTurn { steps: retry.steps.clone(), retries: Vec::new() })
+    }
 }
 
 /// The default agent of normal mode: answers every message by quoting it back.
@@ -48,7 +65,11 @@ pub struct EchoAgent;
 impl Agent for EchoAgent {
     fn plan_turn(&self, _turn_index: u64, user_text: &str) -> Option<ScriptTurn> {
         let quoted: String = user_text.lines().map(|l| format!("> {l}\n")).collect();
-        Some(ScriptTurn::new(vec![ScriptStep::say(format!("You said:\n\n{quoted}"))]))
+        let markdown = format!("You said:\n\n{quoted}");
+        Some(ScriptTurn {
+            steps: vec![ScriptStep::Say { markdown, chunks: None, chunk_delay_ms: None }],
+            retries: Vec::new(),
+        })
     }
 }
 
@@ -79,6 +100,18 @@ pub struct Cursor {
     pub step: usize,
     /// Progress through the current `tool_calls` step.
     pub batch: Option<BatchCursor>,
+    /// Progress through the current `say` step while it streams (`SCRIPT-019`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<StreamCursor>,
+}
+
+/// Progress through a streamed `say` step: the item it opened and how many chunks are committed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StreamCursor {
+    /// The id of the streaming item.
+    pub item_id: Id,
+    /// How many of the step's chunks are committed as deltas.
+    pub sent: usize,
 }
 
 /// Progress through a `tool_calls` step.
@@ -94,18 +127,34 @@ pub struct BatchCursor {
 mod tests {
     use super::*;
 
+    fn say(markdown: &str) -> ScriptStep {
+        ScriptStep::Say { markdown: markdown.into(), chunks: None, chunk_delay_ms: None }
+    }
+
     #[test]
     fn scripted_agent_answers_by_index_and_runs_out() {
-        let script = AgentScript { turns: vec![ScriptTurn::new(vec![ScriptStep::say("hi")])] };
+        let script = AgentScript { turns: vec![ScriptTurn { steps: vec![say("hi")], retries: Vec::new() }] };
         let agent = ScriptedAgent { script: script.clone() };
         assert_eq!(agent.plan_turn(0, "x"), Some(script.turns[0].clone()));
         assert_eq!(agent.plan_turn(1, "x"), None);
     }
 
     #[test]
+    fn scripted_agent_answers_the_kth_retry_with_its_steps_then_with_none() {
+        let retry = |text: &str| chatwire_schema::script::ScriptRetry { steps: vec![say(text)] };
+        let turn = ScriptTurn { steps: vec![say("first")], retries: vec![retry("r0"), retry("r1")] };
+        let agent = ScriptedAgent { script: AgentScript { turns: vec![turn] } };
+        let steps = |k| agent.plan_retry(0, k, "x").map(|t| t.steps);
+        assert_eq!((steps(0), steps(1), steps(2)), (Some(vec![say("r0")]), Some(vec![say("r1")]), None));
+        assert_eq!(agent.plan_retry(1, 0, "x"), None, "no turn: the run fails as script_exhausted");
+        // The default for a server agent: the turn planned again.
+        assert_eq!(EchoAgent.plan_retry(3, 5, "a"), EchoAgent.plan_turn(3, "a"));
+    }
+
+    #[test]
     fn echo_agent_quotes_every_line() {
         let plan = EchoAgent.plan_turn(7, "a\nb").unwrap();
-        assert_eq!(plan.steps, vec![ScriptStep::say("You said:\n\n> a\n> b\n")]);
+        assert_eq!(plan.steps, vec![say("You said:\n\n> a\n> b\n")]);
     }
 
     #[test]

@@ -7,12 +7,14 @@
 //! Every default is the identity, which is what a correct server does.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use chatwire_schema::script::ScriptError;
 use chatwire_schema::session::welcome::Capability;
 use chatwire_schema::state_patch::PatchOp;
 use chatwire_schema::{ClientFrame, ProtocolVersion, ServerFrame, UiState};
 
+use crate::agent::Agent;
 use crate::session::Refusal;
 use crate::transport::ConnHandle;
 
@@ -118,6 +120,18 @@ pub(crate) trait Hooks: Send + Sync + std::fmt::Debug {
         frame
     }
 
+    /// Emit: the first delta announced on a connection that resumed mid-stream (`STREAM-003`),
+    /// given the text of the delta committed before it; `None` sends nothing.
+    fn first_delta_after_resume(&self, frame: ServerFrame, _previous: Option<&str>) -> Option<ServerFrame> {
+        Some(frame)
+    }
+
+    /// Emit: the frame put on the wire for the `chat.assistant_message` that ends a stream
+    /// (after [`Hooks::announce`]).
+    fn announce_stream_end(&self, frame: ServerFrame) -> ServerFrame {
+        frame
+    }
+
     /// Emit: the state put on the wire in `ui_state_updated` (`snapshot` false) or `ui_state_snapshot`.
     fn present<'s>(&self, state: &'s UiState, _snapshot: bool) -> Cow<'s, UiState> {
         Cow::Borrowed(state)
@@ -150,6 +164,16 @@ pub(crate) trait Hooks: Send + Sync + std::fmt::Debug {
     /// run again) instead of ended as interrupted (`SCRIPT-015`).
     fn continues_interrupted_turns(&self) -> bool {
         false
+    }
+
+    /// Load: whether recovery ends a stream that was open when the server stopped (`STREAM-004`).
+    fn ends_open_streams(&self) -> bool {
+        true
+    }
+
+    /// Load: the agent a session runs, given the one it names.
+    fn agent(&self, agent: Arc<dyn Agent>) -> Arc<dyn Agent> {
+        agent
     }
 
     /// Deadlines: the deadline (ms since the epoch) re-armed at load for a call whose stored one is

@@ -23,6 +23,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use chatwire_schema::session::welcome::Capability;
 use chatwire_schema::{ProtocolVersion, SUPPORTED_VERSIONS};
 use clap::Parser;
 use tokio::net::TcpListener;
@@ -109,6 +110,10 @@ pub struct ServeConfig {
     /// The bound on one connection's unsent bytes (`TRANSPORT-016`), at most
     /// `chatwire_schema::SEND_QUEUE_MAX_BYTES`; [`DEFAULT_SEND_QUEUE_BYTES`] by default.
     pub send_queue_bytes: u64,
+    /// Capabilities not to offer although implemented (only those in [`WITHHOLDABLE`]): a server
+    /// without `retry` answers `chat.retry` with `capability_not_offered`; one without
+    /// `assistant_stream` sends every `say` whole.
+    pub without: Vec<Capability>,
     /// A planted bug (testing aid), or `None` for the correct server.
     pub fault: Option<Fault>,
     /// Transport deadlines.
@@ -129,6 +134,9 @@ pub struct ServeConfig {
 /// The largest `max_frame_bytes` this server accepts: 1 GiB, so that the transport's hard cap
 /// (16 times the limit) still fits in memory arithmetic on every platform.
 pub const MAX_MAX_FRAME_BYTES: u64 = 1 << 30;
+
+/// The capabilities `serve --without` can withhold: the 1.1 additions a client must cope without.
+pub const WITHHOLDABLE: &[Capability] = &[Capability::Retry, Capability::AssistantStream];
 
 /// A [`ServeConfig`] the spec's limits forbid.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -151,6 +159,9 @@ pub enum ConfigError {
     /// `versions` is empty or names a version this build does not speak.
     #[error("the versions to speak must be a non-empty subset of {supported:?}, got {0:?}", supported = chatwire_schema::SUPPORTED_VERSIONS.iter().map(ToString::to_string).collect::<Vec<_>>())]
     Versions(Vec<String>),
+    /// `without` names a capability this server cannot do without.
+    #[error("the capability {0} cannot be withheld (only {names:?})", names = WITHHOLDABLE.iter().map(Capability::as_str).collect::<Vec<_>>())]
+    CannotWithhold(String),
     /// A deadline is zero, so the transport could never wait for anything.
     #[error("the {0} timeout must be longer than zero")]
     ZeroTimeout(&'static str),
@@ -170,6 +181,9 @@ impl ServeConfig {
         }
         if self.send_queue_bytes == 0 || self.send_queue_bytes > chatwire_schema::SEND_QUEUE_MAX_BYTES {
             return Err(ConfigError::SendQueueBound(self.send_queue_bytes));
+        }
+        if let Some(c) = self.without.iter().find(|c| !WITHHOLDABLE.contains(c)) {
+            return Err(ConfigError::CannotWithhold(c.as_str().to_owned()));
         }
         let t = &self.timeouts;
         for (name, d) in [("handshake", t.handshake), ("idle", t.idle), ("write", t.write)] {
@@ -191,6 +205,7 @@ impl ServeConfig {
             max_frame_bytes: chatwire_schema::DEFAULT_MAX_FRAME_BYTES,
             send_queue_bytes: DEFAULT_SEND_QUEUE_BYTES,
             versions: SUPPORTED_VERSIONS.to_vec(),
+            without: Vec::new(),
             fault: None,
             timeouts: Timeouts::default(),
             crash_at: None,
@@ -256,6 +271,7 @@ impl Server {
         );
         shared.legacy_resume_lookup = config.legacy_resume_lookup;
         shared.send_queue_bytes = config.send_queue_bytes;
+        shared.withheld = config.without.clone();
         let shared = Arc::new(shared);
         let recovered = shared.recover_all().await?;
         if recovered > 0 {
@@ -367,6 +383,10 @@ struct ServeArgs {
     /// 4008 and resumes (at most 16 MiB).
     #[arg(long, default_value_t = DEFAULT_SEND_QUEUE_BYTES, value_parser = parse_send_queue_bytes)]
     send_queue_bytes: u64,
+    /// Capabilities not to offer, comma-separated: `retry` (`chat.retry` gets
+    /// capability_not_offered), `assistant_stream` (every `say` goes out whole).
+    #[arg(long, value_delimiter = ',', value_parser = parse_withheld)]
+    without: Vec<Capability>,
     /// Run with one planted bug (testing aid for the conformance suite; see --list-faults).
     #[arg(long, value_name = "NAME")]
     fault: Option<Fault>,
@@ -394,6 +414,14 @@ fn parse_frame_limit(text: &str) -> Result<u64, String> {
 /// `--versions`: `MAJOR.MINOR`.
 fn parse_version(text: &str) -> Result<ProtocolVersion, String> {
     ProtocolVersion::parse(text.trim()).map_err(|e| e.to_string())
+}
+
+/// `--without`: a capability in [`WITHHOLDABLE`].
+fn parse_withheld(text: &str) -> Result<Capability, String> {
+    WITHHOLDABLE.iter().find(|c| c.as_str() == text.trim()).cloned().ok_or_else(|| {
+        let names: Vec<&str> = WITHHOLDABLE.iter().map(Capability::as_str).collect();
+        format!("{text:?} cannot be withheld: use one of {names:?}")
+    })
 }
 
 /// `--send-queue-bytes`: a number within the spec's bound (checked by [`ServeConfig::validate`]).
@@ -460,6 +488,7 @@ pub fn run_cli(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         send_queue_bytes: args.send_queue_bytes,
         versions: if args.versions.is_empty() { SUPPORTED_VERSIONS.to_vec() } else { args.versions },
         durability: args.durability,
+        without: args.without,
         fault: args.fault,
         crash_at,
         ..ServeConfig::new(args.addr, db)

@@ -473,7 +473,10 @@ async fn a_custom_agent_answers_sessions_without_a_script() {
     impl chatwire_reference::Agent for Shouting {
         fn plan_turn(&self, turn_index: u64, user_text: &str) -> Option<chatwire_schema::script::ScriptTurn> {
             let markdown = format!("turn {turn_index}: {}", user_text.to_uppercase());
-            Some(chatwire_schema::script::ScriptTurn::new(vec![chatwire_schema::script::ScriptStep::say(markdown)]))
+            Some(chatwire_schema::script::ScriptTurn {
+                steps: vec![chatwire_schema::script::ScriptStep::Say { markdown, chunks: None, chunk_delay_ms: None }],
+                retries: Vec::new(),
+            })
         }
     }
     let config = chatwire_reference::ServeConfig {

@@ -6,54 +6,12 @@
 mod common;
 
 use chatwire_reference::{DbLocation, Durability, ServeConfig};
-use chatwire_schema::session::welcome::{Capability, SessionWelcome};
+use chatwire_schema::session::welcome::Capability;
 use chatwire_schema::state_patch::PatchOp;
 use chatwire_schema::{DisplayItem, ServerFrame};
+use common::v11::{open, resume, turn};
 use common::{config, tool_turns_script, Client, TestServer};
 use serde_json::{json, Value};
-
-/// Opens a session offering `versions` with `features` (when given); returns the welcome.
-async fn open(c: &mut Client, versions: &[&str], features: Option<Value>, script: Value) -> SessionWelcome {
-    let mut hello = json!({"type": "session.hello", "id": "h1", "versions": versions, "script": script});
-    if let Some(f) = features {
-        hello["features"] = f;
-    }
-    c.send(hello).await;
-    let ServerFrame::Welcome(w) = c.recv().await else { panic!("expected a welcome") };
-    let ServerFrame::UiStateSnapshot(_) = c.recv().await else { panic!("expected the snapshot") };
-    w
-}
-
-/// Resumes `of`'s session on a new connection from `last_seq`, offering 1.1 with `features`;
-/// returns the client, its welcome and the state frame after it.
-async fn resume(
-    url: &str,
-    of: &Client,
-    last_seq: u64,
-    features: Option<Value>,
-) -> (Client, SessionWelcome, ServerFrame) {
-    let mut c = Client::connect(url).await;
-    // The new connection starts from what `of` held: the states it received, by seq.
-    c.states = of.states.clone();
-    let mut hello = json!({"type": "session.hello", "id": "h2", "versions": ["1.1", "1.0"],
-        "resume": {"session_id": of.session_id, "resume_token": of.token, "last_seq": last_seq}});
-    if let Some(f) = features {
-        hello["features"] = f;
-    }
-    c.send(hello).await;
-    let ServerFrame::Welcome(w) = c.recv().await else { panic!("expected a welcome") };
-    assert!(w.resumed);
-    let state = c.recv().await;
-    (c, w, state)
-}
-
-/// Plays one turn and returns its frames up to the state frame after `chat.run_complete`.
-async fn turn(c: &mut Client, id: &str) -> Vec<ServerFrame> {
-    c.user_message(id, "go").await;
-    let mut frames = c.recv_until(|f| matches!(f, ServerFrame::RunComplete(_))).await;
-    frames.push(c.recv().await);
-    frames
-}
 
 #[tokio::test]
 async fn a_1_1_offer_gets_1_1_with_every_feature_and_a_1_0_offer_gets_exactly_1_0() {
@@ -62,7 +20,10 @@ async fn a_1_1_offer_gets_1_1_with_every_feature_and_a_1_0_offer_gets_exactly_1_
     let w = open(&mut c, &["1.1", "1.0"], None, tool_turns_script()).await;
     assert_eq!(w.version.to_string(), "1.1");
     // SESSION-012/013: no `features` in the hello, so every feature of 1.1 the server implements.
-    assert_eq!(w.features, Some(vec![Capability::UiStatePatch, Capability::ResumeCatchUp]));
+    assert_eq!(
+        w.features,
+        Some(vec![Capability::UiStatePatch, Capability::ResumeCatchUp, Capability::AssistantStream])
+    );
     assert_eq!(w.resume_retention, Some(1000));
     assert!(w.capabilities.contains(&Capability::UiStatePatch) && w.capabilities.contains(&Capability::ResumeCatchUp));
 

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use chatwire_schema::state_patch::{catch_up as catch_up_patch, PatchOp};
-use chatwire_schema::ServerFrame;
+use chatwire_schema::{ServerFrame, UiState};
 
 use super::registry::fold_log;
 use super::{EmitError, Inner, Session};
@@ -29,22 +29,54 @@ pub(super) struct CatchUp {
 
 /// The catch-up patch for a resume from `last_seq`, or `None` when the resume gets a snapshot:
 /// `last_seq` carried no state, or more than [`RESUME_RETENTION`] events came after it
-/// (`RESUME-018`). The state of `last_seq` is rebuilt from the log (the events committed before
-/// it), and the patch is `chatwire_schema::state_patch::catch_up` over the events after it.
-pub(super) async fn catch_up(session: &Arc<Session>, g: &Inner, last_seq: u64) -> Result<Option<CatchUp>, EmitError> {
+/// (`RESUME-018`). The state of `last_seq` is rebuilt from the log (the events committed up to
+/// it: a delta's seq names the state right after that delta, `STREAM-002`), and the patch is
+/// `chatwire_schema::state_patch::catch_up` over the events after it.
+///
+/// `streams`: whether the resuming connection sees open streams (`assistant_stream` in force).
+/// One that does not gets the catch-up of its view: the deltas left out of both the base and the
+/// events, so the end of a stream appends the whole item (`STATE-012`, `STREAM-005`). A `last_seq`
+/// sent while a stream was open is a base only for a connection that sees streams, and only when
+/// it is a delta's (`STREAM-006`): any other frame of that time may have gone to a connection that
+/// did not see the stream, so the state its client holds is not known; such a resume gets the
+/// snapshot.
+pub(super) async fn catch_up(
+    session: &Arc<Session>,
+    g: &Inner,
+    last_seq: u64,
+    streams: bool,
+) -> Result<Option<CatchUp>, EmitError> {
     let hooks = &session.shared.hooks;
     let log = session.shared.store.catch_up_log(session.id.as_str(), last_seq, u64::from(RESUME_RETENTION)).await?;
     let CatchUpLog::Events { before, after } = log else { return Ok(None) };
     let split = hooks.catch_up_split(before.len()).min(before.len());
     let (base, _) = fold_log(&session.id, &before[..split]);
+    if base.open_stream().is_some() {
+        // STREAM-006: a frame sent while a stream was open is a base only where both its
+        // connection and the resumed one see streams, which a delta's seq proves of the former.
+        let names_delta = match before.last() {
+            Some(text) => {
+                let frame = serde_json::from_str::<ServerFrame>(text)?;
+                frame.seq() == Some(last_seq) && frame.ui_event().is_some_and(|e| e.is_stream_delta())
+            }
+            None => false,
+        };
+        if !(streams && names_delta) {
+            return Ok(None);
+        }
+    }
     let mut frames = Vec::with_capacity(before.len() - split + after.len());
     for text in before[split..].iter().chain(&after) {
         frames.push(serde_json::from_str::<ServerFrame>(text)?);
     }
-    let events = frames.iter().filter_map(ServerFrame::ui_event);
+    let events = frames.iter().filter_map(ServerFrame::ui_event).filter(|e| streams || !e.is_stream_delta());
+    let base = match streams {
+        true => base.into_state(),
+        false => base.without_open_stream(),
+    };
     match catch_up_patch(&base, events) {
         // The log and the session agree (they always do but in a faulty build): the patch is good.
-        Ok((state, patch)) if state == *g.state.state() => Ok(Some(CatchUp { base_seq: last_seq, patch })),
+        Ok((state, patch)) if reached(&state, g, streams) => Ok(Some(CatchUp { base_seq: last_seq, patch })),
         Ok(_) => {
             eprintln!("chatwire-reference: session {}: the log does not fold to the state; snapshot", session.id);
             Ok(None)
@@ -53,5 +85,13 @@ pub(super) async fn catch_up(session: &Arc<Session>, g: &Inner, last_seq: u64) -
             eprintln!("chatwire-reference: session {}: catch-up event {index} refused ({e}); snapshot", session.id);
             Ok(None)
         }
+    }
+}
+
+/// Whether `state` is the session's state as the resuming connection sees it.
+fn reached(state: &UiState, g: &Inner, streams: bool) -> bool {
+    match streams {
+        true => state == g.state.state(),
+        false => state.run == g.state.run && state.items == g.state.items_without_open_stream(),
     }
 }

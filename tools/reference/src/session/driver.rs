@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chatwire_schema::chat::assistant_message::AssistantMessage;
+use chatwire_schema::chat::assistant_message_delta::AssistantMessageDelta;
 use chatwire_schema::chat::run_complete::{RunComplete, RunCompleteStatus};
 use chatwire_schema::chat::run_started::RunStarted;
 use chatwire_schema::chat::tool_call::ToolCall;
@@ -18,7 +19,7 @@ use chatwire_schema::{Id, RunStatus, ServerFrame};
 use super::emit::{emit, Change, Unit};
 use super::recovery::end_run_failed;
 use super::{DriverLaunch, EmitError, Inner, Session};
-use crate::agent::{BatchCursor, Cursor};
+use crate::agent::{BatchCursor, Cursor, StreamCursor};
 use crate::util::{now_ms, random_id, rfc3339_now};
 
 /// A `chat.run_complete` for `invocation`.
@@ -186,7 +187,7 @@ async fn next_step(session: &Arc<Session>, g: &mut Inner) -> Result<Next, EmitEr
         _ => return Ok(Next::Stop),
     };
     let step = g.plan.as_ref().and_then(|p| p.steps.get(g.cursor.step)).cloned();
-    let ended = Cursor { invocation_id: None, step: 0, batch: None, ..g.cursor.clone() };
+    let ended = Cursor { invocation_id: None, step: 0, batch: None, stream: None, ..g.cursor.clone() };
     if let Some(batch) = &g.cursor.batch {
         let Some(ScriptStep::ToolCalls { calls, settle_order }) = &step else {
             return Err(EmitError::NotAnEvent("cursor points into a batch but the step is not tool_calls"));
@@ -221,7 +222,11 @@ async fn next_step(session: &Arc<Session>, g: &mut Inner) -> Result<Next, EmitEr
             ended,
             Vec::new(),
         ),
-        Some(ScriptStep::Say { markdown, .. }) => {
+        Some(ScriptStep::Say { markdown, chunks, chunk_delay_ms }) => {
+            let chunks = chunks.unwrap_or_default();
+            if !chunks.is_empty() && session.shared.streams() {
+                return stream_say(session, g, invocation, markdown, chunks, chunk_delay_ms.unwrap_or(0)).await;
+            }
             let frame = ServerFrame::AssistantMessage(AssistantMessage {
                 seq: 0,
                 invocation_id: invocation.clone(),
@@ -284,6 +289,48 @@ async fn next_step(session: &Arc<Session>, g: &mut Inner) -> Result<Next, EmitEr
     };
     emit(session, g, Change { units, cursor: Some(cursor), add_timers, ..Change::default() }).await?;
     Ok(Next::Continue)
+}
+
+/// One move of a streamed `say` (`SCRIPT-019`): the next chunk as a delta, each its own commit
+/// (waiting `delay_ms` before every chunk after the first), then the end `chat.assistant_message`
+/// with the whole `markdown` and the same item id. A restart in between ends the stream where it
+/// stands and fails the run (`STREAM-004`, in recovery), so the cursor's stream progress only
+/// matters within one process.
+async fn stream_say(
+    session: &Arc<Session>,
+    g: &mut Inner,
+    invocation: Id,
+    markdown: String,
+    chunks: Vec<String>,
+    delay_ms: u64,
+) -> Result<Next, EmitError> {
+    let (item_id, sent) = match &g.cursor.stream {
+        Some(stream) => (stream.item_id.clone(), stream.sent),
+        None => (random_id("am", 8), 0),
+    };
+    let ts = rfc3339_now();
+    let Some(chunk) = chunks.get(sent) else {
+        let frame = ServerFrame::AssistantMessage(AssistantMessage {
+            seq: 0,
+            invocation_id: invocation,
+            item_id,
+            markdown,
+            ts,
+        });
+        let cursor = Cursor { step: g.cursor.step + 1, stream: None, ..g.cursor.clone() };
+        emit(session, g, Change { units: vec![Unit::Event(frame)], cursor: Some(cursor), ..Change::default() }).await?;
+        return Ok(Next::Continue);
+    };
+    let frame = ServerFrame::AssistantMessageDelta(AssistantMessageDelta {
+        seq: 0,
+        invocation_id: invocation,
+        item_id: item_id.clone(),
+        delta: chunk.clone(),
+        ts,
+    });
+    let cursor = Cursor { stream: Some(StreamCursor { item_id, sent: sent + 1 }), ..g.cursor.clone() };
+    emit(session, g, Change { units: vec![Unit::Event(frame)], cursor: Some(cursor), ..Change::default() }).await?;
+    Ok(if sent + 1 < chunks.len() { Next::Sleep(delay_ms) } else { Next::Continue })
 }
 
 /// The `chat.tool_output` frames of a scripted call: one per approval, then one with the rest.

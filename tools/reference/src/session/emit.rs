@@ -1,11 +1,13 @@
 //! The one way state changes: commit, then send.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use chatwire_schema::script::{ScriptStep, ScriptToolCall, ScriptTurn};
+use chatwire_schema::session::welcome::Capability;
 use chatwire_schema::state_patch::PatchOp;
 use chatwire_schema::ui_state_patch::UiStatePatch;
-use chatwire_schema::{ClientFrame, ErrorFrame, Id, RunStatus, ServerFrame, UiState, UiStateVersion};
+use chatwire_schema::{ClientFrame, ErrorFrame, Id, RunStatus, ServerFrame, UiEvent, UiState, UiStateVersion};
 use serde::Serialize;
 
 use super::expiry::schedule_expiry;
@@ -65,8 +67,19 @@ pub(super) fn set_seq(frame: &mut ServerFrame, seq: u64) {
         ServerFrame::ToolCallDismiss(f) => f.seq = seq,
         ServerFrame::RunComplete(f) => f.seq = seq,
         ServerFrame::RewindComplete(f) => f.seq = seq,
+        ServerFrame::AssistantMessageDelta(f) => f.seq = seq,
+        ServerFrame::RetryAccepted(f) => f.seq = seq,
         ServerFrame::Error(f) => f.seq = Some(seq),
         _ => {}
+    }
+}
+
+/// The state as a connection sees it: without the open stream where it does not see streams
+/// (`STREAM-005`).
+pub(super) fn seen_state(state: &UiState, streams: bool) -> Cow<'_, UiState> {
+    match streams || state.open_stream().is_none() {
+        true => Cow::Borrowed(state),
+        false => Cow::Owned(state.without_open_stream()),
     }
 }
 
@@ -147,12 +160,27 @@ pub(crate) async fn emit(session: &Arc<Session>, g: &mut Inner, change: Change) 
     Ok(())
 }
 
+/// How the attached connection sees the session: whether state frames go out as patches
+/// (`STATE-036`), and whether it sees open streams (`assistant_stream` in force, `STREAM-001`).
+#[derive(Clone, Copy)]
+struct View {
+    patches: bool,
+    streams: bool,
+}
+
 /// Applies the events of `units` to the session's state in place, stamping seqs, and builds the
 /// log rows and the frames for the attached connection: after each unit a `ui_state_patch` where
 /// it gets patches, else a `ui_state_updated`; no state frame when nothing is attached.
+///
+/// A delta is its own state frame (`STREAM-002`): none follows it. A connection that does not see
+/// streams gets nothing for a delta, and the stream's end reaches it as a plain assistant message
+/// appended to its view (`STATE-012`), the view being the state without its open stream.
 fn stage(session: &Session, g: &mut Inner, requests: &[ClientFrame], units: Vec<Unit>) -> Result<Staged, EmitError> {
     let hooks = &session.shared.hooks;
-    let patches = g.attached.as_ref().map(|conn| conn.negotiated.patches);
+    let view = g.attached.as_ref().map(|conn| View {
+        patches: conn.negotiated.patches,
+        streams: conn.negotiated.has(&Capability::AssistantStream),
+    });
     let mut staged = Staged {
         next_seq: g.next_seq,
         last_state_seq: None,
@@ -175,14 +203,28 @@ fn stage(session: &Session, g: &mut Inner, requests: &[ClientFrame], units: Vec<
             Unit::Batch(v) => v,
         };
         let mut ops = Vec::new();
+        let mut only_deltas = true;
         for mut frame in frames {
             let seq = staged.next_seq;
             set_seq(&mut frame, seq);
             let applied = hooks.applied_instead(&frame, &g.state);
             let applied = applied.as_ref().unwrap_or(&frame);
             let event = applied.ui_event().ok_or(EmitError::NotAnEvent(applied.type_name()))?;
-            if patches == Some(true) {
-                ops.extend(g.state.apply_with_patch(event)?);
+            let is_delta = event.is_stream_delta();
+            let ends_stream = matches!(event, UiEvent::AssistantMessage(m)
+                if g.state.open_stream().is_some_and(|open| open.id == m.item_id));
+            if ends_stream {
+                g.resumed_mid_stream = false;
+            }
+            if view.is_some_and(|v| v.patches) {
+                let event_ops = g.state.apply_with_patch(event)?;
+                if ends_stream && view.is_some_and(|v| !v.streams) {
+                    // The connection never saw the stream: the whole item is new to it.
+                    let item = g.state.items.last().map(serde_json::to_value).transpose()?;
+                    ops.extend(item.map(|value| PatchOp::Add { path: "/items/-".into(), value }));
+                } else {
+                    ops.extend(event_ops);
+                }
             } else {
                 g.state.apply(event)?;
             }
@@ -194,13 +236,51 @@ fn stage(session: &Session, g: &mut Inner, requests: &[ClientFrame], units: Vec<
                     frame: serde_json::to_string(applied)?,
                 });
             }
-            staged.wire.push(serde_json::to_string(&hooks.announce(frame))?);
             staged.next_seq += 1;
+            if !is_delta {
+                only_deltas = false;
+                let announced = match ends_stream {
+                    true => hooks.announce_stream_end(hooks.announce(frame)),
+                    false => hooks.announce(frame),
+                };
+                staged.wire.push(serde_json::to_string(&announced)?);
+                continue;
+            }
+            let previous = match &frame {
+                ServerFrame::AssistantMessageDelta(d) => g.last_delta.replace(d.delta.clone()),
+                _ => None,
+            };
+            if view.is_some_and(|v| v.streams) {
+                let after_resume = std::mem::take(&mut g.resumed_mid_stream);
+                let announced = match after_resume {
+                    true => hooks.first_delta_after_resume(frame, previous.as_deref()),
+                    false => Some(frame),
+                };
+                if let Some(frame) = announced {
+                    staged.wire.push(serde_json::to_string(&hooks.announce(frame))?);
+                }
+            }
+        }
+        if only_deltas {
+            // STREAM-002: the delta is the state frame of a connection that sees streams, the base
+            // of its next patch; a connection that does not see streams has not moved.
+            let seq = staged.next_seq - 1;
+            staged.state_seqs.push(seq);
+            if view.is_some_and(|v| v.streams) {
+                staged.last_state_seq = Some(seq);
+                base = seq;
+            }
+            continue;
         }
         let seq = staged.next_seq;
-        match patches {
-            Some(true) => staged.wire.push(patch_frame(seq, hooks.patch_base_seq(base), hooks.patch(ops))?),
-            Some(false) => staged.wire.push(state_frame("ui_state_updated", seq, &hooks.present(&g.state, false))?),
+        match view {
+            Some(View { patches: true, .. }) => {
+                staged.wire.push(patch_frame(seq, hooks.patch_base_seq(base), hooks.patch(ops))?)
+            }
+            Some(View { patches: false, streams }) => {
+                let state = seen_state(&g.state, streams);
+                staged.wire.push(state_frame("ui_state_updated", seq, &hooks.present(&state, false))?)
+            }
             None => {}
         }
         staged.state_seqs.push(seq);

@@ -1,6 +1,6 @@
 //! `session.hello`: opening and resuming sessions, the welcome and the snapshot.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use chatwire_schema::session::welcome::{Capability, Limits, SessionWelcome};
@@ -8,8 +8,8 @@ use chatwire_schema::{ErrorCode, Id, IndexedUiState, ServerFrame};
 use tokio::sync::Mutex;
 
 use super::catch_up::{catch_up, CatchUp, RESUME_RETENTION};
-use super::emit::{patch_frame, state_frame};
-use super::{DriverLaunch, EmitError, Inner, Refusal, Session, Shared};
+use super::emit::{patch_frame, seen_state, state_frame};
+use super::{DriverLaunch, EmitError, History, Inner, Refusal, Session, Shared};
 use crate::agent::{AgentSpec, Cursor};
 use crate::store::{Commit, NewSessionRow};
 use crate::transport::{ConnHandle, Outgoing};
@@ -47,7 +47,9 @@ pub(crate) async fn open_session(
             agent: shared.agent_for(agent),
             cursor,
             plan: None,
-            accepted_messages: HashSet::new(),
+            history: History::default(),
+            last_delta: None,
+            resumed_mid_stream: false,
             attached: Some(conn.clone()),
             driver_active: false,
             driver_launch: DriverLaunch::Spawn,
@@ -99,11 +101,14 @@ fn greet(
     let mut texts = vec![serde_json::to_string(&welcome).map_err(EmitError::from)?];
     let seq = w.first + 1;
     g.last_state_seq = seq;
+    let streams = negotiated.has(&Capability::AssistantStream);
+    // The deltas that follow continue the text this state frame holds (STREAM-003).
+    g.resumed_mid_stream = w.resumed && streams && g.state.open_stream().is_some();
     if let Some(CatchUp { base_seq, patch }) = catch_up {
         texts.push(patch_frame(seq, base_seq, patch).map_err(EmitError::from)?);
     } else {
-        let snapshot =
-            if w.resumed { sh.hooks.resume_snapshot(&g.state) } else { Some(sh.hooks.present(&g.state, true)) };
+        let state = seen_state(&g.state, streams);
+        let snapshot = if w.resumed { sh.hooks.resume_snapshot(&state) } else { Some(sh.hooks.present(&state, true)) };
         if let Some(state) = snapshot {
             texts.push(state_frame("ui_state_snapshot", seq, &state).map_err(EmitError::from)?);
         }
@@ -171,7 +176,7 @@ pub(crate) async fn resume_session(
             }
         }
         let catch_up = match conn.negotiated.has(&Capability::ResumeCatchUp) {
-            true => catch_up(&session, &g, resume.last_seq).await?,
+            true => catch_up(&session, &g, resume.last_seq, conn.negotiated.has(&Capability::AssistantStream)).await?,
             false => None,
         };
         let first = g.next_seq;

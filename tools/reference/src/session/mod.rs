@@ -13,6 +13,7 @@
 //! | [`handshake`] | `session.hello`: open, resume (takeover), welcome and snapshot |
 //! | [`catch_up`] | the catch-up patch of a resume, from the log |
 //! | [`requests`] | `chat.user_message`, `chat.tool_call_response`, `chat.rewind` |
+//! | [`retry`] | `chat.retry`: the cut after an item, and the retry's run |
 //! | [`driver`] | the run driver: plays the agent's plan step by step |
 //! | [`expiry`] | tool-call deadlines |
 //! | [`recovery`] | what a crash left: committed responses, interrupted runs, deadlines |
@@ -39,10 +40,12 @@ mod handshake;
 mod recovery;
 mod registry;
 mod requests;
+mod retry;
 
 pub(crate) use handshake::{detach, open_session, resume_session};
 pub(crate) use registry::Shared;
 pub(crate) use requests::{rewind, tool_call_response, user_message};
+pub(crate) use retry::retry;
 
 /// A request the server refuses: the error code and its one-sentence message.
 #[derive(Debug)]
@@ -119,13 +122,31 @@ pub(crate) struct Inner {
     agent: Arc<dyn Agent>,
     cursor: Cursor,
     plan: Option<ScriptTurn>,
-    accepted_messages: HashSet<Id>,
+    /// What the log says about the session's turns, kept up to date with each commit.
+    history: History,
+    /// The text of the latest delta committed in this process (a planted fault repeats it).
+    last_delta: Option<String>,
+    /// The attached connection resumed while a stream was open and has had no delta since.
+    resumed_mid_stream: bool,
     attached: Option<ConnHandle>,
     driver_active: bool,
     /// Where a run driver started now goes.
     driver_launch: DriverLaunch,
     timers: HashMap<Id, AbortHandle>,
     evicted: bool,
+}
+
+/// What a session's log says about its turns, folded at load and kept up to date after: the
+/// accepted user messages (`TURN-006`), the script turn that answered each invocation, and how many
+/// retries of each invocation were accepted (`SCRIPT-020`: `k` counts across restarts).
+#[derive(Debug, Default)]
+pub(crate) struct History {
+    pub accepted_messages: HashSet<Id>,
+    /// Invocation → the index of the turn that answers it (its user message's place among all
+    /// the session's accepted messages, rewound ones included).
+    pub turns: HashMap<Id, u64>,
+    /// Invocation → accepted retries.
+    pub retries: HashMap<Id, u64>,
 }
 
 /// Where [`driver::start_driver`] puts a run driver.

@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use chatwire_schema::chat::assistant_message::AssistantMessage;
 use chatwire_schema::chat::run_complete::RunCompleteStatus;
 use chatwire_schema::chat::tool_call_complete::{CompletionStatus, ToolCallComplete};
 use chatwire_schema::chat::tool_call_dismiss::{Initiator, ToolCallDismiss};
@@ -41,7 +42,16 @@ pub(super) async fn recover(session: &Arc<Session>, pending: Vec<(String, String
             }
         }
     }
-    if g.state.run.status == RunStatus::Running && !g.driver_active {
+    let streaming = g.state.open_stream().map(|s| s.invocation_id.clone());
+    if let Some(invocation) = streaming {
+        // STREAM-004: the stream ends with exactly the text committed so far, and its run fails
+        // as interrupted, before any client is served (RESUME-014).
+        if session.shared.hooks.ends_open_streams() {
+            if let Err(e) = end_run_failed(session, &mut g, invocation, "interrupted", "interrupted").await {
+                eprintln!("chatwire-reference: session {}: cannot end the interrupted stream: {e}", session.id);
+            }
+        }
+    } else if g.state.run.status == RunStatus::Running && !g.driver_active {
         let invocation = g.state.run.invocation_id.clone();
         let interrupted: Vec<Id> = g
             .state
@@ -83,8 +93,9 @@ pub(super) async fn recover(session: &Arc<Session>, pending: Vec<(String, String
     play_held_driver(session).await;
 }
 
-/// Ends a run that cannot go on (a crash while a tool ran, or an agent step the protocol refuses):
-/// running calls fail with `error`, pending ones are dismissed by the server, the run fails.
+/// Ends a run that cannot go on (a crash while a tool ran or a stream was open, or an agent step
+/// the protocol refuses): an open stream ends as it stands, running calls fail with `error`,
+/// pending ones are dismissed by the server, the run fails.
 pub(super) async fn end_run_failed(
     session: &Arc<Session>,
     g: &mut Inner,
@@ -92,8 +103,25 @@ pub(super) async fn end_run_failed(
     reason: &str,
     error: &str,
 ) -> Result<(), EmitError> {
+    let change = run_failed(g, invocation, reason, error);
+    emit(session, g, change).await
+}
+
+/// The change that ends a run as failed: its open stream ended with the text it has
+/// (`STREAM-004`: a run cannot end while a stream is open, `STATE-046`), its open calls settled or
+/// dismissed, its cursor ended.
+fn run_failed(g: &mut Inner, invocation: Id, reason: &str, error: &str) -> Change {
     let ts = rfc3339_now();
     let mut change = Change::default();
+    if let Some(open) = g.state.open_stream().filter(|s| s.invocation_id == invocation) {
+        change.units.push(Unit::Event(ServerFrame::AssistantMessage(AssistantMessage {
+            seq: 0,
+            invocation_id: invocation.clone(),
+            item_id: open.id.clone(),
+            markdown: open.markdown.clone(),
+            ts: ts.clone(),
+        })));
+    }
     for call in g.state.open_tool_calls(Some(&invocation)) {
         let frame = if call.status == ToolCallStatus::Running {
             ServerFrame::ToolCallComplete(ToolCallComplete {
@@ -120,6 +148,6 @@ pub(super) async fn end_run_failed(
         change.units.push(Unit::Event(frame));
     }
     change.units.push(Unit::Event(run_complete(&invocation, RunCompleteStatus::Failed, reason, Some(error))));
-    change.cursor = Some(Cursor { invocation_id: None, step: 0, batch: None, ..g.cursor.clone() });
-    emit(session, g, change).await
+    change.cursor = Some(Cursor { invocation_id: None, step: 0, batch: None, stream: None, ..g.cursor.clone() });
+    change
 }

@@ -1,6 +1,6 @@
 //! The sessions in memory: load (the fold of the log), eviction, recovery at start.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use chatwire_schema::script::ScriptTurn;
@@ -9,11 +9,14 @@ use chatwire_schema::{FrameValidator, Id, IndexedUiState, ProtocolVersion, Serve
 use tokio::sync::Mutex;
 
 use super::recovery::recover;
-use super::{DriverLaunch, Inner, Session};
+use super::{DriverLaunch, History, Inner, Session};
 use crate::agent::{Agent, AgentSpec, Cursor, ScriptedAgent};
 use crate::hooks::Hooks;
 use crate::store::{StoreError, StoreWriter};
 use crate::util::{hash_token, random_id};
+
+/// The version `retry` (a capability, not a feature) is offered from (`COMPAT-005`).
+const RETRY_SINCE: ProtocolVersion = ProtocolVersion { major: 1, minor: 1 };
 
 /// Server-wide state shared by connections and sessions.
 pub(crate) struct Shared {
@@ -33,6 +36,8 @@ pub(crate) struct Shared {
     pub legacy_resume_lookup: bool,
     /// The bound on each connection's unsent bytes (`TRANSPORT-016`).
     pub send_queue_bytes: u64,
+    /// Capabilities this server does not offer although it implements them (`serve --without`).
+    pub withheld: Vec<Capability>,
     pub(super) sessions: Mutex<HashMap<Id, Arc<Session>>>,
 }
 
@@ -65,6 +70,7 @@ impl Shared {
             unmatchable_token_hash: hash_token(random_id("rt", 32).as_str()),
             legacy_resume_lookup: false,
             send_queue_bytes: crate::DEFAULT_SEND_QUEUE_BYTES,
+            withheld: Vec::new(),
             sessions: Mutex::new(HashMap::new()),
         }
     }
@@ -85,11 +91,15 @@ impl Shared {
     /// 1.1 features only where 1.1 was negotiated (`COMPAT-005`).
     pub(crate) fn capabilities(&self, version: ProtocolVersion) -> Vec<Capability> {
         let mut caps = vec![Capability::Rewind, Capability::ToolOutput, Capability::ToolExpiry];
-        for feature in [Capability::UiStatePatch, Capability::ResumeCatchUp] {
+        for feature in [Capability::UiStatePatch, Capability::ResumeCatchUp, Capability::AssistantStream] {
             if feature.feature_since().is_some_and(|since| since <= version) {
                 caps.push(feature);
             }
         }
+        if version >= RETRY_SINCE {
+            caps.push(Capability::Retry);
+        }
+        caps.retain(|c| !self.withheld.contains(c));
         if self.conformance {
             caps.push(Capability::ConformanceScript);
         }
@@ -99,12 +109,25 @@ impl Shared {
         self.hooks.capabilities(caps)
     }
 
+    /// Whether a `say` with `chunks` is committed as a stream (`SCRIPT-019`): where this server
+    /// offers `assistant_stream` at the newest version it speaks. The stream is the session's;
+    /// connections where the feature is not in force see its end as one whole message.
+    pub(crate) fn streams(&self) -> bool {
+        self.capabilities(self.validators[0].0).contains(&Capability::AssistantStream)
+    }
+
+    /// Whether a connection that negotiated `version` is offered `capability`.
+    pub(crate) fn offers(&self, version: ProtocolVersion, capability: &Capability) -> bool {
+        self.capabilities(version).contains(capability)
+    }
+
     /// The agent a stored agent spec names.
     pub(super) fn agent_for(&self, spec: AgentSpec) -> Arc<dyn Agent> {
-        match spec {
+        let agent: Arc<dyn Agent> = match spec {
             AgentSpec::Script { script } => Arc::new(ScriptedAgent { script }),
             AgentSpec::Server => self.agent.clone(),
-        }
+        };
+        self.hooks.agent(agent)
     }
 
     /// The session, from memory or rebuilt from the database; `None` if it does not exist.
@@ -120,7 +143,7 @@ impl Shared {
             return Ok(Some(s.clone()));
         }
         let Some(stored) = self.store.load_session(id.as_str()).await? else { return Ok(None) };
-        let (state, accepted_messages) = fold_log(id, &stored.events);
+        let (state, history) = fold_log(id, &stored.events);
         let parse_failed = |what: &str, e: serde_json::Error| {
             eprintln!("chatwire-reference: session {id}: stored {what} unreadable ({e}), using default");
         };
@@ -151,7 +174,9 @@ impl Shared {
                 agent,
                 cursor,
                 plan,
-                accepted_messages,
+                history,
+                last_delta: None,
+                resumed_mid_stream: false,
                 attached: None,
                 driver_active: false,
                 driver_launch: DriverLaunch::Spawn,
@@ -207,15 +232,22 @@ impl Shared {
     }
 }
 
-/// The state a session's log folds to (every event through the reducer), and the user messages
-/// it accepted. Indexed: folding n events is O(n), so a load after a restart grows linearly.
-pub(super) fn fold_log(id: &Id, events: &[String]) -> (IndexedUiState, HashSet<Id>) {
+/// The state a session's log folds to (every event through the reducer), and what it says about
+/// the session's turns. Indexed: folding n events is O(n), so a load after a restart grows linearly.
+pub(super) fn fold_log(id: &Id, events: &[String]) -> (IndexedUiState, History) {
     let mut fold = IndexedUiState::default();
-    let mut accepted_messages = HashSet::new();
+    let mut history = History::default();
+    let mut turns = 0;
     for (index, text) in events.iter().enumerate() {
         let applied = serde_json::from_str::<ServerFrame>(text).map_err(|e| e.to_string()).and_then(|frame| {
-            if let ServerFrame::UserMessageAccepted(f) = &frame {
-                accepted_messages.insert(f.in_reply_to.clone());
+            match &frame {
+                ServerFrame::UserMessageAccepted(f) => {
+                    history.accepted_messages.insert(f.in_reply_to.clone());
+                    history.turns.insert(f.invocation_id.clone(), turns);
+                    turns += 1;
+                }
+                ServerFrame::RetryAccepted(f) => *history.retries.entry(f.invocation_id.clone()).or_default() += 1,
+                _ => {}
             }
             match frame.ui_event() {
                 Some(event) => fold.apply(event).map_err(|e| e.to_string()),
@@ -227,7 +259,7 @@ pub(super) fn fold_log(id: &Id, events: &[String]) -> (IndexedUiState, HashSet<I
             eprintln!("chatwire-reference: session {id}: log entry {index} skipped: {e}");
         }
     }
-    (fold, accepted_messages)
+    (fold, history)
 }
 
 /// Takes a session whose memory can no longer be trusted out of service: its connection is

@@ -23,7 +23,7 @@ use crate::util::{random_id, rfc3339_now};
 /// `chat.user_message`: opens a turn (dismissing calls it supersedes) and starts the agent.
 pub(crate) async fn user_message(session: &Arc<Session>, g: &mut Inner, msg: UserMessage) -> Result<(), Refusal> {
     // TURN-006: a duplicate is told so even during a run; run_in_progress would claim it was not accepted.
-    if g.accepted_messages.contains(&msg.id) {
+    if g.history.accepted_messages.contains(&msg.id) {
         return Err(Refusal::new(ErrorCode::DuplicateMessage, format!("message {} was already accepted", msg.id)));
     }
     if g.state.run.status.is_active() {
@@ -43,6 +43,7 @@ pub(crate) async fn user_message(session: &Arc<Session>, g: &mut Inner, msg: Use
         })));
     }
     let invocation = random_id("inv", 8);
+    let turn_index = g.cursor.turns_accepted;
     change.units.push(Unit::Event(ServerFrame::UserMessageAccepted(UserMessageAccepted {
         seq: 0,
         in_reply_to: msg.id.clone(),
@@ -55,15 +56,17 @@ pub(crate) async fn user_message(session: &Arc<Session>, g: &mut Inner, msg: Use
     let plan = g.agent.plan_turn(g.cursor.turns_accepted, &msg.text);
     change.cursor = Some(Cursor {
         turns_accepted: g.cursor.turns_accepted + 1,
-        invocation_id: Some(invocation),
+        invocation_id: Some(invocation.clone()),
         step: 0,
         batch: None,
+        stream: None,
     });
     change.plan = Some(plan);
     let id = msg.id.clone();
     change.requests.push(ClientFrame::UserMessage(msg));
     emit(session, g, change).await?;
-    g.accepted_messages.insert(id);
+    g.history.accepted_messages.insert(id);
+    g.history.turns.insert(invocation, turn_index);
     start_driver(session, g);
     Ok(())
 }
@@ -191,7 +194,7 @@ pub(crate) async fn rewind(session: &Arc<Session>, g: &mut Inner, rewind: Rewind
     };
     change.units.push(unit);
     // Script turns are not rewound: the next message runs the next turn.
-    change.cursor = Some(Cursor { invocation_id: None, step: 0, batch: None, ..g.cursor.clone() });
+    change.cursor = Some(Cursor { invocation_id: None, step: 0, batch: None, stream: None, ..g.cursor.clone() });
     change.requests.push(ClientFrame::Rewind(rewind));
     emit(session, g, change).await?;
     Ok(())

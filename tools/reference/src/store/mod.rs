@@ -240,7 +240,7 @@ pub enum CatchUpLog {
     BeyondRetention,
     /// The events, JSON, in log order: those the state of `last_seq` folds, and those after it.
     Events {
-        /// Committed before `last_seq`.
+        /// Committed up to `last_seq` (a delta's own seq included).
         before: Vec<String>,
         /// Committed after `last_seq`, at most the retention.
         after: Vec<String>,
@@ -343,7 +343,8 @@ impl Store {
         let (mut before, mut after) = (Vec::new(), Vec::new());
         for row in stmt.query_map([id], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))? {
             let (seq, frame) = row?;
-            if seq < last {
+            // A delta is a state frame itself (STREAM-002): the state of its seq holds it.
+            if seq <= last {
                 before.push(frame);
             } else {
                 after.push(frame);

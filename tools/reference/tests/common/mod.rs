@@ -5,6 +5,7 @@
 
 pub mod process;
 pub mod send_queue;
+pub mod v11;
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -253,6 +254,10 @@ impl Client {
             other => {
                 if let Some(event) = other.ui_event() {
                     let _ = self.fold.apply(event);
+                }
+                // A delta is its own state frame (STREAM-002): a later patch may name it as base.
+                if let (true, Some(seq)) = (other.carries_state(), other.seq()) {
+                    self.state_frame(seq, self.fold.clone());
                 }
             }
         }

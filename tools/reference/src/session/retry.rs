@@ -1,0 +1,121 @@
+//! `chat.retry` (`spec/retry.md`): cut the latest turn right after one of its items, durably, and
+//! run the agent again from there, without running the kept tool calls again.
+
+use std::sync::Arc;
+
+use chatwire_schema::chat::retry::Retry;
+use chatwire_schema::chat::retry_accepted::RetryAccepted;
+use chatwire_schema::error_order::first_failing;
+use chatwire_schema::session::welcome::Capability;
+use chatwire_schema::{ClientFrame, DisplayItem, ErrorCode, ServerFrame};
+
+use super::driver::{run_started, start_driver};
+use super::emit::{emit, Change, Unit};
+use super::{Inner, Negotiated, Refusal, Session};
+use crate::agent::Cursor;
+use crate::util::rfc3339_now;
+
+/// `chat.retry`: refused in the order of `RETRY-004` (the codes of every failing check, the first
+/// in `chatwire_schema::error_order` answering), else `chat.retry_accepted` and `chat.run_started`
+/// of the same invocation in one commit (`RETRY-001`), whose run slice plays the turn's
+/// `retries[k]` (`SCRIPT-020`, `k` counted over the session's log).
+pub(crate) async fn retry(
+    session: &Arc<Session>,
+    g: &mut Inner,
+    negotiated: &Negotiated,
+    retry: Retry,
+) -> Result<(), Refusal> {
+    let position = g.state.items.iter().rposition(|i| i.id() == &retry.after_item_id);
+    let latest = g.state.latest_user_invocation().cloned();
+    let mut failing = Vec::new();
+    if !session.shared.offers(negotiated.version, &Capability::Retry) {
+        failing.push(ErrorCode::CapabilityNotOffered);
+    }
+    if g.state.run.status.is_active() {
+        failing.push(ErrorCode::RunInProgress);
+    }
+    match position {
+        None => failing.push(ErrorCode::UnknownItem),
+        Some(kept) => {
+            if latest.as_ref() != Some(g.state.items[kept].invocation_id()) {
+                failing.push(ErrorCode::ItemNotInLatestTurn);
+            }
+            if g.state.items[..=kept].iter().any(is_open_call) {
+                failing.push(ErrorCode::RetryKeepsOpenCall);
+            }
+        }
+    }
+    if let Some(code) = first_failing("chat.retry", &failing) {
+        return Err(refusal(code, &retry));
+    }
+    let (Some(named), Some(invocation)) = (position, latest) else {
+        // Unreachable: a missing item or turn is a failing check above.
+        return Err(refusal(ErrorCode::UnknownItem, &retry));
+    };
+    let kept = retry_cut(&g.state.items, named);
+    let removed = &g.state.items[kept + 1..];
+    let mut change = Change {
+        // Deadlines of calls the cut removes end with them (RETRY-005: they are unknown now).
+        remove_timers: removed.iter().filter(|i| is_open_call(i)).map(|i| i.id().clone()).collect(),
+        ..Change::default()
+    };
+    change.units.push(Unit::Event(ServerFrame::RetryAccepted(RetryAccepted {
+        seq: 0,
+        in_reply_to: retry.id.clone(),
+        invocation_id: invocation.clone(),
+        after_item_id: retry.after_item_id.clone(),
+        removed_item_ids: removed.iter().map(|i| i.id().clone()).collect(),
+        ts: rfc3339_now(),
+    })));
+    change.units.push(Unit::Event(run_started(&invocation)));
+    let turn = g.history.turns.get(&invocation).copied();
+    let k = g.history.retries.get(&invocation).copied().unwrap_or(0);
+    let user_text = g.state.items.iter().find_map(|i| match i {
+        DisplayItem::UserMessage(m) if m.invocation_id == invocation => Some(m.text.clone()),
+        _ => None,
+    });
+    let plan = turn.and_then(|n| g.agent.plan_retry(n, k, user_text.as_deref().unwrap_or_default()));
+    change.plan = Some(plan);
+    change.cursor = Some(Cursor {
+        invocation_id: Some(invocation.clone()),
+        step: 0,
+        batch: None,
+        stream: None,
+        ..g.cursor.clone()
+    });
+    change.requests.push(ClientFrame::Retry(retry));
+    emit(session, g, change).await?;
+    *g.history.retries.entry(invocation).or_default() += 1;
+    start_driver(session, g);
+    Ok(())
+}
+
+/// The index of the last item a retry naming the item at `named` keeps: that item, and its output
+/// item when it is a tool call that has one (`STATE-044`).
+pub(crate) fn retry_cut(items: &[DisplayItem], named: usize) -> usize {
+    match (&items[named], items.get(named + 1)) {
+        (DisplayItem::ToolCall(call), Some(DisplayItem::ToolOutput(output))) if output.tool_call_id == call.id => {
+            named + 1
+        }
+        _ => named,
+    }
+}
+
+/// Whether `item` is a tool call still `pending` or `running`.
+fn is_open_call(item: &DisplayItem) -> bool {
+    matches!(item, DisplayItem::ToolCall(c) if !c.status.is_terminal())
+}
+
+/// The refusal for `code`, with its one sentence.
+fn refusal(code: ErrorCode, retry: &Retry) -> Refusal {
+    let item = &retry.after_item_id;
+    let message = match code {
+        ErrorCode::CapabilityNotOffered => "this server does not offer retry".to_owned(),
+        ErrorCode::RunInProgress => "a run is in progress; wait for run_complete".to_owned(),
+        ErrorCode::UnknownItem => format!("no item {item} in the effective state"),
+        ErrorCode::ItemNotInLatestTurn => format!("item {item} is not in the latest turn"),
+        ErrorCode::RetryKeepsOpenCall => format!("a tool call up to item {item} is still open"),
+        other => format!("retry refused: {other}"),
+    };
+    Refusal::new(code, message)
+}
