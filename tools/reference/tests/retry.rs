@@ -11,30 +11,10 @@ use chatwire_reference::{DbLocation, Durability, ServeConfig};
 use chatwire_schema::chat::run_complete::RunCompleteStatus;
 use chatwire_schema::session::welcome::Capability;
 use chatwire_schema::{DisplayItem, ErrorCode, RunStatus, ServerFrame, ToolCallStatus};
+use common::retry::{costly_script, send_retry};
 use common::v11::{open, resume, turn, until_run_complete};
 use common::{config, Client, TestServer};
-use serde_json::{json, Value};
-
-/// One turn whose costly auto tool (with an output item) completes before the run fails; its
-/// retries say "recovered", then "again"; a third retry has no steps.
-fn costly_script() -> Value {
-    json!({"turns": [{
-        "steps": [
-            {"op": "tool_calls", "calls": [{"tool_name": "costly", "interaction_type": "auto_tool", "display": "inline",
-                "output": {"command": "select *", "stdout": "42 rows"},
-                "outcome": {"kind": "result", "value": {"rows": 42}}}]},
-            {"op": "end", "status": "failed", "error": "the model api is down"}
-        ],
-        "retries": [
-            {"steps": [{"op": "say", "markdown": "recovered"}]},
-            {"steps": [{"op": "say", "markdown": "again"}]}
-        ]
-    }]})
-}
-
-async fn send_retry(c: &mut Client, id: &str, after: &str) {
-    c.send(json!({"type": "chat.retry", "id": id, "after_item_id": after})).await;
-}
+use serde_json::json;
 
 /// The ids of the fold's items, in display order.
 fn item_ids(c: &Client) -> Vec<String> {

@@ -11,46 +11,11 @@
 mod common;
 
 use chatwire_schema::state_patch::PatchOp;
-use chatwire_schema::{DisplayItem, RunStatus, ServerFrame, UiState};
+use chatwire_schema::{RunStatus, ServerFrame};
+use common::stream::{assistant_texts, deltas, first_delta_in, stream_script, CHUNKS, STREAM_GAP_MS};
 use common::v11::{open, resume, turn, until_run_complete};
 use common::{Client, TestServer};
 use serde_json::{json, Value};
-
-/// The pause between two chunks of the mid-stream tests' say.
-const STREAM_GAP_MS: u64 = 1500;
-
-const CHUNKS: [&str; 3] = ["Hello, ", "streamed ", "world."];
-
-/// One turn streaming [`CHUNKS`] with `gap_ms` between them, then saying "after".
-fn stream_script(gap_ms: u64) -> Value {
-    json!({"turns": [{"steps": [
-        {"op": "say", "markdown": CHUNKS.concat(), "chunks": CHUNKS, "chunk_delay_ms": gap_ms},
-        {"op": "say", "markdown": "after"}
-    ]}]})
-}
-
-/// The texts of the assistant items of `state`, with whether each still streams.
-fn assistant_texts(state: &UiState) -> Vec<(String, bool)> {
-    state
-        .items
-        .iter()
-        .filter_map(|i| match i {
-            DisplayItem::AssistantMarkdown(m) => Some((m.markdown.clone(), m.streaming)),
-            _ => None,
-        })
-        .collect()
-}
-
-/// The `delta` texts among `frames`.
-fn deltas(frames: &[ServerFrame]) -> Vec<String> {
-    frames
-        .iter()
-        .filter_map(|f| match f {
-            ServerFrame::AssistantMessageDelta(d) => Some(d.delta.clone()),
-            _ => None,
-        })
-        .collect()
-}
 
 /// The whole text after a stream ended and "after" was said.
 fn finished() -> Vec<(String, bool)> {
@@ -133,16 +98,6 @@ async fn a_server_without_assistant_stream_sends_every_say_whole() {
     assert_eq!(assistant_texts(&c.fold), finished());
 }
 
-/// Opens a streaming session, starts the turn and returns once the first delta is in.
-async fn first_delta_in(server: &TestServer) -> Client {
-    let mut a = Client::connect(&server.url).await;
-    open(&mut a, &["1.1"], None, stream_script(STREAM_GAP_MS)).await;
-    a.user_message("m1", "go").await;
-    a.recv_until(|f| matches!(f, ServerFrame::AssistantMessageDelta(_))).await;
-    assert_eq!(assistant_texts(&a.fold), [(CHUNKS[0].to_owned(), true)]);
-    a
-}
-
 /// After a resume mid-stream: the resumed state holds a prefix of the text, the deltas that
 /// follow continue it exactly (STREAM-003), and the turn ends with the whole text.
 async fn continues_exactly(c: &mut Client) {
@@ -162,7 +117,7 @@ async fn continues_exactly(c: &mut Client) {
 #[tokio::test]
 async fn a_resume_mid_stream_by_catch_up_from_the_last_delta_continues_exactly() {
     let server = TestServer::memory().await;
-    let mut a = first_delta_in(&server).await;
+    let mut a = first_delta_in(&server, true).await;
     // Take over without closing (SESSION-010): the old connection gets session_taken_over.
     let (mut b, _, state) = resume(&server.url, &a, a.last_state_seq, None).await;
     let ServerFrame::UiStatePatch(p) = &state else { panic!("RESUME-017: a catch-up from a delta, got {state:?}") };
@@ -175,7 +130,7 @@ async fn a_resume_mid_stream_by_catch_up_from_the_last_delta_continues_exactly()
 #[tokio::test]
 async fn a_resume_mid_stream_by_catch_up_from_before_the_stream_continues_exactly() {
     let server = TestServer::memory().await;
-    let a = first_delta_in(&server).await;
+    let a = first_delta_in(&server, true).await;
     let before_stream = *a.states.keys().rev().nth(1).unwrap();
     let (mut b, _, state) = resume(&server.url, &a, before_stream, None).await;
     drop(a);
@@ -187,7 +142,7 @@ async fn a_resume_mid_stream_by_catch_up_from_before_the_stream_continues_exactl
 #[tokio::test]
 async fn a_resume_mid_stream_by_snapshot_continues_exactly() {
     let server = TestServer::memory().await;
-    let a = first_delta_in(&server).await;
+    let a = first_delta_in(&server, true).await;
     // No catch-up in force: the snapshot holds the open stream with its text so far.
     let features = Some(json!(["ui_state_patch", "assistant_stream"]));
     let (mut b, _, state) = resume(&server.url, &a, a.last_state_seq, features).await;
@@ -200,7 +155,7 @@ async fn a_resume_mid_stream_by_snapshot_continues_exactly() {
 #[tokio::test]
 async fn a_resume_mid_stream_without_assistant_stream_sees_no_stream_then_the_whole_message() {
     let server = TestServer::memory().await;
-    let a = first_delta_in(&server).await;
+    let a = first_delta_in(&server, true).await;
     for (features, from) in [(json!(["ui_state_patch", "resume_catch_up"]), a.last_state_seq), (json!([]), 0)] {
         let (mut b, _, state) = resume(&server.url, &a, from, Some(features)).await;
         // The state this connection gets is its view: the stream left out (a snapshot, since its
@@ -225,7 +180,7 @@ async fn a_restart_mid_stream_ends_the_stream_with_the_text_so_far_and_fails_the
         ..common::config(chatwire_reference::DbLocation::File(db.clone()))
     };
     let server = TestServer::start(durable()).await;
-    let a = first_delta_in(&server).await;
+    let a = first_delta_in(&server, true).await;
     server.stop().await;
 
     // The chunks committed before the stop (the stop waits for closing handshakes, so more than

@@ -4,7 +4,9 @@
 #![allow(dead_code)] // each test binary uses a different part
 
 pub mod process;
+pub mod retry;
 pub mod send_queue;
+pub mod stream;
 pub mod v11;
 
 use std::net::SocketAddr;
