@@ -11,16 +11,18 @@
 use std::borrow::Cow;
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use chatwire_schema::chat::run_complete::RunCompleteStatus;
 use chatwire_schema::chat::tool_call_complete::{CompletionStatus, ToolCallComplete};
 use chatwire_schema::chat::tool_call_response::ResponseOutcome;
-use chatwire_schema::script::ScriptError;
+use chatwire_schema::script::{ScriptError, ScriptTurn};
 use chatwire_schema::session::welcome::Capability;
 use chatwire_schema::state_patch::PatchOp;
 use chatwire_schema::{ClientFrame, DisplayItem, ErrorCode, Id, ProtocolVersion, ServerFrame, ToolCallStatus, UiState};
 
+use crate::agent::Agent;
 use crate::hooks::{Hooks, RefusalAction};
 use crate::session::Refusal;
 use crate::transport::{ConnHandle, Outgoing};
@@ -152,6 +154,24 @@ faults! {
     /// A connection's send queue has no bound: a client that stops reading is never closed with 4008.
     UnboundedSendQueue = "unbounded-send-queue":
         "a client that stops reading gets its frames queued without bound instead of a 4008 close",
+    /// The first delta sent after a resume mid-stream repeats the chunk before it.
+    StreamChunkRepeatedAfterResume = "stream-chunk-repeated-after-resume":
+        "the first delta after a resume mid-stream carries the previous chunk again in front of its own",
+    /// The first delta due after a resume mid-stream is committed but never sent.
+    StreamChunkLostOnResume = "stream-chunk-lost-on-resume":
+        "the first delta due after a resume mid-stream is committed but not sent, so the client misses a chunk",
+    /// The end of a stream goes out with a text other than the one its deltas built.
+    StreamFinalTextDiffers = "stream-final-text-differs":
+        "the assistant message ending a stream carries the streamed text plus a space",
+    /// A stream open when the server stopped is left open by recovery, and its run with it.
+    StreamLeftOpenAfterRestart = "stream-left-open-after-restart":
+        "after a restart, a stream that was open stays open and its run running, never ended",
+    /// A retry plays the turn's own steps again, running its kept tool calls a second time.
+    RetryReexecutesKeptTool = "retry-reexecutes-kept-tool":
+        "an accepted retry plays the turn's steps again (its tool calls run again) instead of retries[k]",
+    /// The state is cut one item later than the retry announces.
+    RetryCutsWrongItem = "retry-cuts-wrong-item":
+        "a retry keeps one more item than its chat.retry_accepted announces",
 }
 
 /// `--fault` named no known fault.
@@ -289,6 +309,16 @@ impl Hooks for Fault {
     }
 
     fn applied_instead(&self, frame: &ServerFrame, state: &UiState) -> Option<ServerFrame> {
+        if let (Fault::RetryCutsWrongItem, ServerFrame::RetryAccepted(ra)) = (self, frame) {
+            // Cut after the first item the announced cut removes, when there is one.
+            let next = ra.removed_item_ids.first()?;
+            let named = state.items.iter().rposition(|i| i.id() == next)?;
+            let kept = crate::session::retry_cut(&state.items, named);
+            let mut applied = ra.clone();
+            applied.after_item_id = next.clone();
+            applied.removed_item_ids = state.items[kept + 1..].iter().map(|i| i.id().clone()).collect();
+            return Some(ServerFrame::RetryAccepted(applied));
+        }
         let ServerFrame::RewindComplete(rc) = frame else { return None };
         if *self != Fault::RewindWrongCut {
             return None;
@@ -409,12 +439,57 @@ impl Hooks for Fault {
         }
     }
 
+    fn first_delta_after_resume(&self, frame: ServerFrame, previous: Option<&str>) -> Option<ServerFrame> {
+        match (self, frame) {
+            (Fault::StreamChunkLostOnResume, _) => None,
+            (Fault::StreamChunkRepeatedAfterResume, ServerFrame::AssistantMessageDelta(mut d)) => {
+                d.delta = format!("{}{}", previous.unwrap_or_default(), d.delta);
+                Some(ServerFrame::AssistantMessageDelta(d))
+            }
+            (_, frame) => Some(frame),
+        }
+    }
+
+    fn announce_stream_end(&self, frame: ServerFrame) -> ServerFrame {
+        match frame {
+            ServerFrame::AssistantMessage(mut am) if *self == Fault::StreamFinalTextDiffers => {
+                am.markdown.push(' ');
+                ServerFrame::AssistantMessage(am)
+            }
+            other => other,
+        }
+    }
+
+    fn ends_open_streams(&self) -> bool {
+        *self != Fault::StreamLeftOpenAfterRestart
+    }
+
+    fn agent(&self, agent: Arc<dyn Agent>) -> Arc<dyn Agent> {
+        match self {
+            Fault::RetryReexecutesKeptTool => Arc::new(ReplaysTurnOnRetry(agent)),
+            _ => agent,
+        }
+    }
+
     fn send_queue_bound(&self, bound: usize) -> Option<usize> {
         (*self != Fault::UnboundedSendQueue).then_some(bound)
     }
 }
 
-/// Fault `announce-before-commit`: the frames go out, the commit never happens.
+/// Fault `retry-reexecutes-kept-tool`: an agent that answers a retry by playing its turn again.
+#[derive(Debug)]
+struct ReplaysTurnOnRetry(Arc<dyn Agent>);
+
+impl Agent for ReplaysTurnOnRetry {
+    fn plan_turn(&self, turn_index: u64, user_text: &str) -> Option<ScriptTurn> {
+        self.0.plan_turn(turn_index, user_text)
+    }
+
+    fn plan_retry(&self, turn_index: u64, _retry_index: u64, user_text: &str) -> Option<ScriptTurn> {
+        self.0.plan_turn(turn_index, user_text)
+    }
+}
+
 /// Fault `integer-spellings-refused`: whether an integer field of a client frame (a resume's
 /// `last_seq`, a script's delays, indices and exit codes) is written with a fraction or exponent.
 /// Opaque values (`payload`, `value`) hold any number and are not looked at.
@@ -453,6 +528,7 @@ fn lengthen_tool_call_id(mut frame: ServerFrame) -> ServerFrame {
     frame
 }
 
+/// Fault `announce-before-commit`: the frames go out, the commit never happens.
 fn announce_then_die(wire: &[String], conn: Option<&ConnHandle>) -> ! {
     if let Some(conn) = conn {
         for text in wire {
