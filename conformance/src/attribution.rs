@@ -124,6 +124,7 @@ fn keys(step: &Step) -> Option<Vec<String>> {
         | Step::UserMessage { .. }
         | Step::Respond { .. }
         | Step::Rewind { .. }
+        | Step::Retry { .. }
         | Step::Send { .. }
         | Step::SendText { .. }
         | Step::SendBinary { .. }
@@ -158,9 +159,9 @@ fn kind_default(scenario: &Scenario, step: &Step) -> Vec<ReqId> {
         Step::Resume { .. } => vec!["RESUME-001"],
         Step::ExpectClose { .. } => vec!["TRANSPORT-008"],
         Step::WaitIdle { .. } => vec!["RUN-001"],
-        Step::Expect { frame, .. } => frame_default(frame, after_response(scenario, step)).into_iter().collect(),
+        Step::Expect { frame, .. } => frame_default(frame, last_action(scenario, step)).into_iter().collect(),
         Step::ExpectUnordered { frames, .. } => {
-            let after = after_response(scenario, step);
+            let after = last_action(scenario, step);
             let mut ids: Vec<&str> = frames.iter().filter_map(|f| frame_default(f, after)).collect();
             ids.sort_unstable();
             ids.dedup();
@@ -180,10 +181,14 @@ fn kind_default(scenario: &Scenario, step: &Step) -> Vec<ReqId> {
 /// a response or an expiry reopens (`after_response`: the last action before the step was not a
 /// user message) starts under RUN-007, not TURN-005, and a call a response settles is settled under
 /// SCRIPT-012, not by the script's settle sequence (SCRIPT-010); an expiry settles under TOOL-018.
-fn frame_default(frame: &Value, after_response: bool) -> Option<&'static str> {
+fn frame_default(frame: &Value, after: SliceStart) -> Option<&'static str> {
     let status = frame.get("status").and_then(Value::as_str);
+    let after_response = after == SliceStart::Response;
     Some(match frame.get("type").and_then(Value::as_str)? {
         "chat.user_message_accepted" => "TURN-001",
+        "chat.run_started" if after == SliceStart::Retry => "RETRY-001",
+        "chat.retry_accepted" => "RETRY-001",
+        "chat.assistant_message_delta" => "SCRIPT-019",
         "chat.run_started" if after_response => "RUN-007",
         "chat.run_started" => "TURN-005",
         "chat.assistant_message" => "SCRIPT-006",
@@ -199,17 +204,38 @@ fn frame_default(frame: &Value, after_response: bool) -> Option<&'static str> {
     })
 }
 
-/// Whether the last action before `step` was something other than a user message (a response, a
-/// wait for an expiry, a restart): the frames that follow belong to a reopened slice.
-fn after_response(scenario: &Scenario, step: &Step) -> bool {
-    let Some(at) = scenario.steps.iter().position(|s| std::ptr::eq(s, step)) else { return false };
-    scenario.steps[..at]
-        .iter()
-        .rev()
-        .find(|s| {
-            matches!(s, Step::UserMessage { .. } | Step::Respond { .. } | Step::WaitIdle { .. } | Step::Restart { .. })
-        })
-        .is_some_and(|s| !matches!(s, Step::UserMessage { .. }))
+/// What started the slice the frames of an expectation belong to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SliceStart {
+    /// A user message (or nothing yet).
+    UserMessage,
+    /// Something other than a user message or a retry (a response, a wait for an expiry, a
+    /// restart): a reopened slice.
+    Response,
+    /// A retry (RETRY-001).
+    Retry,
+}
+
+/// What the last action before `step` was: the frames that follow belong to its slice.
+fn last_action(scenario: &Scenario, step: &Step) -> SliceStart {
+    let Some(at) = scenario.steps.iter().position(|s| std::ptr::eq(s, step)) else {
+        return SliceStart::UserMessage;
+    };
+    let last = scenario.steps[..at].iter().rev().find(|s| {
+        matches!(
+            s,
+            Step::UserMessage { .. }
+                | Step::Respond { .. }
+                | Step::WaitIdle { .. }
+                | Step::Restart { .. }
+                | Step::Retry { .. }
+        )
+    });
+    match last {
+        None | Some(Step::UserMessage { .. }) => SliceStart::UserMessage,
+        Some(Step::Retry { .. }) => SliceStart::Retry,
+        Some(_) => SliceStart::Response,
+    }
 }
 
 /// The step right before `step` in `scenario`, found by identity.

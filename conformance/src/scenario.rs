@@ -209,6 +209,18 @@ pub enum Step {
         /// The first invocation to remove, usually a placeholder such as `{{invocation:2}}`.
         before: String,
     },
+    /// Send `chat.retry` (since 1.1): cut the latest turn right after an item and run it again.
+    Retry {
+        /// Connection name (default `main`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        conn: ConnName,
+        /// Frame id (default: generated `yN`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+        /// The last item to keep, usually a placeholder bound by an earlier expectation, such as
+        /// `{{tool_call:1}}` (a tool call item's id is its call's id) or `{{item:2}}`.
+        after_item: String,
+    },
     /// Send any JSON value as a text frame (placeholders replaced); may be deliberately invalid.
     Send {
         /// Connection name (default `main`).
@@ -494,6 +506,7 @@ impl Step {
             Step::UserMessage { .. } => "user_message",
             Step::Respond { .. } => "respond",
             Step::Rewind { .. } => "rewind",
+            Step::Retry { .. } => "retry",
             Step::Send { .. } => "send",
             Step::SendText { .. } => "send_text",
             Step::SendBinary { .. } => "send_binary",
@@ -539,6 +552,7 @@ impl Step {
             | Step::UserMessage { conn, .. }
             | Step::Respond { conn, .. }
             | Step::Rewind { conn, .. }
+            | Step::Retry { conn, .. }
             | Step::Send { conn, .. }
             | Step::SendText { conn, .. }
             | Step::SendBinary { conn, .. }
@@ -680,6 +694,23 @@ impl Scenario {
             caps.push("conformance_script".to_owned());
         }
         caps
+    }
+
+    /// Whether the scenario needs a server that negotiates 1.1 or later for the runner's offer: it
+    /// needs a feature, sends `chat.retry` (a 1.1 frame), or its script uses 1.1 members (`chunks`,
+    /// `retries`), which a server speaking only 1.0 refuses. Such a scenario is not applicable where
+    /// the offer negotiates 1.0 (the runner asks on a connection of its own first).
+    pub fn needs_1_1_server(&self) -> bool {
+        let script_1_1 = self.script.as_ref().is_some_and(|script| {
+            script.turns.iter().any(|turn| {
+                !turn.retries.is_empty()
+                    || turn.steps.iter().any(|s| {
+                        matches!(s, chatwire_schema::script::ScriptStep::Say { chunks: Some(_), .. })
+                            || matches!(s, chatwire_schema::script::ScriptStep::Say { chunk_delay_ms: Some(_), .. })
+                    })
+            })
+        });
+        script_1_1 || !self.features.is_empty() || self.steps.iter().any(|s| matches!(s, Step::Retry { .. }))
     }
 
     /// Whether the scenario restarts the backend (needs a runner-started backend).

@@ -610,6 +610,15 @@ impl Driver<'_> {
                 let frame = self.substitute(&conn, &frame)?;
                 self.send_value(&conn, frame, true).await
             }
+            Step::Retry { id, after_item, .. } => {
+                let id = match id {
+                    Some(id) => id.clone(),
+                    None => self.next_id("y"),
+                };
+                let frame = json!({"type": "chat.retry", "id": id, "after_item_id": after_item});
+                let frame = self.substitute(&conn, &frame)?;
+                self.send_value(&conn, frame, true).await
+            }
             Step::Send { frame, may_fail, .. } => {
                 let frame = self.substitute(&conn, frame)?;
                 match self.send_value(&conn, frame, false).await {

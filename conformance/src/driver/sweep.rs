@@ -95,6 +95,7 @@ impl SweepTrack {
                 self.order.note(IdKind::Item, f.item_id.as_str());
             }
             ServerFrame::AssistantMessage(f) => self.order.note(IdKind::Item, f.item_id.as_str()),
+            ServerFrame::AssistantMessageDelta(f) => self.order.note(IdKind::Item, f.item_id.as_str()),
             ServerFrame::ToolCall(f) => self.order.note(IdKind::ToolCall, f.tool_call_id.as_str()),
             ServerFrame::ToolCallComplete(f) => *self.settlements.entry(f.tool_call_id.to_string()).or_insert(0) += 1,
             ServerFrame::ToolCallDismiss(f) => *self.settlements.entry(f.tool_call_id.to_string()).or_insert(0) += 1,
@@ -165,7 +166,7 @@ impl Driver<'_> {
             }
             let id = format!("sweep-step-{:02}-{}", self.step, step.kind());
             let replayed = match step {
-                Step::UserMessage { .. } | Step::Respond { .. } | Step::Rewind { .. } => {
+                Step::UserMessage { .. } | Step::Respond { .. } | Step::Rewind { .. } | Step::Retry { .. } => {
                     let idle =
                         Step::WaitIdle { conn: None, quiet_ms: None, timeout_ms: None, requirements: Vec::new() };
                     let summary = "before a replayed action: wait until the run is idle";
@@ -256,6 +257,9 @@ impl Driver<'_> {
             }
             Step::Rewind { conn, id, before } => {
                 Some(Step::Rewind { conn: conn.clone(), id: id.clone(), before: map(before) })
+            }
+            Step::Retry { conn, id, after_item } => {
+                Some(Step::Retry { conn: conn.clone(), id: id.clone(), after_item: map(after_item) })
             }
             other => Some(other.clone()),
         }

@@ -76,6 +76,21 @@ impl Driver<'_> {
     ) -> Result<(), StepError> {
         let Handshake { hello, subprotocol, with_script } = handshake;
         let deadline = self.step_deadline(None);
+        if hello && !self.capabilities_checked && self.scenario.needs_1_1_server() {
+            // Its script or frames use 1.1 members, which a server speaking only 1.0 refuses as
+            // invalid: find out first, on a connection of its own, what this offer negotiates.
+            let v1_1 = chatwire_schema::ProtocolVersion { major: 1, minor: 1 };
+            match self.probe_version(&versions, deadline).await {
+                Some(v) if v >= v1_1 => {}
+                got => {
+                    let got = got.map_or("no version".to_owned(), |v| v.to_string());
+                    return Err(StepError::new(
+                        Verdict::NotApplicable,
+                        format!("the scenario needs 1.1 (its script or frames), but the offer negotiates {got}"),
+                    ));
+                }
+            }
+        }
         let url = self.endpoint.url();
         let ws = self.open_ws(&url, subprotocol, deadline).await?;
         let opened = if subprotocol { "open" } else { "open (no subprotocol offered)" };
@@ -151,6 +166,34 @@ impl Driver<'_> {
             }
         }
         Ok(())
+    }
+
+    /// The version a hello without a script offering `versions` negotiates, on a connection of
+    /// its own that nothing checks and that is closed at once; `None` without a welcome.
+    async fn probe_version(
+        &mut self,
+        versions: &[String],
+        deadline: Instant,
+    ) -> Option<chatwire_schema::ProtocolVersion> {
+        let url = self.endpoint.url();
+        let mut ws = WsConn::open_with(&url, self.cfg.max_message_bytes, deadline, true).await.ok()?;
+        let hello = json!({"type": "session.hello", "id": "probe", "versions": versions,
+            "client": concat!("chatwire-conformance/", env!("CARGO_PKG_VERSION"))});
+        let mut version = None;
+        if ws.send_text(hello.to_string(), deadline).await.is_ok() {
+            while let Some(incoming) = ws.recv(deadline).await {
+                let Incoming::Text(text) = incoming else { continue };
+                let frame: Option<Value> = serde_json::from_str(&text).ok();
+                version = frame
+                    .filter(|f| f.get("type").and_then(Value::as_str) == Some("session.welcome"))
+                    .and_then(|f| f.get("version")?.as_str().map(str::to_owned))
+                    .and_then(|v| chatwire_schema::ProtocolVersion::parse(&v).ok());
+                break;
+            }
+        }
+        ws.close(deadline).await;
+        self.log(format!("probe: the offer [{}] negotiates {version:?}", versions.join(", ")));
+        version
     }
 
     /// Opens a WebSocket. Right after a restart the backend may still be coming up: a refused or

@@ -2,7 +2,9 @@
 //! about them (SESSION-013, and `resume_retention` exactly where `resume_catch_up` is in force,
 //! RESUME-018), and that nothing a feature defines reaches a connection where it is not in force
 //! (SESSION-015). The set in force is computed by `chatwire_schema::features_in_force` from the
-//! hello and the welcome's capabilities, so the monitor and every server follow one rule.
+//! hello and the welcome's capabilities, so the monitor and every server follow one rule; that rule
+//! keeps `assistant_stream` out where `ui_state_patch` is not in force (STREAM-001), which the
+//! monitor names on its own when a welcome breaks it.
 
 use chatwire_schema::session::welcome::{features_in_force, Capability, SessionWelcome};
 use chatwire_schema::ReqId;
@@ -15,12 +17,13 @@ const SESSION_012: ReqId = ReqId::new("SESSION-012");
 const SESSION_013: ReqId = ReqId::new("SESSION-013");
 const SESSION_015: ReqId = ReqId::new("SESSION-015");
 const RESUME_018: ReqId = ReqId::new("RESUME-018");
+const STREAM_001: ReqId = ReqId::new("STREAM-001");
 
 /// The welcome lists exactly the features in force, and `resume_retention` where catch-up is.
 pub static FEATURES_AS_NEGOTIATED: CheckDef = CheckDef {
     id: "features-as-negotiated",
-    requirements: &[SESSION_012, SESSION_013, RESUME_018],
-    summary: "a 1.1 welcome lists exactly the features in force given the hello and the capabilities (a 1.0 welcome none), and resume_retention exactly where resume_catch_up is in force",
+    requirements: &[SESSION_012, SESSION_013, RESUME_018, STREAM_001],
+    summary: "a 1.1 welcome lists exactly the features in force given the hello and the capabilities (a 1.0 welcome none; assistant_stream only with ui_state_patch), and resume_retention exactly where resume_catch_up is in force",
     level: Level::Must,
 };
 
@@ -85,8 +88,21 @@ pub(super) fn welcome(w: &SessionWelcome, requested: Option<&[Capability]>, out:
             SESSION_013,
             format!("the welcome negotiated {} but carries no features", w.version),
         ),
+        (Some(_), Some(listed))
+            if listed.contains(&Capability::AssistantStream) && !listed.contains(&Capability::UiStatePatch) =>
+        {
+            out.eval(&FEATURES_AS_NEGOTIATED, SESSION_013);
+            out.fail(
+                &FEATURES_AS_NEGOTIATED,
+                STREAM_001,
+                "the welcome lists assistant_stream in force without ui_state_patch: a delta has no state frame of its own, so a whole-state connection could not show it",
+            );
+        }
         (Some(want), Some(listed)) => {
             out.eval(&FEATURES_AS_NEGOTIATED, SESSION_013);
+            if w.capabilities.contains(&Capability::AssistantStream) {
+                out.eval(&FEATURES_AS_NEGOTIATED, STREAM_001);
+            }
             let mut got = listed.clone();
             got.sort();
             got.dedup();

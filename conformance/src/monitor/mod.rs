@@ -9,6 +9,8 @@
 //! - [`features`]: the features in force (since 1.1) and nothing of a feature where it is not;
 //! - [`oracle`]: the differential oracle and the reducer's refusals;
 //! - [`patch`]: the patch oracle (since 1.1): base_seq, shape, application, catch-up;
+//! - [`stream`]: streamed text against the script (since 1.1): chunks, the end, resumes;
+//! - [`retry`]: answers to `chat.retry` and the retried run (since 1.1);
 //! - [`errors`]: `fatal` flags, closes after errors;
 //! - [`advice`]: the should-level checks.
 
@@ -20,7 +22,9 @@ pub mod frame;
 pub mod oracle;
 pub mod patch;
 mod redact;
+pub mod retry;
 pub mod session;
+pub mod stream;
 pub mod version;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -52,6 +56,12 @@ pub static ALWAYS_ON: &[&CheckDef] = &[
     &oracle::STATE_MATCHES_REDUCER,
     &patch::PATCH_MATCHES_REDUCER,
     &patch::CATCH_UP_RESUME,
+    &stream::SAY_CHUNKS_AS_SCRIPTED,
+    &stream::STREAM_CONTINUES_AFTER_RESUME,
+    &retry::RETRY_ANSWERED,
+    &retry::RETRY_KEEPS_CALLS,
+    &retry::RETRY_REMOVED_CALL_UNKNOWN,
+    &retry::RETRY_PLAYS_RETRY_STEPS,
     &oracle::EVENTS_ACCEPTED,
     &session::IDS_CONSISTENT,
     &session::BATCH_ORDER,
@@ -73,7 +83,29 @@ pub static SINCE_1_1: &[&CheckDef] = &[
     &patch::PATCH_IN_PLACE_OF_UPDATE,
     &patch::PATCH_MATCHES_REDUCER,
     &patch::CATCH_UP_RESUME,
+    &stream::SAY_CHUNKS_AS_SCRIPTED,
+    &stream::STREAM_CONTINUES_AFTER_RESUME,
+    &retry::RETRY_ANSWERED,
+    &retry::RETRY_KEEPS_CALLS,
+    &retry::RETRY_REMOVED_CALL_UNKNOWN,
+    &retry::RETRY_PLAYS_RETRY_STEPS,
 ];
+
+/// What the monitor reads from the script a session was opened with.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SessionScript {
+    /// Its `say` steps (SCRIPT-019, STREAM-003).
+    pub says: stream::ScriptSays,
+    /// What its retries play (SCRIPT-020).
+    pub retries: retry::RetrySteps,
+}
+
+impl SessionScript {
+    /// Reads `session.hello.script`.
+    pub fn from_script(script: &Value) -> Self {
+        SessionScript { says: stream::ScriptSays::from_script(script), retries: retry::RetrySteps::from_script(script) }
+    }
+}
 
 /// Longest frame excerpt in a finding.
 pub const FRAME_EXCERPT: usize = 400;
@@ -117,6 +149,8 @@ pub struct Monitor {
     current_session: Option<String>,
     /// The ids of every frame the client sent (ERROR-004: in_reply_to names one of them).
     sent_ids: HashSet<String>,
+    /// The client's retries and responses to removed calls, until their answer.
+    asks: retry::Asks,
     advisor: advice::Advisor,
     versions: version::Versions,
     redactor: Normalizer,
@@ -133,6 +167,7 @@ impl Monitor {
             sessions: HashMap::new(),
             current_session: None,
             sent_ids: HashSet::new(),
+            asks: retry::Asks::default(),
             advisor: advice::Advisor::default(),
             versions: version::Versions::default(),
             redactor: Normalizer::default(),
@@ -158,6 +193,8 @@ impl Monitor {
         if let Some(id) = &id {
             self.sent_ids.insert(id.clone());
         }
+        let session = self.conns.get(&conn).and_then(|c| c.session.as_ref()).and_then(|s| self.sessions.get(s));
+        self.asks.client(frame, session.map(|t| &t.retry));
         if frame.get("type").and_then(Value::as_str) != Some("session.hello") {
             return;
         }
@@ -179,8 +216,9 @@ impl Monitor {
                 .map(chatwire_schema::session::welcome::Capability::from_wire)
                 .collect()
         });
+        let script = frame.get("script").map(|s| Arc::new(SessionScript::from_script(s)));
         if let Some(id) = id {
-            let hello = PendingHello { id, versions, resume_floor, resume_last_seq, features };
+            let hello = PendingHello { id, versions, resume_floor, resume_last_seq, features, script };
             self.conns.entry(conn).or_default().hello = Some(hello);
         }
     }
@@ -379,3 +417,6 @@ mod tests;
 
 #[cfg(test)]
 mod patch_tests;
+
+#[cfg(test)]
+mod v11_tests;

@@ -45,15 +45,20 @@ pub static EVENTS_ACCEPTED: CheckDef = CheckDef {
         ReqId::new("STATE-033"),
         ReqId::new("STATE-034"),
         ReqId::new("STATE-035"),
-        // STATE-045 and STATE-048..051 join once scenarios stream and retry (the runner's part).
+        ReqId::new("STATE-045"),
         ReqId::new("STATE-046"),
         ReqId::new("STATE-047"),
+        ReqId::new("STATE-048"),
+        ReqId::new("STATE-049"),
+        ReqId::new("STATE-050"),
+        ReqId::new("STATE-051"),
     ],
     summary: "every event is applicable to the state the client holds (the reducer refuses none)",
     level: Level::Must,
 };
 
-/// The reducer rule an event falls under (`STATE-010`..`STATE-019`), for messages.
+/// The reducer rule an event falls under (`STATE-010`..`STATE-019`, `STATE-042`..`STATE-044`;
+/// an assistant message that ends a stream falls under STATE-043 as well), for messages.
 pub fn rule_of_event(event: &UiEvent<'_>) -> &'static str {
     match event {
         UiEvent::UserMessageAccepted(_) => "STATE-010",

@@ -12,7 +12,10 @@
 //!   monitor has not seen: the driver proves it by comparing with a snapshot (the reconnect sweep,
 //!   and `resume` with `compare_with_snapshot`).
 //! - Where patches are in force, a `ui_state_updated` is a finding and a patch is due wherever an
-//!   update would be (STATE-036; the flow itself is checked in `session`).
+//!   update would be (STATE-036; the flow itself is checked in `session`), except after a
+//!   `chat.assistant_message_delta`: a delta is its own state change, followed by no state frame,
+//!   and counts as a state frame itself, so the next patch's `base_seq` and a catch-up's
+//!   `last_seq` may name it (STREAM-002).
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -28,6 +31,7 @@ use crate::scenario::Level;
 use crate::snapshot::Normalizer;
 
 pub(super) const STATE_036: ReqId = ReqId::new("STATE-036");
+pub(super) const STREAM_002: ReqId = ReqId::new("STREAM-002");
 const STATE_037: ReqId = ReqId::new("STATE-037");
 const STATE_038: ReqId = ReqId::new("STATE-038");
 const STATE_039: ReqId = ReqId::new("STATE-039");
@@ -35,12 +39,12 @@ const STATE_040: ReqId = ReqId::new("STATE-040");
 const RESUME_017: ReqId = ReqId::new("RESUME-017");
 const RESUME_018: ReqId = ReqId::new("RESUME-018");
 
-/// Where patches are in force, state changes come as patches, never as whole updates.
+/// Where patches are in force, state changes come as patches, never as whole updates; a delta is
+/// its own state change and gets none.
 pub static PATCH_IN_PLACE_OF_UPDATE: CheckDef = CheckDef {
     id: "patch-in-place-of-update",
-    requirements: &[STATE_036],
-    summary:
-        "where ui_state_patch is in force, a ui_state_patch follows every event (batch) and no ui_state_updated is sent",
+    requirements: &[STATE_036, STREAM_002],
+    summary: "where ui_state_patch is in force, a ui_state_patch follows every event (batch) but a delta, no state frame follows a delta, and no ui_state_updated is sent",
     level: Level::Must,
 };
 

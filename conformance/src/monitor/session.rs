@@ -11,8 +11,11 @@ use chatwire_schema::{ErrorCode, ReqId, ServerFrame, UiState};
 use super::check::CheckDef;
 use super::features::{self, InForce};
 use super::oracle::{self, StateOracle, EVENTS_ACCEPTED};
-use super::patch::{self, CatchUpWindow, HeldStates, SeqKinds, SinceState, PATCH_IN_PLACE_OF_UPDATE, STATE_036};
-use super::{errors, Monitor, Out};
+use super::patch::{
+    self, CatchUpWindow, HeldStates, SeqKinds, SinceState, PATCH_IN_PLACE_OF_UPDATE, STATE_036, STREAM_002,
+};
+use super::retry::{self, RetryTrack};
+use super::{errors, stream, Monitor, Out, SessionScript};
 use crate::scenario::Level;
 
 const SEQ_001: ReqId = ReqId::new("SEQ-001");
@@ -91,6 +94,8 @@ pub(super) struct PendingHello {
     pub resume_last_seq: Option<u64>,
     /// The features the hello asked for (`None`: no `features` member).
     pub features: Option<Vec<Capability>>,
+    /// The script it carried, as the monitor reads it.
+    pub script: Option<std::sync::Arc<SessionScript>>,
 }
 
 /// What the monitor knows about one connection.
@@ -127,6 +132,14 @@ pub(super) struct ConnState {
     pub catch_up: Option<CatchUpWindow>,
     /// A state frame followed the latest welcome (a catch-up whose result is unknown included).
     pub state_seen: bool,
+    /// The last frame was a delta (STREAM-002: no state frame may follow it).
+    pub after_delta: bool,
+    /// The connection resumed (or took over) and no delta has come since (STREAM-003).
+    pub resumed_stream: bool,
+    /// The welcome lists the `retry` capability.
+    pub offers_retry: bool,
+    /// A retry was accepted: the run_started of this turn is the next event due (RETRY-001).
+    pub run_after_retry: Option<String>,
 }
 
 /// What the monitor knows about one session, across its connections.
@@ -145,6 +158,10 @@ pub(super) struct SessionTrack {
     pub state_seq: Option<u64>,
     /// Whether `resume_catch_up` was in force on the connection that received it.
     pub catch_up_base: bool,
+    /// The script the session was opened with, when the client sent one.
+    pub script: Option<std::sync::Arc<SessionScript>>,
+    /// What the session's retries kept and removed.
+    pub retry: RetryTrack,
 }
 
 impl Monitor {
@@ -157,11 +174,27 @@ impl Monitor {
         }
         check_seq(c, frame, out);
         check_update_flow(c, frame, out);
+        if let Some(track) = c.session.as_ref().and_then(|s| self.sessions.get_mut(s)) {
+            let script = track.script.as_deref().map(|s| &s.retries);
+            retry::server_frame(
+                frame,
+                c.oracle.expected(),
+                c.offers_retry,
+                &mut self.asks,
+                &mut track.retry,
+                &mut c.run_after_retry,
+                script,
+                out,
+            );
+        }
         let mut in_reply_to: Option<&chatwire_schema::Id> = None;
         match frame {
             ServerFrame::Welcome(w) => {
                 in_reply_to = Some(&w.in_reply_to);
                 c.version = Some(w.version);
+                c.offers_retry = w.capabilities.contains(&Capability::Retry);
+                c.resumed_stream = w.resumed;
+                c.run_after_retry = None;
                 let hello = c.hello.take();
                 c.in_force = features::welcome(w, hello.as_ref().and_then(|h| h.features.as_deref()), out);
                 c.catch_up = hello.as_ref().and_then(|h| h.resume_last_seq).filter(|_| w.resumed).map(|last_seq| {
@@ -171,7 +204,7 @@ impl Monitor {
                         retention: w.resume_retention,
                     }
                 });
-                match hello {
+                match &hello {
                     Some(h) => {
                         if w.in_reply_to.as_str() == h.id {
                             out.eval(&WELCOME_THEN_SNAPSHOT, SESSION_006);
@@ -216,6 +249,10 @@ impl Monitor {
                     out.eval(&WELCOME_THEN_SNAPSHOT, TRANSPORT_005);
                 }
                 let session = w.session_id.to_string();
+                if !w.resumed {
+                    let script = hello.as_ref().and_then(|h| h.script.clone());
+                    self.sessions.entry(session.clone()).or_default().script = script;
+                }
                 c.session = Some(session.clone());
                 c.awaiting_snapshot = true;
                 c.new_session = !w.resumed;
@@ -323,6 +360,8 @@ impl Monitor {
                     );
                 }
                 check_batch(c, other, out);
+                let script = c.session.as_ref().and_then(|s| self.sessions.get(s)).and_then(|t| t.script.clone());
+                check_stream(c, script.as_deref(), other, out);
                 if let ServerFrame::ToolCall(tc) = other {
                     // The output item's id is the call id with a suffix; the schema crate says
                     // whether that still is an id.
@@ -351,7 +390,7 @@ impl Monitor {
                     }
                 }
                 if let Some(track) = c.session.as_ref().and_then(|s| self.sessions.get_mut(s)) {
-                    for new_id in introduced_ids(other) {
+                    for new_id in introduced_ids(other, c.oracle.expected()) {
                         if track.ids.insert(new_id.clone()) {
                             out.eval(&IDS_CONSISTENT, ID_002);
                         } else {
@@ -368,6 +407,7 @@ impl Monitor {
                     ServerFrame::ToolCallComplete(f) => f.in_reply_to.as_ref(),
                     ServerFrame::ToolCallDismiss(f) => f.in_reply_to.as_ref(),
                     ServerFrame::RewindComplete(f) => Some(&f.in_reply_to),
+                    ServerFrame::RetryAccepted(f) => Some(&f.in_reply_to),
                     _ => None,
                 };
                 let settled_before = settled_call(c.oracle.expected(), other);
@@ -419,6 +459,13 @@ impl Monitor {
                             format!("{} (an event under {rule}): the reducer refuses it: {e}", other.type_name()),
                         ),
                     }
+                }
+                if let ServerFrame::AssistantMessageDelta(d) = other {
+                    // A delta is its own state change (STREAM-002): the state it gives is the base
+                    // of the next patch and a catch-up's possible cursor.
+                    let state = c.oracle.expected().cloned();
+                    let track = c.session.as_ref().and_then(|s| self.sessions.get_mut(s));
+                    took_state(c, track, d.seq, state.as_ref(), false);
                 }
             }
         }
@@ -500,7 +547,18 @@ fn check_update_flow(c: &mut ConnState, frame: &ServerFrame, out: &mut Out) {
     } else {
         (STATE_003, &UPDATE_AFTER_EVENT, "ui_state_updated")
     };
+    let after_delta = std::mem::replace(&mut c.after_delta, matches!(frame, ServerFrame::AssistantMessageDelta(_)));
     match frame {
+        ServerFrame::UiStateUpdated(_) | ServerFrame::UiStatePatch(_) if !catch_up && after_delta && !c.update_due => {
+            out.fail(
+                &PATCH_IN_PLACE_OF_UPDATE,
+                STREAM_002,
+                format!(
+                    "{} right after a chat.assistant_message_delta: a delta is its own state change and gets no state frame",
+                    frame.type_name()
+                ),
+            );
+        }
         ServerFrame::UiStateUpdated(_) | ServerFrame::UiStatePatch(_) if !catch_up => {
             if c.update_due {
                 if patches == is_patch {
@@ -530,13 +588,55 @@ fn check_update_flow(c: &mut ConnState, frame: &ServerFrame, out: &mut Out) {
         ),
         _ => {}
     }
-    if frame.ui_event().is_some() {
+    if after_delta && !matches!(frame, ServerFrame::UiStateUpdated(_) | ServerFrame::UiStatePatch(_)) {
+        out.eval(&PATCH_IN_PLACE_OF_UPDATE, STREAM_002);
+    }
+    if matches!(frame, ServerFrame::AssistantMessageDelta(_)) {
+        // Its own state change: no state frame is due (STREAM-002).
+        c.update_due = false;
+        c.batch_updated = false;
+    } else if frame.ui_event().is_some() {
         c.update_due = true;
         if !continues_batch {
             c.batch_updated = false;
         }
     } else if catch_up || matches!(frame, ServerFrame::UiStateSnapshot(_) | ServerFrame::Welcome(_)) {
         c.update_due = false;
+    }
+}
+
+/// The stream checks on an event (since 1.1): a delta only where `assistant_stream` is in force
+/// (SESSION-015), and the script's view of deltas, stream ends and whole messages (SCRIPT-019,
+/// STREAM-003). Called before the event is folded in.
+fn check_stream(c: &mut ConnState, script: Option<&SessionScript>, frame: &ServerFrame, out: &mut Out) {
+    let open = c.oracle.expected().and_then(UiState::open_stream);
+    match frame {
+        ServerFrame::AssistantMessageDelta(d) => {
+            // On a 1.0 connection the frame itself is undefined: COMPAT-005 reports it, once.
+            if c.version.is_some_and(|v| v.minor >= 1 || v.major > 1) {
+                c.in_force.require(Capability::AssistantStream, "chat.assistant_message_delta", out);
+            }
+            let first_after_resume = std::mem::take(&mut c.resumed_stream);
+            let text = match open {
+                Some(m) if m.id == d.item_id => m.markdown.as_str(),
+                // Another item that is no open stream: the reducer's refusal (STATE-045/046).
+                Some(_) => return,
+                None if c.oracle.expected().is_some_and(|s| s.items.iter().any(|i| i.id() == &d.item_id)) => return,
+                None => "",
+            };
+            if let Some(script) = script.filter(|s| s.says.streams()) {
+                stream::delta(&script.says, text, &d.delta, first_after_resume, out);
+            }
+        }
+        ServerFrame::AssistantMessage(m) => {
+            let Some(script) = script else { return };
+            match open {
+                Some(o) if o.id == m.item_id => stream::end(&script.says, &o.markdown, &m.markdown, out),
+                _ if c.oracle.expected().is_some_and(|s| s.items.iter().any(|i| i.id() == &m.item_id)) => {}
+                _ => stream::whole(&script.says, &m.markdown, c.in_force.has(&Capability::AssistantStream), out),
+            }
+        }
+        _ => {}
     }
 }
 
@@ -562,11 +662,16 @@ fn check_batch(c: &mut ConnState, frame: &ServerFrame, out: &mut Out) {
     }
 }
 
-/// Ids a frame introduces into the session (each must be new: ID-002).
-fn introduced_ids(frame: &ServerFrame) -> Vec<String> {
+/// Ids a frame introduces into the session (each must be new: ID-002). A stream's item is
+/// introduced by its first delta; its later deltas and its end name it again (`state`: before the frame).
+fn introduced_ids(frame: &ServerFrame, state: Option<&UiState>) -> Vec<String> {
+    let streaming = |item: &chatwire_schema::Id| state.and_then(UiState::open_stream).is_some_and(|m| &m.id == item);
     match frame {
         ServerFrame::UserMessageAccepted(f) => vec![f.invocation_id.to_string(), f.item_id.to_string()],
+        ServerFrame::AssistantMessage(f) if streaming(&f.item_id) => Vec::new(),
+        ServerFrame::AssistantMessageDelta(f) if streaming(&f.item_id) => Vec::new(),
         ServerFrame::AssistantMessage(f) => vec![f.item_id.to_string()],
+        ServerFrame::AssistantMessageDelta(f) => vec![f.item_id.to_string()],
         ServerFrame::ToolCall(f) => vec![f.tool_call_id.to_string()],
         _ => Vec::new(),
     }

@@ -1,0 +1,388 @@
+//! Retry (since 1.1, `spec/retry.md`): how a server answers `chat.retry`, and what the retried run
+//! may do.
+//!
+//! The answer is judged against the state the connection holds when it arrives: frames are in
+//! order, so that is the state the server checked the request against. Which refusal is due comes
+//! from `chatwire_schema::error_order` (one table for every implementation), the failing checks
+//! from the state:
+//! - RETRY-001: a retry no check refuses is answered `chat.retry_accepted` echoing it (its
+//!   `after_item_id`, the latest turn's `invocation_id`), and the next event is the
+//!   `chat.run_started` of that turn; it is never answered `chat.user_message_accepted`;
+//! - RETRY-004: a refused retry gets the error the first failing check names, in order;
+//! - RETRY-002: no frame of the retried run names a call the retry kept;
+//! - RETRY-005: a response to a call a retry removed is answered `unknown_tool_call`;
+//! - SCRIPT-020: the retried run plays a retry's steps only: its calls and messages are ones the
+//!   script's `retries` make (judged where the session's script is known).
+
+use std::collections::{HashMap, HashSet, VecDeque};
+
+use chatwire_schema::chat::retry_accepted::RetryAccepted;
+use chatwire_schema::{error_order, DisplayItem, ErrorCode, ReqId, ServerFrame, UiState};
+use serde_json::Value;
+
+use super::check::CheckDef;
+use super::Out;
+use crate::scenario::Level;
+
+const RETRY_001: ReqId = ReqId::new("RETRY-001");
+const RETRY_002: ReqId = ReqId::new("RETRY-002");
+const RETRY_004: ReqId = ReqId::new("RETRY-004");
+const RETRY_005: ReqId = ReqId::new("RETRY-005");
+const SCRIPT_020: ReqId = ReqId::new("SCRIPT-020");
+
+/// A retry is accepted exactly when no check refuses it, and refused with the first failing check.
+pub static RETRY_ANSWERED: CheckDef = CheckDef {
+    id: "retry-answered-as-checked",
+    requirements: &[RETRY_001, RETRY_004],
+    summary: "a chat.retry no check refuses gets chat.retry_accepted echoing it, then the run_started of the latest turn; a refused one the error the first failing check names (capability, run, item, turn, open call)",
+    level: Level::Must,
+};
+
+/// The retried run leaves the kept calls alone.
+pub static RETRY_KEEPS_CALLS: CheckDef = CheckDef {
+    id: "retry-keeps-kept-calls",
+    requirements: &[RETRY_002],
+    summary: "no frame after a chat.retry_accepted names a tool call the retry kept (it is not executed again)",
+    level: Level::Must,
+};
+
+/// A call a retry removed cannot be answered.
+pub static RETRY_REMOVED_CALL_UNKNOWN: CheckDef = CheckDef {
+    id: "retry-removed-call-unknown",
+    requirements: &[RETRY_005],
+    summary: "a chat.tool_call_response to a call a retry removed is answered unknown_tool_call",
+    level: Level::Must,
+};
+
+/// The retried run plays the script's retry steps.
+pub static RETRY_PLAYS_RETRY_STEPS: CheckDef = CheckDef {
+    id: "retry-plays-retry-steps",
+    requirements: &[SCRIPT_020],
+    summary: "the run after a chat.retry_accepted makes only calls and messages of the script's retries",
+    level: Level::Must,
+};
+
+/// Most client requests remembered until their answer.
+const MAX_ASKS: usize = 1024;
+/// Most removed or kept call ids remembered per session.
+const MAX_CALLS: usize = 4096;
+
+/// A client frame whose answer a check here judges.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Ask {
+    /// `chat.retry` after this item.
+    Retry { after_item: String },
+    /// `chat.tool_call_response` to a call a retry removed.
+    ResponseToRemoved,
+}
+
+/// The requests awaiting their answer, by frame id (bounded: the oldest are forgotten).
+#[derive(Clone, Debug, Default)]
+pub(super) struct Asks {
+    by_id: HashMap<String, Ask>,
+    order: VecDeque<String>,
+}
+
+impl Asks {
+    fn insert(&mut self, id: String, ask: Ask) {
+        if self.by_id.insert(id.clone(), ask).is_none() {
+            self.order.push_back(id);
+        }
+        while self.order.len() > MAX_ASKS {
+            if let Some(old) = self.order.pop_front() {
+                self.by_id.remove(&old);
+            }
+        }
+    }
+
+    fn take(&mut self, id: &str) -> Option<Ask> {
+        let ask = self.by_id.remove(id)?;
+        self.order.retain(|i| i != id);
+        Some(ask)
+    }
+
+    /// Notes a client frame: a retry, or a response to a call `removed` holds.
+    pub(super) fn client(&mut self, frame: &Value, removed: Option<&RetryTrack>) {
+        let Some(id) = frame.get("id").and_then(Value::as_str) else { return };
+        match frame.get("type").and_then(Value::as_str) {
+            Some("chat.retry") => {
+                if let Some(after) = frame.get("after_item_id").and_then(Value::as_str) {
+                    self.insert(id.to_owned(), Ask::Retry { after_item: after.to_owned() });
+                }
+            }
+            Some("chat.tool_call_response") => {
+                let call = frame.get("tool_call_id").and_then(Value::as_str);
+                if call.is_some_and(|c| removed.is_some_and(|r| r.removed.contains(c))) {
+                    self.insert(id.to_owned(), Ask::ResponseToRemoved);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// What a session's retries left behind.
+#[derive(Clone, Debug, Default)]
+pub(super) struct RetryTrack {
+    /// Calls some retry removed (RETRY-005).
+    removed: HashSet<String>,
+    /// The latest retried turn and the calls its retry kept (RETRY-002), until the next turn.
+    retried: Option<(String, HashSet<String>)>,
+}
+
+/// What the script's retries may play (SCRIPT-020).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RetrySteps {
+    /// Whether the script was known at all.
+    known: bool,
+    /// The markdown of every say of every retry.
+    says: Vec<String>,
+    /// The tool name of every call of every retry.
+    tools: Vec<String>,
+}
+
+impl RetrySteps {
+    /// The retries' steps of a script given as JSON (`session.hello.script`).
+    pub fn from_script(script: &Value) -> Self {
+        let mut steps = RetrySteps { known: true, ..RetrySteps::default() };
+        let turns = script.get("turns").and_then(Value::as_array).into_iter().flatten();
+        let retries = turns.filter_map(|t| t.get("retries")?.as_array()).flatten();
+        for step in retries.filter_map(|r| r.get("steps")?.as_array()).flatten().take(4096) {
+            match step.get("op").and_then(Value::as_str) {
+                Some("say") => {
+                    if let Some(m) = step.get("markdown").and_then(Value::as_str) {
+                        steps.says.push(m.to_owned());
+                    }
+                }
+                Some("tool_calls") => {
+                    let calls = step.get("calls").and_then(Value::as_array).into_iter().flatten();
+                    steps.tools.extend(calls.filter_map(|c| c.get("tool_name")?.as_str()).map(str::to_owned));
+                }
+                _ => {}
+            }
+        }
+        steps
+    }
+}
+
+/// The error codes of the checks a retry after `after_item` fails in `state`, in no order.
+pub fn failing_checks(state: &UiState, after_item: &str, offers_retry: bool) -> Vec<ErrorCode> {
+    let mut failing = Vec::new();
+    if !offers_retry {
+        failing.push(ErrorCode::CapabilityNotOffered);
+    }
+    if state.run.status.is_active() {
+        failing.push(ErrorCode::RunInProgress);
+    }
+    let Some(at) = state.items.iter().position(|i| i.id().as_str() == after_item) else {
+        failing.push(ErrorCode::UnknownItem);
+        return failing;
+    };
+    let latest = state.items.iter().rev().find_map(|i| match i {
+        DisplayItem::UserMessage(m) => Some(&m.invocation_id),
+        _ => None,
+    });
+    let invocation = state.items[at].invocation_id();
+    if latest != Some(invocation) {
+        failing.push(ErrorCode::ItemNotInLatestTurn);
+    }
+    let open_kept = state.items[..=at].iter().any(|i| matches!(i, DisplayItem::ToolCall(c) if !c.status.is_terminal()));
+    if open_kept {
+        failing.push(ErrorCode::RetryKeepsOpenCall);
+    }
+    failing
+}
+
+/// The code a server must refuse a retry with, or `None` when it must accept it.
+pub fn due_refusal(state: &UiState, after_item: &str, offers_retry: bool) -> Option<ErrorCode> {
+    let failing = failing_checks(state, after_item, offers_retry);
+    error_order::first_failing("chat.retry", &failing).or_else(|| failing.first().copied())
+}
+
+/// Checks one server frame of a session against the retries asked and accepted. `state`: the
+/// connection's state before the frame; `pending_run`: the turn whose run_started is due next on
+/// this connection; `streams`: the script's retry steps, when known.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn server_frame(
+    frame: &ServerFrame,
+    state: Option<&UiState>,
+    offers_retry: bool,
+    asks: &mut Asks,
+    track: &mut RetryTrack,
+    pending_run: &mut Option<String>,
+    script: Option<&RetrySteps>,
+    out: &mut Out,
+) {
+    if frame.ui_event().is_some() {
+        if let Some(invocation) = pending_run.take() {
+            match frame {
+                ServerFrame::RunStarted(r) if r.invocation_id.as_str() == invocation => {
+                    out.eval(&RETRY_ANSWERED, RETRY_001)
+                }
+                other => out.fail(
+                    &RETRY_ANSWERED,
+                    RETRY_001,
+                    format!(
+                        "chat.retry_accepted is followed by {}, not the chat.run_started of the retried turn",
+                        other.type_name()
+                    ),
+                ),
+            }
+        }
+    }
+    match frame {
+        ServerFrame::RetryAccepted(a) => accepted(a, state, offers_retry, asks, track, pending_run, out),
+        ServerFrame::Error(e) => {
+            let Some(reply) = e.in_reply_to.as_ref() else { return };
+            match asks.take(reply.as_str()) {
+                Some(Ask::Retry { after_item }) => {
+                    let Some(state) = state else { return };
+                    match due_refusal(state, &after_item, offers_retry) {
+                        Some(due) if due == e.code => out.eval(&RETRY_ANSWERED, RETRY_004),
+                        Some(due) => out.fail(
+                            &RETRY_ANSWERED,
+                            RETRY_004,
+                            format!(
+                                "the retry was refused with {}, but the first failing check in order gives {}",
+                                e.code.as_str(),
+                                due.as_str()
+                            ),
+                        ),
+                        None => out.fail(
+                            &RETRY_ANSWERED,
+                            RETRY_001,
+                            format!("a retry no check refuses was answered with the error {}", e.code.as_str()),
+                        ),
+                    }
+                }
+                Some(Ask::ResponseToRemoved) if e.code == ErrorCode::UnknownToolCall => {
+                    out.eval(&RETRY_REMOVED_CALL_UNKNOWN, RETRY_005)
+                }
+                Some(Ask::ResponseToRemoved) => out.fail(
+                    &RETRY_REMOVED_CALL_UNKNOWN,
+                    RETRY_005,
+                    format!(
+                        "a response to a call the retry removed was answered {}, not unknown_tool_call",
+                        e.code.as_str()
+                    ),
+                ),
+                None => {}
+            }
+        }
+        ServerFrame::UserMessageAccepted(u) => {
+            if let Some(Ask::Retry { .. }) = asks.take(u.in_reply_to.as_str()) {
+                out.fail(&RETRY_ANSWERED, RETRY_001, "a chat.retry was answered with chat.user_message_accepted");
+            }
+            track.retried = None;
+        }
+        ServerFrame::ToolCallComplete(f) => {
+            if let Some(Ask::ResponseToRemoved) = f.in_reply_to.as_ref().and_then(|r| asks.take(r.as_str())) {
+                out.fail(
+                    &RETRY_REMOVED_CALL_UNKNOWN,
+                    RETRY_005,
+                    "a response to a call the retry removed settled it (chat.tool_call_complete)",
+                );
+            }
+        }
+        ServerFrame::RewindComplete(_) => track.retried = None,
+        _ => {}
+    }
+    retried_run(frame, track, script, out);
+}
+
+/// The checks on a `chat.retry_accepted`; records what it kept and removed.
+fn accepted(
+    a: &RetryAccepted,
+    state: Option<&UiState>,
+    offers_retry: bool,
+    asks: &mut Asks,
+    track: &mut RetryTrack,
+    pending_run: &mut Option<String>,
+    out: &mut Out,
+) {
+    *pending_run = Some(a.invocation_id.to_string());
+    if let (Some(Ask::Retry { after_item }), Some(state)) = (asks.take(a.in_reply_to.as_str()), state) {
+        match due_refusal(state, &after_item, offers_retry) {
+            Some(due) => out.fail(
+                &RETRY_ANSWERED,
+                RETRY_004,
+                format!("the retry was accepted, but it must be refused with {}", due.as_str()),
+            ),
+            None if a.after_item_id.as_str() != after_item => out.fail(
+                &RETRY_ANSWERED,
+                RETRY_001,
+                format!(
+                    "chat.retry_accepted cuts after item {}, not after the item asked, {after_item}",
+                    a.after_item_id
+                ),
+            ),
+            None => out.eval(&RETRY_ANSWERED, RETRY_001),
+        }
+    }
+    let Some(state) = state else { return };
+    let Some(at) = state.items.iter().position(|i| i.id() == &a.after_item_id) else { return };
+    let calls = |items: &[DisplayItem]| -> HashSet<String> {
+        items
+            .iter()
+            .filter_map(|i| match i {
+                DisplayItem::ToolCall(c) => Some(c.id.to_string()),
+                _ => None,
+            })
+            .collect()
+    };
+    let kept: HashSet<String> = state.items[..=at]
+        .iter()
+        .filter(|i| i.invocation_id() == &a.invocation_id)
+        .filter_map(|i| match i {
+            DisplayItem::ToolCall(c) => Some(c.id.to_string()),
+            _ => None,
+        })
+        .collect();
+    if track.removed.len() < MAX_CALLS {
+        track.removed.extend(calls(&state.items[at + 1..]));
+    }
+    track.retried = Some((a.invocation_id.to_string(), kept));
+}
+
+/// RETRY-002 and SCRIPT-020 on a frame of the retried run.
+fn retried_run(frame: &ServerFrame, track: &RetryTrack, script: Option<&RetrySteps>, out: &mut Out) {
+    let Some((invocation, kept)) = &track.retried else { return };
+    let named: Option<&chatwire_schema::Id> = match frame {
+        ServerFrame::ToolCall(f) => Some(&f.tool_call_id),
+        ServerFrame::ToolProgress(f) => Some(&f.tool_call_id),
+        ServerFrame::ToolOutput(f) => Some(&f.tool_call_id),
+        ServerFrame::ToolCallComplete(f) => Some(&f.tool_call_id),
+        ServerFrame::ToolCallDismiss(f) => Some(&f.tool_call_id),
+        _ => None,
+    };
+    if let Some(call) = named {
+        if kept.contains(call.as_str()) {
+            out.fail(
+                &RETRY_KEEPS_CALLS,
+                RETRY_002,
+                format!("{} names tool call {call}, which the retry kept: it must not run again", frame.type_name()),
+            );
+        } else if !kept.is_empty() {
+            out.eval(&RETRY_KEEPS_CALLS, RETRY_002);
+        }
+    }
+    let Some(script) = script.filter(|s| s.known) else { return };
+    let (what, listed) = match frame {
+        ServerFrame::ToolCall(f) if f.invocation_id.as_str() == invocation => {
+            (format!("calls {}", f.tool_name), script.tools.contains(&f.tool_name))
+        }
+        ServerFrame::AssistantMessage(f) if f.invocation_id.as_str() == invocation => {
+            ("says something".to_owned(), script.says.contains(&f.markdown))
+        }
+        _ => return,
+    };
+    if listed {
+        out.eval(&RETRY_PLAYS_RETRY_STEPS, SCRIPT_020);
+    } else {
+        out.fail(
+            &RETRY_PLAYS_RETRY_STEPS,
+            SCRIPT_020,
+            format!("the retried run {what} that no retry of the script does ({})", frame.type_name()),
+        );
+    }
+}

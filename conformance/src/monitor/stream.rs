@@ -1,0 +1,315 @@
+//! Streamed assistant text (since 1.1, `spec/streaming.md`) against the script that produced it.
+//!
+//! The reducer (STATE-042/043/046/047, the oracle) already proves that deltas append to one open
+//! stream and that the end frame carries the streamed text. What only the script can tell is
+//! whether that text is the right one: each delta must be the next chunk of a `say` given the text
+//! so far (SCRIPT-019), the end frame must come after the last chunk and carry the say's whole
+//! `markdown` (SCRIPT-019), a say with chunks must stream where `assistant_stream` is in force and
+//! come whole where it is not (SCRIPT-019), and the first delta after a resume or a takeover must
+//! continue exactly the text the resumed state holds, neither repeating nor skipping a chunk
+//! (STREAM-003).
+//!
+//! The monitor reads the script from the hello that opened the session (a client's own frame). A
+//! session without a script (a recorded log of a backend outside conformance mode) is not judged.
+//! Matching is by text, not by turn: the say whose chunks lead to the text so far is the one
+//! playing, which holds across resumes, restarts, rewinds and retries alike.
+
+use serde_json::Value;
+
+use chatwire_schema::ReqId;
+
+use super::check::CheckDef;
+use super::Out;
+use crate::scenario::Level;
+
+const SCRIPT_019: ReqId = ReqId::new("SCRIPT-019");
+const STREAM_003: ReqId = ReqId::new("STREAM-003");
+
+/// Deltas, end frames and whole messages are what the script's `say` steps make of them.
+pub static SAY_CHUNKS_AS_SCRIPTED: CheckDef = CheckDef {
+    id: "say-chunks-as-scripted",
+    requirements: &[SCRIPT_019],
+    summary: "where assistant_stream is in force a say with chunks comes as one delta per chunk in order, then the whole markdown; elsewhere as one whole chat.assistant_message",
+    level: Level::Must,
+};
+
+/// After a resume the stream continues exactly after the text the resumed state holds.
+pub static STREAM_CONTINUES_AFTER_RESUME: CheckDef = CheckDef {
+    id: "stream-continues-after-resume",
+    requirements: &[STREAM_003],
+    summary: "the first delta after a resume or takeover is the chunk that follows the text the snapshot or catch-up holds: no chunk repeated, none lost",
+    level: Level::Must,
+};
+
+/// Most `say` steps kept from one script (a script has at most this many in practice; more are
+/// ignored, which only makes the check judge less).
+const MAX_SAYS: usize = 4096;
+
+/// The `say` steps of a script: every turn's and every retry's.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ScriptSays {
+    /// The chunks of every say that has them.
+    chunked: Vec<Vec<String>>,
+    /// The markdown of every say without chunks.
+    whole: Vec<String>,
+}
+
+impl ScriptSays {
+    /// The says of a script given as JSON (`session.hello.script`); unknown shapes are skipped.
+    pub fn from_script(script: &Value) -> Self {
+        let mut says = ScriptSays::default();
+        let turns = script.get("turns").and_then(Value::as_array).into_iter().flatten();
+        for turn in turns {
+            let retries = turn.get("retries").and_then(Value::as_array).into_iter().flatten();
+            let step_lists = std::iter::once(turn).chain(retries).filter_map(|t| t.get("steps")?.as_array());
+            for step in step_lists.flatten() {
+                if says.chunked.len() + says.whole.len() >= MAX_SAYS {
+                    return says;
+                }
+                if step.get("op").and_then(Value::as_str) != Some("say") {
+                    continue;
+                }
+                let Some(markdown) = step.get("markdown").and_then(Value::as_str) else { continue };
+                let chunks: Option<Vec<String>> = step
+                    .get("chunks")
+                    .and_then(Value::as_array)
+                    .map(|a| a.iter().filter_map(Value::as_str).map(str::to_owned).collect());
+                match chunks {
+                    Some(chunks) if !chunks.is_empty() => says.chunked.push(chunks),
+                    _ => says.whole.push(markdown.to_owned()),
+                }
+            }
+        }
+        says
+    }
+
+    /// Whether the script has a say with chunks at all (otherwise nothing here can be judged).
+    pub fn streams(&self) -> bool {
+        !self.chunked.is_empty()
+    }
+
+    /// For every say whose first `k` chunks spell `text`: its chunks and `k`.
+    fn positions<'a>(&'a self, text: &'a str) -> impl Iterator<Item = (&'a [String], usize)> + 'a {
+        self.chunked.iter().filter_map(move |chunks| {
+            let mut len = 0;
+            for (k, chunk) in chunks.iter().enumerate() {
+                if len == text.len() {
+                    return Some((chunks.as_slice(), k));
+                }
+                if !text[len..].starts_with(chunk.as_str()) {
+                    return None;
+                }
+                len += chunk.len();
+            }
+            (len == text.len()).then_some((chunks.as_slice(), chunks.len()))
+        })
+    }
+}
+
+/// What a delta is, given the text its item held before it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DeltaJudgement {
+    /// The next chunk of a say.
+    Next,
+    /// The script cannot tell (no say leads to the text so far).
+    Unknown,
+    /// The chunk before, again.
+    Repeated,
+    /// A later chunk: this many chunks were skipped.
+    Skipped(usize),
+    /// After the last chunk of every say the text could belong to.
+    PastEnd,
+    /// Something else.
+    Other,
+}
+
+/// Judges `delta` after `text`.
+pub fn judge_delta(says: &ScriptSays, text: &str, delta: &str) -> DeltaJudgement {
+    let mut found = false;
+    let mut judgement = DeltaJudgement::Other;
+    let mut past_end = true;
+    for (chunks, k) in says.positions(text) {
+        found = true;
+        if chunks.get(k).is_some_and(|c| c == delta) {
+            return DeltaJudgement::Next;
+        }
+        if k < chunks.len() {
+            past_end = false;
+        }
+        if k > 0 && chunks[k - 1] == delta {
+            judgement = DeltaJudgement::Repeated;
+        } else if let Some(skipped) = chunks.iter().skip(k + 1).position(|c| c == delta) {
+            if judgement == DeltaJudgement::Other {
+                judgement = DeltaJudgement::Skipped(skipped + 1);
+            }
+        }
+    }
+    match (found, past_end, judgement) {
+        (false, _, _) => DeltaJudgement::Unknown,
+        (true, true, DeltaJudgement::Other) => DeltaJudgement::PastEnd,
+        (true, _, j) => j,
+    }
+}
+
+/// A delta of the stream whose text so far is `text` (empty for the delta that opens it);
+/// `first_after_resume`: the first delta on a connection that resumed or took over.
+pub(super) fn delta(says: &ScriptSays, text: &str, delta: &str, first_after_resume: bool, out: &mut Out) {
+    let judgement = judge_delta(says, text, delta);
+    let (check, requirement) = if first_after_resume {
+        (&STREAM_CONTINUES_AFTER_RESUME, STREAM_003)
+    } else {
+        (&SAY_CHUNKS_AS_SCRIPTED, SCRIPT_019)
+    };
+    let after = if first_after_resume { "the first delta after the resume" } else { "the delta" };
+    let held = if first_after_resume { "the resumed state holds" } else { "streamed so far" };
+    let message = match judgement {
+        DeltaJudgement::Next => return out.eval(check, requirement),
+        DeltaJudgement::Unknown => return,
+        DeltaJudgement::Repeated => format!(
+            "{after} repeats the chunk {delta:?} that the text {held} already ends with ({} characters)",
+            text.chars().count()
+        ),
+        DeltaJudgement::Skipped(n) => format!(
+            "{after} is {delta:?}, but {n} chunk(s) of the say come before it after the text {held} ({} characters): a chunk was lost",
+            text.chars().count()
+        ),
+        DeltaJudgement::PastEnd => {
+            format!("{after} is {delta:?}, but the text {held} is already the say's whole markdown")
+        }
+        DeltaJudgement::Other => format!(
+            "{after} is {delta:?}, which is not the say's next chunk after the text {held} ({} characters)",
+            text.chars().count()
+        ),
+    };
+    out.fail(check, requirement, message);
+}
+
+/// The `chat.assistant_message` that ends a stream whose text so far is `text`.
+pub(super) fn end(says: &ScriptSays, text: &str, markdown: &str, out: &mut Out) {
+    let mut known = false;
+    for (chunks, k) in says.positions(text) {
+        known = true;
+        if k == chunks.len() {
+            if markdown == text {
+                return out.eval(&SAY_CHUNKS_AS_SCRIPTED, SCRIPT_019);
+            }
+            return out.fail(
+                &SAY_CHUNKS_AS_SCRIPTED,
+                SCRIPT_019,
+                format!(
+                    "the chat.assistant_message that ends the stream carries {} characters, not the say's whole markdown ({} characters)",
+                    markdown.chars().count(),
+                    text.chars().count()
+                ),
+            );
+        }
+    }
+    if known {
+        let (chunks, k) = says.positions(text).next().map_or((0, 0), |(c, k)| (c.len(), k));
+        out.fail(
+            &SAY_CHUNKS_AS_SCRIPTED,
+            SCRIPT_019,
+            format!("the stream ends after {k} of the say's {chunks} chunks"),
+        );
+    }
+}
+
+/// A `chat.assistant_message` that opens and ends its item at once; `streaming`: whether
+/// `assistant_stream` is in force on the connection.
+pub(super) fn whole(says: &ScriptSays, markdown: &str, streaming: bool, out: &mut Out) {
+    let chunked = says.chunked.iter().any(|c| c.concat() == markdown);
+    let plain = says.whole.iter().any(|m| m == markdown);
+    match (chunked, plain, streaming) {
+        (true, false, true) => out.fail(
+            &SAY_CHUNKS_AS_SCRIPTED,
+            SCRIPT_019,
+            "a say with chunks came as one whole chat.assistant_message, but assistant_stream is in force on this connection",
+        ),
+        (true, _, _) | (false, true, _) => out.eval(&SAY_CHUNKS_AS_SCRIPTED, SCRIPT_019),
+        (false, false, _) => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn says() -> ScriptSays {
+        ScriptSays::from_script(&json!({"turns": [
+            {"steps": [{"op": "say", "markdown": "Hello, world!", "chunks": ["Hel", "lo, ", "world", "!"]},
+                       {"op": "say", "markdown": "Plain."}],
+             "retries": [{"steps": [{"op": "say", "markdown": "Again", "chunks": ["Ag", "ain"]}]}]}
+        ]}))
+    }
+
+    fn run(f: impl FnOnce(&mut Out)) -> (Vec<ReqId>, Vec<ReqId>) {
+        let mut out = Out::default();
+        f(&mut out);
+        (out.evaluated.iter().map(|(_, r)| *r).collect(), out.raws.iter().map(|r| r.requirement).collect())
+    }
+
+    #[test]
+    fn the_says_of_turns_and_retries_are_read() {
+        let s = says();
+        assert!(s.streams());
+        assert_eq!(s.chunked.len(), 2);
+        assert_eq!(s.whole, vec!["Plain.".to_owned()]);
+        assert_eq!(ScriptSays::from_script(&json!({"turns": "no"})), ScriptSays::default());
+    }
+
+    #[test]
+    fn each_next_chunk_passes() {
+        let s = says();
+        assert_eq!(judge_delta(&s, "", "Hel"), DeltaJudgement::Next);
+        assert_eq!(judge_delta(&s, "Hel", "lo, "), DeltaJudgement::Next);
+        assert_eq!(judge_delta(&s, "Hello, world", "!"), DeltaJudgement::Next);
+        assert_eq!(judge_delta(&s, "Ag", "ain"), DeltaJudgement::Next);
+        let (ok, bad) = run(|o| delta(&s, "Hel", "lo, ", true, o));
+        assert_eq!((ok, bad), (vec![STREAM_003], vec![]));
+        let (ok, bad) = run(|o| delta(&s, "Hel", "lo, ", false, o));
+        assert_eq!((ok, bad), (vec![SCRIPT_019], vec![]));
+    }
+
+    #[test]
+    fn a_repeated_and_a_lost_chunk_are_named_after_a_resume() {
+        let s = says();
+        assert_eq!(judge_delta(&s, "Hello, ", "lo, "), DeltaJudgement::Repeated);
+        assert_eq!(judge_delta(&s, "Hel", "world"), DeltaJudgement::Skipped(1));
+        assert_eq!(judge_delta(&s, "Hello, world!", "!"), DeltaJudgement::Repeated);
+        assert_eq!(judge_delta(&s, "Hello, world!", "?"), DeltaJudgement::PastEnd);
+        assert_eq!(judge_delta(&s, "Hel", "xyz"), DeltaJudgement::Other);
+        assert_eq!(judge_delta(&s, "Unscripted", "x"), DeltaJudgement::Unknown);
+        let mut out = Out::default();
+        delta(&s, "Hello, ", "lo, ", true, &mut out);
+        assert_eq!(out.raws.len(), 1);
+        assert_eq!(out.raws[0].requirement, STREAM_003);
+        assert!(out.raws[0].message.contains("repeats"), "{}", out.raws[0].message);
+        let mut out = Out::default();
+        delta(&s, "Hel", "world", true, &mut out);
+        assert!(out.raws[0].message.contains("lost"), "{}", out.raws[0].message);
+        let (ok, bad) = run(|o| delta(&s, "Hel", "world", false, o));
+        assert_eq!((ok, bad), (vec![], vec![SCRIPT_019]));
+        let (ok, bad) = run(|o| delta(&ScriptSays::default(), "", "x", true, o));
+        assert_eq!((ok, bad), (vec![], vec![]));
+    }
+
+    #[test]
+    fn the_end_carries_the_whole_markdown_after_the_last_chunk() {
+        let s = says();
+        assert_eq!(run(|o| end(&s, "Hello, world!", "Hello, world!", o)), (vec![SCRIPT_019], vec![]));
+        assert_eq!(run(|o| end(&s, "Hello, world!", "Hello, world?", o)), (vec![], vec![SCRIPT_019]));
+        assert_eq!(run(|o| end(&s, "Hello, ", "Hello, ", o)), (vec![], vec![SCRIPT_019]));
+        assert_eq!(run(|o| end(&s, "Unscripted", "Unscripted", o)), (vec![], vec![]));
+    }
+
+    #[test]
+    fn a_chunked_say_comes_whole_only_where_streams_are_not_in_force() {
+        let s = says();
+        assert_eq!(run(|o| whole(&s, "Hello, world!", false, o)), (vec![SCRIPT_019], vec![]));
+        assert_eq!(run(|o| whole(&s, "Hello, world!", true, o)), (vec![], vec![SCRIPT_019]));
+        assert_eq!(run(|o| whole(&s, "Plain.", true, o)), (vec![SCRIPT_019], vec![]));
+        assert_eq!(run(|o| whole(&s, "Other", true, o)), (vec![], vec![]));
+    }
+}
