@@ -200,12 +200,14 @@ pub fn due_refusal(state: &UiState, after_item: &str, offers_retry: bool) -> Opt
 }
 
 /// Checks one server frame of a session against the retries asked and accepted. `state`: the
-/// connection's state before the frame; `pending_run`: the turn whose run_started is due next on
+/// connection's state before the frame; `v1_1`: the connection negotiated 1.1 or later (on 1.0
+/// `chat.retry` is no client frame and gets `unknown_type`, ERROR-007's to judge); `pending_run`: the turn whose run_started is due next on
 /// this connection; `streams`: the script's retry steps, when known.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn server_frame(
     frame: &ServerFrame,
     state: Option<&UiState>,
+    v1_1: bool,
     offers_retry: bool,
     asks: &mut Asks,
     track: &mut RetryTrack,
@@ -236,7 +238,7 @@ pub(super) fn server_frame(
             let Some(reply) = e.in_reply_to.as_ref() else { return };
             match asks.take(reply.as_str()) {
                 Some(Ask::Retry { after_item }) => {
-                    let Some(state) = state else { return };
+                    let Some(state) = state.filter(|_| v1_1) else { return };
                     match due_refusal(state, &after_item, offers_retry) {
                         Some(due) if due == e.code => out.eval(&RETRY_ANSWERED, RETRY_004),
                         Some(due) => out.fail(
@@ -384,5 +386,55 @@ fn retried_run(frame: &ServerFrame, track: &RetryTrack, script: Option<&RetrySte
             SCRIPT_020,
             format!("the retried run {what} that no retry of the script does ({})", frame.type_name()),
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chatwire_schema::RunStatus;
+    use serde_json::json;
+
+    use super::*;
+
+    /// it-1 (turn 1), tc-1 (turn 1, `status`), it-2 (turn 2), am-2 (turn 2).
+    fn state(call_status: &str, run: &str) -> UiState {
+        serde_json::from_value(json!({
+            "items": [
+                {"kind": "user_message", "id": "it-1", "invocation_id": "inv-1", "text": "a", "client_message_id": "u1", "ts": "2026-01-15T10:00:00Z"},
+                {"kind": "tool_call", "id": "tc-1", "invocation_id": "inv-2", "tool_name": "t", "interaction_type": "auto_tool",
+                 "display": "inline", "awaiting_response": false, "payload": {}, "status": call_status, "ts": "2026-01-15T10:00:00Z"},
+                {"kind": "user_message", "id": "it-2", "invocation_id": "inv-2", "text": "b", "client_message_id": "u2", "ts": "2026-01-15T10:00:00Z"},
+                {"kind": "assistant_markdown", "id": "am-2", "invocation_id": "inv-2", "markdown": "x", "ts": "2026-01-15T10:00:00Z"}
+            ],
+            "run": {"status": run, "invocation_id": "inv-2"}
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn every_failing_check_is_found_and_the_first_in_order_is_due() {
+        use ErrorCode::*;
+        let ok = state("completed", "failed");
+        assert_eq!(ok.run.status, RunStatus::Failed);
+        assert_eq!(due_refusal(&ok, "am-2", true), None);
+        assert_eq!(due_refusal(&ok, "nope", true), Some(UnknownItem));
+        assert_eq!(due_refusal(&ok, "it-1", true), Some(ItemNotInLatestTurn));
+        assert_eq!(due_refusal(&ok, "am-2", false), Some(CapabilityNotOffered));
+        let open = state("running", "running");
+        let mut failing = failing_checks(&open, "am-2", true);
+        failing.sort_by_key(|c| c.as_str());
+        assert_eq!(failing, vec![RetryKeepsOpenCall, RunInProgress]);
+        assert_eq!(due_refusal(&open, "am-2", true), Some(RunInProgress));
+        assert_eq!(due_refusal(&open, "nope", false), Some(CapabilityNotOffered));
+    }
+
+    #[test]
+    fn the_retry_steps_of_a_script_are_read() {
+        let steps = RetrySteps::from_script(&json!({"turns": [{"steps": [{"op": "say", "markdown": "first"}],
+            "retries": [{"steps": [{"op": "say", "markdown": "again"},
+                {"op": "tool_calls", "calls": [{"tool_name": "cheap"}]}]}]}]}));
+        assert_eq!(steps.says, vec!["again".to_owned()]);
+        assert_eq!(steps.tools, vec!["cheap".to_owned()]);
+        assert!(steps.known);
     }
 }

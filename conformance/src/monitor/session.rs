@@ -179,6 +179,7 @@ impl Monitor {
             retry::server_frame(
                 frame,
                 c.oracle.expected(),
+                c.version.is_some_and(|v| v.major > 1 || v.minor >= 1),
                 c.offers_retry,
                 &mut self.asks,
                 &mut track.retry,
@@ -671,7 +672,13 @@ fn introduced_ids(frame: &ServerFrame, state: Option<&UiState>) -> Vec<String> {
         ServerFrame::AssistantMessage(f) if streaming(&f.item_id) => Vec::new(),
         ServerFrame::AssistantMessageDelta(f) if streaming(&f.item_id) => Vec::new(),
         ServerFrame::AssistantMessage(f) => vec![f.item_id.to_string()],
-        ServerFrame::AssistantMessageDelta(f) => vec![f.item_id.to_string()],
+        // Unknown state (a catch-up whose base the monitor never saw): a delta may continue a stream.
+        ServerFrame::AssistantMessageDelta(f)
+            if state.is_some_and(|s| !s.items.iter().any(|i| i.id() == &f.item_id)) =>
+        {
+            vec![f.item_id.to_string()]
+        }
+        ServerFrame::AssistantMessageDelta(_) => Vec::new(),
         ServerFrame::ToolCall(f) => vec![f.tool_call_id.to_string()],
         _ => Vec::new(),
     }

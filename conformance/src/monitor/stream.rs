@@ -113,7 +113,7 @@ pub enum DeltaJudgement {
     Next,
     /// The script cannot tell (no say leads to the text so far).
     Unknown,
-    /// The chunk before, again.
+    /// The chunk before again (alone, or in front of the next one).
     Repeated,
     /// A later chunk: this many chunks were skipped.
     Skipped(usize),
@@ -136,7 +136,10 @@ pub fn judge_delta(says: &ScriptSays, text: &str, delta: &str) -> DeltaJudgement
         if k < chunks.len() {
             past_end = false;
         }
-        if k > 0 && chunks[k - 1] == delta {
+        if k > 0
+            && delta.starts_with(chunks[k - 1].as_str())
+            && chunks.get(k).is_none_or(|c| !delta.starts_with(c.as_str()))
+        {
             judgement = DeltaJudgement::Repeated;
         } else if let Some(skipped) = chunks.iter().skip(k + 1).position(|c| c == delta) {
             if judgement == DeltaJudgement::Other {
@@ -276,6 +279,7 @@ mod tests {
     fn a_repeated_and_a_lost_chunk_are_named_after_a_resume() {
         let s = says();
         assert_eq!(judge_delta(&s, "Hello, ", "lo, "), DeltaJudgement::Repeated);
+        assert_eq!(judge_delta(&s, "Hello, ", "lo, world"), DeltaJudgement::Repeated, "the chunk before in front");
         assert_eq!(judge_delta(&s, "Hel", "world"), DeltaJudgement::Skipped(1));
         assert_eq!(judge_delta(&s, "Hello, world!", "!"), DeltaJudgement::Repeated);
         assert_eq!(judge_delta(&s, "Hello, world!", "?"), DeltaJudgement::PastEnd);

@@ -304,3 +304,47 @@ fn a_response_to_a_call_the_retry_removed_must_be_unknown_tool_call() {
         assert_eq!(got, want, "{code}");
     }
 }
+
+#[test]
+fn deltas_after_a_catch_up_whose_base_is_unknown_introduce_no_id_twice() {
+    // A monitor that sees only the resumed connection never held the catch-up's base.
+    let mut m = Monitor::new(Arc::new(FrameValidator::new()));
+    m.open(1);
+    m.client_frame(
+        1,
+        &json!({"type": "session.hello", "id": "h2", "versions": ["1.1"],
+        "resume": {"session_id": "s-1", "resume_token": "t-1", "last_seq": 8}}),
+    );
+    m.server_text(1, &welcome(9, "h2", true, CAPABILITIES).to_string());
+    m.server_text(
+        1,
+        &json!({"type": "ui_state_patch", "seq": 10, "base_seq": 8, "v": "ui_state_v1", "patch": []}).to_string(),
+    );
+    for (seq, chunk) in [(11, "world"), (12, "!")] {
+        let mut d = delta(chunk);
+        d["seq"] = json!(seq);
+        m.server_text(1, &d.to_string());
+    }
+    let got = found(&mut m);
+    assert!(!got.iter().any(|(_, r)| r == "ID-002"), "{got:?}");
+}
+
+#[test]
+fn a_retry_on_a_1_0_connection_is_not_judged_here() {
+    let mut m = Monitor::new(Arc::new(FrameValidator::new()));
+    m.open(0);
+    m.client_frame(0, &json!({"type": "session.hello", "id": "h1", "versions": ["1.0"], "script": script()}));
+    let mut w = welcome(1, "h1", false, &["conformance_script", "retry", "rewind"]);
+    w["version"] = json!("1.0");
+    w.as_object_mut().unwrap().remove("features");
+    w.as_object_mut().unwrap().remove("resume_retention");
+    m.server_text(0, &w.to_string());
+    m.server_text(
+        0,
+        &json!({"type": "ui_state_snapshot", "seq": 2, "v": "ui_state_v1", "state": UiState::default()}).to_string(),
+    );
+    m.client_frame(0, &json!({"type": "chat.retry", "id": "y1", "after_item_id": "x"}));
+    let error = json!({"type": "error", "seq": 3, "in_reply_to": "y1", "code": "unknown_type", "fatal": false, "message": "no"});
+    m.server_text(0, &error.to_string());
+    assert_eq!(found(&mut m), vec![]);
+}
