@@ -162,6 +162,8 @@ pub(super) struct SessionTrack {
     pub script: Option<std::sync::Arc<SessionScript>>,
     /// What the session's retries kept and removed.
     pub retry: RetryTrack,
+    /// The items opened by a delta whose end no connection has seen yet.
+    pub open_streams: std::collections::HashSet<String>,
 }
 
 impl Monitor {
@@ -391,7 +393,19 @@ impl Monitor {
                     }
                 }
                 if let Some(track) = c.session.as_ref().and_then(|s| self.sessions.get_mut(s)) {
+                    // A stream's end reaches a connection without assistant_stream as a whole
+                    // message (STREAM-005): its item was introduced by the stream's first delta.
+                    let ended_stream = match other {
+                        ServerFrame::AssistantMessage(m) => track.open_streams.remove(m.item_id.as_str()),
+                        _ => false,
+                    };
                     for new_id in introduced_ids(other, c.oracle.expected()) {
+                        if matches!(other, ServerFrame::AssistantMessageDelta(_)) && track.open_streams.len() < 64 {
+                            track.open_streams.insert(new_id.clone());
+                        }
+                        if ended_stream {
+                            continue;
+                        }
                         if track.ids.insert(new_id.clone()) {
                             out.eval(&IDS_CONSISTENT, ID_002);
                         } else {
