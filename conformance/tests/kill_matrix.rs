@@ -406,6 +406,60 @@ const TABLE: &[Expectation] = &[
         caught_by: Caught::MustFailure,
         offer: Offer::Default,
     },
+    // The first delta after a resume repeats the chunk the resumed state already ends with: the
+    // stream does not continue exactly after the resumed text (STREAM-003).
+    Expectation {
+        fault: "stream-chunk-repeated-after-resume",
+        scenarios: &["stream-resume-catch-up", "stream-resume-snapshot", "stream-takeover"],
+        violates: &["STREAM-003"],
+        caught_by: Caught::MustFailure,
+        offer: Offer::Default,
+    },
+    // The first delta due after a resume is committed but never sent: a chunk is lost (STREAM-003).
+    Expectation {
+        fault: "stream-chunk-lost-on-resume",
+        scenarios: &["stream-resume-catch-up", "stream-resume-snapshot", "stream-takeover"],
+        violates: &["STREAM-003"],
+        caught_by: Caught::MustFailure,
+        offer: Offer::Default,
+    },
+    // The end frame's markdown differs from the streamed text: not the say's whole markdown
+    // (SCRIPT-019), and the reducer refuses it (STATE-043, STATE-047).
+    Expectation {
+        fault: "stream-final-text-differs",
+        scenarios: &["stream-basic"],
+        violates: &["SCRIPT-019", "STATE-043", "STATE-047"],
+        caught_by: Caught::MustFailure,
+        offer: Offer::Default,
+    },
+    // Recovery leaves a stream open: after the restart the item still streams and the run runs
+    // (STREAM-004, SCRIPT-021).
+    Expectation {
+        fault: "stream-left-open-after-restart",
+        scenarios: &["stream-restart-mid-stream"],
+        violates: &["STREAM-004", "SCRIPT-021"],
+        caught_by: Caught::MustFailure,
+        offer: Offer::Default,
+    },
+    // A retry plays the turn's own steps again, so the kept costly tool runs again: the retried
+    // run must play retries[k] only (SCRIPT-020) and leave the kept call alone (RETRY-002).
+    Expectation {
+        fault: "retry-reexecutes-kept-tool",
+        scenarios: &["retry-keeps-completed-tool"],
+        violates: &["SCRIPT-020", "RETRY-002"],
+        caught_by: Caught::MustFailure,
+        offer: Offer::Default,
+    },
+    // The state is cut one item later than chat.retry_accepted announces: the state frames are not
+    // the fold of the announced cut (STATE-038, STATE-044) and the state after a reload keeps an
+    // item the retry removed (RETRY-003).
+    Expectation {
+        fault: "retry-cuts-wrong-item",
+        scenarios: &["retry-survives-reload-and-restart", "retry-removed-call-response"],
+        violates: &["RETRY-003", "STATE-038", "STATE-044", "RETRY-001"],
+        caught_by: Caught::MustFailure,
+        offer: Offer::Default,
+    },
 ];
 
 fn options(fault: Option<&str>, store: &SnapshotStore, offer: Offer) -> RunOptions {

@@ -14,8 +14,9 @@ use chatwire_conformance::report::{RunReport, Verdict, SWEEP_APPLICABLE_CHECK};
 use chatwire_conformance::runner::{run_suite, RunOptions};
 use chatwire_conformance::scenario::Scenario;
 
-const SWEPT: [&str; 4] =
-    ["resume-pending-then-answer", "hitl-submit", "multi-tool-mixed-hitl", "multi-tool-out-of-order"];
+/// Streams included: cuts fall between deltas, and every variant must continue the stream exactly.
+const SWEPT: [&str; 5] =
+    ["resume-pending-then-answer", "hitl-submit", "multi-tool-mixed-hitl", "multi-tool-out-of-order", "stream-basic"];
 
 fn options(fault: Option<&str>, max: usize) -> RunOptions {
     set_bundled_executable(env!("CARGO_BIN_EXE_chatwire-conformance"));
