@@ -312,7 +312,8 @@ impl Hooks for Fault {
         if let (Fault::RetryCutsWrongItem, ServerFrame::RetryAccepted(ra)) = (self, frame) {
             // Cut after the first item the announced cut removes, when there is one.
             let next = ra.removed_item_ids.first()?;
-            let kept = state.items.iter().rposition(|i| i.id() == next)?;
+            let named = state.items.iter().rposition(|i| i.id() == next)?;
+            let kept = crate::session::retry_cut(&state.items, named);
             let mut applied = ra.clone();
             applied.after_item_id = next.clone();
             applied.removed_item_ids = state.items[kept + 1..].iter().map(|i| i.id().clone()).collect();

@@ -71,11 +71,13 @@ async fn a_retry_after_a_failed_run_keeps_the_costly_result_and_plays_the_retry_
     assert_eq!(c.fold.run.status, RunStatus::Completed);
 
     // SCRIPT-020: the second retry plays retries[1] and cuts what the first one said.
-    let recovered = item_ids(&c)[2].clone();
+    // The cut after the call keeps its output item with it (STATE-044).
+    assert!(matches!(c.fold.items[2], DisplayItem::ToolOutput(_)));
+    let recovered = item_ids(&c)[3].clone();
     accepted_retry(&mut c, "r2", &call, &[recovered]).await;
     assert_eq!(said(&c), ["again"]);
     // No retries[2]: the slice fails at once, as a message without a turn does.
-    let again = item_ids(&c)[2].clone();
+    let again = item_ids(&c)[3].clone();
     let frames = accepted_retry(&mut c, "r3", &call, &[again]).await;
     assert!(said(&c).is_empty());
     let rc = frames.iter().find_map(|f| match f {
@@ -108,7 +110,7 @@ async fn a_retry_is_durable_and_its_count_survives_a_restart() {
     assert!(matches!(state, ServerFrame::UiStatePatch(_)), "{state:?}");
     assert_eq!(b.fold, after_first);
     // k counts the retry accepted before the restart: this one plays retries[1].
-    let recovered = item_ids(&b)[2].clone();
+    let recovered = item_ids(&b)[3].clone();
     accepted_retry(&mut b, "r2", &call, &[recovered]).await;
     assert_eq!(said(&b), ["again"]);
     server.stop().await;

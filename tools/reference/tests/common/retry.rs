@@ -4,12 +4,13 @@ use serde_json::{json, Value};
 
 use super::Client;
 
-/// One turn whose costly auto tool completes before the run fails; its
+/// One turn whose costly auto tool (with an output item) completes before the run fails; its
 /// retries say "recovered", then "again"; a third retry has no steps.
 pub fn costly_script() -> Value {
     json!({"turns": [{
         "steps": [
             {"op": "tool_calls", "calls": [{"tool_name": "costly", "interaction_type": "auto_tool", "display": "inline",
+                "output": {"command": "select *", "stdout": "42 rows"},
                 "outcome": {"kind": "result", "value": {"rows": 42}}}]},
             {"op": "end", "status": "failed", "error": "the model api is down"}
         ],
