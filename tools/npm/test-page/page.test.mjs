@@ -3,9 +3,11 @@
 // backend (`serve --ui --demo`), whose demo agent plays tools/reference/ui/demo-script.json.
 //
 // The scenario is the field report's: complete a form, reload, and the call must come back as a
-// completed chip, never as the form again; the page resumes the session from sessionStorage.
+// completed chip, never as the form again; the page resumes the session from sessionStorage. And a
+// streamed reply (1.1, assistant_stream) is seen growing, then whole.
 // Screenshots go to $CHATWIRE_SCREENSHOTS (CI: ci-reports/chat-page), else a temporary directory.
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -81,6 +83,57 @@ test("a completed form comes back as a completed chip after a reload, never as t
   assert.equal(await page.locator("form.answer").count(), 0, "no form is left once every call settled");
   await page.screenshot({ path: path.join(SHOTS, "turn-completed.png"), fullPage: true });
   console.log(`screenshots: ${SHOTS}/after-reload.png, ${SHOTS}/turn-completed.png`);
+  assert.deepEqual(problems, []);
+});
+
+test("a streamed reply grows on the page: partial text first, marked as streaming, then the whole message", async (t) => {
+  // The demo's first turn starts with a streamed say (SCRIPT-019): one paragraph whose inline marks
+  // never straddle a chunk, so after k chunks the page shows the first k chunks as rendered text.
+  const demo = JSON.parse(readFileSync(new URL("../../reference/ui/demo-script.json", import.meta.url), "utf8"));
+  const streamed = demo.turns[0].steps.find((step) => step.op === "say" && Array.isArray(step.chunks));
+  assert.ok(streamed, "the demo's first turn has a say with chunks");
+  assert.ok(streamed.chunks.length >= 4 && (streamed.chunk_delay_ms ?? 0) >= 100, "enough chunks, slow enough to be seen growing");
+  assert.doesNotMatch(streamed.markdown, /\n/, "one paragraph");
+  const rendered = (markdown) => markdown.replace(/\*\*([^*]+)\*\*/g, "$1").replace(/`([^`]+)`/g, "$1");
+  const prefixes = streamed.chunks.map((_, k) => rendered(streamed.chunks.slice(0, k + 1).join("")));
+  const whole = rendered(streamed.markdown);
+  assert.equal(prefixes.at(-1), whole);
+
+  await mkdir(SHOTS, { recursive: true });
+  const { page, problems, pageUrl } = await withPage(t);
+  await page.goto(pageUrl);
+  await page.waitForSelector('body[data-connection="open"]');
+  // Every text a streaming assistant message shows, in order, recorded in the page as it changes.
+  await page.evaluate(() => {
+    const seen = [];
+    window.__streamed = seen;
+    new MutationObserver(() => {
+      for (const node of document.querySelectorAll(".msg.assistant[data-streaming]")) {
+        const text = node.textContent ?? "";
+        if (seen.at(-1) !== text) seen.push(text);
+      }
+    }).observe(document.getElementById("transcript"), { childList: true, subtree: true, characterData: true });
+  });
+  await page.fill("#message", "Stream me something");
+  await page.press("#message", "Enter");
+  const growing = page.locator(".msg.assistant[data-streaming]").first();
+  await growing.waitFor();
+  const itemId = await growing.getAttribute("data-item-id");
+  assert.ok(itemId, "the streaming message names its item");
+  const partial = (await growing.textContent()) ?? "";
+  assert.ok(prefixes.includes(partial), `${JSON.stringify(partial)} is the text of the first chunks`);
+  await page.screenshot({ path: path.join(SHOTS, "streaming.png"), fullPage: true });
+
+  const done = page.locator(`.msg.assistant[data-item-id="${itemId}"]:not([data-streaming])`);
+  await done.waitFor({ timeout: STEP_MS + streamed.chunks.length * streamed.chunk_delay_ms });
+  assert.equal(await done.textContent(), whole, "then the whole message, no longer streaming");
+  // Recorded at each change: partial texts first, each the text of one more chunk or more (the
+  // last delta completes the text while the item still streams; the end frame marks it finished).
+  const texts = await page.evaluate(() => window.__streamed);
+  const steps = texts.map((text) => prefixes.indexOf(text));
+  assert.ok(steps.every((k, i) => k >= 0 && (i === 0 || k > steps[i - 1])), `the message only grew, chunk by chunk: ${JSON.stringify(texts)}`);
+  assert.ok(steps[0] < prefixes.length - 1 && steps.filter((k) => k < prefixes.length - 1).length >= 2, `partial texts first: ${JSON.stringify(texts)}`);
+  assert.equal(await page.locator(".msg.assistant[data-streaming]").count(), 0);
   assert.deepEqual(problems, []);
 });
 

@@ -1,6 +1,6 @@
 // ChatwireClient against the bundled reference backend (conformance mode, scripted agent): a
-// human-in-the-loop turn, a multi-tool turn, a disconnect mid-turn and resume, rewind, takeover,
-// and the server errors a client can provoke.
+// human-in-the-loop turn, a multi-tool turn, a disconnect mid-turn and resume, a retry whose
+// reply streams (1.1), rewind, takeover, and the server errors a client can provoke.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { ChatwireClient } from "../dist/index.js";
@@ -165,6 +165,46 @@ describe("state frames of both versions", () => {
     await fresh.connect();
     const snapshot = await until("the snapshot", () => fresh.state ?? undefined);
     assert.deepStrictEqual(built, snapshot);
+  });
+});
+
+describe("streamed text and retry (1.1)", () => {
+  test("a retry keeps the completed call, runs again, and its streamed reply grows to the whole text; the state equals a fresh snapshot", async () => {
+    const crawl = { ...askYesNo, tool_name: "crawl", interaction_type: "auto_tool", component_type: undefined, run_ms: 10, outcome: { kind: "result", value: { pages: 1200 } } };
+    const chunks = ["Crawled ", "1200 pages; ", "the index ", "is ready."];
+    const script = {
+      turns: [{ steps: [{ op: "tool_calls", calls: [crawl] }, { op: "end", status: "failed", error: "the model timed out" }], retries: [{ steps: [{ op: "say", markdown: chunks.join(""), chunks, chunk_delay_ms: 50 }] }] }],
+    };
+    const { client: c } = client({ script });
+    const welcome = await c.connect();
+    assert.equal(welcome.version, "1.1");
+    assert.ok(c.session.capabilities.includes("retry"), "the reference offers retry");
+    assert.ok(c.session.features.includes("assistant_stream"), "streams are in force by default (with ui_state_patch)");
+    const seen = [];
+    c.on("state", (state) => {
+      const last = state.items.at(-1);
+      if (last?.kind === "assistant_markdown" && last.streaming === true) seen.push(last.markdown);
+    });
+    await c.sendMessage("Index the site");
+    await until("the failed run", () => c.state?.run.status === "failed" && c.state);
+    const call = c.state.items.find((item) => item.kind === "tool_call");
+    assert.equal(call.status, "completed");
+    const accepted = await c.retry(call.id);
+    assert.deepEqual(accepted.removed_item_ids, [], "nothing after the call");
+    await until("the retried run completed", () => c.state.run.status === "completed" && c.state);
+    assert.deepEqual(seen, ["Crawled ", "Crawled 1200 pages; ", "Crawled 1200 pages; the index ", "Crawled 1200 pages; the index is ready."], "one state per delta, growing");
+    const reply = c.state.items.at(-1);
+    assert.equal(reply.markdown, chunks.join(""));
+    assert.equal("streaming" in reply, false, "the end frame closed the stream");
+    assert.deepStrictEqual(c.state.items.find((item) => item.id === call.id), call, "the kept call is untouched");
+    assert.equal(c.state.items.filter((item) => item.kind === "tool_call").length, 1, "the call was not executed again");
+
+    const built = c.state;
+    const session = { ...c.session };
+    c.close();
+    const { client: fresh } = client({ resume: { session_id: session.session_id, resume_token: session.resume_token, last_seq: 0 } });
+    await fresh.connect();
+    assert.deepStrictEqual(await until("the snapshot", () => fresh.state ?? undefined), built);
   });
 });
 
