@@ -787,8 +787,8 @@ fn open_calls_among<'s>(
 
 /// Where a retry naming `items[named]` cuts: the index of the first removed item (`STATE-044`).
 /// A call's output item stays with its call: cutting between them would keep the call but drop
-/// what it printed.
-pub(crate) fn retry_cut(items: &[DisplayItem], named: usize) -> usize {
+/// what it printed. Servers build `removed_item_ids` with it.
+pub fn retry_cut(items: &[DisplayItem], named: usize) -> usize {
     match (&items[named], items.get(named + 1)) {
         (DisplayItem::ToolCall(call), Some(DisplayItem::ToolOutput(out))) if out.tool_call_id == call.id => named + 2,
         _ => named + 1,

@@ -38,12 +38,8 @@ fn named_indices(before: &UiState, event: UiEvent<'_>) -> Vec<usize> {
             cut.map(|c| (c..before.items.len()).collect()).unwrap_or_default()
         }
         UiEvent::RetryAccepted(e) => {
-            // The cut keeps a call's output item with its call (STATE-044).
             let named = before.items.iter().rposition(|i| i.id() == &e.after_item_id);
-            let cut = named.map(|k| match (&before.items[k], before.items.get(k + 1)) {
-                (DisplayItem::ToolCall(c), Some(DisplayItem::ToolOutput(o))) if o.tool_call_id == c.id => k + 2,
-                _ => k + 1,
-            });
+            let cut = named.map(|k| chatwire_schema::reducer::retry_cut(&before.items, k));
             cut.map(|c| (c..before.items.len()).collect()).unwrap_or_default()
         }
         // A delta appending to the open stream, or the message ending it, names the open stream.

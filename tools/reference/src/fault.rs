@@ -313,10 +313,10 @@ impl Hooks for Fault {
             // Cut after the first item the announced cut removes, when there is one.
             let next = ra.removed_item_ids.first()?;
             let named = state.items.iter().rposition(|i| i.id() == next)?;
-            let kept = crate::session::retry_cut(&state.items, named);
+            let cut = chatwire_schema::reducer::retry_cut(&state.items, named);
             let mut applied = ra.clone();
             applied.after_item_id = next.clone();
-            applied.removed_item_ids = state.items[kept + 1..].iter().map(|i| i.id().clone()).collect();
+            applied.removed_item_ids = state.items[cut..].iter().map(|i| i.id().clone()).collect();
             return Some(ServerFrame::RetryAccepted(applied));
         }
         let ServerFrame::RewindComplete(rc) = frame else { return None };

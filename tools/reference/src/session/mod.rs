@@ -45,7 +45,7 @@ mod retry;
 pub(crate) use handshake::{detach, open_session, resume_session};
 pub(crate) use registry::Shared;
 pub(crate) use requests::{rewind, tool_call_response, user_message};
-pub(crate) use retry::{retry, retry_cut};
+pub(crate) use retry::retry;
 
 /// A request the server refuses: the error code and its one-sentence message.
 #[derive(Debug)]

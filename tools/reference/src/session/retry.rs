@@ -6,6 +6,7 @@ use std::sync::Arc;
 use chatwire_schema::chat::retry::Retry;
 use chatwire_schema::chat::retry_accepted::RetryAccepted;
 use chatwire_schema::error_order::first_failing;
+use chatwire_schema::reducer::retry_cut;
 use chatwire_schema::session::welcome::Capability;
 use chatwire_schema::{ClientFrame, DisplayItem, ErrorCode, ServerFrame};
 
@@ -52,8 +53,7 @@ pub(crate) async fn retry(
         // Unreachable: a missing item or turn is a failing check above.
         return Err(refusal(ErrorCode::UnknownItem, &retry));
     };
-    let kept = retry_cut(&g.state.items, named);
-    let removed = &g.state.items[kept + 1..];
+    let removed = &g.state.items[retry_cut(&g.state.items, named)..];
     let mut change = Change {
         // Deadlines of calls the cut removes end with them (RETRY-005: they are unknown now).
         remove_timers: removed.iter().filter(|i| is_open_call(i)).map(|i| i.id().clone()).collect(),
@@ -88,17 +88,6 @@ pub(crate) async fn retry(
     *g.history.retries.entry(invocation).or_default() += 1;
     start_driver(session, g);
     Ok(())
-}
-
-/// The index of the last item a retry naming the item at `named` keeps: that item, and its output
-/// item when it is a tool call that has one (`STATE-044`).
-pub(crate) fn retry_cut(items: &[DisplayItem], named: usize) -> usize {
-    match (&items[named], items.get(named + 1)) {
-        (DisplayItem::ToolCall(call), Some(DisplayItem::ToolOutput(output))) if output.tool_call_id == call.id => {
-            named + 1
-        }
-        _ => named,
-    }
 }
 
 /// Whether `item` is a tool call still `pending` or `running`.
