@@ -89,6 +89,14 @@ pub enum ErrorCode {
     /// The retry would keep a tool call that is still open (since 1.1).
     #[schemars(extend("x-chatwire-since" = "1.1"))]
     RetryKeepsOpenCall,
+    /// The cancel names an invocation that is not the session's current run, or whose run is
+    /// over (`CANCEL-006`) (since 1.2).
+    #[schemars(extend("x-chatwire-since" = "1.2"))]
+    RunNotActive,
+    /// The response's value breaks the call's `response_schema`; the message names the failing
+    /// JSON Pointer, and the call stays pending (`TOOL-023`) (since 1.2).
+    #[schemars(extend("x-chatwire-since" = "1.2"))]
+    ResponseInvalid,
 }
 
 impl ErrorCode {
@@ -118,6 +126,8 @@ impl ErrorCode {
         ErrorCode::UnknownItem,
         ErrorCode::ItemNotInLatestTurn,
         ErrorCode::RetryKeepsOpenCall,
+        ErrorCode::RunNotActive,
+        ErrorCode::ResponseInvalid,
     ];
 
     /// The wire name, e.g. `"unknown_tool_call"`.
@@ -147,6 +157,8 @@ impl ErrorCode {
             ErrorCode::UnknownItem => "unknown_item",
             ErrorCode::ItemNotInLatestTurn => "item_not_in_latest_turn",
             ErrorCode::RetryKeepsOpenCall => "retry_keeps_open_call",
+            ErrorCode::RunNotActive => "run_not_active",
+            ErrorCode::ResponseInvalid => "response_invalid",
         }
     }
 

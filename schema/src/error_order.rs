@@ -40,6 +40,7 @@ pub const OWN_CHECKS: &[(&str, &[ErrorCode])] = &[
             ErrorCode::RetryKeepsOpenCall,
         ],
     ),
+    ("chat.cancel", &[ErrorCode::CapabilityNotOffered, ErrorCode::UnknownInvocation, ErrorCode::RunNotActive]),
 ];
 
 /// The own checks of a client frame type, first to last (empty when its checks cannot both fail).

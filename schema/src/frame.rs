@@ -7,6 +7,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::chat::assistant_message::AssistantMessage;
 use crate::chat::assistant_message_delta::AssistantMessageDelta;
+use crate::chat::cancel::Cancel;
+use crate::chat::cancel_accepted::CancelAccepted;
 use crate::chat::retry::Retry;
 use crate::chat::retry_accepted::RetryAccepted;
 use crate::chat::rewind::Rewind;
@@ -22,6 +24,7 @@ use crate::chat::tool_progress::ToolProgress;
 use crate::chat::user_message::UserMessage;
 use crate::chat::user_message_accepted::UserMessageAccepted;
 use crate::error_frame::ErrorFrame;
+use crate::frame_facts::{ClientFrameFacts, ServerFrameFacts};
 use crate::session::hello::SessionHello;
 use crate::session::welcome::SessionWelcome;
 use crate::ui_state_patch::UiStatePatch;
@@ -29,11 +32,13 @@ use crate::ui_state_snapshot::UiStateSnapshot;
 use crate::ui_state_updated::UiStateUpdated;
 use crate::Id;
 
-/// Declares a frame union: the enum, its serde tags, and the table of wire names, from one list.
+/// Declares a frame union: the enum, its serde tags, the table of wire names, and the dispatch of
+/// every frame fact ([`crate::frame_facts`]) to the frame types, from one list. A type in the list
+/// that does not implement the union's facts trait is a compile error here.
 macro_rules! frame_union {
     (
         $(#[$meta:meta])*
-        pub enum $name:ident { $( $(#[$vmeta:meta])* $wire:literal => $variant:ident($ty:ty), )* }
+        pub enum $name:ident: $facts:ident { $( $(#[$vmeta:meta])* $wire:literal => $variant:ident($ty:ty), )* }
     ) => {
         $(#[$meta])*
         #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -56,6 +61,16 @@ macro_rules! frame_union {
             pub fn type_name(&self) -> &'static str {
                 match self { $( $name::$variant(_) => $wire, )* }
             }
+
+            /// The frame's facts, as its type declares them.
+            pub fn facts(&self) -> &dyn $facts {
+                match self { $( $name::$variant(f) => f, )* }
+            }
+
+            /// The frame's facts, mutable (a server stamps a frame's `seq` through them).
+            pub fn facts_mut(&mut self) -> &mut dyn $facts {
+                match self { $( $name::$variant(f) => f, )* }
+            }
         }
 
         $(
@@ -68,19 +83,21 @@ macro_rules! frame_union {
 
 frame_union! {
     /// Any frame a client sends to a server.
-    pub enum ClientFrame {
+    pub enum ClientFrame: ClientFrameFacts {
         "session.hello" => Hello(SessionHello),
         "chat.user_message" => UserMessage(UserMessage),
         "chat.tool_call_response" => ToolCallResponse(ToolCallResponse),
         "chat.rewind" => Rewind(Rewind),
         #[schemars(extend("x-chatwire-since" = "1.1"))]
         "chat.retry" => Retry(Retry),
+        #[schemars(extend("x-chatwire-since" = "1.2"))]
+        "chat.cancel" => Cancel(Cancel),
     }
 }
 
 frame_union! {
     /// Any frame a server sends to a client.
-    pub enum ServerFrame {
+    pub enum ServerFrame: ServerFrameDyn {
         "session.welcome" => Welcome(SessionWelcome),
         "ui_state_snapshot" => UiStateSnapshot(UiStateSnapshot),
         "ui_state_updated" => UiStateUpdated(UiStateUpdated),
@@ -100,6 +117,8 @@ frame_union! {
         "chat.rewind_complete" => RewindComplete(RewindComplete),
         #[schemars(extend("x-chatwire-since" = "1.1"))]
         "chat.retry_accepted" => RetryAccepted(RetryAccepted),
+        #[schemars(extend("x-chatwire-since" = "1.2"))]
+        "chat.cancel_accepted" => CancelAccepted(CancelAccepted),
         "error" => Error(ErrorFrame),
     }
 }
@@ -107,13 +126,7 @@ frame_union! {
 impl ClientFrame {
     /// The client-chosen frame id that answers will carry as `in_reply_to`.
     pub fn id(&self) -> &Id {
-        match self {
-            ClientFrame::Hello(f) => &f.id,
-            ClientFrame::UserMessage(f) => &f.id,
-            ClientFrame::ToolCallResponse(f) => &f.id,
-            ClientFrame::Rewind(f) => &f.id,
-            ClientFrame::Retry(f) => &f.id,
-        }
+        self.facts().id()
     }
 }
 
@@ -156,28 +169,67 @@ impl UiEvent<'_> {
     }
 }
 
+/// [`ServerFrameFacts`] as an object: its constants become methods.
+pub trait ServerFrameDyn {
+    /// [`ServerFrameFacts::CARRIES_STATE`].
+    fn carries_state(&self) -> bool;
+    /// [`ServerFrameFacts::ANSWER_ONLY`].
+    fn answer_only(&self) -> bool;
+    /// [`ServerFrameFacts::seq`].
+    fn seq(&self) -> Option<u64>;
+    /// [`ServerFrameFacts::set_seq`].
+    fn set_seq(&mut self, seq: u64);
+    /// [`ServerFrameFacts::in_reply_to`].
+    fn in_reply_to(&self) -> Option<&Id>;
+    /// [`ServerFrameFacts::tool_call_id`].
+    fn tool_call_id(&self) -> Option<&Id>;
+    /// [`ServerFrameFacts::item_id`].
+    fn item_id(&self) -> Option<&Id>;
+    /// [`ServerFrameFacts::invocation_id`].
+    fn invocation_id(&self) -> Option<&Id>;
+    /// [`ServerFrameFacts::ui_event`].
+    fn ui_event(&self) -> Option<UiEvent<'_>>;
+}
+
+impl<T: ServerFrameFacts> ServerFrameDyn for T {
+    fn carries_state(&self) -> bool {
+        T::CARRIES_STATE
+    }
+    fn answer_only(&self) -> bool {
+        T::ANSWER_ONLY
+    }
+    fn seq(&self) -> Option<u64> {
+        ServerFrameFacts::seq(self)
+    }
+    fn set_seq(&mut self, seq: u64) {
+        ServerFrameFacts::set_seq(self, seq)
+    }
+    fn in_reply_to(&self) -> Option<&Id> {
+        ServerFrameFacts::in_reply_to(self)
+    }
+    fn tool_call_id(&self) -> Option<&Id> {
+        ServerFrameFacts::tool_call_id(self)
+    }
+    fn item_id(&self) -> Option<&Id> {
+        ServerFrameFacts::item_id(self)
+    }
+    fn invocation_id(&self) -> Option<&Id> {
+        ServerFrameFacts::invocation_id(self)
+    }
+    fn ui_event(&self) -> Option<UiEvent<'_>> {
+        ServerFrameFacts::ui_event(self)
+    }
+}
+
 impl ServerFrame {
     /// The frame's `seq`; `None` only for an `error` sent before a session was bound.
     pub fn seq(&self) -> Option<u64> {
-        Some(match self {
-            ServerFrame::Welcome(f) => f.seq,
-            ServerFrame::UiStateSnapshot(f) => f.seq,
-            ServerFrame::UiStateUpdated(f) => f.seq,
-            ServerFrame::UiStatePatch(f) => f.seq,
-            ServerFrame::UserMessageAccepted(f) => f.seq,
-            ServerFrame::RunStarted(f) => f.seq,
-            ServerFrame::AssistantMessage(f) => f.seq,
-            ServerFrame::AssistantMessageDelta(f) => f.seq,
-            ServerFrame::ToolCall(f) => f.seq,
-            ServerFrame::ToolProgress(f) => f.seq,
-            ServerFrame::ToolOutput(f) => f.seq,
-            ServerFrame::ToolCallComplete(f) => f.seq,
-            ServerFrame::ToolCallDismiss(f) => f.seq,
-            ServerFrame::RunComplete(f) => f.seq,
-            ServerFrame::RewindComplete(f) => f.seq,
-            ServerFrame::RetryAccepted(f) => f.seq,
-            ServerFrame::Error(f) => return f.seq,
-        })
+        self.facts().seq()
+    }
+
+    /// Stamps the frame's `seq`.
+    pub fn set_seq(&mut self, seq: u64) {
+        self.facts_mut().set_seq(seq)
     }
 
     /// Whether this frame carries a state (a `ui_state_snapshot`, `ui_state_updated` or
@@ -185,35 +237,36 @@ impl ServerFrame {
     /// gets no state frame, `STREAM-002`): the frames a patch's `base_seq` (`STATE-037`) and a
     /// catch-up's `last_seq` (`RESUME-017`) may name.
     pub fn carries_state(&self) -> bool {
-        matches!(
-            self,
-            ServerFrame::UiStateSnapshot(_)
-                | ServerFrame::UiStateUpdated(_)
-                | ServerFrame::UiStatePatch(_)
-                | ServerFrame::AssistantMessageDelta(_)
-        )
+        self.facts().carries_state()
+    }
+
+    /// Whether the frame answers one client frame and goes only to the connection that sent it.
+    pub fn answer_only(&self) -> bool {
+        self.facts().answer_only()
+    }
+
+    /// The client frame this one answers, where it names one.
+    pub fn in_reply_to(&self) -> Option<&Id> {
+        self.facts().in_reply_to()
+    }
+
+    /// The tool call this frame names: the call it creates, reports on or settles.
+    pub fn tool_call_id(&self) -> Option<&Id> {
+        self.facts().tool_call_id()
+    }
+
+    /// The display item this frame creates or changes, where it names one.
+    pub fn item_id(&self) -> Option<&Id> {
+        self.facts().item_id()
+    }
+
+    /// The turn this frame names, where it names one.
+    pub fn invocation_id(&self) -> Option<&Id> {
+        self.facts().invocation_id()
     }
 
     /// The event this frame carries for the reducer, if it changes the UiState.
     pub fn ui_event(&self) -> Option<UiEvent<'_>> {
-        Some(match self {
-            ServerFrame::UserMessageAccepted(f) => UiEvent::UserMessageAccepted(f),
-            ServerFrame::RunStarted(f) => UiEvent::RunStarted(f),
-            ServerFrame::AssistantMessage(f) => UiEvent::AssistantMessage(f),
-            ServerFrame::AssistantMessageDelta(f) => UiEvent::AssistantMessageDelta(f),
-            ServerFrame::ToolCall(f) => UiEvent::ToolCall(f),
-            ServerFrame::ToolProgress(f) => UiEvent::ToolProgress(f),
-            ServerFrame::ToolOutput(f) => UiEvent::ToolOutput(f),
-            ServerFrame::ToolCallComplete(f) => UiEvent::ToolCallComplete(f),
-            ServerFrame::ToolCallDismiss(f) => UiEvent::ToolCallDismiss(f),
-            ServerFrame::RunComplete(f) => UiEvent::RunComplete(f),
-            ServerFrame::RewindComplete(f) => UiEvent::RewindComplete(f),
-            ServerFrame::RetryAccepted(f) => UiEvent::RetryAccepted(f),
-            ServerFrame::Welcome(_)
-            | ServerFrame::UiStateSnapshot(_)
-            | ServerFrame::UiStateUpdated(_)
-            | ServerFrame::UiStatePatch(_)
-            | ServerFrame::Error(_) => return None,
-        })
+        self.facts().ui_event()
     }
 }

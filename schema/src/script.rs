@@ -12,6 +12,7 @@ use serde_json::{Map, Value};
 use crate::chat::tool_call::{DisplayMode, InteractionType};
 use crate::chat::tool_output::ApprovalDecision;
 use crate::chat::tool_progress::Fraction;
+use crate::response_schema::ResponseSchema;
 
 /// A whole script: `turns[n]` answers the n-th user message the session accepts (rewound ones included).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -153,6 +154,11 @@ pub struct ScriptToolCall {
     pub output: Option<ScriptOutput>,
     /// How the call settles.
     pub outcome: ScriptOutcome,
+    /// The `response_schema` to send (since 1.2, `SCRIPT-022`): only on a call whose outcome is
+    /// `await_response`; a server sends it only to connections that negotiated 1.2 (`COMPAT-005`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-chatwire-since" = "1.2"))]
+    pub response_schema: Option<ResponseSchema>,
 }
 
 /// One scripted progress report.
@@ -321,6 +327,17 @@ pub enum ScriptError {
         /// The broken rule, its `turn` the same and its `step` an index into the retry's steps.
         error: Box<ScriptError>,
     },
+    /// A call that does not await a response carries a `response_schema` (`SCRIPT-022`): nothing
+    /// would ever be checked against it.
+    #[error("turn {turn} step {step} call {call}: response_schema is only for a call whose outcome is await_response")]
+    SchemaWithoutResponse {
+        /// Turn index.
+        turn: usize,
+        /// Step index.
+        step: usize,
+        /// Index of the call in `calls`.
+        call: usize,
+    },
     /// A `ui_tool` or `ui_surface` call has no non-empty `component_type` (`SCRIPT-018`): the
     /// server could not send it without breaking `TOOL-005`.
     #[error("turn {turn} step {step} call {call}: a ui_tool or ui_surface call needs a non-empty component_type")]
@@ -395,6 +412,9 @@ fn validate_steps(turn: usize, steps: &[ScriptStep]) -> Result<(), ScriptError> 
                         matches!(c.interaction_type, InteractionType::UiTool | InteractionType::UiSurface);
                     if needs_component && c.component_type.as_deref().is_none_or(str::is_empty) {
                         return Err(ScriptError::MissingComponentType { turn, step, call });
+                    }
+                    if c.response_schema.is_some() && !c.outcome.awaits_response() {
+                        return Err(ScriptError::SchemaWithoutResponse { turn, step, call });
                     }
                     if c.run_ms > MAX_SCRIPT_DELAY_MS {
                         return Err(ScriptError::DelayTooLong { turn, step, ms: c.run_ms });

@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 use crate::chat::tool_call::{DisplayMode, InteractionType};
 use crate::chat::tool_call_dismiss::Initiator;
 use crate::chat::tool_output::ApprovalDecision;
+use crate::response_schema::ResponseSchema;
 use crate::Id;
 
 /// The whole view of a session: display items in display order, and the state of the current run.
@@ -192,6 +193,10 @@ pub struct ToolCallItem {
     pub status: ToolCallStatus,
     /// Arguments for the component or tool.
     pub payload: Map<String, Value>,
+    /// The shape of the value the call awaits, from its `chat.tool_call` (since 1.2, `TOOL-022`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-chatwire-since" = "1.2"))]
+    pub response_schema: Option<ResponseSchema>,
     /// The latest progress, while or after running.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub progress: Option<Progress>,

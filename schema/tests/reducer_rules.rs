@@ -75,6 +75,7 @@ fn tool_call_frame(invocation: &str, call: &str, awaiting: bool, call_index: u32
         awaiting_response: awaiting,
         display: DisplayMode::Inline,
         payload: payload(),
+        response_schema: None,
         call_index,
         ts: TS.into(),
     }
@@ -98,6 +99,7 @@ fn call_item(invocation: &str, call: &str, awaiting: bool) -> ToolCallItem {
         awaiting_response: awaiting,
         status: if awaiting { ToolCallStatus::Pending } else { ToolCallStatus::Running },
         payload: f.payload,
+        response_schema: None,
         progress: None,
         summary: None,
         result: None,

@@ -350,7 +350,7 @@ fn transport_md_lists_every_close_code() {
 
 /// `(id, variant)` pairs from the `ReduceError` docs: a doc line citing `STATE-NNN` followed by the variant.
 fn reduce_error_rules() -> Vec<(String, String)> {
-    let source = include_str!("../src/reducer.rs");
+    let source = include_str!("../src/reducer/mod.rs");
     let start = source.find("pub enum ReduceError {").expect("ReduceError is in reducer.rs");
     let mut out = Vec::new();
     let mut pending: Option<String> = None;
@@ -398,7 +398,7 @@ fn every_reduce_error_is_a_refusal_of_the_spec() {
 
 #[test]
 fn every_reducer_rule_names_its_event() {
-    let reducer = include_str!("../src/reducer.rs");
+    let reducer = include_str!("../src/reducer/mod.rs");
     let frame = include_str!("../src/frame.rs");
     // UiEvent variant -> wire type, from the variant docs in frame.rs (`/// \`chat.run_started\``).
     let mut wire_of = HashMap::new();

@@ -437,6 +437,10 @@ fn script_call(rng: &mut Rng, index: usize) -> Value {
         }
     };
     c.insert("outcome".into(), outcome);
+    if rng.chance(15) {
+        // Since 1.2: valid on an awaited call only (SCRIPT-022).
+        c.insert("response_schema".into(), json!({"type": "object", "required": ["ok"]}));
+    }
     Value::Object(c)
 }
 
@@ -507,6 +511,9 @@ fn script_verdict(e: &ScriptError) -> Value {
         ScriptError::StepAfterEnd { turn, step } => ("StepAfterEnd", turn, step, None, None, None),
         ScriptError::MissingComponentType { turn, step, call } => {
             ("MissingComponentType", turn, step, None, Some(call), None)
+        }
+        ScriptError::SchemaWithoutResponse { turn, step, call } => {
+            ("SchemaWithoutResponse", turn, step, None, Some(call), None)
         }
         ScriptError::TooManyChunks { turn, step, .. } => ("TooManyChunks", turn, step, None, None, None),
         ScriptError::EmptyChunk { turn, step, chunk } => ("EmptyChunk", turn, step, None, None, Some(chunk)),
@@ -657,6 +664,7 @@ fn agent_script_corpus_is_what_agent_script_validate_says() {
         "DelayTooLong",
         "StepAfterEnd",
         "MissingComponentType",
+        "SchemaWithoutResponse",
         "TooManyChunks",
         "EmptyChunk",
         "ChunksDiffer",

@@ -6,6 +6,7 @@
 //! [`StateOracle::adopt`] compares any state the client holds with it; the patch oracle
 //! (`super::patch`) applies each `ui_state_patch` to the state last received and calls it.
 
+use chatwire_schema::reducer::REFUSAL_RULES;
 use chatwire_schema::{ReduceError, ReqId, UiEvent, UiState};
 use serde_json::Value;
 
@@ -25,82 +26,13 @@ pub static STATE_MATCHES_REDUCER: CheckDef = CheckDef {
 };
 
 /// Every event is one the reducer accepts in the current state; a refusal names its own rule.
+/// The rules are the reducer's own table (`chatwire_schema::reducer::REFUSAL_RULES`).
 pub static EVENTS_ACCEPTED: CheckDef = CheckDef {
     id: "events-follow-reducer-rules",
-    requirements: &[
-        ReqId::new("STATE-006"),
-        ReqId::new("STATE-015"),
-        ReqId::new("STATE-020"),
-        ReqId::new("STATE-021"),
-        ReqId::new("STATE-022"),
-        ReqId::new("STATE-023"),
-        ReqId::new("STATE-024"),
-        ReqId::new("STATE-025"),
-        ReqId::new("STATE-026"),
-        ReqId::new("STATE-027"),
-        ReqId::new("STATE-028"),
-        ReqId::new("STATE-030"),
-        ReqId::new("STATE-031"),
-        ReqId::new("STATE-032"),
-        ReqId::new("STATE-033"),
-        ReqId::new("STATE-034"),
-        ReqId::new("STATE-035"),
-        ReqId::new("STATE-045"),
-        ReqId::new("STATE-046"),
-        ReqId::new("STATE-047"),
-        ReqId::new("STATE-048"),
-        ReqId::new("STATE-049"),
-        ReqId::new("STATE-050"),
-        ReqId::new("STATE-051"),
-    ],
+    requirements: REFUSAL_RULES,
     summary: "every event is applicable to the state the client holds (the reducer refuses none)",
     level: Level::Must,
 };
-
-/// The reducer rule an event falls under (`STATE-010`..`STATE-019`, `STATE-042`..`STATE-044`;
-/// an assistant message that ends a stream falls under STATE-043 as well), for messages.
-pub fn rule_of_event(event: &UiEvent<'_>) -> &'static str {
-    match event {
-        UiEvent::UserMessageAccepted(_) => "STATE-010",
-        UiEvent::RunStarted(_) => "STATE-011",
-        UiEvent::AssistantMessage(_) => "STATE-012",
-        UiEvent::ToolCall(_) => "STATE-013",
-        UiEvent::ToolProgress(_) => "STATE-014",
-        UiEvent::ToolOutput(_) => "STATE-015",
-        UiEvent::ToolCallComplete(_) => "STATE-016",
-        UiEvent::ToolCallDismiss(_) => "STATE-017",
-        UiEvent::RunComplete(_) => "STATE-018",
-        UiEvent::RewindComplete(_) => "STATE-019",
-        UiEvent::AssistantMessageDelta(_) => "STATE-042",
-        UiEvent::RetryAccepted(_) => "STATE-044",
-    }
-}
-
-/// The refusal rules an event of this kind is checked against (see the reducer); an event the
-/// reducer accepts kept them all.
-pub fn refusal_rules(event: &UiEvent<'_>) -> &'static [ReqId] {
-    const fn r(id: &'static str) -> ReqId {
-        ReqId::new(id)
-    }
-    match event {
-        UiEvent::UserMessageAccepted(_) => const { &[r("STATE-020"), r("STATE-021"), r("STATE-023"), r("STATE-032")] },
-        UiEvent::RunStarted(_) => const { &[r("STATE-023"), r("STATE-024"), r("STATE-034")] },
-        UiEvent::AssistantMessage(_) => const { &[r("STATE-020"), r("STATE-022"), r("STATE-046"), r("STATE-047")] },
-        UiEvent::AssistantMessageDelta(_) => const { &[r("STATE-022"), r("STATE-045"), r("STATE-046")] },
-        UiEvent::ToolCall(_) => {
-            const { &[r("STATE-015"), r("STATE-020"), r("STATE-022"), r("STATE-035"), r("STATE-046")] }
-        }
-        UiEvent::ToolProgress(_) => const { &[r("STATE-025"), r("STATE-026"), r("STATE-027")] },
-        UiEvent::ToolOutput(_) => const { &[r("STATE-015"), r("STATE-020"), r("STATE-025"), r("STATE-026")] },
-        UiEvent::ToolCallComplete(_) => const { &[r("STATE-025"), r("STATE-026"), r("STATE-028")] },
-        UiEvent::ToolCallDismiss(_) => const { &[r("STATE-025"), r("STATE-026")] },
-        UiEvent::RunComplete(_) => const { &[r("STATE-022"), r("STATE-030"), r("STATE-031"), r("STATE-046")] },
-        UiEvent::RewindComplete(_) => const { &[r("STATE-023"), r("STATE-024"), r("STATE-033")] },
-        UiEvent::RetryAccepted(_) => {
-            const { &[r("STATE-023"), r("STATE-048"), r("STATE-049"), r("STATE-050"), r("STATE-051")] }
-        }
-    }
-}
 
 /// The refusal rule a reducer error names (`STATE-015`, `STATE-020`..`STATE-035`: the reducer's own
 /// `ReduceError::requirement`).

@@ -165,32 +165,10 @@ impl RetrySteps {
     }
 }
 
-/// The error codes of the checks a retry after `after_item` fails in `state`, in no order.
+/// The error codes of the checks a retry after `after_item` fails in `state`: the schema crate's
+/// one definition (`RETRY-004`), which the reference backend uses too.
 pub fn failing_checks(state: &UiState, after_item: &str, offers_retry: bool) -> Vec<ErrorCode> {
-    let mut failing = Vec::new();
-    if !offers_retry {
-        failing.push(ErrorCode::CapabilityNotOffered);
-    }
-    if state.run.status.is_active() {
-        failing.push(ErrorCode::RunInProgress);
-    }
-    let Some(at) = state.items.iter().position(|i| i.id().as_str() == after_item) else {
-        failing.push(ErrorCode::UnknownItem);
-        return failing;
-    };
-    let latest = state.items.iter().rev().find_map(|i| match i {
-        DisplayItem::UserMessage(m) => Some(&m.invocation_id),
-        _ => None,
-    });
-    let invocation = state.items[at].invocation_id();
-    if latest != Some(invocation) {
-        failing.push(ErrorCode::ItemNotInLatestTurn);
-    }
-    let open_kept = state.items[..=at].iter().any(|i| matches!(i, DisplayItem::ToolCall(c) if !c.status.is_terminal()));
-    if open_kept {
-        failing.push(ErrorCode::RetryKeepsOpenCall);
-    }
-    failing
+    chatwire_schema::reducer::retry_refusals(state, after_item, offers_retry)
 }
 
 /// The code a server must refuse a retry with, or `None` when it must accept it.
@@ -349,15 +327,7 @@ fn accepted(
 /// RETRY-002 and SCRIPT-020 on a frame of the retried run.
 fn retried_run(frame: &ServerFrame, track: &RetryTrack, script: Option<&RetrySteps>, out: &mut Out) {
     let Some((invocation, kept)) = &track.retried else { return };
-    let named: Option<&chatwire_schema::Id> = match frame {
-        ServerFrame::ToolCall(f) => Some(&f.tool_call_id),
-        ServerFrame::ToolProgress(f) => Some(&f.tool_call_id),
-        ServerFrame::ToolOutput(f) => Some(&f.tool_call_id),
-        ServerFrame::ToolCallComplete(f) => Some(&f.tool_call_id),
-        ServerFrame::ToolCallDismiss(f) => Some(&f.tool_call_id),
-        _ => None,
-    };
-    if let Some(call) = named {
+    if let Some(call) = frame.tool_call_id() {
         if kept.contains(call.as_str()) {
             out.fail(
                 &RETRY_KEEPS_CALLS,

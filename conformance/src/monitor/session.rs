@@ -417,14 +417,7 @@ impl Monitor {
                         }
                     }
                 }
-                in_reply_to = match other {
-                    ServerFrame::UserMessageAccepted(f) => Some(&f.in_reply_to),
-                    ServerFrame::ToolCallComplete(f) => f.in_reply_to.as_ref(),
-                    ServerFrame::ToolCallDismiss(f) => f.in_reply_to.as_ref(),
-                    ServerFrame::RewindComplete(f) => Some(&f.in_reply_to),
-                    ServerFrame::RetryAccepted(f) => Some(&f.in_reply_to),
-                    _ => None,
-                };
+                in_reply_to = other.in_reply_to();
                 let settled_before = settled_call(c.oracle.expected(), other);
                 if let Some(call) = referenced_call(other) {
                     match &settled_before {
@@ -444,8 +437,8 @@ impl Monitor {
                     c.since_state.push(other);
                 }
                 if let Some(event) = other.ui_event() {
-                    let rule = oracle::rule_of_event(&event);
-                    let kept = oracle::refusal_rules(&event);
+                    let rule = event.rule();
+                    let kept = event.refusal_rules();
                     match c.oracle.apply(event) {
                         Ok(()) => {
                             out.eval(&EVENTS_ACCEPTED, ReqId::new("STATE-006"));
@@ -698,15 +691,10 @@ fn introduced_ids(frame: &ServerFrame, state: Option<&UiState>) -> Vec<String> {
     }
 }
 
-/// The tool call a frame reports on.
+/// The tool call a frame reports on: the call it names, unless it is the `chat.tool_call` that
+/// makes it.
 fn referenced_call(frame: &ServerFrame) -> Option<&chatwire_schema::Id> {
-    match frame {
-        ServerFrame::ToolProgress(f) => Some(&f.tool_call_id),
-        ServerFrame::ToolOutput(f) => Some(&f.tool_call_id),
-        ServerFrame::ToolCallComplete(f) => Some(&f.tool_call_id),
-        ServerFrame::ToolCallDismiss(f) => Some(&f.tool_call_id),
-        _ => None,
-    }
+    frame.tool_call_id().filter(|_| !matches!(frame, ServerFrame::ToolCall(_)))
 }
 
 /// The status of the call `frame` reports on, when the model shows it settled already (TOOL-010).

@@ -1,11 +1,13 @@
 //! Chat frames: turns, streamed assistant text, tool calls and their lifecycle, run completion,
-//! rewind and retry.
+//! rewind, retry and cancel.
 //!
 //! Spec: `spec/tool-calls.md`, `spec/run-completion.md`, `spec/rewind.md`, `spec/multi-tool.md`,
-//! `spec/streaming.md`, `spec/retry.md`.
+//! `spec/streaming.md`, `spec/retry.md`, `spec/cancel.md`.
 
 pub mod assistant_message;
 pub mod assistant_message_delta;
+pub mod cancel;
+pub mod cancel_accepted;
 pub mod retry;
 pub mod retry_accepted;
 pub mod rewind;

@@ -6,6 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::response_schema::ResponseSchema;
 use crate::Id;
 
 /// Creates a tool call item. It starts `pending` when it awaits a response, `running` otherwise,
@@ -39,6 +40,12 @@ pub struct ToolCall {
     pub display: DisplayMode,
     /// Arguments for the component or tool, as the agent produced them.
     pub payload: Map<String, Value>,
+    /// The shape of the `value` a `chat.tool_call_response` must carry (since 1.2, `TOOL-022`):
+    /// a JSON Schema in the subset of `TOOL-022`, only on calls that await a response. The server
+    /// checks every response against it (`TOOL-023`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-chatwire-since" = "1.2"))]
+    pub response_schema: Option<ResponseSchema>,
     /// Position of this call within its batch of calls made at once, starting at 0 (`MULTI-001`).
     #[serde(deserialize_with = "crate::serde_util::integer")]
     pub call_index: u32,

@@ -85,6 +85,8 @@ pub enum Capability {
     AssistantStream,
     /// `retry` (since 1.1): the server implements `chat.retry` (`spec/retry.md`).
     Retry,
+    /// `cancel` (since 1.2): the server implements `chat.cancel` (`spec/cancel.md`).
+    Cancel,
     /// A capability this crate does not know.
     Other(String),
 }
@@ -102,6 +104,7 @@ impl Capability {
             Capability::ResumeCatchUp => "resume_catch_up",
             Capability::AssistantStream => "assistant_stream",
             Capability::Retry => "retry",
+            Capability::Cancel => "cancel",
             Capability::Other(s) => s,
         }
     }
@@ -117,6 +120,7 @@ impl Capability {
         "resume_catch_up",
         "assistant_stream",
         "retry",
+        "cancel",
     ];
 
     /// The capabilities that are features (since 1.1): they change what the server sends, so they
@@ -134,6 +138,17 @@ impl Capability {
         }
     }
 
+    /// The minor version that defines this capability: a connection that negotiated an older one
+    /// never sees it in a welcome (`COMPAT-005`). Unknown names count as 1.0.
+    pub fn since(&self) -> ProtocolVersion {
+        let minor = match self {
+            Capability::UiStatePatch | Capability::ResumeCatchUp | Capability::AssistantStream | Capability::Retry => 1,
+            Capability::Cancel => 2,
+            _ => 0,
+        };
+        ProtocolVersion { major: 1, minor }
+    }
+
     /// Maps a wire name to a capability; unknown names become [`Capability::Other`].
     pub fn from_wire(s: &str) -> Self {
         match s {
@@ -146,6 +161,7 @@ impl Capability {
             "resume_catch_up" => Capability::ResumeCatchUp,
             "assistant_stream" => Capability::AssistantStream,
             "retry" => Capability::Retry,
+            "cancel" => Capability::Cancel,
             other => Capability::Other(other.to_owned()),
         }
     }
@@ -209,7 +225,7 @@ impl JsonSchema for Capability {
 
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
         json_schema!({
-            "description": "An optional feature the server offers. Known names: rewind, tool_output, tool_expiry, conformance_script, restart_durability, and since 1.1 ui_state_patch, resume_catch_up, assistant_stream and retry; receivers must tolerate others.",
+            "description": "An optional feature the server offers. Known names: rewind, tool_output, tool_expiry, conformance_script, restart_durability, and since 1.1 ui_state_patch, resume_catch_up, assistant_stream and retry, and since 1.2 cancel; receivers must tolerate others.",
             "type": "string",
             "minLength": 1,
             "examples": Capability::KNOWN,

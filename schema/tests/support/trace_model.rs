@@ -322,6 +322,7 @@ impl Builder {
             awaiting_response: plan.awaiting,
             display: plan.display,
             payload,
+            response_schema: None,
             call_index,
             ts: TS.into(),
         }));
@@ -603,6 +604,7 @@ pub fn materialize(a: &ArbitraryEvent, state: &UiState, n: usize) -> ServerFrame
                 awaiting_response: a.flag,
                 display: DisplayMode::Inline,
                 payload: Map::new(),
+                response_schema: None,
                 call_index: 0,
                 ts,
             })

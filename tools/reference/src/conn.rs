@@ -223,9 +223,12 @@ impl Conn {
         }
         match frame {
             ClientFrame::UserMessage(m) => session::user_message(&session, &mut g, m).await,
-            ClientFrame::ToolCallResponse(r) => session::tool_call_response(&session, &mut g, r).await,
+            ClientFrame::ToolCallResponse(r) => {
+                session::tool_call_response(&session, &mut g, &self.handle.negotiated, r).await
+            }
             ClientFrame::Rewind(r) => session::rewind(&session, &mut g, r).await,
             ClientFrame::Retry(r) => session::retry(&session, &mut g, &self.handle.negotiated, r).await,
+            ClientFrame::Cancel(c) => session::cancel(&session, &mut g, &self.handle.negotiated, c).await,
             other => Err(Refusal::new(ErrorCode::UnknownType, format!("unexpected frame type {}", other.type_name()))),
         }
     }

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use chatwire_schema::script::ScriptError;
 use chatwire_schema::session::welcome::Capability;
 use chatwire_schema::state_patch::PatchOp;
-use chatwire_schema::{ClientFrame, ProtocolVersion, ServerFrame, UiState};
+use chatwire_schema::{ClientFrame, Id, ProtocolVersion, ServerFrame, UiState};
 
 use crate::agent::Agent;
 use crate::session::Refusal;
@@ -184,6 +184,36 @@ pub(crate) trait Hooks: Send + Sync + std::fmt::Debug {
 
     /// Deadlines: whether tool-call deadlines are acted on.
     fn arms_deadlines(&self) -> bool {
+        true
+    }
+
+    /// Cancel: the invocation an accepted `chat.cancel` stops, given the one it named and the
+    /// session's current run (`CANCEL-001`: always the named one).
+    fn cancel_target(&self, named: &Id, _current: Option<&Id>) -> Id {
+        named.clone()
+    }
+
+    /// Cancel: whether an accepted cancel closes the run (`CANCEL-003`); `false` answers it and
+    /// lets the run go on.
+    fn cancel_closes_run(&self) -> bool {
+        true
+    }
+
+    /// Cancel: the text the end of a cancelled stream carries, given the text streamed so far
+    /// (`CANCEL-004`).
+    fn cancelled_stream_text(&self, streamed: String) -> String {
+        streamed
+    }
+
+    /// Cancel: whether a tool that was running when its run was cancelled still reports its
+    /// result when it finishes (`CANCEL-005`: never).
+    fn settles_after_cancel(&self) -> bool {
+        false
+    }
+
+    /// Responses: whether a response's value is checked against its call's `response_schema`
+    /// before it is accepted (`TOOL-023`).
+    fn checks_response_schema(&self) -> bool {
         true
     }
 }

@@ -135,8 +135,8 @@ pub struct ServeConfig {
 /// (16 times the limit) still fits in memory arithmetic on every platform.
 pub const MAX_MAX_FRAME_BYTES: u64 = 1 << 30;
 
-/// The capabilities `serve --without` can withhold: the 1.1 additions a client must cope without.
-pub const WITHHOLDABLE: &[Capability] = &[Capability::Retry, Capability::AssistantStream];
+/// The capabilities `serve --without` can withhold: the 1.1 and 1.2 additions a client must cope without.
+pub const WITHHOLDABLE: &[Capability] = &[Capability::Retry, Capability::AssistantStream, Capability::Cancel];
 
 /// A [`ServeConfig`] the spec's limits forbid.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

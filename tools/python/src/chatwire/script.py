@@ -48,7 +48,7 @@ class ScriptError(ValueError):
     """Why a script that fits `agent-script.json` cannot run: answer `invalid_script` (SCRIPT-002).
 
     `kind` is the name of the Rust `ScriptError` variant: `EmptyBatch`, `BadSettleOrder`,
-    `DelayTooLong`, `StepAfterEnd`, `MissingComponentType` (which names the `call`),
+    `DelayTooLong`, `StepAfterEnd`, `MissingComponentType` and `SchemaWithoutResponse` (which name the `call`),
     `TooManyChunks`, `EmptyChunk` (which names the `chunk`) or `ChunksDiffer`. A rule broken in a
     turn's retry (Rust's `InRetry`) has `retry` set and `step` indexing that retry's steps."""
 
@@ -141,6 +141,10 @@ def _check_steps(turn: int, steps: list[JsonObject]) -> None:
                     # SCRIPT-018: the call could not be sent without breaking TOOL-005.
                     message = f"call {index} is a ui_tool or ui_surface without a component_type"
                     raise ScriptError("MissingComponentType", turn, step, message, call=index)
+                if c.get("response_schema") is not None and not _awaits(c):
+                    # SCRIPT-022: nothing would ever be checked against it.
+                    message = f"call {index} carries a response_schema but does not await a response"
+                    raise ScriptError("SchemaWithoutResponse", turn, step, message, call=index)
                 run_ms = int(c.get("run_ms", 0))
                 if run_ms > MAX_SCRIPT_DELAY_MS:
                     raise ScriptError("DelayTooLong", turn, step, f"delay of {run_ms} ms is over the limit", run_ms)

@@ -52,34 +52,41 @@ pub(crate) fn start_driver(session: &Arc<Session>, g: &mut Inner) {
     }
     g.driver_active = true;
     match g.driver_launch {
-        DriverLaunch::Spawn => spawn_driver(session, None),
+        DriverLaunch::Spawn => spawn_driver(session, None, g.driver_epoch),
         DriverLaunch::HeldByRecovery { .. } => g.driver_launch = DriverLaunch::HeldByRecovery { requested: true },
     }
+}
+
+/// Stops the session's run driver after a cancel: a driver waiting now finds a newer epoch when
+/// it wakes and ends without acting, and the next run starts a driver of its own at once.
+pub(super) fn stop_driver(g: &mut Inner) {
+    g.driver_epoch += 1;
+    g.driver_active = false;
 }
 
 /// Ends recovery's hold on the session's driver. A driver started during recovery plays every
 /// step that is due now before this returns, so that recovery is finished before any resume is
 /// answered (RESUME-014); what has to wait (a `wait` step, a running tool) continues on a task.
 pub(super) async fn play_held_driver(session: &Arc<Session>) {
-    let requested = {
+    let (requested, epoch) = {
         let mut g = session.inner.lock().await;
         let requested = g.driver_launch == DriverLaunch::HeldByRecovery { requested: true };
         g.driver_launch = DriverLaunch::Spawn;
-        requested
+        (requested, g.driver_epoch)
     };
     if !requested {
         return;
     }
-    match play_due_steps(session).await {
-        Some(wait) => spawn_driver(session, Some(wait)),
+    match play_due_steps(session, epoch).await {
+        Some(wait) => spawn_driver(session, Some(wait), epoch),
         None => session.shared.evict_if_quiescent(session).await,
     }
 }
 
-fn spawn_driver(session: &Arc<Session>, waiting: Option<Wait>) {
+fn spawn_driver(session: &Arc<Session>, waiting: Option<Wait>, epoch: u64) {
     let s = session.clone();
     tokio::spawn(async move {
-        drive(&s, waiting).await;
+        drive(&s, waiting, epoch).await;
         s.shared.evict_if_quiescent(&s).await;
     });
 }
@@ -106,7 +113,7 @@ enum Wait {
 
 /// The run driver: executes the current turn's plan step by step, each step committed with the
 /// cursor that says it is done, starting with `waiting` when the turn waits for something.
-async fn drive(session: &Arc<Session>, mut waiting: Option<Wait>) {
+async fn drive(session: &Arc<Session>, mut waiting: Option<Wait>, epoch: u64) {
     // Bounded: every iteration waits once and plays the steps due after it; a plan has finitely
     // many steps.
     loop {
@@ -116,6 +123,13 @@ async fn drive(session: &Arc<Session>, mut waiting: Option<Wait>) {
             Some(Wait::Tool { call, id }) => {
                 tokio::time::sleep(Duration::from_millis(call.run_ms)).await;
                 let mut g = session.inner.lock().await;
+                if g.driver_epoch != epoch {
+                    // Cancelled while the tool ran: its result goes nowhere (CANCEL-005).
+                    if session.shared.hooks.settles_after_cancel() {
+                        settle_after_cancel(session, &mut g, &call, &id).await;
+                    }
+                    return;
+                }
                 if let Err(e) = settle_tool(session, &mut g, &call, &id).await {
                     abandon_turn(session, &mut g, &e).await;
                     g.driver_active = false;
@@ -123,7 +137,7 @@ async fn drive(session: &Arc<Session>, mut waiting: Option<Wait>) {
                 }
             }
         }
-        match play_due_steps(session).await {
+        match play_due_steps(session, epoch).await {
             Some(wait) => waiting = Some(wait),
             None => return,
         }
@@ -132,10 +146,14 @@ async fn drive(session: &Arc<Session>, mut waiting: Option<Wait>) {
 
 /// Plays the steps that are due now, each under the session lock; returns what the turn waits
 /// for next, or `None` once the slice is over (the driver is then inactive).
-async fn play_due_steps(session: &Arc<Session>) -> Option<Wait> {
+async fn play_due_steps(session: &Arc<Session>, epoch: u64) -> Option<Wait> {
     // Bounded: every iteration commits progress or returns; a plan has finitely many steps.
     loop {
         let mut g = session.inner.lock().await;
+        if g.driver_epoch != epoch {
+            // A cancel stopped this driver; a later run has a driver of its own.
+            return None;
+        }
         let next = match next_step(session, &mut g).await {
             Ok(next) => next,
             Err(e) => {
@@ -268,6 +286,7 @@ async fn next_step(session: &Arc<Session>, g: &mut Inner) -> Result<Next, EmitEr
                         awaiting_response: c.outcome.awaits_response(),
                         display: c.display,
                         payload: c.payload.clone(),
+                        response_schema: c.response_schema.clone(),
                         call_index: index as u32,
                         ts: ts.clone(),
                     })
@@ -423,4 +442,26 @@ async fn settle_tool(session: &Arc<Session>, g: &mut Inner, call: &ScriptToolCal
     units.push(Unit::Event(settlement));
     let cursor = Cursor { batch: Some(BatchCursor { settled: batch.settled + 1, ..batch }), ..g.cursor.clone() };
     emit(session, g, Change { units, cursor: Some(cursor), ..Change::default() }).await
+}
+
+/// A planted fault's settlement of a tool whose run was cancelled: sent outside the state, as the
+/// reducer refuses it (the call was dismissed by the cancel).
+async fn settle_after_cancel(session: &Arc<Session>, g: &mut Inner, call: &ScriptToolCall, id: &Id) {
+    let value = match &call.outcome {
+        ScriptOutcome::Result { value, .. } => value.clone(),
+        _ => serde_json::Value::Null,
+    };
+    let frame = ServerFrame::ToolCallComplete(ToolCallComplete {
+        seq: 0,
+        tool_call_id: id.clone(),
+        status: CompletionStatus::Completed,
+        result: Some(value),
+        error: None,
+        summary: None,
+        in_reply_to: None,
+        ts: rfc3339_now(),
+    });
+    if let Some(conn) = g.attached.clone() {
+        g.send_outside_state(session, &conn, frame).await;
+    }
 }

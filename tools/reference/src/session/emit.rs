@@ -7,7 +7,10 @@ use chatwire_schema::script::{ScriptStep, ScriptToolCall, ScriptTurn};
 use chatwire_schema::session::welcome::Capability;
 use chatwire_schema::state_patch::PatchOp;
 use chatwire_schema::ui_state_patch::UiStatePatch;
-use chatwire_schema::{ClientFrame, ErrorFrame, Id, RunStatus, ServerFrame, UiEvent, UiState, UiStateVersion};
+use chatwire_schema::{
+    older_minor, ClientFrame, ErrorFrame, Id, ProtocolVersion, RunStatus, ServerFrame, UiEvent, UiState,
+    UiStateVersion, PROTOCOL_VERSION,
+};
 use serde::Serialize;
 
 use super::expiry::schedule_expiry;
@@ -22,6 +25,9 @@ use crate::transport::{ConnHandle, Outgoing};
 pub(crate) enum Unit {
     Event(ServerFrame),
     Batch(Vec<ServerFrame>),
+    /// A frame that answers the change's request and changes no state (`chat.cancel_accepted`):
+    /// it takes a seq and goes to the requester only; no state frame follows it.
+    Answer(ServerFrame),
 }
 
 /// Everything one state change does, committed atomically by [`emit`].
@@ -52,40 +58,33 @@ pub(super) fn state_frame(frame_type: &'static str, seq: u64, state: &UiState) -
     serde_json::to_string(&StateFrame { frame_type, seq, v: UiStateVersion::V1, state })
 }
 
-pub(super) fn set_seq(frame: &mut ServerFrame, seq: u64) {
-    match frame {
-        ServerFrame::Welcome(f) => f.seq = seq,
-        ServerFrame::UiStateSnapshot(f) => f.seq = seq,
-        ServerFrame::UiStateUpdated(f) => f.seq = seq,
-        ServerFrame::UserMessageAccepted(f) => f.seq = seq,
-        ServerFrame::RunStarted(f) => f.seq = seq,
-        ServerFrame::AssistantMessage(f) => f.seq = seq,
-        ServerFrame::ToolCall(f) => f.seq = seq,
-        ServerFrame::ToolProgress(f) => f.seq = seq,
-        ServerFrame::ToolOutput(f) => f.seq = seq,
-        ServerFrame::ToolCallComplete(f) => f.seq = seq,
-        ServerFrame::ToolCallDismiss(f) => f.seq = seq,
-        ServerFrame::RunComplete(f) => f.seq = seq,
-        ServerFrame::RewindComplete(f) => f.seq = seq,
-        ServerFrame::AssistantMessageDelta(f) => f.seq = seq,
-        ServerFrame::RetryAccepted(f) => f.seq = seq,
-        ServerFrame::Error(f) => f.seq = Some(seq),
-        _ => {}
-    }
-}
-
 /// The state as a connection sees it: without the open stream where it does not see streams
-/// (`STREAM-005`).
-pub(super) fn seen_state(state: &UiState, streams: bool) -> Cow<'_, UiState> {
-    match streams || state.open_stream().is_none() {
+/// (`STREAM-005`), and as its negotiated minor defines it (`COMPAT-005`).
+pub(super) fn seen_state(state: &UiState, streams: bool, version: ProtocolVersion) -> Cow<'_, UiState> {
+    let state = match streams || state.open_stream().is_none() {
         true => Cow::Borrowed(state),
         false => Cow::Owned(state.without_open_stream()),
+    };
+    match state {
+        Cow::Borrowed(s) => older_minor::state(s, version),
+        Cow::Owned(s) => Cow::Owned(older_minor::state(&s, version).into_owned()),
     }
 }
 
-/// A `ui_state_patch` frame (`STATE-036`).
-pub(super) fn patch_frame(seq: u64, base_seq: u64, patch: Vec<PatchOp>) -> Result<String, serde_json::Error> {
+/// A `ui_state_patch` frame (`STATE-036`), its ops as the connection's minor defines them.
+pub(super) fn patch_frame(
+    seq: u64,
+    base_seq: u64,
+    patch: Vec<PatchOp>,
+    version: ProtocolVersion,
+) -> Result<String, serde_json::Error> {
+    let patch = older_minor::patch(patch, version);
     serde_json::to_string(&ServerFrame::UiStatePatch(UiStatePatch { seq, base_seq, v: UiStateVersion::V1, patch }))
+}
+
+/// A frame as the connection's minor defines it; `None` where that minor has no such frame.
+fn announced_text(frame: &ServerFrame, version: ProtocolVersion) -> Result<Option<String>, serde_json::Error> {
+    older_minor::frame(frame, version).map(|f| serde_json::to_string(&*f)).transpose()
 }
 
 /// What a change writes and sends, built before anything is committed.
@@ -166,6 +165,7 @@ pub(crate) async fn emit(session: &Arc<Session>, g: &mut Inner, change: Change) 
 struct View {
     patches: bool,
     streams: bool,
+    version: ProtocolVersion,
 }
 
 /// Applies the events of `units` to the session's state in place, stamping seqs, and builds the
@@ -180,7 +180,9 @@ fn stage(session: &Session, g: &mut Inner, requests: &[ClientFrame], units: Vec<
     let view = g.attached.as_ref().map(|conn| View {
         patches: conn.negotiated.patches,
         streams: conn.negotiated.has(&Capability::AssistantStream),
+        version: conn.negotiated.version,
     });
+    let version = view.map_or(PROTOCOL_VERSION, |v| v.version);
     let mut staged = Staged {
         next_seq: g.next_seq,
         last_state_seq: None,
@@ -201,12 +203,20 @@ fn stage(session: &Session, g: &mut Inner, requests: &[ClientFrame], units: Vec<
         let frames = match unit {
             Unit::Event(f) => vec![f],
             Unit::Batch(v) => v,
+            Unit::Answer(mut frame) => {
+                frame.set_seq(staged.next_seq);
+                staged.next_seq += 1;
+                if view.is_some() {
+                    staged.wire.extend(announced_text(&hooks.announce(frame), version)?);
+                }
+                continue;
+            }
         };
         let mut ops = Vec::new();
         let mut only_deltas = true;
         for mut frame in frames {
             let seq = staged.next_seq;
-            set_seq(&mut frame, seq);
+            frame.set_seq(seq);
             let applied = hooks.applied_instead(&frame, &g.state);
             let applied = applied.as_ref().unwrap_or(&frame);
             let event = applied.ui_event().ok_or(EmitError::NotAnEvent(applied.type_name()))?;
@@ -243,7 +253,7 @@ fn stage(session: &Session, g: &mut Inner, requests: &[ClientFrame], units: Vec<
                     true => hooks.announce_stream_end(hooks.announce(frame)),
                     false => hooks.announce(frame),
                 };
-                staged.wire.push(serde_json::to_string(&announced)?);
+                staged.wire.extend(announced_text(&announced, version)?);
                 continue;
             }
             let previous = match &frame {
@@ -257,7 +267,7 @@ fn stage(session: &Session, g: &mut Inner, requests: &[ClientFrame], units: Vec<
                     false => Some(frame),
                 };
                 if let Some(frame) = announced {
-                    staged.wire.push(serde_json::to_string(&hooks.announce(frame))?);
+                    staged.wire.extend(announced_text(&hooks.announce(frame), version)?);
                 }
             }
         }
@@ -275,10 +285,10 @@ fn stage(session: &Session, g: &mut Inner, requests: &[ClientFrame], units: Vec<
         let seq = staged.next_seq;
         match view {
             Some(View { patches: true, .. }) => {
-                staged.wire.push(patch_frame(seq, hooks.patch_base_seq(base), hooks.patch(ops))?)
+                staged.wire.push(patch_frame(seq, hooks.patch_base_seq(base), hooks.patch(ops), version)?)
             }
-            Some(View { patches: false, streams }) => {
-                let state = seen_state(&g.state, streams);
+            Some(View { patches: false, streams, version }) => {
+                let state = seen_state(&g.state, streams, version);
                 staged.wire.push(state_frame("ui_state_updated", seq, &hooks.present(&state, false))?)
             }
             None => {}
@@ -358,7 +368,7 @@ impl Inner {
             .is_ok();
         if persisted {
             self.next_seq = seq + 1;
-            set_seq(&mut frame, seq);
+            frame.set_seq(seq);
         } else if !matches!(frame, ServerFrame::Error(_)) {
             return;
         }

@@ -52,6 +52,7 @@ pub(crate) async fn open_session(
             resumed_mid_stream: false,
             attached: Some(conn.clone()),
             driver_active: false,
+            driver_epoch: 0,
             driver_launch: DriverLaunch::Spawn,
             timers: HashMap::new(),
             evicted: false,
@@ -105,9 +106,9 @@ fn greet(
     // The deltas that follow continue the text this state frame holds (STREAM-003).
     g.resumed_mid_stream = w.resumed && streams && g.state.open_stream().is_some();
     if let Some(CatchUp { base_seq, patch }) = catch_up {
-        texts.push(patch_frame(seq, base_seq, patch).map_err(EmitError::from)?);
+        texts.push(patch_frame(seq, base_seq, patch, negotiated.version).map_err(EmitError::from)?);
     } else {
-        let state = seen_state(&g.state, streams);
+        let state = seen_state(&g.state, streams, negotiated.version);
         let snapshot = if w.resumed { sh.hooks.resume_snapshot(&state) } else { Some(sh.hooks.present(&state, true)) };
         if let Some(state) = snapshot {
             texts.push(state_frame("ui_state_snapshot", seq, &state).map_err(EmitError::from)?);

@@ -14,6 +14,7 @@
 //! | [`catch_up`] | the catch-up patch of a resume, from the log |
 //! | [`requests`] | `chat.user_message`, `chat.tool_call_response`, `chat.rewind` |
 //! | [`retry`] | `chat.retry`: the cut after an item, and the retry's run |
+//! | [`cancel`] | `chat.cancel`: the one commit that closes a run, and stopping its driver |
 //! | [`driver`] | the run driver: plays the agent's plan step by step |
 //! | [`expiry`] | tool-call deadlines |
 //! | [`recovery`] | what a crash left: committed responses, interrupted runs, deadlines |
@@ -32,6 +33,7 @@ use crate::agent::{Agent, Cursor};
 use crate::store::StoreError;
 use crate::transport::ConnHandle;
 
+mod cancel;
 mod catch_up;
 mod driver;
 mod emit;
@@ -42,6 +44,7 @@ mod registry;
 mod requests;
 mod retry;
 
+pub(crate) use cancel::cancel;
 pub(crate) use handshake::{detach, open_session, resume_session};
 pub(crate) use registry::Shared;
 pub(crate) use requests::{rewind, tool_call_response, user_message};
@@ -130,6 +133,9 @@ pub(crate) struct Inner {
     resumed_mid_stream: bool,
     attached: Option<ConnHandle>,
     driver_active: bool,
+    /// Bumped when a cancel stops the run: a driver started before it stops at its next look,
+    /// without playing or settling anything (`CANCEL-005`).
+    driver_epoch: u64,
     /// Where a run driver started now goes.
     driver_launch: DriverLaunch,
     timers: HashMap<Id, AbortHandle>,

@@ -15,9 +15,6 @@ use crate::hooks::Hooks;
 use crate::store::{StoreError, StoreWriter};
 use crate::util::{hash_token, random_id};
 
-/// The version `retry` (a capability, not a feature) is offered from (`COMPAT-005`).
-const RETRY_SINCE: ProtocolVersion = ProtocolVersion { major: 1, minor: 1 };
-
 /// Server-wide state shared by connections and sessions.
 pub(crate) struct Shared {
     pub store: StoreWriter,
@@ -96,8 +93,10 @@ impl Shared {
                 caps.push(feature);
             }
         }
-        if version >= RETRY_SINCE {
-            caps.push(Capability::Retry);
+        for plain in [Capability::Retry, Capability::Cancel] {
+            if plain.since() <= version {
+                caps.push(plain);
+            }
         }
         caps.retain(|c| !self.withheld.contains(c));
         if self.conformance {
@@ -179,6 +178,7 @@ impl Shared {
                 resumed_mid_stream: false,
                 attached: None,
                 driver_active: false,
+                driver_epoch: 0,
                 driver_launch: DriverLaunch::Spawn,
                 timers: HashMap::new(),
                 evicted: false,

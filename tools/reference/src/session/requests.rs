@@ -10,12 +10,14 @@ use chatwire_schema::chat::tool_call_dismiss::{Initiator, ToolCallDismiss};
 use chatwire_schema::chat::tool_call_response::{ResponseOutcome, ToolCallResponse};
 use chatwire_schema::chat::user_message::UserMessage;
 use chatwire_schema::chat::user_message_accepted::UserMessageAccepted;
+use chatwire_schema::older_minor::RESPONSE_SCHEMA_SINCE;
+use chatwire_schema::response_schema::Violation;
 use chatwire_schema::script::ScriptOutcome;
 use chatwire_schema::{ClientFrame, ErrorCode, Id, ServerFrame, ToolCallStatus};
 
 use super::driver::{run_started, start_driver};
 use super::emit::{emit, Change, Unit};
-use super::{EmitError, Inner, Refusal, Session};
+use super::{EmitError, Inner, Negotiated, Refusal, Session};
 use crate::agent::Cursor;
 use crate::store::{Commit, LogKind, LogRow};
 use crate::util::{random_id, rfc3339_now};
@@ -75,6 +77,7 @@ pub(crate) async fn user_message(session: &Arc<Session>, g: &mut Inner, msg: Use
 pub(crate) async fn tool_call_response(
     session: &Arc<Session>,
     g: &mut Inner,
+    negotiated: &Negotiated,
     response: ToolCallResponse,
 ) -> Result<(), Refusal> {
     let Some(call) = g.state.tool_call(&response.tool_call_id) else {
@@ -95,6 +98,11 @@ pub(crate) async fn tool_call_response(
             format!("tool call {} does not await a response", call.id),
         ));
     }
+    if let (Some(schema), ResponseOutcome::Submit { value }) = (&call.response_schema, &response.outcome) {
+        if session.shared.hooks.checks_response_schema() {
+            schema.check(value).map_err(|v| response_refusal(&v, negotiated))?;
+        }
+    }
     let frame = serde_json::to_string(&response).map_err(EmitError::from)?;
     let commit = Commit {
         next_seq: g.next_seq,
@@ -109,6 +117,24 @@ pub(crate) async fn tool_call_response(
     };
     session.shared.store.commit(session.id.as_str(), commit).await.map_err(EmitError::from)?;
     execute_response(session, g, &response).await
+}
+
+/// The refusal of a value that breaks its call's `response_schema` (`TOOL-023`): `response_invalid`
+/// where 1.2 was negotiated, else `invalid_frame`, the 1.0 code for a frame the server cannot
+/// take (`TOOL-025`); both name the failing JSON Pointer within the value.
+fn response_refusal(violation: &Violation, negotiated: &Negotiated) -> Refusal {
+    let code = match negotiated.version >= RESPONSE_SCHEMA_SINCE {
+        true => ErrorCode::ResponseInvalid,
+        false => ErrorCode::InvalidFrame,
+    };
+    let pointer = match violation.pointer.as_str() {
+        "" => "the value".to_owned(),
+        p => format!("value{p}"),
+    };
+    Refusal::new(
+        code,
+        format!("{pointer} breaks the call's response_schema ({}): {}", violation.keyword, violation.message),
+    )
 }
 
 /// Executes a committed response: settles the call (opening a run slice if the turn waited) and

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use chatwire_schema::chat::retry::Retry;
 use chatwire_schema::chat::retry_accepted::RetryAccepted;
 use chatwire_schema::error_order::first_failing;
-use chatwire_schema::reducer::retry_cut;
+use chatwire_schema::reducer::{retry_cut, retry_refusals};
 use chatwire_schema::session::welcome::Capability;
 use chatwire_schema::{ClientFrame, DisplayItem, ErrorCode, ServerFrame};
 
@@ -26,26 +26,10 @@ pub(crate) async fn retry(
     negotiated: &Negotiated,
     retry: Retry,
 ) -> Result<(), Refusal> {
-    let position = g.state.items.iter().rposition(|i| i.id() == &retry.after_item_id);
+    let position = g.state.items.iter().position(|i| i.id() == &retry.after_item_id);
     let latest = g.state.latest_user_invocation().cloned();
-    let mut failing = Vec::new();
-    if !session.shared.offers(negotiated.version, &Capability::Retry) {
-        failing.push(ErrorCode::CapabilityNotOffered);
-    }
-    if g.state.run.status.is_active() {
-        failing.push(ErrorCode::RunInProgress);
-    }
-    match position {
-        None => failing.push(ErrorCode::UnknownItem),
-        Some(kept) => {
-            if latest.as_ref() != Some(g.state.items[kept].invocation_id()) {
-                failing.push(ErrorCode::ItemNotInLatestTurn);
-            }
-            if g.state.items[..=kept].iter().any(is_open_call) {
-                failing.push(ErrorCode::RetryKeepsOpenCall);
-            }
-        }
-    }
+    let offers = session.shared.offers(negotiated.version, &Capability::Retry);
+    let failing = retry_refusals(&g.state, retry.after_item_id.as_str(), offers);
     if let Some(code) = first_failing("chat.retry", &failing) {
         return Err(refusal(code, &retry));
     }
@@ -56,7 +40,11 @@ pub(crate) async fn retry(
     let removed = &g.state.items[retry_cut(&g.state.items, named)..];
     let mut change = Change {
         // Deadlines of calls the cut removes end with them (RETRY-005: they are unknown now).
-        remove_timers: removed.iter().filter(|i| is_open_call(i)).map(|i| i.id().clone()).collect(),
+        remove_timers: removed
+            .iter()
+            .filter(|i| matches!(i, DisplayItem::ToolCall(c) if !c.status.is_terminal()))
+            .map(|i| i.id().clone())
+            .collect(),
         ..Change::default()
     };
     change.units.push(Unit::Event(ServerFrame::RetryAccepted(RetryAccepted {
@@ -88,11 +76,6 @@ pub(crate) async fn retry(
     *g.history.retries.entry(invocation).or_default() += 1;
     start_driver(session, g);
     Ok(())
-}
-
-/// Whether `item` is a tool call still `pending` or `running`.
-fn is_open_call(item: &DisplayItem) -> bool {
-    matches!(item, DisplayItem::ToolCall(c) if !c.status.is_terminal())
 }
 
 /// The refusal for `code`, with its one sentence.

@@ -5,7 +5,15 @@ from __future__ import annotations
 from enum import Enum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, RootModel, StrictFloat, StrictStr
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    RootModel,
+    StrictBool,
+    StrictFloat,
+    StrictStr,
+)
 
 
 class ScriptStepSay(BaseModel):
@@ -127,6 +135,51 @@ class ScriptOutcomeDismiss(BaseModel):
     )
 
 
+class Type(Enum):
+    null = 'null'
+    boolean = 'boolean'
+    object = 'object'
+    array = 'array'
+    number = 'number'
+    integer = 'integer'
+    string = 'string'
+
+
+class Type1Enum(Enum):
+    null = 'null'
+    boolean = 'boolean'
+    object = 'object'
+    array = 'array'
+    number = 'number'
+    integer = 'integer'
+    string = 'string'
+
+
+class Type1(RootModel[list[Type1Enum]]):
+    root: Annotated[list[Type1Enum], Field(min_length=1)]
+
+
+class ResponseSchema(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    type: Type | Type1 | None = None
+    properties: dict[str, ResponseSchema] | None = None
+    required: list[StrictStr] | None = None
+    enum: Annotated[list[Any] | None, Field(min_length=1)] = None
+    items: ResponseSchema | None = None
+    minimum: StrictFloat | None = None
+    maximum: StrictFloat | None = None
+    min_length: Annotated[int | None, Field(alias='minLength', ge=0)] = None
+    max_length: Annotated[int | None, Field(alias='maxLength', ge=0)] = None
+    additional_properties: Annotated[
+        StrictBool | ResponseSchema | None, Field(alias='additionalProperties')
+    ] = None
+    title: StrictStr | None = None
+    description: StrictStr | None = None
+
+
 class ScriptEnd(str, Enum):
     completed = 'completed'
     failed = 'failed'
@@ -208,6 +261,12 @@ class ScriptToolCall(BaseModel):
         ScriptOutcomeResult | ScriptOutcomeError | ScriptOutcomeAwaitResponse | ScriptOutcomeDismiss,
         Field(description='How the call settles.'),
     ]
+    response_schema: Annotated[
+        ResponseSchema | None,
+        Field(
+            description='The `response_schema` to send (since 1.2, `SCRIPT-022`): only on a call whose outcome is\n`await_response`; a server sends it only to connections that negotiated 1.2 (`COMPAT-005`).'
+        ),
+    ] = None
 
 
 class ScriptStepToolCalls(BaseModel):
@@ -268,3 +327,6 @@ class AgentScript(BaseModel):
         list[ScriptTurn],
         Field(description='One entry per accepted user message, in order.'),
     ]
+
+
+ResponseSchema.model_rebuild()

@@ -5,7 +5,15 @@ from __future__ import annotations
 from enum import Enum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, RootModel, StrictFloat, StrictStr
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    RootModel,
+    StrictBool,
+    StrictFloat,
+    StrictStr,
+)
 
 
 class ProtocolVersion(RootModel[StrictStr]):
@@ -166,6 +174,51 @@ class ScriptOutcomeDismiss(BaseModel):
     )
 
 
+class Type(Enum):
+    null = 'null'
+    boolean = 'boolean'
+    object = 'object'
+    array = 'array'
+    number = 'number'
+    integer = 'integer'
+    string = 'string'
+
+
+class Type1Enum(Enum):
+    null = 'null'
+    boolean = 'boolean'
+    object = 'object'
+    array = 'array'
+    number = 'number'
+    integer = 'integer'
+    string = 'string'
+
+
+class Type1(RootModel[list[Type1Enum]]):
+    root: Annotated[list[Type1Enum], Field(min_length=1)]
+
+
+class ResponseSchema(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    type: Type | Type1 | None = None
+    properties: dict[str, ResponseSchema] | None = None
+    required: list[StrictStr] | None = None
+    enum: Annotated[list[Any] | None, Field(min_length=1)] = None
+    items: ResponseSchema | None = None
+    minimum: StrictFloat | None = None
+    maximum: StrictFloat | None = None
+    min_length: Annotated[int | None, Field(alias='minLength', ge=0)] = None
+    max_length: Annotated[int | None, Field(alias='maxLength', ge=0)] = None
+    additional_properties: Annotated[
+        StrictBool | ResponseSchema | None, Field(alias='additionalProperties')
+    ] = None
+    title: StrictStr | None = None
+    description: StrictStr | None = None
+
+
 class ScriptEnd(str, Enum):
     completed = 'completed'
     failed = 'failed'
@@ -176,8 +229,8 @@ class Capability(RootModel[StrictStr]):
     root: Annotated[
         StrictStr,
         Field(
-            description='An optional feature the server offers. Known names: rewind, tool_output, tool_expiry, conformance_script, restart_durability, and since 1.1 ui_state_patch, resume_catch_up, assistant_stream and retry; receivers must tolerate others.',
-            examples=['rewind', 'tool_output', 'tool_expiry', 'conformance_script', 'restart_durability', 'ui_state_patch', 'resume_catch_up', 'assistant_stream', 'retry'],
+            description='An optional feature the server offers. Known names: rewind, tool_output, tool_expiry, conformance_script, restart_durability, and since 1.1 ui_state_patch, resume_catch_up, assistant_stream and retry, and since 1.2 cancel; receivers must tolerate others.',
+            examples=['rewind', 'tool_output', 'tool_expiry', 'conformance_script', 'restart_durability', 'ui_state_patch', 'resume_catch_up', 'assistant_stream', 'retry', 'cancel'],
             min_length=1,
         ),
     ]
@@ -290,6 +343,28 @@ class ClientFrameChatRetry(BaseModel):
     ]
 
 
+class ClientFrameChatCancel(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    type: Literal['chat.cancel']
+    id: Annotated[
+        StrictStr,
+        Field(
+            description='Client-chosen id of this frame; the `chat.cancel_accepted` and any error carry it as `in_reply_to`.',
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+    invocation_id: Annotated[
+        StrictStr,
+        Field(
+            description="The turn whose run to stop: the session's current run, `running` or `awaiting_input`.",
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+
+
 class ScriptStepEnd(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -365,6 +440,12 @@ class ScriptToolCall(BaseModel):
         ScriptOutcomeResult | ScriptOutcomeError | ScriptOutcomeAwaitResponse | ScriptOutcomeDismiss,
         Field(description='How the call settles.'),
     ]
+    response_schema: Annotated[
+        ResponseSchema | None,
+        Field(
+            description='The `response_schema` to send (since 1.2, `SCRIPT-022`): only on a call whose outcome is\n`await_response`; a server sends it only to connections that negotiated 1.2 (`COMPAT-005`).'
+        ),
+    ] = None
 
 
 class ScriptStepToolCalls(BaseModel):
@@ -478,9 +559,13 @@ class ClientFrame(
         | ClientFrameChatToolCallResponse
         | ClientFrameChatRewind
         | ClientFrameChatRetry
+        | ClientFrameChatCancel
     ]
 ):
     root: Annotated[
-        ClientFrameSessionHello | ClientFrameChatUserMessage | ClientFrameChatToolCallResponse | ClientFrameChatRewind | ClientFrameChatRetry,
+        ClientFrameSessionHello | ClientFrameChatUserMessage | ClientFrameChatToolCallResponse | ClientFrameChatRewind | ClientFrameChatRetry | ClientFrameChatCancel,
         Field(description='Any frame a client sends to a server.', title='ClientFrame'),
     ]
+
+
+ResponseSchema.model_rebuild()

@@ -40,8 +40,8 @@ class Capability(RootModel[StrictStr]):
     root: Annotated[
         StrictStr,
         Field(
-            description='An optional feature the server offers. Known names: rewind, tool_output, tool_expiry, conformance_script, restart_durability, and since 1.1 ui_state_patch, resume_catch_up, assistant_stream and retry; receivers must tolerate others.',
-            examples=['rewind', 'tool_output', 'tool_expiry', 'conformance_script', 'restart_durability', 'ui_state_patch', 'resume_catch_up', 'assistant_stream', 'retry'],
+            description='An optional feature the server offers. Known names: rewind, tool_output, tool_expiry, conformance_script, restart_durability, and since 1.1 ui_state_patch, resume_catch_up, assistant_stream and retry, and since 1.2 cancel; receivers must tolerate others.',
+            examples=['rewind', 'tool_output', 'tool_expiry', 'conformance_script', 'restart_durability', 'ui_state_patch', 'resume_catch_up', 'assistant_stream', 'retry', 'cancel'],
             min_length=1,
         ),
     ]
@@ -152,6 +152,51 @@ class ToolCallStatus(str, Enum):
     failed = 'failed'
     dismissed = 'dismissed'
     expired = 'expired'
+
+
+class Type(Enum):
+    null = 'null'
+    boolean = 'boolean'
+    object = 'object'
+    array = 'array'
+    number = 'number'
+    integer = 'integer'
+    string = 'string'
+
+
+class Type1Enum(Enum):
+    null = 'null'
+    boolean = 'boolean'
+    object = 'object'
+    array = 'array'
+    number = 'number'
+    integer = 'integer'
+    string = 'string'
+
+
+class Type1(RootModel[list[Type1Enum]]):
+    root: Annotated[list[Type1Enum], Field(min_length=1)]
+
+
+class ResponseSchema(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    type: Type | Type1 | None = None
+    properties: dict[str, ResponseSchema] | None = None
+    required: list[StrictStr] | None = None
+    enum: Annotated[list[Any] | None, Field(min_length=1)] = None
+    items: ResponseSchema | None = None
+    minimum: StrictFloat | None = None
+    maximum: StrictFloat | None = None
+    min_length: Annotated[int | None, Field(alias='minLength', ge=0)] = None
+    max_length: Annotated[int | None, Field(alias='maxLength', ge=0)] = None
+    additional_properties: Annotated[
+        StrictBool | ResponseSchema | None, Field(alias='additionalProperties')
+    ] = None
+    title: StrictStr | None = None
+    description: StrictStr | None = None
 
 
 class Fraction(RootModel[StrictFloat]):
@@ -278,6 +323,8 @@ class ErrorCode(str, Enum):
     unknown_item = 'unknown_item'
     item_not_in_latest_turn = 'item_not_in_latest_turn'
     retry_keeps_open_call = 'retry_keeps_open_call'
+    run_not_active = 'run_not_active'
+    response_invalid = 'response_invalid'
 
 
 class ServerFrameSessionWelcome(BaseModel):
@@ -590,6 +637,12 @@ class ServerFrameChatToolCall(BaseModel):
             description='Arguments for the component or tool, as the agent produced them.'
         ),
     ]
+    response_schema: Annotated[
+        ResponseSchema | None,
+        Field(
+            description='The shape of the `value` a `chat.tool_call_response` must carry (since 1.2, `TOOL-022`):\na JSON Schema in the subset of `TOOL-022`, only on calls that await a response. The server\nchecks every response against it (`TOOL-023`).'
+        ),
+    ] = None
     call_index: Annotated[
         int,
         Field(
@@ -887,6 +940,39 @@ class ServerFrameChatRetryAccepted(BaseModel):
     ]
 
 
+class ServerFrameChatCancelAccepted(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    type: Literal['chat.cancel_accepted']
+    seq: Annotated[
+        int,
+        Field(
+            description="Position of this frame in the session's frame sequence.",
+            ge=0,
+            le=9007199254740991,
+        ),
+    ]
+    in_reply_to: Annotated[
+        StrictStr,
+        Field(
+            description='The `id` of the `chat.cancel` this answers.',
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+    invocation_id: Annotated[
+        StrictStr,
+        Field(
+            description='The turn whose run is stopped.',
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+    ts: Annotated[
+        StrictStr, Field(description='When the cancel was committed (RFC 3339).')
+    ]
+
+
 class ServerFrameError(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -1053,6 +1139,12 @@ class DisplayItemToolCall(BaseModel):
     payload: Annotated[
         dict[str, Any], Field(description='Arguments for the component or tool.')
     ]
+    response_schema: Annotated[
+        ResponseSchema | None,
+        Field(
+            description='The shape of the value the call awaits, from its `chat.tool_call` (since 1.2, `TOOL-022`).'
+        ),
+    ] = None
     progress: Annotated[
         Progress | None,
         Field(description='The latest progress, while or after running.'),
@@ -1145,10 +1237,14 @@ class ServerFrame(
         | ServerFrameChatRunComplete
         | ServerFrameChatRewindComplete
         | ServerFrameChatRetryAccepted
+        | ServerFrameChatCancelAccepted
         | ServerFrameError
     ]
 ):
     root: Annotated[
-        ServerFrameSessionWelcome | ServerFrameUiStateSnapshot | ServerFrameUiStateUpdated | ServerFrameUiStatePatch | ServerFrameChatUserMessageAccepted | ServerFrameChatRunStarted | ServerFrameChatAssistantMessage | ServerFrameChatAssistantMessageDelta | ServerFrameChatToolCall | ServerFrameChatToolProgress | ServerFrameChatToolOutput | ServerFrameChatToolCallComplete | ServerFrameChatToolCallDismiss | ServerFrameChatRunComplete | ServerFrameChatRewindComplete | ServerFrameChatRetryAccepted | ServerFrameError,
+        ServerFrameSessionWelcome | ServerFrameUiStateSnapshot | ServerFrameUiStateUpdated | ServerFrameUiStatePatch | ServerFrameChatUserMessageAccepted | ServerFrameChatRunStarted | ServerFrameChatAssistantMessage | ServerFrameChatAssistantMessageDelta | ServerFrameChatToolCall | ServerFrameChatToolProgress | ServerFrameChatToolOutput | ServerFrameChatToolCallComplete | ServerFrameChatToolCallDismiss | ServerFrameChatRunComplete | ServerFrameChatRewindComplete | ServerFrameChatRetryAccepted | ServerFrameChatCancelAccepted | ServerFrameError,
         Field(description='Any frame a server sends to a client.', title='ServerFrame'),
     ]
+
+
+ResponseSchema.model_rebuild()

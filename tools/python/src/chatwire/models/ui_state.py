@@ -49,6 +49,51 @@ class ToolCallStatus(str, Enum):
     expired = 'expired'
 
 
+class Type(Enum):
+    null = 'null'
+    boolean = 'boolean'
+    object = 'object'
+    array = 'array'
+    number = 'number'
+    integer = 'integer'
+    string = 'string'
+
+
+class Type1Enum(Enum):
+    null = 'null'
+    boolean = 'boolean'
+    object = 'object'
+    array = 'array'
+    number = 'number'
+    integer = 'integer'
+    string = 'string'
+
+
+class Type1(RootModel[list[Type1Enum]]):
+    root: Annotated[list[Type1Enum], Field(min_length=1)]
+
+
+class ResponseSchema(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    type: Type | Type1 | None = None
+    properties: dict[str, ResponseSchema] | None = None
+    required: list[StrictStr] | None = None
+    enum: Annotated[list[Any] | None, Field(min_length=1)] = None
+    items: ResponseSchema | None = None
+    minimum: StrictFloat | None = None
+    maximum: StrictFloat | None = None
+    min_length: Annotated[int | None, Field(alias='minLength', ge=0)] = None
+    max_length: Annotated[int | None, Field(alias='maxLength', ge=0)] = None
+    additional_properties: Annotated[
+        StrictBool | ResponseSchema | None, Field(alias='additionalProperties')
+    ] = None
+    title: StrictStr | None = None
+    description: StrictStr | None = None
+
+
 class Fraction(RootModel[StrictFloat]):
     root: Annotated[
         StrictFloat,
@@ -272,6 +317,12 @@ class DisplayItemToolCall(BaseModel):
     payload: Annotated[
         dict[str, Any], Field(description='Arguments for the component or tool.')
     ]
+    response_schema: Annotated[
+        ResponseSchema | None,
+        Field(
+            description='The shape of the value the call awaits, from its `chat.tool_call` (since 1.2, `TOOL-022`).'
+        ),
+    ] = None
     progress: Annotated[
         Progress | None,
         Field(description='The latest progress, while or after running.'),
@@ -308,3 +359,6 @@ class UiState(BaseModel):
         Field(description='Display items in the order the client shows them.'),
     ]
     run: Annotated[RunState, Field(description='The current run.')]
+
+
+ResponseSchema.model_rebuild()

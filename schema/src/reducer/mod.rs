@@ -18,6 +18,12 @@ use crate::ui_state::{
 };
 use crate::Id;
 
+mod requests;
+mod rules;
+
+pub use requests::{cancel_refusals, retry_cut, retry_refusals, CancelScope};
+pub use rules::REFUSAL_RULES;
+
 /// Suffix that turns a `tool_call_id` into the id of its `tool_output` item.
 pub const OUTPUT_ID_SUFFIX: &str = ".output";
 
@@ -461,6 +467,7 @@ impl UiState {
                     awaiting_response: e.awaiting_response,
                     status: if e.awaiting_response { ToolCallStatus::Pending } else { ToolCallStatus::Running },
                     payload: e.payload.clone(),
+                    response_schema: e.response_schema.clone(),
                     progress: None,
                     summary: None,
                     result: None,
@@ -783,16 +790,6 @@ fn open_calls_among<'s>(
         }
         _ => None,
     })
-}
-
-/// Where a retry naming `items[named]` cuts: the index of the first removed item (`STATE-044`).
-/// A call's output item stays with its call: cutting between them would keep the call but drop
-/// what it printed. Servers build `removed_item_ids` with it.
-pub fn retry_cut(items: &[DisplayItem], named: usize) -> usize {
-    match (&items[named], items.get(named + 1)) {
-        (DisplayItem::ToolCall(call), Some(DisplayItem::ToolOutput(out))) if out.tool_call_id == call.id => named + 2,
-        _ => named + 1,
-    }
 }
 
 /// The id of a tool call's `tool_output` item: the call id followed by [`OUTPUT_ID_SUFFIX`].

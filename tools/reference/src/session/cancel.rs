@@ -1,0 +1,94 @@
+//! `chat.cancel` (`spec/cancel.md`): the Stop button. One commit answers the cancel and closes the
+//! run: the open stream ends with the text streamed so far, every open call of the turn is
+//! dismissed, and the run completes `cancelled`; the run driver stops at its next look.
+
+use std::sync::Arc;
+
+use chatwire_schema::chat::assistant_message::AssistantMessage;
+use chatwire_schema::chat::cancel::Cancel;
+use chatwire_schema::chat::cancel_accepted::CancelAccepted;
+use chatwire_schema::chat::run_complete::RunCompleteStatus;
+use chatwire_schema::chat::tool_call_dismiss::{Initiator, ToolCallDismiss};
+use chatwire_schema::error_order::first_failing;
+use chatwire_schema::reducer::{cancel_refusals, CancelScope};
+use chatwire_schema::session::welcome::Capability;
+use chatwire_schema::{ClientFrame, ErrorCode, ServerFrame};
+
+use super::driver::{run_complete, stop_driver};
+use super::emit::{emit, Change, Unit};
+use super::{Inner, Negotiated, Refusal, Session};
+use crate::agent::Cursor;
+use crate::util::rfc3339_now;
+
+/// The `reason` of the dismissals and of the `chat.run_complete` a cancel commits (`CANCEL-003`).
+pub(crate) const CANCELLED: &str = "cancelled";
+
+/// `chat.cancel`: refused in the order of `CANCEL-006`, else `chat.cancel_accepted` and the events
+/// that close the run, in one commit (`CANCEL-002`..`CANCEL-005`, `CANCEL-008`).
+pub(crate) async fn cancel(
+    session: &Arc<Session>,
+    g: &mut Inner,
+    negotiated: &Negotiated,
+    cancel: Cancel,
+) -> Result<(), Refusal> {
+    let hooks = &session.shared.hooks;
+    let offers = session.shared.offers(negotiated.version, &Capability::Cancel);
+    let failing = cancel_refusals(&g.state, &cancel.invocation_id, offers);
+    if let Some(code) = first_failing("chat.cancel", &failing) {
+        return Err(refusal(code, &cancel));
+    }
+    let invocation = hooks.cancel_target(&cancel.invocation_id, g.state.run.invocation_id.as_ref());
+    let ts = rfc3339_now();
+    let mut change = Change::default();
+    change.units.push(Unit::Answer(ServerFrame::CancelAccepted(CancelAccepted {
+        seq: 0,
+        in_reply_to: cancel.id.clone(),
+        invocation_id: invocation.clone(),
+        ts: ts.clone(),
+    })));
+    if hooks.cancel_closes_run() {
+        let scope = CancelScope::of(&g.state, &invocation);
+        if let Some((item_id, streamed)) = scope.stream {
+            change.units.push(Unit::Event(ServerFrame::AssistantMessage(AssistantMessage {
+                seq: 0,
+                invocation_id: invocation.clone(),
+                item_id,
+                markdown: hooks.cancelled_stream_text(streamed),
+                ts: ts.clone(),
+            })));
+        }
+        for call in scope.open_calls {
+            change.remove_timers.push(call.clone());
+            change.remove_pending.push(call.clone());
+            change.units.push(Unit::Event(ServerFrame::ToolCallDismiss(ToolCallDismiss {
+                seq: 0,
+                tool_call_id: call,
+                initiated_by: Initiator::Client,
+                reason: Some(CANCELLED.into()),
+                in_reply_to: None,
+                ts: ts.clone(),
+            })));
+        }
+        change.units.push(Unit::Event(run_complete(&invocation, RunCompleteStatus::Cancelled, CANCELLED, None)));
+        change.cursor = Some(Cursor { invocation_id: None, step: 0, batch: None, stream: None, ..g.cursor.clone() });
+        change.plan = Some(None);
+    }
+    change.requests.push(ClientFrame::Cancel(cancel));
+    emit(session, g, change).await?;
+    if hooks.cancel_closes_run() {
+        stop_driver(g);
+    }
+    Ok(())
+}
+
+/// The refusal for `code`, with its one sentence.
+fn refusal(code: ErrorCode, cancel: &Cancel) -> Refusal {
+    let invocation = &cancel.invocation_id;
+    let message = match code {
+        ErrorCode::CapabilityNotOffered => "this server does not offer cancel".to_owned(),
+        ErrorCode::UnknownInvocation => format!("no invocation {invocation} in the effective state"),
+        ErrorCode::RunNotActive => format!("invocation {invocation} has no run in progress"),
+        other => format!("cancel refused: {other}"),
+    };
+    Refusal::new(code, message)
+}
