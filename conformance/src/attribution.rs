@@ -125,6 +125,7 @@ fn keys(step: &Step) -> Option<Vec<String>> {
         | Step::Respond { .. }
         | Step::Rewind { .. }
         | Step::Retry { .. }
+        | Step::Cancel { .. }
         | Step::Send { .. }
         | Step::SendText { .. }
         | Step::SendBinary { .. }

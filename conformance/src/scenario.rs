@@ -221,6 +221,17 @@ pub enum Step {
         /// `{{tool_call:1}}` (a tool call item's id is its call's id) or `{{item:2}}`.
         after_item: String,
     },
+    /// Send `chat.cancel` (since 1.2): stop the run of an invocation.
+    Cancel {
+        /// Connection name (default `main`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        conn: ConnName,
+        /// Frame id (default: generated `xN`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+        /// The invocation whose run to stop, usually a placeholder such as `{{invocation:1}}`.
+        invocation: String,
+    },
     /// Send any JSON value as a text frame (placeholders replaced); may be deliberately invalid.
     Send {
         /// Connection name (default `main`).
@@ -507,6 +518,7 @@ impl Step {
             Step::Respond { .. } => "respond",
             Step::Rewind { .. } => "rewind",
             Step::Retry { .. } => "retry",
+            Step::Cancel { .. } => "cancel",
             Step::Send { .. } => "send",
             Step::SendText { .. } => "send_text",
             Step::SendBinary { .. } => "send_binary",
@@ -553,6 +565,7 @@ impl Step {
             | Step::Respond { conn, .. }
             | Step::Rewind { conn, .. }
             | Step::Retry { conn, .. }
+            | Step::Cancel { conn, .. }
             | Step::Send { conn, .. }
             | Step::SendText { conn, .. }
             | Step::SendBinary { conn, .. }
@@ -696,21 +709,30 @@ impl Scenario {
         caps
     }
 
-    /// Whether the scenario needs a server that negotiates 1.1 or later for the runner's offer: it
-    /// needs a feature, sends `chat.retry` (a 1.1 frame), or its script uses 1.1 members (`chunks`,
-    /// `retries`), which a server speaking only 1.0 refuses. Such a scenario is not applicable where
-    /// the offer negotiates 1.0 (the runner asks on a connection of its own first).
-    pub fn needs_1_1_server(&self) -> bool {
-        let script_1_1 = self.script.as_ref().is_some_and(|script| {
-            script.turns.iter().any(|turn| {
-                !turn.retries.is_empty()
-                    || turn.steps.iter().any(|s| {
-                        matches!(s, chatwire_schema::script::ScriptStep::Say { chunks: Some(_), .. })
-                            || matches!(s, chatwire_schema::script::ScriptStep::Say { chunk_delay_ms: Some(_), .. })
-                    })
-            })
-        });
-        script_1_1 || !self.features.is_empty() || self.steps.iter().any(|s| matches!(s, Step::Retry { .. }))
+    /// The oldest version a server must negotiate for the scenario to apply: 1.2 where it sends
+    /// `chat.cancel` or its script gives a call a `response_schema` (1.2 members a server speaking
+    /// only 1.1 refuses); 1.1 where it needs a feature, sends `chat.retry`, or its script uses 1.1
+    /// members (`chunks`, `retries`); else 1.0. Where the offer negotiates an older version the
+    /// scenario is not applicable (the runner asks on a connection of its own first).
+    pub fn needs_version(&self) -> chatwire_schema::ProtocolVersion {
+        use chatwire_schema::script::ScriptStep;
+        let v = |minor| chatwire_schema::ProtocolVersion { major: 1, minor };
+        let turns = self.script.iter().flat_map(|s| s.turns.iter());
+        let steps = || turns.clone().flat_map(|t| t.steps.iter().chain(t.retries.iter().flat_map(|r| r.steps.iter())));
+        let typed = steps().any(
+            |s| matches!(s, ScriptStep::ToolCalls { calls, .. } if calls.iter().any(|c| c.response_schema.is_some())),
+        );
+        if typed || self.steps.iter().any(|s| matches!(s, Step::Cancel { .. })) {
+            return v(2);
+        }
+        let script_1_1 = turns.clone().any(|t| !t.retries.is_empty())
+            || steps().any(|s| {
+                matches!(s, ScriptStep::Say { chunks: Some(_), .. } | ScriptStep::Say { chunk_delay_ms: Some(_), .. })
+            });
+        if script_1_1 || !self.features.is_empty() || self.steps.iter().any(|s| matches!(s, Step::Retry { .. })) {
+            return v(1);
+        }
+        v(0)
     }
 
     /// Whether the scenario restarts the backend (needs a runner-started backend).

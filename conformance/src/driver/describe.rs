@@ -88,6 +88,7 @@ pub fn describe(step: &Step) -> String {
         Step::Respond { outcome, .. } => format!("send chat.tool_call_response {}", pattern::excerpt(outcome, 60)),
         Step::Rewind { before, .. } => format!("send chat.rewind before {before}"),
         Step::Retry { after_item, .. } => format!("send chat.retry after item {after_item}"),
+        Step::Cancel { invocation, .. } => format!("send chat.cancel for invocation {invocation}"),
         Step::Send { frame, .. } => format!("send {}", pattern::excerpt(frame, 80)),
         Step::SendText { text, .. } => format!("send text {}", pattern::truncate(&format!("{text:?}"), 60)),
         Step::SendBinary { bytes, .. } => format!("send a binary frame of {bytes} bytes"),

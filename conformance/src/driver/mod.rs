@@ -619,6 +619,15 @@ impl Driver<'_> {
                 let frame = self.substitute(&conn, &frame)?;
                 self.send_value(&conn, frame, true).await
             }
+            Step::Cancel { id, invocation, .. } => {
+                let id = match id {
+                    Some(id) => id.clone(),
+                    None => self.next_id("x"),
+                };
+                let frame = json!({"type": "chat.cancel", "id": id, "invocation_id": invocation});
+                let frame = self.substitute(&conn, &frame)?;
+                self.send_value(&conn, frame, true).await
+            }
             Step::Send { frame, may_fail, .. } => {
                 let frame = self.substitute(&conn, frame)?;
                 match self.send_value(&conn, frame, false).await {

@@ -166,7 +166,11 @@ impl Driver<'_> {
             }
             let id = format!("sweep-step-{:02}-{}", self.step, step.kind());
             let replayed = match step {
-                Step::UserMessage { .. } | Step::Respond { .. } | Step::Rewind { .. } | Step::Retry { .. } => {
+                Step::UserMessage { .. }
+                | Step::Respond { .. }
+                | Step::Rewind { .. }
+                | Step::Retry { .. }
+                | Step::Cancel { .. } => {
                     let idle =
                         Step::WaitIdle { conn: None, quiet_ms: None, timeout_ms: None, requirements: Vec::new() };
                     let summary = "before a replayed action: wait until the run is idle";
@@ -260,6 +264,9 @@ impl Driver<'_> {
             }
             Step::Retry { conn, id, after_item } => {
                 Some(Step::Retry { conn: conn.clone(), id: id.clone(), after_item: map(after_item) })
+            }
+            Step::Cancel { conn, id, invocation } => {
+                Some(Step::Cancel { conn: conn.clone(), id: id.clone(), invocation: map(invocation) })
             }
             other => Some(other.clone()),
         }

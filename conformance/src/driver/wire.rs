@@ -76,17 +76,18 @@ impl Driver<'_> {
     ) -> Result<(), StepError> {
         let Handshake { hello, subprotocol, with_script } = handshake;
         let deadline = self.step_deadline(None);
-        if hello && !self.capabilities_checked && self.scenario.needs_1_1_server() {
-            // Its script or frames use 1.1 members, which a server speaking only 1.0 refuses as
-            // invalid: find out first, on a connection of its own, what this offer negotiates.
-            let v1_1 = chatwire_schema::ProtocolVersion { major: 1, minor: 1 };
+        let needs = self.scenario.needs_version();
+        if hello && !self.capabilities_checked && needs.minor > 0 {
+            // Its script or frames use members of a later minor, which a server speaking only an
+            // older one refuses as invalid: find out first, on a connection of its own, what this
+            // offer negotiates.
             match self.probe_version(&versions, deadline).await {
-                Some(v) if v >= v1_1 => {}
+                Some(v) if v >= needs => {}
                 got => {
                     let got = got.map_or("no version".to_owned(), |v| v.to_string());
                     return Err(StepError::new(
                         Verdict::NotApplicable,
-                        format!("the scenario needs 1.1 (its script or frames), but the offer negotiates {got}"),
+                        format!("the scenario needs {needs} (its script or frames), but the offer negotiates {got}"),
                     ));
                 }
             }

@@ -15,6 +15,7 @@
 //! - [`advice`]: the should-level checks.
 
 pub mod advice;
+pub mod cancel;
 pub mod check;
 pub mod errors;
 pub mod features;
@@ -62,6 +63,10 @@ pub static ALWAYS_ON: &[&CheckDef] = &[
     &retry::RETRY_KEEPS_CALLS,
     &retry::RETRY_REMOVED_CALL_UNKNOWN,
     &retry::RETRY_PLAYS_RETRY_STEPS,
+    &cancel::CANCEL_ANSWERED,
+    &cancel::CANCEL_CLOSES_RUN,
+    &cancel::CANCELLED_RUN_STAYS_CLOSED,
+    &cancel::RESPONSE_SCHEMA_ENFORCED,
     &oracle::EVENTS_ACCEPTED,
     &session::IDS_CONSISTENT,
     &session::BATCH_ORDER,
@@ -89,6 +94,14 @@ pub static SINCE_1_1: &[&CheckDef] = &[
     &retry::RETRY_KEEPS_CALLS,
     &retry::RETRY_REMOVED_CALL_UNKNOWN,
     &retry::RETRY_PLAYS_RETRY_STEPS,
+];
+
+/// The always-on checks that only connections which negotiated 1.2 exercise in full.
+pub static SINCE_1_2: &[&CheckDef] = &[
+    &cancel::CANCEL_ANSWERED,
+    &cancel::CANCEL_CLOSES_RUN,
+    &cancel::CANCELLED_RUN_STAYS_CLOSED,
+    &cancel::RESPONSE_SCHEMA_ENFORCED,
 ];
 
 /// What the monitor reads from the script a session was opened with.
@@ -151,6 +164,8 @@ pub struct Monitor {
     sent_ids: HashSet<String>,
     /// The client's retries and responses to removed calls, until their answer.
     asks: retry::Asks,
+    /// The cancel and response-schema checks' own state.
+    cancels: cancel::CancelWatch,
     advisor: advice::Advisor,
     versions: version::Versions,
     redactor: Normalizer,
@@ -168,6 +183,7 @@ impl Monitor {
             current_session: None,
             sent_ids: HashSet::new(),
             asks: retry::Asks::default(),
+            cancels: cancel::CancelWatch::default(),
             advisor: advice::Advisor::default(),
             versions: version::Versions::default(),
             redactor: Normalizer::default(),
@@ -195,6 +211,7 @@ impl Monitor {
         }
         let session = self.conns.get(&conn).and_then(|c| c.session.as_ref()).and_then(|s| self.sessions.get(s));
         self.asks.client(frame, session.map(|t| &t.retry));
+        self.cancels.client(frame);
         if frame.get("type").and_then(Value::as_str) != Some("session.hello") {
             return;
         }

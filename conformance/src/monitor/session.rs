@@ -190,6 +190,7 @@ impl Monitor {
                 out,
             );
         }
+        self.cancels.server(conn, frame, c.oracle.expected(), out);
         let mut in_reply_to: Option<&chatwire_schema::Id> = None;
         match frame {
             ServerFrame::Welcome(w) => {
@@ -364,7 +365,9 @@ impl Monitor {
                 }
                 check_batch(c, other, out);
                 let script = c.session.as_ref().and_then(|s| self.sessions.get(s)).and_then(|t| t.script.clone());
-                check_stream(c, script.as_deref(), other, out);
+                let cancelled =
+                    matches!(other, ServerFrame::AssistantMessage(m) if self.cancels.ended_by_cancel(conn, &m.item_id));
+                check_stream(c, script.as_deref(), other, cancelled, out);
                 if let ServerFrame::ToolCall(tc) = other {
                     // The output item's id is the call id with a suffix; the schema crate says
                     // whether that still is an id.
@@ -616,7 +619,14 @@ fn check_update_flow(c: &mut ConnState, frame: &ServerFrame, out: &mut Out) {
 /// The stream checks on an event (since 1.1): a delta only where `assistant_stream` is in force
 /// (SESSION-015), and the script's view of deltas, stream ends and whole messages (SCRIPT-019,
 /// STREAM-003). Called before the event is folded in.
-fn check_stream(c: &mut ConnState, script: Option<&SessionScript>, frame: &ServerFrame, out: &mut Out) {
+/// `cancelled`: the frame is the end of a stream an accepted cancel closed (`CANCEL-004` judges it).
+fn check_stream(
+    c: &mut ConnState,
+    script: Option<&SessionScript>,
+    frame: &ServerFrame,
+    cancelled: bool,
+    out: &mut Out,
+) {
     let open = c.oracle.expected().and_then(UiState::open_stream);
     match frame {
         ServerFrame::AssistantMessageDelta(d) => {
@@ -637,7 +647,7 @@ fn check_stream(c: &mut ConnState, script: Option<&SessionScript>, frame: &Serve
             }
         }
         ServerFrame::AssistantMessage(m) => {
-            let Some(script) = script else { return };
+            let Some(script) = script.filter(|_| !cancelled) else { return };
             match open {
                 Some(o) if o.id == m.item_id => stream::end(&script.says, &o.markdown, &m.markdown, out),
                 _ if c.oracle.expected().is_some_and(|s| s.items.iter().any(|i| i.id() == &m.item_id)) => {}
