@@ -460,6 +460,58 @@ const TABLE: &[Expectation] = &[
         caught_by: Caught::MustFailure,
         offer: Offer::Default,
     },
+    // The cancel is answered, but nothing closes the run: the next event is the run's own (CANCEL-003).
+    Expectation {
+        fault: "cancel-ignored",
+        scenarios: &["cancel-*"],
+        violates: &["CANCEL-003"],
+        caught_by: Caught::MustFailure,
+        offer: Offer::Default,
+    },
+    // The cancelled stream's end drops its last chunk: not the text streamed so far (CANCEL-004,
+    // and the reducer's STATE-047 on the client's side).
+    Expectation {
+        fault: "cancel-stream-loses-chunks",
+        scenarios: &["cancel-mid-stream", "cancel-survives-restart"],
+        violates: &["CANCEL-004", "STATE-047"],
+        caught_by: Caught::MustFailure,
+        offer: Offer::Default,
+    },
+    // A tool of a cancelled run reports completed when it finishes (CANCEL-005; the call had settled,
+    // TOOL-010).
+    Expectation {
+        fault: "cancel-tool-settles-completed",
+        scenarios: &["cancel-closes-open-calls"],
+        violates: &["CANCEL-005", "TOOL-010"],
+        caught_by: Caught::MustFailure,
+        offer: Offer::Default,
+    },
+    // The closing events are not logged: after a kill -9 the run comes back and fails interrupted
+    // instead of staying cancelled (CANCEL-008).
+    Expectation {
+        fault: "cancel-undone-by-restart",
+        scenarios: &["cancel-survives-restart"],
+        violates: &["CANCEL-008"],
+        caught_by: Caught::MustFailure,
+        offer: Offer::Default,
+    },
+    // A late cancel naming a finished turn stops the newer run (CANCEL-001).
+    Expectation {
+        fault: "cancel-stops-newer-invocation",
+        scenarios: &["cancel-refusals"],
+        violates: &["CANCEL-001"],
+        caught_by: Caught::MustFailure,
+        offer: Offer::Default,
+    },
+    // A value that breaks the response_schema completes the call (TOOL-023; on a 1.1 connection
+    // TOOL-025).
+    Expectation {
+        fault: "response-accepted-against-schema",
+        scenarios: &["hitl-response-schema*"],
+        violates: &["TOOL-023", "TOOL-025"],
+        caught_by: Caught::MustFailure,
+        offer: Offer::Default,
+    },
 ];
 
 fn options(fault: Option<&str>, store: &SnapshotStore, offer: Offer) -> RunOptions {

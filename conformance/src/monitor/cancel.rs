@@ -266,14 +266,15 @@ impl CancelWatch {
             }
             ServerFrame::ToolCallComplete(f) => {
                 if let Some(Ask::Submit { call, value }) = f.in_reply_to.as_ref().and_then(|r| self.take(r)) {
+                    let requirement = if version >= RESPONSE_SCHEMA_SINCE { TOOL_023 } else { TOOL_025 };
                     if let Some(violation) = self.schemas.get(&call).and_then(|s| s.check(&value).err()) {
                         out.fail(
                             &RESPONSE_SCHEMA_ENFORCED,
-                            TOOL_023,
+                            requirement,
                             format!("a value that breaks the call's response_schema was accepted ({violation})"),
                         );
                     } else if self.schemas.contains_key(&call) {
-                        out.eval(&RESPONSE_SCHEMA_ENFORCED, TOOL_023);
+                        out.eval(&RESPONSE_SCHEMA_ENFORCED, requirement);
                     }
                 }
             }

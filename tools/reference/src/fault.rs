@@ -172,6 +172,23 @@ faults! {
     /// The state is cut one item later than the retry announces.
     RetryCutsWrongItem = "retry-cuts-wrong-item":
         "a retry keeps one more item than its chat.retry_accepted announces",
+    /// A cancel is answered but the run goes on.
+    CancelIgnored = "cancel-ignored": "a chat.cancel is answered chat.cancel_accepted but the run goes on as scripted",
+    /// The stream a cancel ends loses its last chunk.
+    CancelStreamLosesChunks = "cancel-stream-loses-chunks":
+        "the stream a cancel ends carries the text streamed so far without its last chunk",
+    /// A tool running when its run was cancelled still reports `completed` when it finishes.
+    CancelToolSettlesCompleted = "cancel-tool-settles-completed":
+        "a tool running when its run was cancelled sends chat.tool_call_complete completed when it finishes",
+    /// The events that close a cancelled run are sent but not written to the log.
+    CancelUndoneByRestart = "cancel-undone-by-restart":
+        "a cancel's closing events are sent but not logged, so a restart brings the run back and fails it interrupted",
+    /// A cancel stops the session's current run whichever invocation it names.
+    CancelStopsNewerInvocation = "cancel-stops-newer-invocation":
+        "a late cancel naming a finished turn stops the newer run in progress instead of being refused",
+    /// A response is accepted without being checked against the call's response_schema.
+    ResponseAcceptedAgainstSchema = "response-accepted-against-schema":
+        "a submitted value that breaks the call's response_schema is accepted and completes the call",
 }
 
 /// `--fault` named no known fault.
@@ -309,6 +326,13 @@ impl Hooks for Fault {
     }
 
     fn applied_instead(&self, frame: &ServerFrame, state: &UiState) -> Option<ServerFrame> {
+        if let (Fault::CancelStreamLosesChunks, ServerFrame::AssistantMessage(m)) = (self, frame) {
+            // The state keeps the whole streamed text; only the announced end lost its tail.
+            let open = state.open_stream().filter(|o| o.id == m.item_id && o.markdown != m.markdown)?;
+            let mut applied = m.clone();
+            applied.markdown = open.markdown.clone();
+            return Some(ServerFrame::AssistantMessage(applied));
+        }
         if let (Fault::RetryCutsWrongItem, ServerFrame::RetryAccepted(ra)) = (self, frame) {
             // Cut after the first item the announced cut removes, when there is one.
             let next = ra.removed_item_ids.first()?;
@@ -342,6 +366,9 @@ impl Hooks for Fault {
             }
             ServerFrame::ToolCallDismiss(_) => *self != Fault::DismissalNotPersisted,
             ServerFrame::RewindComplete(_) => *self != Fault::RewindNotPersisted,
+            ServerFrame::RunComplete(r) if r.status == RunCompleteStatus::Cancelled => {
+                *self != Fault::CancelUndoneByRestart
+            }
             _ => true,
         }
     }
@@ -473,6 +500,39 @@ impl Hooks for Fault {
 
     fn send_queue_bound(&self, bound: usize) -> Option<usize> {
         (*self != Fault::UnboundedSendQueue).then_some(bound)
+    }
+
+    fn cancel_target(&self, named: &Id, state: &UiState) -> Id {
+        // A known turn other than the current run: the late cancel of an earlier turn.
+        match (self, &state.run.invocation_id) {
+            (Fault::CancelStopsNewerInvocation, Some(current)) if current != named && state.has_invocation(named) => {
+                current.clone()
+            }
+            _ => named.clone(),
+        }
+    }
+
+    fn cancel_closes_run(&self) -> bool {
+        *self != Fault::CancelIgnored
+    }
+
+    fn cancelled_stream_text(&self, streamed: String) -> String {
+        match self {
+            // Without the last chunk: the text up to the last space, as a chunk boundary would be.
+            Fault::CancelStreamLosesChunks => match streamed.trim_end().rfind(' ') {
+                Some(cut) if cut > 0 => streamed[..cut].to_owned(),
+                _ => streamed,
+            },
+            _ => streamed,
+        }
+    }
+
+    fn settles_after_cancel(&self) -> bool {
+        *self == Fault::CancelToolSettlesCompleted
+    }
+
+    fn checks_response_schema(&self) -> bool {
+        *self != Fault::ResponseAcceptedAgainstSchema
     }
 }
 

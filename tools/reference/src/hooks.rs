@@ -187,9 +187,9 @@ pub(crate) trait Hooks: Send + Sync + std::fmt::Debug {
         true
     }
 
-    /// Cancel: the invocation an accepted `chat.cancel` stops, given the one it named and the
-    /// session's current run (`CANCEL-001`: always the named one).
-    fn cancel_target(&self, named: &Id, _current: Option<&Id>) -> Id {
+    /// Cancel: the invocation a `chat.cancel` is checked against and stops, given the one it
+    /// named and the session's state (`CANCEL-001`: always the named one).
+    fn cancel_target(&self, named: &Id, _state: &UiState) -> Id {
         named.clone()
     }
 

@@ -33,11 +33,11 @@ pub(crate) async fn cancel(
 ) -> Result<(), Refusal> {
     let hooks = &session.shared.hooks;
     let offers = session.shared.offers(negotiated.version, &Capability::Cancel);
-    let failing = cancel_refusals(&g.state, &cancel.invocation_id, offers);
+    let invocation = hooks.cancel_target(&cancel.invocation_id, &g.state);
+    let failing = cancel_refusals(&g.state, &invocation, offers);
     if let Some(code) = first_failing("chat.cancel", &failing) {
         return Err(refusal(code, &cancel));
     }
-    let invocation = hooks.cancel_target(&cancel.invocation_id, g.state.run.invocation_id.as_ref());
     let ts = rfc3339_now();
     let mut change = Change::default();
     change.units.push(Unit::Answer(ServerFrame::CancelAccepted(CancelAccepted {
