@@ -363,3 +363,23 @@ fn features_beside_a_version_below_1_1_are_refused_before_anything_runs() {
     assert_eq!(o.status.code(), Some(3), "{}", text(&o));
     assert!(text(&o).contains("offering [1.1], features []"), "{}", text(&o));
 }
+
+#[test]
+fn the_readme_first_backend_path_names_real_scenarios() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).expect("README.md");
+    let ids: Vec<String> = chatwire_conformance::catalog::embedded_scenarios()
+        .expect("embedded scenarios")
+        .into_iter()
+        .map(|s| s.id)
+        .collect();
+    let named: Vec<&str> = readme
+        .lines()
+        .filter_map(|l| l.strip_prefix("suite --scenario "))
+        .filter_map(|rest| rest.split_whitespace().next())
+        .filter(|name| !name.contains('*'))
+        .collect();
+    assert!(named.len() >= 5, "the README's first-backend path lists its scenarios: {named:?}");
+    for name in named {
+        assert!(ids.iter().any(|id| id == name), "README.md names {name}, which is no scenario");
+    }
+}
