@@ -10,7 +10,7 @@
 //!    welcome and snapshot frames (and `Sec-WebSocket-Protocol` without a subprotocol); for `resume`
 //!    `resume`; for `wait_idle` `chat.run_complete`. A key matches as a whole word of the statement.
 //! 2. **By kind**, when none is mentioned: the requirement that mandates the step's frame in a
-//!    scripted turn (see [`frame_default`]: `chat.user_message_accepted` TURN-001,
+//!    scripted turn (see `frame_default`: `chat.user_message_accepted` TURN-001,
 //!    `chat.run_started` TURN-005 after a user message and RUN-007 in a slice a response or an
 //!    expiry reopened, `chat.assistant_message` SCRIPT-006, `chat.tool_call` SCRIPT-008,
 //!    `chat.tool_call_complete` SCRIPT-010, SCRIPT-012 after a response, TOOL-018 when expired,

@@ -145,8 +145,9 @@ struct RunArgs {
     /// Like --plain-url, but spawn it with this shell command (same placeholders as --exec).
     #[arg(long, value_name = "CMD")]
     plain_exec: Option<String>,
-    /// Run the bundled reference backend with this planted fault (testing aid).
-    #[arg(long, value_name = "NAME", conflicts_with_all = ["url", "exec"])]
+    /// Run the bundled reference backend with this planted fault (testing aid); an unknown name
+    /// is refused with the list of faults.
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["url", "exec"], value_parser = parse_fault)]
     reference_fault: Option<String>,
     /// Only scenarios whose id matches (`*` and `?`); repeatable.
     #[arg(long = "scenario", value_name = "GLOB")]
@@ -204,6 +205,20 @@ struct RunArgs {
     /// Refused with a version below 1.1 offered (SESSION-014).
     #[arg(long, value_name = "NAME,NAME", value_delimiter = ',')]
     features: Option<Vec<String>>,
+}
+
+/// `--reference-fault`: a fault the bundled reference backend knows. Refused here, as a usage
+/// error, rather than by the backend at its start (which would be a backend error, exit 3, and
+/// would point to `--list-faults`, a flag of `chatwire-reference`, not of this binary).
+fn parse_fault(name: &str) -> Result<String, String> {
+    use std::str::FromStr as _;
+    match chatwire_reference::fault::Fault::from_str(name) {
+        Ok(fault) => Ok(fault.name().to_owned()),
+        Err(_) => {
+            let names: Vec<&str> = chatwire_reference::fault::Fault::ALL.iter().map(|f| f.name()).collect();
+            Err(format!("unknown fault {name:?}; the bundled reference backend's faults are: {}", names.join(", ")))
+        }
+    }
 }
 
 /// The offer and features of `run`, checked as the client rules require: versions the runner

@@ -8,7 +8,7 @@ use chatwire_schema::FrameValidator;
 use tokio::time::Instant;
 
 use crate::backend::{ServerProcess, StartError, Target};
-use crate::conn::WsConn;
+use crate::conn::{ConnectError, WsConn};
 use crate::driver::{run_scenario, run_sweep_baseline, run_sweep_variant, DriverConfig, Endpoint};
 use crate::report::{
     BackendLog, CheckReport, RunReport, ScenarioReport, Summary, SweepSummary, SweepVariant, Verdict,
@@ -68,6 +68,22 @@ pub enum RunError {
     Unreachable(String),
 }
 
+/// Opens one connection offering `chatwire.v1` and closes it. A backend with no WebSocket there
+/// (refused handshake, broken TCP, no handshake before `deadline`) cannot run any scenario: it is
+/// unreachable. A completed handshake with a wrong subprotocol answer is reachable: the scenarios
+/// report it against TRANSPORT-003.
+async fn probe(url: &str, max_message_bytes: usize, deadline: Instant) -> Result<(), RunError> {
+    match WsConn::open(url, max_message_bytes, deadline).await {
+        Ok(mut conn) => {
+            let _ = conn.close(Instant::now() + Duration::from_millis(500)).await;
+            Ok(())
+        }
+        Err(ConnectError::Subprotocol { .. }) => Ok(()),
+        Err(e @ ConnectError::BadUrl { .. }) => Err(RunError::Unreachable(e.to_string())),
+        Err(e) => Err(RunError::Unreachable(format!("{e}; is a Chatwire WebSocket server listening at that path?"))),
+    }
+}
+
 /// Progress notifications, for live terminal output.
 #[derive(Debug)]
 pub enum Progress<'a> {
@@ -117,18 +133,19 @@ pub async fn run_suite(
     let start_timeout = scale(opts.start_timeout);
 
     let mut shared = None;
+    let probe_deadline = || Instant::now() + scale(Duration::from_secs(5));
     let url = match &opts.target {
         Target::Url(url) => {
-            let deadline = Instant::now() + scale(Duration::from_secs(5));
-            let mut probe = WsConn::open(url, opts.driver.max_message_bytes, deadline)
-                .await
-                .map_err(|e| RunError::Unreachable(e.to_string()))?;
-            let _ = probe.close(Instant::now() + Duration::from_millis(500)).await;
+            probe(url, opts.driver.max_message_bytes, probe_deadline()).await?;
             url.clone()
         }
         target => {
             let server = ServerProcess::start(target, "shared", start_timeout).await?;
             let url = server.url().to_owned();
+            // Accepting TCP is not speaking WebSocket: a spawned backend gets the same probe as a
+            // URL, so an HTTP server (or the wrong --exec-path) is a backend error, not a FAIL of
+            // every scenario.
+            probe(&url, opts.driver.max_message_bytes, probe_deadline()).await?;
             shared = Some(server);
             url
         }

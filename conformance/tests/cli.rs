@@ -129,6 +129,58 @@ fn an_unreachable_backend_exits_3() {
 }
 
 #[test]
+fn a_backend_that_is_not_a_websocket_server_is_a_backend_error_not_a_fail() {
+    // Accepts TCP on {port} (so it looks ready) but answers the handshake with HTTP 404.
+    let o = run(&[
+        "run",
+        "--exec",
+        "exec python3 -m http.server {port} --bind 127.0.0.1",
+        "--scenario",
+        "turn-say-completed",
+        "--scenario",
+        "hitl-submit",
+    ]);
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(3), "{out}");
+    assert!(out.contains("the backend could not be reached"), "{out}");
+    assert!(out.contains("is a Chatwire WebSocket server listening at that path?"), "{out}");
+    assert!(!out.contains("FAIL"), "no scenario is charged with it: {out}");
+
+    // An HTTP/1.1 server that refuses the upgrade, at --url: the status is named.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = std::thread::spawn(move || {
+        use std::io::{Read as _, Write as _};
+        let (mut stream, _) = listener.accept().expect("the runner connects");
+        stream.set_read_timeout(Some(std::time::Duration::from_secs(5))).unwrap();
+        let mut request = [0u8; 4096];
+        let _ = stream.read(&mut request);
+        let _ = stream.write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+    });
+    let o = run(&["run", "--url", &format!("ws://127.0.0.1:{port}/ws"), "--scenario", "turn-say-completed"]);
+    let out = text(&o);
+    server.join().unwrap();
+    assert_eq!(o.status.code(), Some(3), "{out}");
+    assert!(out.contains("refused the websocket handshake") && out.contains("HTTP 404"), "{out}");
+    assert!(!out.contains("FAIL"), "{out}");
+}
+
+#[test]
+fn an_unknown_reference_fault_is_a_usage_error_that_lists_the_faults() {
+    let o = run(&["run", "--reference-fault", "nope", "--scenario", "turn-say-completed"]);
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}");
+    assert!(out.contains("unknown fault \"nope\""), "{out}");
+    for fault in chatwire_reference::fault::Fault::ALL {
+        assert!(out.contains(fault.name()), "{} is not listed: {out}", fault.name());
+    }
+    assert!(!out.contains("--list-faults"), "a flag of the other binary: {out}");
+    // A known fault gets as far as a run (and fails it): the check above refuses only unknown names.
+    let o = run(&["run", "--reference-fault", "rewind-not-persisted", "--scenario", "rewind-survives-restart"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+}
+
+#[test]
 fn exec_runs_the_backend_and_writes_json_and_junit_reports() {
     let json = temp("report.json");
     let junit = temp("junit.xml");
@@ -310,4 +362,24 @@ fn features_beside_a_version_below_1_1_are_refused_before_anything_runs() {
         run(&["run", "--versions", "1.1", "--features", "", "--url", "ws://127.0.0.1:9/ws", "--scenario", "turn-*"]);
     assert_eq!(o.status.code(), Some(3), "{}", text(&o));
     assert!(text(&o).contains("offering [1.1], features []"), "{}", text(&o));
+}
+
+#[test]
+fn the_readme_first_backend_path_names_real_scenarios() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).expect("README.md");
+    let ids: Vec<String> = chatwire_conformance::catalog::embedded_scenarios()
+        .expect("embedded scenarios")
+        .into_iter()
+        .map(|s| s.id)
+        .collect();
+    let named: Vec<&str> = readme
+        .lines()
+        .filter_map(|l| l.strip_prefix("suite --scenario "))
+        .filter_map(|rest| rest.split_whitespace().next())
+        .filter(|name| !name.contains('*'))
+        .collect();
+    assert!(named.len() >= 5, "the README's first-backend path lists its scenarios: {named:?}");
+    for name in named {
+        assert!(ids.iter().any(|id| id == name), "README.md names {name}, which is no scenario");
+    }
 }

@@ -3,7 +3,7 @@
 //! (STATE-004). Every event must be one the reducer accepts (STATE-006 and the refusal rules).
 //!
 //! Other state frames use the same seam: [`StateOracle::expected`] is the reduction, and
-//! [`StateOracle::adopt`] compares any state the client holds with it; the patch oracle
+//! `StateOracle::adopt` compares any state the client holds with it; the patch oracle
 //! (`super::patch`) applies each `ui_state_patch` to the state last received and calls it.
 
 use chatwire_schema::reducer::REFUSAL_RULES;

@@ -170,6 +170,18 @@ export class ChatwireError extends Error {
   }
 }
 
+/** A retry the client scheduled after a connection failed or dropped (the `reconnect` event). */
+export interface ReconnectAttempt {
+  /** Which retry this is: 1 for the first, up to `maxAttempts`. */
+  attempt: number;
+  /** The retries allowed in a row (`reconnect.maxAttempts`); after that the client gives up. */
+  maxAttempts: number;
+  /** When the retry starts, in ms from now. */
+  delayMs: number;
+  /** Why the connection failed or dropped, e.g. `cannot connect to ws://…: connect ECONNREFUSED 127.0.0.1:8080`. */
+  reason: string;
+}
+
 export interface ClientEvents {
   /** Every valid server frame, after the client has applied it. */
   frame: (frame: ServerFrame) => void;
@@ -177,6 +189,8 @@ export interface ClientEvents {
   state: (state: UiState) => void;
   /** The status changed. */
   status: (status: ClientStatus) => void;
+  /** A connection failed or dropped and a retry is scheduled: log it to see why a client keeps reconnecting. */
+  reconnect: (attempt: ReconnectAttempt) => void;
   /** A welcome arrived, or the resume token or `last_seq` moved: persist it to survive a reload. */
   session: (session: SessionInfo) => void;
   /** A problem not tied to a request: an uncorrelated server error, a resume the server refused, an invalid frame. */
@@ -238,6 +252,19 @@ function defaultSocket(): SocketFactory {
   return (url, protocols) => new Global(url, protocols);
 }
 
+/**
+ * What a socket's error event says, if anything: Node's `ws` gives an ErrorEvent whose `message`
+ * (and `error.code`) name the cause (`connect ECONNREFUSED 127.0.0.1:8080`); browsers say nothing.
+ */
+function describeSocketError(event: unknown): string | null {
+  if (typeof event !== "object" || event === null) return null;
+  const { message, error } = event as { message?: unknown; error?: { code?: unknown; message?: unknown } | null };
+  const text = typeof message === "string" && message !== "" ? message : typeof error?.message === "string" && error.message !== "" ? error.message : null;
+  const code = typeof error?.code === "string" ? error.code : null;
+  if (text === null) return code;
+  return code === null || text.includes(code) ? text : `${code}: ${text}`;
+}
+
 function defaultId(): string {
   return `c-${(globalThis as unknown as { crypto: { randomUUID(): string } }).crypto.randomUUID()}`;
 }
@@ -264,7 +291,14 @@ export class ChatwireClient {
   readonly #script: AgentScript | undefined;
   readonly #features: Capability[] | undefined;
   readonly #clientName: string | undefined;
-  readonly #listeners: Listeners = { frame: new Set(), state: new Set(), status: new Set(), session: new Set(), error: new Set() };
+  readonly #listeners: Listeners = {
+    frame: new Set(),
+    state: new Set(),
+    status: new Set(),
+    reconnect: new Set(),
+    session: new Set(),
+    error: new Set(),
+  };
   readonly #pending = new Map<string, Pending>();
   readonly #tracker = new StateTracker();
   #status: ClientStatus = "idle";
@@ -273,6 +307,8 @@ export class ChatwireClient {
   #resume: SessionResume | null;
   #helloId: string | null = null;
   #attempts = 0;
+  /** What the current socket's error event said (Node's `ws` names the cause, e.g. ECONNREFUSED). */
+  #socketError: string | null = null;
   #retryTimer: Timer | null = null;
   #handshakeTimer: Timer | null = null;
   #closeError: ChatwireError | null = null;
@@ -420,8 +456,11 @@ export class ChatwireClient {
       return;
     }
     this.#socket = socket;
+    this.#socketError = null;
+    let opened = false;
     socket.onopen = () => {
       if (socket !== this.#socket) return;
+      opened = true;
       if (socket.protocol !== SUBPROTOCOL) {
         this.#finish(new ChatwireError("subprotocol_refused", `the server did not select the ${SUBPROTOCOL} subprotocol`));
         return;
@@ -432,10 +471,14 @@ export class ChatwireClient {
       if (socket === this.#socket) this.#receive(event.data);
     };
     socket.onclose = (event) => {
-      if (socket === this.#socket) this.#dropped(`connection closed (${event.code}${event.reason ? ` ${event.reason}` : ""})`);
+      if (socket !== this.#socket) return;
+      const closed = `${event.code}${event.reason ? ` ${event.reason}` : ""}`;
+      const cause = this.#socketError === null ? "" : `: ${this.#socketError}`;
+      this.#dropped(opened ? `connection closed (${closed})${cause}` : `cannot connect to ${this.#options.url}${cause} (close ${closed})`);
     };
-    socket.onerror = () => {
-      // A close event always follows; it decides what happens next.
+    socket.onerror = (event) => {
+      // A close event always follows; it decides what happens next and names this cause.
+      if (socket === this.#socket) this.#socketError = describeSocketError(event);
     };
     this.#handshakeTimer = setTimeout(() => {
       if (socket !== this.#socket) return;
@@ -486,7 +529,9 @@ export class ChatwireClient {
     const bound = Math.min(policy.maxDelayMs, policy.initialDelayMs * 2 ** this.#attempts);
     this.#attempts += 1;
     this.#setStatus("reconnecting");
-    this.#retryTimer = setTimeout(() => this.#open(), Math.round(bound / 2 + (Math.random() * bound) / 2));
+    const delayMs = Math.round(bound / 2 + (Math.random() * bound) / 2);
+    this.#retryTimer = setTimeout(() => this.#open(), delayMs);
+    this.#emit("reconnect", { attempt: this.#attempts, maxAttempts: policy.maxAttempts, delayMs, reason: why });
   }
 
   /** The client stops for good; `error` says why (null: closed by the application). */

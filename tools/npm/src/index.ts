@@ -23,6 +23,7 @@ export {
   type ClientEvents,
   type ClientOptions,
   type ClientStatus,
+  type ReconnectAttempt,
   type ReconnectOptions,
   type SessionInfo,
   type SessionResume,

@@ -148,6 +148,29 @@ describe("connection", () => {
     assert.ok(Date.now() - started < 2_000);
   });
 
+  test("every retry is reported with its reason; a browser's silent error event still says what failed", async () => {
+    const { client, sockets, socket } = harness();
+    const retries = [];
+    client.on("reconnect", (r) => retries.push(r));
+    const connected = client.connect();
+    socket().onerror?.({ type: "error" }); // a browser's error event carries no detail
+    socket().drop();
+    await until("a second attempt", () => sockets.length === 2, 2_000);
+    socket().open();
+    socket().onerror?.({ type: "error", message: "read ECONNRESET", error: { code: "ECONNRESET" } });
+    socket().drop();
+    await until("a third attempt", () => sockets.length === 3, 2_000);
+    assert.deepEqual(
+      retries.map((r) => [r.attempt, r.maxAttempts, r.reason]),
+      [
+        [1, 3, "cannot connect to ws://127.0.0.1:1/ws (close 1006)"],
+        [2, 3, "connection closed (1006): read ECONNRESET"],
+      ],
+    );
+    client.close();
+    await assert.rejects(connected, { code: "closed" });
+  });
+
   test("no welcome within the handshake deadline counts as a dropped connection", async () => {
     const { client, sockets, socket } = harness({ handshakeTimeoutMs: 30 });
     const connected = client.connect();

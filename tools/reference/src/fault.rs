@@ -4,9 +4,9 @@
 //! `chatwire-reference serve --fault NAME` runs the reference backend with exactly one such bug.
 //!
 //! Every fault is one entry of the list in [`faults!`](self) below (name, wire name, what it
-//! breaks) and one arm in the [`Hooks`] implementation of [`Fault`]: the server core calls the
+//! breaks) and one arm in the `Hooks` implementation of [`Fault`]: the server core calls the
 //! hooks at its seams (transport, refusals, handshake, emit, load, deadlines) and never names a
-//! fault. With no fault configured the core runs [`NoFault`], whose hooks are the identity.
+//! fault. With no fault configured the core runs `NoFault`, whose hooks are the identity.
 
 use std::borrow::Cow;
 use std::fmt;

@@ -7,7 +7,7 @@
 //! * [`Server::bind`] / [`serve`] run it in-process; [`run_cli`] is the command line (also
 //!   reached through the conformance runner's hidden subcommand).
 //! * State: every session's `UiState` is the fold of the events it committed, through
-//!   `chatwire_schema::reducer` ([`session`] module docs say how).
+//!   `chatwire_schema::reducer` (the private `session` module's docs say how).
 //! * [`agent`]: the seam between the run driver and what plans a turn.
 //! * [`fault`]: planted bugs for proving the conformance suite (testing aid only).
 

@@ -37,6 +37,26 @@ const DOCUMENT_FLOWS: &[(&str, Flow)] = &[
     ("wire-log-record.json", Flow::ClientToServer),
 ];
 
+/// How report lines name the way the conformance tooling's documents travel. They are graded like
+/// the frames in [`DOCUMENT_FLOWS`], but no client or server is involved, so a line says who
+/// writes and who reads them, and which direction's rules grade them.
+const RUNNER_DOCUMENTS: &[(&str, &str)] = &[
+    ("scenario.json", "written by scenario authors, read by the runner"),
+    ("conformance-baseline.json", "written by users, read by the runner"),
+    ("conformance-report.json", "written by the runner, read by CI tooling"),
+    ("wire-log-record.json", "written by recorders, read by the runner's check-log"),
+];
+
+/// Which way the instances of `file` travel, for report lines: client→server or server→client for
+/// frames and protocol documents; who writes and reads the conformance tooling's documents, with
+/// the direction whose rules grade them.
+pub fn travels(file: &str, flow: Flow) -> String {
+    match RUNNER_DOCUMENTS.iter().find(|(f, _)| *f == file) {
+        Some((_, who)) => format!("{who}; graded like {}", flow.arrow()),
+        None => flow.arrow().to_owned(),
+    }
+}
+
 /// Why a diff could not run (exit code 2).
 #[derive(Debug, thiserror::Error)]
 pub enum DiffError {
@@ -122,7 +142,7 @@ impl Finding {
             self.message,
             self.path,
             self.detail,
-            self.flow.arrow(),
+            travels(&self.file, self.flow),
             self.rule.why(self.flow)
         )
     }
@@ -135,6 +155,7 @@ impl Finding {
             "message": self.message,
             "file": self.file,
             "direction": self.flow.as_str(),
+            "travels": travels(&self.file, self.flow),
             "path": self.path,
             "detail": self.detail,
             "why": self.rule.why(self.flow),

@@ -56,7 +56,7 @@ enum Command {
     },
     /// Validate JSON frames, dispatching on `type` to the message's schema.
     Validate {
-        /// Frame files (one JSON object each).
+        /// Frame files (one JSON object each); `-` reads one frame from standard input.
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
@@ -179,12 +179,34 @@ fn check(sets: &[GeneratedSet], releases: &[ReleaseSet]) -> ExitCode {
     }
 }
 
+/// Most bytes `validate -` reads from standard input: far above any frame a limit allows.
+const STDIN_MAX_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Standard input as text, bounded by [`STDIN_MAX_BYTES`].
+fn read_stdin() -> std::io::Result<String> {
+    use std::io::Read as _;
+    let mut text = String::new();
+    std::io::stdin().lock().take(STDIN_MAX_BYTES + 1).read_to_string(&mut text)?;
+    if text.len() as u64 > STDIN_MAX_BYTES {
+        return Err(std::io::Error::other(format!("more than {STDIN_MAX_BYTES} bytes")));
+    }
+    Ok(text)
+}
+
 fn validate(files: &[PathBuf]) -> ExitCode {
     let validator = FrameValidator::new();
     let mut worst = 0u8;
+    let mut stdin_read = false;
     for file in files {
-        let name = file.display();
-        let text = match std::fs::read_to_string(file) {
+        let from_stdin = file.as_os_str() == "-";
+        let name = if from_stdin { "<stdin>".to_owned() } else { file.display().to_string() };
+        if from_stdin && std::mem::replace(&mut stdin_read, true) {
+            eprintln!("{name}: `-` is given more than once; standard input holds one frame");
+            worst = 2;
+            continue;
+        }
+        let read = if from_stdin { read_stdin() } else { std::fs::read_to_string(file) };
+        let text = match read {
             Ok(t) => t,
             Err(e) => {
                 eprintln!("{name}: cannot read: {e}");

@@ -411,3 +411,86 @@ fn validate_without_files_is_a_usage_error() {
     run(["validate"]).expect_code(2);
     run(["no-such-command"]).expect_code(2);
 }
+
+/// Runs `chatwire-schema ARGS` with `input` on its standard input.
+fn run_with_stdin(args: &[&str], input: &[u8]) -> Run {
+    use std::io::Write as _;
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_chatwire-schema"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    let mut stdin = child.stdin.take().expect("piped stdin");
+    // The tool may stop reading early (a usage error); a broken pipe is not this test's concern.
+    let _ = stdin.write_all(input);
+    drop(stdin);
+    let Output { status, stdout, stderr } = child.wait_with_output().expect("the binary exits");
+    let run = Run {
+        code: status.code(),
+        stdout: String::from_utf8_lossy(&stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&stderr).into_owned(),
+    };
+    assert!(!run.stderr.contains("panicked"), "the tool panicked:\n{}", run.stderr);
+    run
+}
+
+#[test]
+fn validate_dash_reads_one_frame_from_stdin() {
+    let good = std::fs::read(corpus().join("valid/chat.rewind/before-second-turn.json")).expect("fixture");
+    let run = run_with_stdin(&["validate", "-"], &good);
+    run.expect_code(0);
+    assert_eq!(run.stdout.trim(), "<stdin>: valid chat.rewind", "{}", run.stdout);
+
+    let run = run_with_stdin(&["validate", "-"], br#"{"type": "chat.rewind", "id": "rw-1"}"#);
+    run.expect_code(1);
+    assert!(run.stdout.starts_with("<stdin>: invalid chat.rewind"), "{}", run.stdout);
+
+    let run = run_with_stdin(&["validate", "-"], b"{not json");
+    run.expect_code(2);
+    assert!(run.stderr.starts_with("<stdin>: not JSON"), "{}", run.stderr);
+
+    // Beside files, and at most once: a second `-` would read an empty stream.
+    let file = corpus().join("valid/chat.rewind/before-second-turn.json");
+    let file = file.to_str().expect("utf-8 path");
+    let run = run_with_stdin(&["validate", file, "-", "-"], &good);
+    run.expect_code(2);
+    assert!(run.stdout.contains(&format!("{file}: valid chat.rewind")), "{}", run.stdout);
+    assert!(run.stdout.contains("<stdin>: valid chat.rewind"), "{}", run.stdout);
+    assert!(run.stderr.contains("`-` is given more than once"), "{}", run.stderr);
+}
+
+#[test]
+fn diff_names_who_writes_and_reads_the_runners_documents() {
+    let old = TempDir::with_exported_schemas("diff-label-old");
+    let new = TempDir::with_exported_schemas("diff-label-new");
+    // One optional member more in a scenario file and in the run report.
+    for (file, member) in [("scenario.json", "x_note"), ("conformance-report.json", "x_extra")] {
+        let path = new.path().join(file);
+        let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(&path).expect("exported")).expect("JSON");
+        doc["properties"]
+            .as_object_mut()
+            .unwrap_or_else(|| panic!("{file} has root properties"))
+            .insert(member.to_owned(), serde_json::json!({"type": "string"}));
+        std::fs::write(&path, serde_json::to_string_pretty(&doc).expect("serializes")).expect("writes");
+    }
+    let run = run(["diff".as_ref(), old.path().as_os_str(), new.path().as_os_str()]);
+    let line = |member: &str| {
+        run.stdout
+            .lines()
+            .find(|l| l.contains(member))
+            .unwrap_or_else(|| panic!("no line for {member}:\n{}\n{}", run.stdout, run.stderr))
+            .to_owned()
+    };
+    let scenario = line("x_note");
+    assert!(
+        scenario.contains("written by scenario authors, read by the runner; graded like client→server"),
+        "{scenario}"
+    );
+    let report = line("x_extra");
+    assert!(report.contains("written by the runner, read by CI tooling; graded like server→client"), "{report}");
+    // Frames keep their direction.
+    assert!(!scenario.starts_with("ERR"), "{scenario}");
+}
