@@ -14,7 +14,7 @@ import copy
 from collections.abc import Iterable
 from typing import Any, Final, Literal
 
-from chatwire.reducer import JsonObject, ReduceError, _apply, open_stream
+from chatwire.reducer import JsonObject, ReduceError, _apply, open_stream, retry_cut
 
 __all__ = ["CatchUpError", "PatchError", "apply_patch", "apply_with_patch", "catch_up"]
 
@@ -166,24 +166,13 @@ def _touched_by(state: JsonObject, e: JsonObject) -> tuple[Any, ...]:
         named = next((n for n in range(len(items) - 1, -1, -1) if items[n]["id"] == e["after_item_id"]), None)
         if named is None:
             return ("nothing",)
-        cut = _retry_cut(items, named)
+        cut = retry_cut(items, named)
         return ("cut", cut, [i["id"] for i in items[cut:]])
     if kind == "chat.assistant_message_delta" and _is_open_stream(state, e):
         return ("stream_append", len(items) - 1)
     if kind == "chat.assistant_message" and _is_open_stream(state, e):
         return ("stream_end", len(items) - 1)
     return ("nothing",)
-
-
-def _retry_cut(items: list[JsonObject], named: int) -> int:
-    """The first index a retry after `items[named]` removes: a call's output item stays with it."""
-    cut = named + 1
-    item = items[named]
-    if item["kind"] == "tool_call" and cut < len(items):
-        nxt = items[cut]
-        if nxt["kind"] == "tool_output" and nxt["tool_call_id"] == item["id"]:
-            cut += 1
-    return cut
 
 
 def _is_open_stream(state: JsonObject, e: JsonObject) -> bool:
