@@ -17,11 +17,12 @@ TEMPLATE_VERSIONS: Final[tuple[str, ...]] = ("1.1", "1.0")
 # What each version adds: features (in force only when negotiated, SESSION-012), capabilities that
 # are not features, and client frame types. Each list is in the order the schema crate lists them.
 _SINCE: Final[dict[str, dict[str, tuple[str, ...]]]] = {
-    "1.0": {"features": (), "capabilities": ("rewind", "tool_output", "tool_expiry"), "client_types": ()},
+    "1.0": {"features": (), "capabilities": ("rewind", "tool_output", "tool_expiry"), "client_types": (), "hello_members": ()},
     "1.1": {
         "features": ("ui_state_patch", "resume_catch_up", "assistant_stream"),
         "capabilities": ("retry",),
         "client_types": ("chat.retry",),
+        "hello_members": ("features",),
     },
 }
 
@@ -64,6 +65,14 @@ class Negotiated:
         """Whether the negotiated version defines this client frame (ERROR-007 otherwise)."""
         newer = {t for since, adds in _SINCE.items() if _key(since) > _key(self.version) for t in adds["client_types"]}
         return frame_type not in newer
+
+
+def undefined_hello_members(spoken: tuple[str, ...], hello: dict[str, Any]) -> list[str]:
+    """Members of a hello that no version this server speaks defines: a 1.0-only server's hello
+    schema is closed, so it refuses `features` with `invalid_frame` (FRAME-003, spec/session.md#features)."""
+    newest = max(spoken, key=_key)
+    newer = {m for since, adds in _SINCE.items() if _key(since) > _key(newest) for m in adds["hello_members"]}
+    return sorted(newer & hello.keys())
 
 
 def negotiate(spoken: tuple[str, ...], hello: dict[str, Any]) -> Negotiated:

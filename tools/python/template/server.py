@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """A Chatwire backend template: asyncio + websockets + SQLite, built on the `chatwire` package.
 
-    python server.py --port 8080 --db chat.sqlite3 [--conformance]
+    python server.py --port 8080 --db chat.sqlite3 [--conformance] [--versions 1.1,1.0]
 
-It passes the whole conformance suite (`chatwire-conformance run --exec ...`, see the README's
-"Testing your backend"). This file is the transport; sessions.py is the protocol logic and
-store.py the persistence. Replace `Hub.plan` in sessions.py with your model.
+It speaks protocol 1.1 and 1.0 and passes the whole conformance suite (`chatwire-conformance run
+--exec ...`, see the README's "Testing your backend"); `--versions 1.0` makes it a 1.0-only
+backend. This file is the transport; negotiation.py decides what each connection speaks,
+sessions.py answers the client, turns.py plays the agent, core.py commits and sends, store.py
+persists. Replace `Turns.plan` in turns.py with your model.
 
 The websockets traps this file avoids, each marked where it is handled:
   * max_size: websockets refuses messages over 1 MiB by default by closing with 1009, so the
@@ -54,7 +56,7 @@ from chatwire.facts import (
     SUBPROTOCOL,
 )
 from core import Refusal, Session, dumps
-from negotiation import TEMPLATE_VERSIONS, Negotiated
+from negotiation import TEMPLATE_VERSIONS, Negotiated, undefined_hello_members
 from sessions import Hub
 from store import Store
 
@@ -227,11 +229,16 @@ class Connection:
         except FrameError as e:
             return await self.refuse(Refusal(e.error_code, str(e)), in_reply_to)
         if kind == "session.hello":
+            undefined = undefined_hello_members(self.hub.versions, frame)
+            if undefined:
+                return await self.refuse(Refusal("invalid_frame", f"session.hello has members this server's versions do not define: {undefined}"), in_reply_to)
             if self.session is not None:
                 return await self.refuse(Refusal("already_open", "this connection already has a session"), in_reply_to)
+            offered = self.negotiated
             try:
                 self.session = await self.hub.hello(self, frame)
             except Refusal as refusal:
+                self.negotiated = offered  # a refused hello negotiated nothing
                 await self.refuse(refusal, in_reply_to)
             return
         if self.session is None:
