@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import re
 import sqlite3
 import sys
 from typing import Any, Final, Literal
@@ -55,11 +56,10 @@ class Turns(HubCore):
             script: JsonObject | None = session.agent.get("script")
             return plan_turn(script, turn, retry)
         quoted = "".join(f"> {line}\n" for line in user_text.splitlines())
-        words = f"You said:\n\n{quoted}"
-        # The echo streams its reply word by word, as a model would.
-        chunks = tuple(word for word in words.split(" ") if word)
-        spaced = tuple(w + " " for w in chunks[:-1]) + chunks[-1:]
-        return [Say(words, spaced if "".join(spaced) == words else (), 0), End("completed", None, "completed")]
+        reply = f"You said:\n\n{quoted}"
+        # The echo streams its reply word by word (each with the whitespace after it), as a model would.
+        words = tuple(w for w in re.findall(r"\S*\s*", reply) if w)
+        return [Say(reply, words, 0), End("completed", None, "completed")]
 
     # ---------------------------------------------------------------- the driver
 
