@@ -92,12 +92,6 @@ def negotiate(spoken: tuple[str, ...], hello: dict[str, Any]) -> Negotiated:
     return Negotiated(version, tuple(features))
 
 
-def implemented(spoken: tuple[str, ...]) -> tuple[str, ...]:
-    """Every feature and capability the server implements: those of the newest version it speaks."""
-    newest = max(spoken, key=_key)
-    return _up_to(newest, "capabilities") + _up_to(newest, "features")
-
-
 def capabilities(negotiated: Negotiated, *, conformance: bool) -> list[str]:
     """The welcome's `capabilities`: what the server can do, as the negotiated version names it
     (a 1.0 welcome lists no 1.1 capability, COMPAT-005)."""

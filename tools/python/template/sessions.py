@@ -258,6 +258,8 @@ class Hub(Turns):
         assert invocation is not None
         removed_calls = tuple(c["id"] for c in open_calls({**s.state, "items": items[cut:]}, None))
         turn, retries = self.store.turn_and_retries(s.id, invocation)
+        if turn < 0:  # the state names a turn the log does not: never plays another turn's steps
+            raise Refusal("internal_error", "the turn to retry is not in the session's log")
         ts = now_ts()
         accepted = {"type": "chat.retry_accepted", "in_reply_to": retry["id"], "invocation_id": invocation, "after_item_id": after, "removed_item_ids": [i["id"] for i in items[cut:]], "ts": ts}
         started = {"type": "chat.run_started", "invocation_id": invocation, "ts": ts}
