@@ -92,6 +92,12 @@ def negotiate(spoken: tuple[str, ...], hello: dict[str, Any]) -> Negotiated:
     return Negotiated(version, tuple(features))
 
 
+def implements(spoken: tuple[str, ...], name: str) -> bool:
+    """Whether the server implements a feature or capability: one of the newest version it speaks."""
+    newest = max(spoken, key=_key)
+    return name in _up_to(newest, "features") + _up_to(newest, "capabilities")
+
+
 def capabilities(negotiated: Negotiated, *, conformance: bool) -> list[str]:
     """The welcome's `capabilities`: what the server can do, as the negotiated version names it
     (a 1.0 welcome lists no 1.1 capability, COMPAT-005)."""

@@ -32,6 +32,7 @@ from chatwire import (
 )
 from chatwire.reducer import open_stream
 from core import DELTA, HubCore, JsonObject, Session, Unit, new_id, now_ms, now_ts
+from negotiation import implements
 from store import Commit
 
 #: What `Turns._next` returns after carrying out one decision.
@@ -46,7 +47,7 @@ class Turns(HubCore):
     def streams_say(self) -> bool:
         """Whether a `say` with chunks is streamed (SCRIPT-019): when the server implements
         `assistant_stream`, i.e. speaks 1.1, whichever connections see the stream."""
-        return "1.1" in self.versions
+        return implements(self.versions, "assistant_stream")
 
     def plan(self, session: Session, turn: int, user_text: str, retry: int | None = None) -> list[Decision]:
         """The agent's decisions for a turn, or for its `retry`-th retry. Conformance mode plays
