@@ -7,7 +7,7 @@
 
 The schemas in schema/json are themselves generated from the Rust types (chatwire-schema); this
 script only copies the protocol documents and runs datamodel-code-generator (pinned in
-requirements.lock) on the four top-level documents. CI runs --check.
+requirements-dev.lock) on the four top-level documents. CI runs --check.
 """
 
 from __future__ import annotations

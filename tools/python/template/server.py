@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """A Chatwire backend template: asyncio + websockets + SQLite, built on the `chatwire` package.
 
-    python server.py --port 8080 --db chat.sqlite3 [--conformance]
+    python server.py --port 8080 --db chat.sqlite3 [--conformance] [--versions 1.1,1.0]
 
-It passes the whole conformance suite (`chatwire-conformance run --exec ...`, see the README's
-"Testing your backend"). This file is the transport; sessions.py is the protocol logic and
-store.py the persistence. Replace `Hub.plan` in sessions.py with your model.
+It speaks protocol 1.1 and 1.0 and passes the whole conformance suite (`chatwire-conformance run
+--exec ...`, see the README's "Testing your backend"); `--versions 1.0` makes it a 1.0-only
+backend. This file is the transport; negotiation.py decides what each connection speaks,
+sessions.py answers the client, turns.py plays the agent, core.py commits and sends, store.py
+persists. Replace `Turns.plan` in turns.py with your model.
 
 The websockets traps this file avoids, each marked where it is handled:
   * max_size: websockets refuses messages over 1 MiB by default by closing with 1009, so the
@@ -53,7 +55,9 @@ from chatwire.facts import (
     SEND_QUEUE_MAX_BYTES,
     SUBPROTOCOL,
 )
-from sessions import Hub, Refusal, Session, dumps
+from core import Refusal, Session, dumps
+from negotiation import TEMPLATE_VERSIONS, Negotiated, undefined_hello_members
+from sessions import Hub
 from store import Store
 
 HELLO_DEADLINE_S: Final = 30.0  # TRANSPORT-012
@@ -81,6 +85,8 @@ class Connection:
         self.ws = ws
         self.hub = hub
         self.session: Session | None = None
+        # Until a hello is accepted: the newest version spoken, which decides which types exist (ERROR-007).
+        self.negotiated = Negotiated(hub.versions[0], None)
         self.closing = False
         self.last_heard = time.monotonic()
         self.refused_resumes = 0
@@ -214,16 +220,25 @@ class Connection:
             return await self.refuse(Refusal("malformed_frame", "a frame must be a json object"), None)
         frame_id = frame.get("id")
         in_reply_to = frame_id if isinstance(frame_id, str) and _ID.fullmatch(frame_id) else None  # ERROR-004
+        frame_type = frame.get("type")
+        if isinstance(frame_type, str) and not self.negotiated.knows_client_type(frame_type):
+            # A type newer than the negotiated version is unknown here (ERROR-007), before its schema.
+            return await self.refuse(Refusal("unknown_type", f"unknown frame type {frame_type!r}"), in_reply_to)
         try:
             kind = validate_client_frame(frame)
         except FrameError as e:
             return await self.refuse(Refusal(e.error_code, str(e)), in_reply_to)
         if kind == "session.hello":
+            undefined = undefined_hello_members(self.hub.versions, frame)
+            if undefined:
+                return await self.refuse(Refusal("invalid_frame", f"session.hello has members this server's versions do not define: {undefined}"), in_reply_to)
             if self.session is not None:
                 return await self.refuse(Refusal("already_open", "this connection already has a session"), in_reply_to)
+            offered = self.negotiated
             try:
                 self.session = await self.hub.hello(self, frame)
             except Refusal as refusal:
+                self.negotiated = offered  # a refused hello negotiated nothing
                 await self.refuse(refusal, in_reply_to)
             return
         if self.session is None:
@@ -238,11 +253,21 @@ async def main() -> int:
     parser.add_argument("--db", required=True, help="SQLite file; sessions survive restarts on the same file")
     parser.add_argument("--conformance", action="store_true", help="play session.hello.script instead of the model")
     parser.add_argument("--max-frame-bytes", type=int, default=DEFAULT_MAX_FRAME_BYTES)  # TRANSPORT-013
+    parser.add_argument(
+        "--versions",
+        default=",".join(TEMPLATE_VERSIONS),
+        help=f"protocol versions to speak, comma-separated (default: {','.join(TEMPLATE_VERSIONS)}); 1.0 makes a 1.0-only backend",
+    )
     args = parser.parse_args()
     if args.max_frame_bytes < MIN_MAX_FRAME_BYTES:
         parser.error(f"--max-frame-bytes must be at least {MIN_MAX_FRAME_BYTES} (TRANSPORT-005)")
+    asked = [v.strip() for v in args.versions.split(",") if v.strip()]
+    unknown = [v for v in asked if v not in TEMPLATE_VERSIONS]
+    if not asked or unknown:
+        parser.error(f"--versions takes some of {', '.join(TEMPLATE_VERSIONS)}; not {', '.join(unknown) or 'nothing'}")
+    versions = tuple(v for v in TEMPLATE_VERSIONS if v in asked)  # newest first (SESSION-003)
 
-    hub = Hub(Store(args.db), conformance=args.conformance, max_frame_bytes=args.max_frame_bytes)
+    hub = Hub(Store(args.db), conformance=args.conformance, max_frame_bytes=args.max_frame_bytes, versions=versions)
     await hub.recover()
 
     async def handler(ws: ServerConnection) -> None:

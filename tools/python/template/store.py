@@ -38,6 +38,13 @@ CREATE TABLE IF NOT EXISTS log (
     kind TEXT NOT NULL,
     frame TEXT NOT NULL
 );
+-- The seqs of the frames that carried a state (snapshots, updates, patches, deltas): the only
+-- valid bases of a catch-up (RESUME-017, RESUME-018).
+CREATE TABLE IF NOT EXISTS state_frames (
+    session_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    PRIMARY KEY (session_id, seq)
+);
 -- Deadlines of pending calls, in wall-clock milliseconds, so they survive a restart (TOOL-019).
 CREATE TABLE IF NOT EXISTS timers (
     session_id TEXT NOT NULL,
@@ -77,6 +84,7 @@ class Commit:
     accepted_message: str | None = None
     add_timers: dict[str, int] = field(default_factory=dict)
     remove_timers: list[str] = field(default_factory=list)
+    state_seqs: list[int] = field(default_factory=list)
 
 
 class Store:
@@ -92,12 +100,13 @@ class Store:
     def close(self) -> None:
         self._db.close()
 
-    def create_session(self, row: SessionRow) -> None:
+    def create_session(self, row: SessionRow, snapshot_seq: int) -> None:
         with self._transaction():
             self._db.execute(
                 "INSERT INTO sessions (id, token_hash, agent, state, next_seq, turns, cursor) VALUES (?, ?, ?, ?, ?, ?, NULL)",
                 (row.id, row.token_hash, json.dumps(row.agent), json.dumps(row.state), row.next_seq, row.turns),
             )
+            self._db.execute("INSERT INTO state_frames VALUES (?, ?)", (row.id, snapshot_seq))
 
     def load_session(self, session_id: str) -> SessionRow | None:
         found = self._db.execute(
@@ -131,6 +140,41 @@ class Store:
         ).fetchall()
         return [str(r[0]) for r in rows]
 
+    def catch_up_log(self, session_id: str, last_seq: int, retention: int) -> tuple[list[JsonObject], list[JsonObject]] | None:
+        """The events up to `last_seq` and those after it, or None when `last_seq` carried no
+        state or more than `retention` events came after it (RESUME-018)."""
+        db = self._db
+        if db.execute("SELECT 1 FROM state_frames WHERE session_id = ? AND seq = ?", (session_id, last_seq)).fetchone() is None:
+            return None
+        (missed,) = db.execute("SELECT COUNT(*) FROM log WHERE session_id = ? AND kind = 'event' AND seq > ?", (session_id, last_seq)).fetchone()
+        if int(missed) > retention:
+            return None
+        rows = db.execute("SELECT seq, frame FROM log WHERE session_id = ? AND kind = 'event' ORDER BY seq", (session_id,))
+        before: list[JsonObject] = []
+        after: list[JsonObject] = []
+        for seq, frame in rows:
+            (before if int(seq) <= last_seq else after).append(json.loads(frame))
+        return before, after
+
+    def turn_and_retries(self, session_id: str, invocation_id: str) -> tuple[int, int]:
+        """For the turn of `invocation_id`: which accepted message opened it (SCRIPT-004) and how
+        many retries of it were accepted (SCRIPT-020), counted over the log, across restarts."""
+        rows = self._db.execute(
+            "SELECT json_extract(frame, '$.type'), json_extract(frame, '$.invocation_id') FROM log WHERE session_id = ? "
+            "AND kind = 'event' AND json_extract(frame, '$.type') IN ('chat.user_message_accepted', 'chat.retry_accepted') ORDER BY n",
+            (session_id,),
+        )
+        accepted = 0
+        turn = retries = -1
+        for frame_type, invocation in rows:
+            if frame_type == "chat.user_message_accepted":
+                if invocation == invocation_id:
+                    turn, retries = accepted, 0
+                accepted += 1
+            elif invocation == invocation_id:
+                retries += 1
+        return turn, retries
+
     def commit(self, session_id: str, change: Commit) -> None:
         with self._transaction():
             db = self._db
@@ -153,6 +197,8 @@ class Store:
                 )
             for call, deadline in change.add_timers.items():
                 db.execute("INSERT OR REPLACE INTO timers VALUES (?, ?, ?)", (session_id, call, deadline))
+            for seq in change.state_seqs:
+                db.execute("INSERT OR IGNORE INTO state_frames VALUES (?, ?)", (session_id, seq))
             for call in change.remove_timers:
                 db.execute("DELETE FROM timers WHERE session_id = ? AND tool_call_id = ?", (session_id, call))
 

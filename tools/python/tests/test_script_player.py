@@ -83,3 +83,31 @@ def test_a_response_settles_by_its_action() -> None:
     assert response_settlement(confirm, dismiss) == Settlement(
         "chat.tool_call_dismiss", {"initiated_by": "client", "reason": "later", "in_reply_to": "r-2"}
     )
+
+
+STREAMED_AND_RETRIED: dict[str, Any] = {
+    "turns": [
+        {
+            "steps": [
+                {"op": "say", "markdown": "Rotating the key now.", "chunks": ["Rotating ", "the key ", "now."], "chunk_delay_ms": 200},
+                {"op": "end", "status": "failed", "error": "the model's API timed out"},
+            ],
+            "retries": [{"steps": [{"op": "say", "markdown": "Crawled 1200 pages."}]}],
+        }
+    ]
+}
+
+
+def test_a_say_with_chunks_carries_them_and_its_delay() -> None:
+    say, end = plan_turn(STREAMED_AND_RETRIED, 0)
+    assert say == Say("Rotating the key now.", ("Rotating ", "the key ", "now."), 200)
+    assert end == End("failed", "the model's API timed out", "failed")
+    assert plan_turn(SCRIPT, 0)[0] == Say("Let me check two things.", (), 0)
+
+
+def test_a_retry_plays_its_own_steps_and_a_missing_one_is_exhausted() -> None:
+    # SCRIPT-020: the k-th retry plays retries[k] (completed after its last step), none of the turn's steps.
+    assert plan_turn(STREAMED_AND_RETRIED, 0, retry=0) == [Say("Crawled 1200 pages."), End("completed", None, "completed")]
+    exhausted = plan_turn(STREAMED_AND_RETRIED, 0, retry=1)
+    assert exhausted == [End("failed", "the script has no retry 1 of turn 0", "script_exhausted")]
+    assert plan_turn(SCRIPT, 1, retry=0)[0].reason == "script_exhausted"  # type: ignore[union-attr]

@@ -1,5 +1,6 @@
 """The template backend on what the conformance suite does not (yet) drive: RFC 6455 violations
-(TRANSPORT-014, TRANSPORT-015) and the refused-resume limit (RESUME-013).
+(TRANSPORT-014, TRANSPORT-015), the refused-resume limit (RESUME-013), and what `--versions 1.0`
+changes (a closed 1.0 hello, no 1.1 request).
 
 Each test starts template/server.py on a free loopback port with a fresh database, and stops it.
 """
@@ -16,6 +17,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from websockets.asyncio.client import connect
@@ -34,11 +36,10 @@ def _free_port() -> int:
         return port
 
 
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[str]:
+def _start(tmp_path: Path, *extra: str) -> Iterator[str]:
     port = _free_port()
     proc = subprocess.Popen(
-        [sys.executable, str(TEMPLATE), "--port", str(port), "--db", str(tmp_path / "chat.sqlite3")],
+        [sys.executable, str(TEMPLATE), "--port", str(port), "--db", str(tmp_path / "chat.sqlite3"), *extra],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -51,6 +52,17 @@ def server(tmp_path: Path) -> Iterator[str]:
     finally:
         proc.terminate()
         proc.wait(timeout=DEADLINE_S)
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[str]:
+    yield from _start(tmp_path)
+
+
+@pytest.fixture
+def server_1_0(tmp_path: Path) -> Iterator[str]:
+    """The template as a 1.0-only backend."""
+    yield from _start(tmp_path, "--versions", "1.0")
 
 
 def _close_code_after_raw_frame(url: str, frame: bytes) -> int:
@@ -116,3 +128,40 @@ def test_resume_013_the_eighth_refused_resume_closes_with_1008(server: str) -> N
             assert closed.value.rcvd is not None and closed.value.rcvd.code == CLOSE_CODES["policy_violation"]
 
     asyncio.run(scenario())
+
+
+async def _exchange(url: str, *frames: dict[str, Any]) -> list[dict[str, Any]]:
+    """Sends each frame and reads the one or two frames it is answered with (a welcome comes with its snapshot)."""
+    answers: list[dict[str, Any]] = []
+    async with connect(url) as ws:
+        for frame in frames:
+            await ws.send(json.dumps(frame))
+            answer = json.loads(await asyncio.wait_for(ws.recv(), DEADLINE_S))
+            answers.append(answer)
+            if answer["type"] == "session.welcome":
+                answers.append(json.loads(await asyncio.wait_for(ws.recv(), DEADLINE_S)))
+    return answers
+
+
+def test_a_1_0_only_template_refuses_hello_features_and_knows_no_retry(server_1_0: str) -> None:
+    # spec/session.md#features: a 1.0 hello is a closed object (FRAME-003); chat.retry is a 1.1 type (ERROR-007).
+    hello = {"type": "session.hello", "id": "h-1", "versions": ["1.1", "1.0"], "features": ["ui_state_patch"]}
+    (refused,) = asyncio.run(_exchange(server_1_0, hello))
+    assert (refused["code"], refused["in_reply_to"], "seq" in refused) == ("invalid_frame", "h-1", False)
+    plain = {"type": "session.hello", "id": "h-2", "versions": ["1.1", "1.0"]}
+    retry = {"type": "chat.retry", "id": "r-1", "after_item_id": "x"}
+    welcome, snapshot, unknown = asyncio.run(_exchange(server_1_0, plain, retry))
+    assert (welcome["version"], "features" in welcome, "retry" in welcome["capabilities"]) == ("1.0", False, False)
+    assert snapshot["type"] == "ui_state_snapshot"
+    assert (unknown["code"], unknown["seq"]) == ("unknown_type", 3)
+
+
+def test_features_in_force_ignore_unknown_names_and_need_patches_for_streams(server: str) -> None:
+    # SESSION-012, SESSION-016, STREAM-001: the hello's list narrows; assistant_stream alone is not in force.
+    asked = {"type": "session.hello", "id": "h-1", "versions": ["1.1"], "features": ["assistant_stream", "telepathy"]}
+    everything = {"type": "session.hello", "id": "h-2", "versions": ["1.1", "1.0"]}
+    narrowed, _ = asyncio.run(_exchange(server, asked))
+    full, _ = asyncio.run(_exchange(server, everything))
+    assert (narrowed["features"], "resume_retention" in narrowed) == ([], False)
+    assert full["features"] == ["ui_state_patch", "resume_catch_up", "assistant_stream"]
+    assert full["resume_retention"] == 1000

@@ -7,10 +7,13 @@
   by `type`, with errors that name the failing field; `read_client_frame` / `read_server_frame`
   check the schema and return the model; `is_date_time` is the RFC 3339 check every `ts` passes.
 * `reduce`: the UiState reducer, proven equal to the Rust reference on a shared corpus.
+* `apply_with_patch` / `catch_up`: the `ui_state_patch` of one event and the catch-up patch of a
+  resume, built from what the reducer changed (op for op the Rust ones); `apply_patch` (RFC 6902).
 * `check_script` / `plan_turn`: the conformance profile's scripted agent as a library.
 * `chatwire.facts`: versions, limits, close and error codes, as chatwire-schema states them.
 """
 
+from chatwire.patch import CatchUpError, PatchError, apply_patch, apply_with_patch, catch_up
 from chatwire.reducer import EVENT_TYPES, ReduceError, empty_state, output_item_id, reduce, reduce_all
 from chatwire.script import (
     MAX_EXPIRY_MS,
@@ -56,11 +59,13 @@ __all__ = [
     "MAX_EXPIRY_MS",
     "MAX_SCRIPT_DELAY_MS",
     "AwaitInput",
+    "CatchUpError",
     "Decision",
     "Direction",
     "End",
     "FrameError",
     "FrameErrorKind",
+    "PatchError",
     "PlannedCall",
     "ReduceError",
     "RunTool",
@@ -70,6 +75,9 @@ __all__ = [
     "ToolBatch",
     "Violation",
     "Wait",
+    "apply_patch",
+    "apply_with_patch",
+    "catch_up",
     "check_script",
     "client_types",
     "empty_state",

@@ -24,10 +24,12 @@ __all__ = [
     "OUTPUT_ID_SUFFIX",
     "ReduceError",
     "empty_state",
+    "latest_user_invocation",
     "open_stream",
     "output_item_id",
     "reduce",
     "reduce_all",
+    "retry_cut",
     "without_open_stream",
 ]
 
@@ -183,11 +185,24 @@ def _open_call(state: JsonObject, tool_call_id: str) -> JsonObject:
     return call
 
 
-def _latest_user_invocation(state: JsonObject) -> str | None:
+def latest_user_invocation(state: JsonObject) -> str | None:
+    """The invocation of the newest `user_message` item: the latest turn."""
     for item in reversed(state["items"]):
         if item["kind"] == "user_message":
             return str(item["invocation_id"])
     return None
+
+
+def retry_cut(items: list[JsonObject], named: int) -> int:
+    """The index of the first item a retry after `items[named]` removes (`STATE-044`): right after
+    the item, or after its output item when it is a tool call, since a call's output stays with it."""
+    cut = named + 1
+    item = items[named]
+    if item["kind"] == "tool_call" and cut < len(items):
+        nxt = items[cut]
+        if nxt["kind"] == "tool_output" and nxt["tool_call_id"] == item["id"]:
+            cut += 1
+    return cut
 
 
 def open_stream(state: JsonObject) -> JsonObject | None:
@@ -240,7 +255,7 @@ def _apply(state: JsonObject, e: JsonObject) -> None:
         invocation = e["invocation_id"]
         if not _has_invocation(state, invocation):
             raise ReduceError("UnknownInvocation", f"unknown invocation {invocation}")
-        if _latest_user_invocation(state) != invocation:
+        if latest_user_invocation(state) != invocation:
             raise ReduceError("StaleInvocation", f"invocation {invocation} is not the latest turn, so no run of it can start")
         state["run"] = {"status": "running", "invocation_id": invocation}
     elif kind == "chat.assistant_message":  # STATE-012
@@ -419,16 +434,9 @@ def _apply(state: JsonObject, e: JsonObject) -> None:
         if kept is None:
             raise ReduceError("UnknownItem", f"unknown item {after}")
         turn = items[kept]["invocation_id"]
-        if turn != e["invocation_id"] or _latest_user_invocation(state) != turn:
+        if turn != e["invocation_id"] or latest_user_invocation(state) != turn:
             raise ReduceError("NotInLatestTurn", f"item {after} is not in the latest turn named by the retry")
-        # A call's output item stays with its call.
-        if (
-            items[kept]["kind"] == "tool_call"
-            and kept + 1 < len(items)
-            and items[kept + 1]["kind"] == "tool_output"
-            and items[kept + 1]["tool_call_id"] == items[kept]["id"]
-        ):
-            kept += 1
+        kept = retry_cut(items, kept) - 1
         open_kept = [i["id"] for i in items[: kept + 1] if i["kind"] == "tool_call" and i["status"] in _OPEN]
         if open_kept:
             raise ReduceError("OpenCallKept", f"a retry would keep open tool calls: {open_kept}")

@@ -189,9 +189,14 @@ class PlannedCall:
 
 @dataclass(frozen=True)
 class Say:
-    """Send one `chat.assistant_message` with this markdown (SCRIPT-006)."""
+    """Send one `chat.assistant_message` with this markdown (SCRIPT-006). With `chunks` (since
+    1.1) a server that implements `assistant_stream` streams it instead (SCRIPT-019): one
+    `chat.assistant_message_delta` per chunk, pausing `chunk_delay_ms` before each after the
+    first, then the `chat.assistant_message` with the whole markdown; one item id for all."""
 
     markdown: str
+    chunks: tuple[str, ...] = ()
+    chunk_delay_ms: int = 0
 
 
 @dataclass(frozen=True)
@@ -310,7 +315,7 @@ class _Planner:
     def step(self, s: JsonObject) -> None:
         op = s["op"]
         if op == "say":
-            self.decisions.append(Say(s["markdown"]))
+            self.decisions.append(Say(s["markdown"], tuple(s.get("chunks") or ()), int(s.get("chunk_delay_ms") or 0)))
         elif op == "wait":
             self.decisions.append(Wait(int(s["ms"])))
         elif op == "end":
@@ -338,16 +343,24 @@ class _Planner:
             raise ValueError(f"unknown script op {op!r}")
 
 
-def plan_turn(script: JsonObject | None, n: int) -> list[Decision]:
+def plan_turn(script: JsonObject | None, n: int, retry: int | None = None) -> list[Decision]:
     """The decisions of the turn that answers the n-th accepted user message (SCRIPT-004), always
     ending with an `End`: the turn's own, `completed` after its last step (SCRIPT-007), or `failed`
     with reason `script_exhausted` when the script has no `turns[n]` or there is no script
-    (SCRIPT-005). The script must have passed `check_script`."""
+    (SCRIPT-005). With `retry` = k, the run slice of the turn's k-th accepted retry: the steps of
+    `turns[n].retries[k]`, or `script_exhausted` when there is none (SCRIPT-020). The script must
+    have passed `check_script`."""
     turns = script["turns"] if script is not None else []
     if n >= len(turns):
         return [End("failed", f"the script has no turn {n}", "script_exhausted")]
+    steps: list[JsonObject] = turns[n]["steps"]
+    if retry is not None:
+        retries = turns[n].get("retries") or []
+        if retry >= len(retries):
+            return [End("failed", f"the script has no retry {retry} of turn {n}", "script_exhausted")]
+        steps = retries[retry]["steps"]
     planner = _Planner()
-    for s in turns[n]["steps"]:
+    for s in steps:
         planner.step(s)
     if not planner.decisions or not isinstance(planner.decisions[-1], End):
         planner.decisions.append(End("completed", None, "completed"))

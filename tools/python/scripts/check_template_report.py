@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""Fails unless a conformance report shows the template passing every scenario of the versions it
+speaks: n/a is allowed only for a scenario that needs a version outside `--versions` (a 1.1
+scenario against `--versions 1.0`, a 1.2 one until the template learns 1.2), never for a feature
+of a version it speaks.
+
+    check_template_report.py REPORT.json --versions 1.1,1.0
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from typing import Any
+
+_NEEDS = re.compile(r"needs (\d+\.\d+)")
+
+
+def left_over(report: dict[str, Any], versions: set[str]) -> list[tuple[str, str]]:
+    """The scenarios that neither passed nor are n/a for a version outside `versions`."""
+
+    def excused(scenario: dict[str, Any]) -> bool:
+        found = [f["message"] for c in scenario["checks"] for f in c.get("findings", [])]
+        needs = [_NEEDS.search(m) for m in found]
+        return bool(found) and all(n is not None and n.group(1) not in versions for n in needs)
+
+    return [
+        (s["id"], s["verdict"])
+        for s in report["scenarios"]
+        if s["verdict"] != "pass" and not (s["verdict"] == "n/a" and excused(s))
+    ]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("report")
+    parser.add_argument("--versions", required=True, help="the versions the template was started with, comma-separated")
+    args = parser.parse_args()
+    with open(args.report, encoding="utf-8") as f:
+        report = json.load(f)
+    left = left_over(report, {v.strip() for v in args.versions.split(",")})
+    verdicts: dict[str, int] = {}
+    for s in report["scenarios"]:
+        verdicts[s["verdict"]] = verdicts.get(s["verdict"], 0) + 1
+    print(f"template speaking {args.versions}: " + ", ".join(f"{n} {v}" for v, n in sorted(verdicts.items())))
+    if left:
+        print(f"not passed, and not n/a for a version the template does not speak: {left}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

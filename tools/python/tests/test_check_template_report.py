@@ -1,0 +1,34 @@
+"""scripts/check_template_report.py, which CI runs on the template's conformance reports."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "check_template_report.py"
+
+
+def _scenario(verdict: str, *messages: str) -> dict[str, Any]:
+    findings = [{"message": m, "step": 1} for m in messages]
+    return {"id": f"s-{len(messages)}-{verdict}", "verdict": verdict, "checks": [{"id": "c", "verdict": verdict, "findings": findings}]}
+
+
+def _check(tmp_path: Path, versions: str, *scenarios: dict[str, Any]) -> int:
+    report = tmp_path / "report.json"
+    report.write_text(json.dumps({"scenarios": list(scenarios)}), encoding="utf-8")
+    return subprocess.run([sys.executable, str(SCRIPT), str(report), "--versions", versions], capture_output=True).returncode
+
+
+def test_n_a_is_excused_only_for_a_version_the_template_does_not_speak(tmp_path: Path) -> None:
+    needs_1_1 = _scenario("n/a", "the scenario needs 1.1 (its script or frames), but the offer negotiates 1.0")
+    needs_feature = _scenario("n/a", "the feature(s) assistant_stream are not in force (negotiated 1.1; in force: [])")
+    assert _check(tmp_path, "1.1,1.0", _scenario("pass")) == 0
+    assert _check(tmp_path, "1.0", _scenario("pass"), needs_1_1) == 0
+    assert _check(tmp_path, "1.1,1.0", needs_1_1) == 1
+    assert _check(tmp_path, "1.1,1.0", needs_feature) == 1
+    assert _check(tmp_path, "1.0", needs_feature) == 1
+    assert _check(tmp_path, "1.0", _scenario("fail", "needs 1.1")) == 1
+    assert _check(tmp_path, "1.0", _scenario("n/a")) == 1  # an n/a that says nothing is not excused
