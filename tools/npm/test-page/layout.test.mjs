@@ -49,6 +49,11 @@ for (const width of WIDTHS) {
       await page.click("#artifacts-close");
       await report.waitFor({ state: "hidden" });
       assert.equal(await toggle.getAttribute("aria-expanded"), "false");
+      // The transcript's reference to the artifact opens the panel on it too.
+      await page.click("#transcript .artifact-ref button.show-artifact");
+      await report.waitFor({ state: "visible" });
+      await page.click("#artifacts-close");
+      await report.waitFor({ state: "hidden" });
     } else {
       await report.waitFor({ state: "visible" });
       assert.equal(await page.isVisible("#artifacts-toggle"), false, "a toggle for a panel that is always shown");

@@ -59,8 +59,11 @@ function banner(id: string): (message: string) => void {
   };
 }
 
-/** The artifacts panel's toggle (narrow screens: the panel covers the transcript while open). */
-function artifactsPanel(list: HTMLElement): void {
+/**
+ * The artifacts panel's toggle (narrow screens: the panel covers the transcript while open);
+ * returns how to bring one artifact into sight.
+ */
+function artifactsPanel(list: HTMLElement): (callId: string) => void {
   const toggle = byId("artifacts-toggle");
   const setOpen = (open: boolean): void => {
     document.body.dataset["artifacts"] = open ? "open" : "closed";
@@ -74,6 +77,16 @@ function artifactsPanel(list: HTMLElement): void {
   };
   count();
   new MutationObserver(count).observe(list, { childList: true });
+  return (callId) => {
+    setOpen(true);
+    const card = list.querySelector<HTMLElement>(`[data-tool-call-id="${CSS.escape(callId)}"]`);
+    if (card === null) return;
+    card.scrollIntoView({ block: "nearest" });
+    // A short highlight says which card the button meant (the animation restarts on each click).
+    card.classList.remove("spotlight");
+    void card.offsetWidth;
+    card.classList.add("spotlight");
+  };
 }
 
 function start(): void {
@@ -81,6 +94,7 @@ function start(): void {
   const showNotice = banner("notice");
   const scheme = location.protocol === "https:" ? "wss" : "ws";
   const client = new ChatwireClient({ url: `${scheme}://${location.host}/ws`, resume: storedSession(), clientName: "chatwire reference page" });
+  const showArtifact = artifactsPanel(byId("artifact-list"));
   const renderer = new Renderer(
     {
       conversation: byId("conversation"),
@@ -95,11 +109,11 @@ function start(): void {
     },
     { submit: (id, value) => client.submit(id, value), dismiss: (id) => client.dismiss(id) },
     showError,
+    showArtifact,
   );
   const stored = storedRunError();
   if (stored !== null) renderer.runFailed(...stored);
   const follow = new Follow(byId("transcript"), byId("new-messages"));
-  artifactsPanel(byId("artifact-list"));
   byId("view-back").addEventListener("click", () => renderer.leaveView());
 
   const connection = byId("connection");

@@ -30,6 +30,7 @@ export class Renderer {
   readonly #regions: Regions;
   readonly #answer: Answer;
   readonly #onError: (message: string) => void;
+  readonly #showArtifact: (callId: string) => void;
   /** Pending views the user went back from: the transcript shows them a way to open them again. */
   readonly #leftViews = new Set<string>();
   /** The error of each failed run, by invocation id (from `chat.run_complete`). */
@@ -39,10 +40,12 @@ export class Renderer {
   #answerable = false;
   #last: UiState | null = null;
 
-  constructor(regions: Regions, answer: Answer, onError: (message: string) => void) {
+  /** `showArtifact` brings an artifact into sight (on a narrow screen, opens the panel first). */
+  constructor(regions: Regions, answer: Answer, onError: (message: string) => void, showArtifact: (callId: string) => void) {
     this.#regions = regions;
     this.#answer = answer;
     this.#onError = onError;
+    this.#showArtifact = showArtifact;
   }
 
   /** Answers can be sent (or not): enables (or disables) every form's controls. */
@@ -92,9 +95,17 @@ export class Renderer {
 
   /** The transcript's line for a pending view: where it stands, and a button that opens it. */
   #viewRef(call: ToolCallItem): HTMLElement {
-    const open = el("button", { type: "button", class: "open-view" }, "Open");
+    const open = el("button", { type: "button", class: "link-button open-view" }, "Open");
     open.addEventListener("click", () => this.#openView(call.id));
     return el("div", { class: "artifact-ref view-ref", "data-ref-for": call.id }, `▸ ${title(call)} (a full view, ${call.status}) `, open);
+  }
+
+  /** The transcript's line for an artifact (its chip once settled) and a button that shows it. */
+  #artifactRef(call: ToolCallItem): HTMLElement {
+    const show = el("button", { type: "button", class: "link-button show-artifact" }, "Show");
+    show.addEventListener("click", () => this.#showArtifact(call.id));
+    const what = SETTLED.has(call.status) ? chip(call) : `▸ ${title(call)} (an artifact, ${call.status})`;
+    return el("div", { class: "artifact-ref", "data-ref-for": call.id }, what, " ", show);
   }
 
   /** The line that says why the run failed, kept while the same error is shown. */
@@ -130,7 +141,7 @@ export class Renderer {
           if (item.display === "artifact") {
             // The panel shows the artifact; the transcript keeps a reference at the call's place.
             artifacts.push(this.#node("a", item, live, seen));
-            transcript.push(this.#node("t", item, () => el("div", { class: "artifact-ref", "data-ref-for": item.id }, settled ? chip(item) : `▸ ${title(item)} (in the artifact panel, ${item.status})`), seen));
+            transcript.push(this.#node("t", item, () => this.#artifactRef(item), seen));
           } else if (item.display === "composer" && !settled) {
             request = this.#node("c", item, live, seen);
             transcript.push(this.#node("t", item, () => el("div", { class: "artifact-ref", "data-ref-for": item.id }, `▸ ${title(item)} (answer below)`), seen));
