@@ -78,17 +78,21 @@ export async function openPage(t, width, { relay: withRelay = false, ...server }
   t.after(() => reference.stop());
   const relay = withRelay ? await startRelay(new URL(reference.url).host) : null;
   if (relay !== null) t.after(() => relay.stop());
-  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox"], timeout: 30_000 });
+  const uiDir = process.env.CHATWIRE_UI_DIR;
+  // A document fulfilled by the test rather than the network counts as public to Chromium, which
+  // then blocks its WebSocket to loopback (Local Network Access): lift that check for this aid only.
+  const args = uiDir ? ["--no-sandbox", "--disable-features=LocalNetworkAccessChecks"] : ["--no-sandbox"];
+  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args, timeout: 30_000 });
   t.after(() => browser.close());
   const page = await browser.newPage({ viewport: { width, height: width < 600 ? 844 : 800 } });
   page.setDefaultTimeout(STEP_MS);
-  const uiDir = process.env.CHATWIRE_UI_DIR;
   if (uiDir) {
     await page.route("**/*", async (route) => {
       const file = ASSETS.get(new URL(route.request().url()).pathname);
       if (file === undefined) return route.continue();
       const response = await route.fetch();
-      await route.fulfill({ response, body: await readFile(path.join(uiDir, file), "utf8") });
+      const { "content-length": _, ...headers } = response.headers();
+      await route.fulfill({ status: response.status(), headers, body: await readFile(path.join(uiDir, file), "utf8") });
     });
   }
   const problems = [];

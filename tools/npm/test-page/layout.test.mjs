@@ -4,7 +4,7 @@
 // "view") has a heading and a way back to the transcript, and the transcript a way to it again.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { WIDTHS, approveView, load, openPage, startWelcomeTurn } from "./chat-page.mjs";
+import { WIDTHS, approveView, load, openPage, send, startWelcomeTurn } from "./chat-page.mjs";
 
 const ARTIFACTS = 'aside[aria-label="Artifacts"]';
 
@@ -25,7 +25,9 @@ for (const width of WIDTHS) {
   test(`${width} px: the transcript keeps the width, the header fits, artifacts are ${narrow ? "a panel the user opens" : "beside the transcript"}`, async (t) => {
     const { page, problems, pageUrl, shot } = await openPage(t, width);
     await load(page, pageUrl);
-    await startWelcomeTurn(page);
+    // Attached, not visible: on a squeezed transcript the form is there but cannot be seen.
+    await send(page, "Deploy the staging branch");
+    await page.locator('form.answer:has(input[name="branch"])').waitFor({ state: "attached" });
     await page.locator("#artifact-list .tool-call").first().waitFor({ state: "attached" });
 
     const transcript = await box(page, "#transcript");
