@@ -2,8 +2,7 @@
 // Debian's chromium at a given width, screenshots named by width, and the demo's first turn
 // driven to its end. Every wait has a deadline (STEP_MS unless said otherwise).
 import assert from "node:assert/strict";
-import { readFile } from "node:fs/promises";
-import { mkdir } from "node:fs/promises";
+import { mkdir, readFile } from "node:fs/promises";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";

@@ -22,12 +22,12 @@ function answering(usable) {
 
 const badgeColour = (page) => page.evaluate(() => getComputedStyle(document.getElementById("connection")).backgroundColor);
 
-/** Stops `old`; returns how to start a new reference on its address, serving the sessions in `db`. */
-async function restart(t, old, db) {
+/** Stops `old`; returns how to start a new reference on its address, with a fresh store. */
+async function restart(t, old) {
   const addr = new URL(old.url).host;
   await old.stop();
   return async () => {
-    const server = await startReference(["--ui", "--demo"], { addr, db });
+    const server = await startReference(["--ui", "--demo"], { addr, db: ":memory:" });
     t.after(() => server.stop());
     return server;
   };
@@ -72,7 +72,7 @@ for (const width of WIDTHS) {
     await startWelcomeTurn(page);
 
     // A fresh store: the session the page resumes is unknown to the new server.
-    const startAgain = await restart(t, reference, ":memory:");
+    const startAgain = await restart(t, reference);
     await page.waitForSelector('body[data-connection="reconnecting"]');
     await startAgain();
     await page.waitForSelector('body[data-connection="open"]');
