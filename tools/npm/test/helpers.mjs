@@ -16,9 +16,13 @@ export function referenceBinary() {
   return bin;
 }
 
-/** Starts `chatwire-reference serve` on a free loopback port; resolves once it printed its URL. */
-export async function startReference(extra = ["--conformance"]) {
-  const child = spawn(referenceBinary(), ["serve", "--addr", "127.0.0.1:0", "--db", ":memory:", ...extra], {
+/**
+ * Starts `chatwire-reference serve` on a loopback address (default: a free port) with a store
+ * (default: in memory); resolves once it printed its URL. A test that restarts the server passes
+ * the previous `addr`, and the same `db` file to keep the sessions or a fresh one to lose them.
+ */
+export async function startReference(extra = ["--conformance"], { addr = "127.0.0.1:0", db = ":memory:" } = {}) {
+  const child = spawn(referenceBinary(), ["serve", "--addr", addr, "--db", db, ...extra], {
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stderr = "";

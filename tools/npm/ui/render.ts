@@ -1,244 +1,80 @@
 // Rendering of a UiState into the reference chat page's DOM. Everything shown comes from the
 // UiState the client holds (never from individual frames), so what the page shows after a reload
-// is exactly what it showed before: a settled call is a chip, never a form again (TOOL-008).
-// Text is only ever set through textContent: nothing the server sends is parsed as HTML.
-import type { DisplayItem, ItemOf, ToolCallStatus, UiState } from "../dist/index.js";
-
-type ToolCallItem = ItemOf<"tool_call">;
-type OutputItem = ItemOf<"tool_output">;
-
-/** What the page does when the user answers a call. */
-export interface Answer {
-  submit(toolCallId: string, value: unknown): Promise<unknown>;
-  dismiss(toolCallId: string): Promise<unknown>;
-}
+// is exactly what it showed before: a settled call is a chip, never a form again (TOOL-008). The
+// one exception is a failed run's error, which only `chat.run_complete` carries (see runFailed).
+import type { DisplayItem, UiState } from "../dist/index.js";
+import { type Answer, type ToolCallItem, SETTLED, assistant, card, chip, el, output, title } from "./items.js";
 
 /** The page's fixed elements. */
 export interface Regions {
+  /** The transcript and its "new messages" button; hidden while a view is shown. */
+  conversation: HTMLElement;
   transcript: HTMLElement;
+  /** The full view (display "view"): its heading and the call's card below it. */
   view: HTMLElement;
+  viewHeading: HTMLElement;
+  viewBody: HTMLElement;
   artifacts: HTMLElement;
   composer: HTMLElement;
   inputRequest: HTMLElement;
   run: HTMLElement;
-  error: HTMLElement;
-}
-
-const SETTLED: ReadonlySet<ToolCallStatus> = new Set(["completed", "failed", "dismissed", "expired"]);
-const CHIP_MARK: { readonly [S in ToolCallStatus]: string } = {
-  pending: "…",
-  running: "…",
-  completed: "✓",
-  failed: "✗",
-  dismissed: "–",
-  expired: "⌛",
-};
-
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string> = {}, ...children: (Node | string)[]): HTMLElementTagNameMap[K] {
-  const node = document.createElement(tag);
-  for (const [name, value] of Object.entries(attrs)) node.setAttribute(name, value);
-  node.append(...children);
-  return node;
-}
-
-const text = (value: unknown): string | undefined => (typeof value === "string" && value !== "" ? value : undefined);
-
-/** A small, safe subset of CommonMark: paragraphs, `>` quotes, `-` lists, **bold** and `code`. */
-export function markdown(source: string): HTMLElement {
-  const root = el("div", { class: "markdown" });
-  let list: HTMLUListElement | null = null;
-  for (const block of source.split(/\n{2,}/)) {
-    for (const line of block.split("\n")) {
-      if (line.startsWith("- ")) {
-        list ??= root.appendChild(el("ul"));
-        list.append(el("li", {}, ...inline(line.slice(2))));
-        continue;
-      }
-      list = null;
-      if (line.startsWith(">")) root.append(el("blockquote", {}, ...inline(line.replace(/^> ?/, ""))));
-      else if (line.trim() !== "") root.append(el("p", {}, ...inline(line)));
-    }
-    list = null;
-  }
-  return root;
-}
-
-function inline(line: string): Node[] {
-  const out: Node[] = [];
-  for (const part of line.split(/(\*\*[^*]+\*\*|`[^`]+`)/)) {
-    if (part.startsWith("**") && part.endsWith("**") && part.length > 4) out.push(el("strong", {}, part.slice(2, -2)));
-    else if (part.startsWith("`") && part.endsWith("`") && part.length > 2) out.push(el("code", {}, part.slice(1, -1)));
-    else if (part !== "") out.push(document.createTextNode(part));
-  }
-  return out;
-}
-
-function title(call: ToolCallItem): string {
-  return text(call.payload["title"]) ?? text(call.payload["question"]) ?? text(call.payload["prompt"]) ?? call.tool_name;
-}
-
-/** The line a settled call shows in place of its component. */
-function chip(call: ToolCallItem): HTMLElement {
-  const detail =
-    call.status === "completed"
-      ? (call.summary ?? "completed")
-      : call.status === "failed"
-        ? (call.error ?? "failed")
-        : call.status === "expired"
-          ? (call.error ?? "expired")
-          : `dismissed by the ${call.dismissal?.initiated_by ?? "server"}${call.dismissal?.reason ? `: ${call.dismissal.reason}` : ""}`;
-  return el("span", { class: `chip ${call.status}`, "data-chip-for": call.id, "data-status": call.status }, `${CHIP_MARK[call.status]} ${call.tool_name}: ${detail}`);
-}
-
-interface Field {
-  name: string;
-  label: string;
-  type: "text" | "number" | "checkbox";
-  default?: unknown;
-}
-
-function fields(payload: { [key: string]: unknown }): Field[] | null {
-  const raw = payload["fields"];
-  if (!Array.isArray(raw)) return null;
-  const out: Field[] = [];
-  for (const f of raw) {
-    if (typeof f !== "object" || f === null) continue;
-    const { name, label, type } = f as { name?: unknown; label?: unknown; type?: unknown };
-    if (typeof name !== "string") continue;
-    const kind = type === "number" || type === "checkbox" ? type : "text";
-    out.push({ name, label: typeof label === "string" ? label : name, type: kind, default: (f as { default?: unknown }).default });
-  }
-  return out.length > 0 ? out : null;
 }
 
 /**
- * The generic form that answers a pending call: `payload.fields` become inputs (submitted as an
- * object), `payload.options` become one button each (submitted as the option), a component whose
- * name says Confirm gets Yes/No (`true`/`false`), anything else a text box (submitted as text).
- * Every form can also dismiss the call.
+ * Keeps one DOM node per item while the item is unchanged, so a form being filled survives renders.
+ * Besides the state, it holds what the user chose on this page: views they stepped back from, and
+ * whether answers can be sent (the connection is open).
  */
-export function form(call: ToolCallItem, answer: Answer, onError: (message: string) => void): HTMLFormElement {
-  const node = el("form", { class: "answer", "data-form-for": call.id });
-  node.append(el("h3", {}, title(call)));
-  const body = text(call.payload["body"]);
-  if (body !== undefined) node.append(el("p", { class: "body" }, body));
-  const send = (value: unknown | undefined): void => {
-    for (const control of node.querySelectorAll("button, input, textarea")) control.setAttribute("disabled", "");
-    const done = value === undefined ? answer.dismiss(call.id) : answer.submit(call.id, value);
-    done.catch((error: Error) => {
-      for (const control of node.querySelectorAll("button, input, textarea")) control.removeAttribute("disabled");
-      onError(`${call.tool_name}: ${error.message}`);
-    });
-  };
-  const buttons = el("div", { class: "buttons" });
-  const declared = fields(call.payload);
-  const options = Array.isArray(call.payload["options"]) ? call.payload["options"].filter((o): o is string => typeof o === "string") : [];
-  if (declared !== null) {
-    for (const f of declared) {
-      const input = el("input", { name: f.name, type: f.type });
-      if (f.type === "checkbox") input.checked = f.default === true;
-      else if (f.default !== undefined) input.value = String(f.default);
-      node.append(el("label", {}, f.type === "checkbox" ? input : f.label, f.type === "checkbox" ? f.label : input));
-    }
-    buttons.append(el("button", { type: "submit" }, "Submit"));
-    node.addEventListener("submit", (event) => {
-      event.preventDefault();
-      const value: Record<string, unknown> = {};
-      for (const f of declared) {
-        const input = node.querySelector<HTMLInputElement>(`input[name="${CSS.escape(f.name)}"]`);
-        if (input === null) continue;
-        value[f.name] = f.type === "checkbox" ? input.checked : f.type === "number" ? Number(input.value) : input.value;
-      }
-      send(value);
-    });
-  } else if (options.length > 0 || /confirm/i.test(call.component_type ?? "")) {
-    const choices: [string, unknown][] = options.length > 0 ? options.map((o) => [o, o]) : [["Yes", true], ["No", false]];
-    for (const [label, value] of choices) {
-      const button = el("button", { type: "button" }, label);
-      button.addEventListener("click", () => send(value));
-      buttons.append(button);
-    }
-    node.addEventListener("submit", (event) => event.preventDefault());
-  } else {
-    const input = el("textarea", { name: "value", rows: "2", placeholder: "Your answer" });
-    node.append(input);
-    buttons.append(el("button", { type: "submit" }, "Submit"));
-    node.addEventListener("submit", (event) => {
-      event.preventDefault();
-      send(input.value);
-    });
-  }
-  const dismiss = el("button", { type: "button", class: "dismiss" }, "Dismiss");
-  dismiss.addEventListener("click", () => send(undefined));
-  buttons.append(dismiss);
-  node.append(buttons);
-  return node;
-}
-
-function progress(call: ToolCallItem): HTMLElement | null {
-  if (call.progress === undefined || call.status !== "running") return null;
-  const bar = el("progress", { max: "1" });
-  if (typeof call.progress.fraction === "number") bar.value = call.progress.fraction;
-  return el("div", { class: "progress" }, bar, call.progress.message ?? "");
-}
-
-/** A call's card: header, then its form while pending, its content, or its chip once settled. */
-function card(call: ToolCallItem, answer: Answer, onError: (m: string) => void): HTMLElement {
-  const node = el("div", { class: `tool-call ${call.display}`, "data-tool-call-id": call.id, "data-status": call.status });
-  const name = call.component_type === undefined ? call.tool_name : `${call.tool_name} · ${call.component_type}`;
-  node.append(el("div", { class: "header" }, el("span", { class: "name" }, name), el("span", { class: `status ${call.status}` }, call.status)));
-  const bar = progress(call);
-  if (bar !== null) node.append(bar);
-  if (call.status === "pending" && call.awaiting_response) {
-    node.append(form(call, answer, onError));
-  } else if (call.interaction_type === "ui_surface" && !SETTLED.has(call.status)) {
-    node.append(el("h3", {}, title(call)));
-    const body = text(call.payload["body"]);
-    if (body !== undefined) node.append(el("p", { class: "body" }, body));
-  } else if (SETTLED.has(call.status)) {
-    if (call.interaction_type === "ui_surface" && call.status === "completed") {
-      const body = text(call.payload["body"]);
-      node.append(el("h3", {}, title(call)));
-      if (body !== undefined) node.append(el("p", { class: "body" }, body));
-    }
-    node.append(chip(call));
-  }
-  return node;
-}
-
-function output(item: OutputItem): HTMLElement {
-  const node = el("div", { class: "tool-output", "data-output-for": item.tool_call_id });
-  if (item.command !== undefined) node.append(el("div", { class: "command" }, `$ ${item.command}`));
-  if (item.approvals.length > 0) {
-    node.append(el("div", { class: "approvals" }, ...item.approvals.map((a) => el("span", { class: `approval ${a}` }, a.replace("_", " ")))));
-  }
-  if (item.stdout !== "") node.append(el("pre", { class: "stdout" }, item.stdout));
-  if (item.stderr !== "") node.append(el("pre", { class: "stderr" }, item.stderr));
-  if (item.exit_code !== undefined) node.append(el("span", { class: `exit ${item.exit_code === 0 ? "ok" : "bad"}` }, `exit ${item.exit_code}`));
-  return node;
-}
-
-/**
- * An assistant message. While it streams (1.1, `streaming: true`) it is marked so that the page can
- * show it is still growing; each delta gives a new item, rendered again with the text so far.
- */
-function assistant(item: ItemOf<"assistant_markdown">): HTMLElement {
-  const attrs: Record<string, string> = { class: item.streaming === true ? "msg assistant streaming" : "msg assistant", "data-item-id": item.id };
-  if (item.streaming === true) attrs["data-streaming"] = "true";
-  return el("div", attrs, markdown(item.markdown));
-}
-
-/** Keeps one DOM node per item while the item is unchanged, so a form being filled survives renders. */
 export class Renderer {
   readonly #nodes = new Map<string, { key: string; node: HTMLElement; item: DisplayItem }>();
   readonly #regions: Regions;
   readonly #answer: Answer;
   readonly #onError: (message: string) => void;
+  readonly #showArtifact: (callId: string) => void;
+  /** Pending views the user went back from: the transcript shows them a way to open them again. */
+  readonly #leftViews = new Set<string>();
+  /** The error of each failed run, by invocation id (from `chat.run_complete`). */
+  readonly #runErrors = new Map<string, string>();
+  #runError: { text: string; node: HTMLElement } | null = null;
+  #shownView: string | null = null;
+  #answerable = false;
+  #last: UiState | null = null;
 
-  constructor(regions: Regions, answer: Answer, onError: (message: string) => void) {
+  /** `showArtifact` brings an artifact into sight (on a narrow screen, opens the panel first). */
+  constructor(regions: Regions, answer: Answer, onError: (message: string) => void, showArtifact: (callId: string) => void) {
     this.#regions = regions;
     this.#answer = answer;
     this.#onError = onError;
+    this.#showArtifact = showArtifact;
+  }
+
+  /** Answers can be sent (or not): enables (or disables) every form's controls. */
+  setAnswerable(answerable: boolean): void {
+    this.#answerable = answerable;
+    for (const { node } of this.#nodes.values()) {
+      for (const fieldset of node.querySelectorAll<HTMLFieldSetElement>("fieldset.answering")) fieldset.disabled = !answerable;
+    }
+  }
+
+  /** A run ended failed with this error: shown while the state's run is that failed run. */
+  runFailed(invocationId: string, error: string): void {
+    this.#runErrors.set(invocationId, error);
+    this.#again();
+  }
+
+  /** The user steps back from the view shown to the transcript. */
+  leaveView(): void {
+    if (this.#shownView !== null) this.#leftViews.add(this.#shownView);
+    this.#again();
+  }
+
+  #openView(id: string): void {
+    this.#leftViews.delete(id);
+    this.#again();
+  }
+
+  #again(): void {
+    if (this.#last !== null) this.render(this.#last);
   }
 
   #node(slot: string, item: DisplayItem, build: () => HTMLElement, seen: Set<string>): HTMLElement {
@@ -257,11 +93,36 @@ export class Renderer {
     return node;
   }
 
+  /** The transcript's line for a pending view: where it stands, and a button that opens it. */
+  #viewRef(call: ToolCallItem): HTMLElement {
+    const open = el("button", { type: "button", class: "link-button open-view" }, "Open");
+    open.addEventListener("click", () => this.#openView(call.id));
+    return el("div", { class: "artifact-ref view-ref", "data-ref-for": call.id }, `▸ ${title(call)} (a full view, ${call.status}) `, open);
+  }
+
+  /** The transcript's line for an artifact (its chip once settled) and a button that shows it. */
+  #artifactRef(call: ToolCallItem): HTMLElement {
+    const show = el("button", { type: "button", class: "link-button show-artifact" }, "Show");
+    show.addEventListener("click", () => this.#showArtifact(call.id));
+    const what = SETTLED.has(call.status) ? chip(call) : `▸ ${title(call)} (an artifact, ${call.status})`;
+    return el("div", { class: "artifact-ref", "data-ref-for": call.id }, what, " ", show);
+  }
+
+  /** The line that says why the run failed, kept while the same error is shown. */
+  #runErrorLine(state: UiState): HTMLElement | null {
+    if (state.run.status !== "failed") return null;
+    const error = state.run.invocation_id === undefined ? undefined : this.#runErrors.get(state.run.invocation_id);
+    const text = error === undefined ? "The run failed." : `The run failed: ${error}`;
+    if (this.#runError?.text !== text) this.#runError = { text, node: el("div", { id: "run-error", class: "run-error", role: "alert" }, text) };
+    return this.#runError.node;
+  }
+
   render(state: UiState): void {
+    this.#last = state;
     const seen = new Set<string>();
     const transcript: HTMLElement[] = [];
     const artifacts: HTMLElement[] = [];
-    const views: HTMLElement[] = [];
+    const views: { call: ToolCallItem; node: HTMLElement }[] = [];
     let request: HTMLElement | null = null;
     for (const item of state.items) {
       switch (item.kind) {
@@ -276,16 +137,17 @@ export class Renderer {
           break;
         case "tool_call": {
           const settled = SETTLED.has(item.status);
-          const live = () => card(item, this.#answer, this.#onError);
+          const live = () => card(item, this.#answer, this.#onError, this.#answerable);
           if (item.display === "artifact") {
             // The panel shows the artifact; the transcript keeps a reference at the call's place.
             artifacts.push(this.#node("a", item, live, seen));
-            transcript.push(this.#node("t", item, () => el("div", { class: "artifact-ref", "data-ref-for": item.id }, settled ? chip(item) : `▸ ${title(item)} (in the artifact panel, ${item.status})`), seen));
+            transcript.push(this.#node("t", item, () => this.#artifactRef(item), seen));
           } else if (item.display === "composer" && !settled) {
             request = this.#node("c", item, live, seen);
             transcript.push(this.#node("t", item, () => el("div", { class: "artifact-ref", "data-ref-for": item.id }, `▸ ${title(item)} (answer below)`), seen));
           } else if (item.display === "view" && !settled) {
-            views.push(this.#node("v", item, live, seen));
+            views.push({ call: item, node: this.#node("v", item, live, seen) });
+            transcript.push(this.#node("t", item, () => this.#viewRef(item), seen));
           } else {
             transcript.push(this.#node("t", item, live, seen));
           }
@@ -293,14 +155,21 @@ export class Renderer {
         }
       }
     }
+    const failure = this.#runErrorLine(state);
+    if (failure !== null) transcript.push(failure);
     for (const id of [...this.#nodes.keys()]) if (!seen.has(id)) this.#nodes.delete(id);
+    // The first pending view the user has not stepped back from takes the transcript's place.
+    for (const id of this.#leftViews) if (!views.some(({ call }) => call.id === id)) this.#leftViews.delete(id);
+    const view = views.find(({ call }) => !this.#leftViews.has(call.id)) ?? null;
+    this.#shownView = view?.call.id ?? null;
     const r = this.#regions;
     place(r.transcript, transcript);
     place(r.artifacts, artifacts);
-    place(r.view, views);
+    place(r.viewBody, view === null ? [] : [view.node]);
     place(r.inputRequest, request === null ? [] : [request]);
-    r.view.hidden = views.length === 0;
-    r.transcript.hidden = views.length > 0;
+    if (view !== null) r.viewHeading.textContent = title(view.call);
+    r.view.hidden = view === null;
+    r.conversation.hidden = view !== null;
     // An input request replaces the composer while it is pending.
     r.inputRequest.hidden = request === null;
     r.composer.hidden = request !== null;

@@ -1,0 +1,165 @@
+// Shared steps of the chat page tests: a reference backend serving the page (`serve --ui --demo`),
+// Debian's chromium at a given width, screenshots named by width, and the demo's first turn
+// driven to its end. Every wait has a deadline (STEP_MS unless said otherwise).
+import assert from "node:assert/strict";
+import { mkdir, readFile } from "node:fs/promises";
+import net from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { chromium } from "playwright-core";
+import { startReference } from "../test/helpers.mjs";
+
+export const CHROMIUM = process.env.CHATWIRE_CHROMIUM ?? "/usr/bin/chromium";
+export const SHOTS = process.env.CHATWIRE_SCREENSHOTS ?? path.join(tmpdir(), "chatwire-chat-page");
+export const STEP_MS = 15_000;
+/** The widths every behaviour is checked at: a laptop and a phone. */
+export const WIDTHS = [1280, 390];
+/** The page's static files, for CHATWIRE_UI_DIR below. */
+const ASSETS = new Map([
+  ["/", "index.html"],
+  ["/style.css", "style.css"],
+  ["/app.js", "app.js"],
+]);
+
+/**
+ * A loopback TCP relay to `target` (host:port) that can play a network failure: `down()` drops
+ * every connection and refuses new ones until `up()`. The reference keeps running meanwhile.
+ */
+export async function startRelay(target) {
+  const [host, port] = [target.slice(0, target.lastIndexOf(":")), Number(target.slice(target.lastIndexOf(":") + 1))];
+  const open = new Set();
+  let isDown = false;
+  const server = net.createServer((client) => {
+    if (isDown) return client.destroy();
+    const upstream = net.connect(port, host);
+    const pair = [client, upstream];
+    open.add(pair);
+    const close = () => {
+      open.delete(pair);
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on("error", close).on("close", close);
+    upstream.on("error", close).on("close", close);
+    client.pipe(upstream);
+    upstream.pipe(client);
+  });
+  await new Promise((resolve, reject) => server.once("error", reject).listen(0, "127.0.0.1", resolve));
+  return {
+    address: `127.0.0.1:${server.address().port}`,
+    down() {
+      isDown = true;
+      for (const pair of open) for (const socket of pair) socket.destroy();
+      open.clear();
+    },
+    up() {
+      isDown = false;
+    },
+    stop() {
+      this.down();
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/**
+ * A browser page on the reference chat page, `width` px wide. The server is stopped and the browser
+ * closed when the test ends. `server` options go to startReference (`addr`, `db`); with `relay`
+ * the browser reaches the server through startRelay's relay, returned as `relay`.
+ *
+ * CHATWIRE_UI_DIR (a development aid, never set in CI) serves the page's files from that directory
+ * instead of the copies embedded in the reference binary, with the binary's own headers (CSP), so
+ * the page can be iterated on without rebuilding the reference.
+ */
+export async function openPage(t, width, { relay: withRelay = false, ...server } = {}) {
+  await mkdir(SHOTS, { recursive: true });
+  const reference = await startReference(["--ui", "--demo"], server);
+  t.after(() => reference.stop());
+  const relay = withRelay ? await startRelay(new URL(reference.url).host) : null;
+  if (relay !== null) t.after(() => relay.stop());
+  const uiDir = process.env.CHATWIRE_UI_DIR;
+  // A document fulfilled by the test rather than the network counts as public to Chromium, which
+  // then blocks its WebSocket to loopback (Local Network Access): lift that check for this aid only.
+  const args = uiDir ? ["--no-sandbox", "--disable-features=LocalNetworkAccessChecks"] : ["--no-sandbox"];
+  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args, timeout: 30_000 });
+  t.after(() => browser.close());
+  const page = await browser.newPage({ viewport: { width, height: width < 600 ? 844 : 800 } });
+  page.setDefaultTimeout(STEP_MS);
+  if (uiDir) {
+    await page.route("**/*", async (route) => {
+      const file = ASSETS.get(new URL(route.request().url()).pathname);
+      if (file === undefined) return route.continue();
+      const response = await route.fetch();
+      const { "content-length": _, ...headers } = response.headers();
+      await route.fulfill({ status: response.status(), headers, body: await readFile(path.join(uiDir, file), "utf8") });
+    });
+  }
+  const problems = [];
+  page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
+  page.on("console", (message) => {
+    // A refused WebSocket while the server is down is the browser's own log line, not the page's.
+    if (message.type() === "error" && !/WebSocket connection to .* failed/.test(message.text())) problems.push(`console error: ${message.text()}`);
+  });
+  const pageUrl = `http://${relay?.address ?? new URL(reference.url).host}/`;
+  return {
+    reference,
+    relay,
+    page,
+    problems,
+    pageUrl,
+    /** Saves a screenshot as `<name>-<width>.png` in SHOTS. */
+    shot: (name) => page.screenshot({ path: path.join(SHOTS, `${name}-${width}.png`), fullPage: true }),
+  };
+}
+
+/** Opens the page and waits until it holds a session. */
+export async function load(page, pageUrl) {
+  await page.goto(pageUrl);
+  await page.waitForSelector('body[data-connection="open"]');
+}
+
+/** Sends a message from the composer. */
+export async function send(page, text) {
+  await page.fill("#message", text);
+  await page.press("#message", "Enter");
+}
+
+/** The demo's first turn up to its deploy form; returns the form's locator. */
+export async function startWelcomeTurn(page) {
+  await send(page, "Deploy the staging branch");
+  const form = page.locator('form.answer:has(input[name="branch"])');
+  await form.waitFor();
+  return form;
+}
+
+/** Answers the view of the demo's first turn (a pending `display: "view"` call). */
+export async function approveView(page) {
+  await page.click('#view button:text-is("Approve")');
+}
+
+/**
+ * The demo's first turn from the deploy form to its end: the form, the input request that replaces
+ * the composer, then the full view, approved.
+ */
+export async function finishWelcomeTurn(page, form) {
+  await form.locator('input[name="branch"]').fill("release-1.0");
+  await form.locator('button[type="submit"]').click();
+  await page.locator("#input-request form.answer").waitFor();
+  await page.fill("#input-request textarea", "routine Tuesday release");
+  await page.click('#input-request button[type="submit"]');
+  await page.locator("#view form.answer").waitFor();
+  await approveView(page);
+  await page.waitForSelector('body[data-run-status="completed"]');
+}
+
+/** Polls `probe` in the page until it returns a truthy value; fails with `what` and the last value. */
+export async function pageUntil(page, what, probe, arg, ms = STEP_MS) {
+  const deadline = Date.now() + ms;
+  let last;
+  for (;;) {
+    last = await page.evaluate(probe, arg);
+    if (last?.ok) return last;
+    if (Date.now() > deadline) assert.fail(`timed out after ${ms} ms waiting for ${what}: ${JSON.stringify(last)}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
