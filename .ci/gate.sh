@@ -26,11 +26,14 @@ cargo build -q --locked -p chatwire-schema-tool
 BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug/chatwire-schema"
 [ -x "$BIN" ] || { echo "gate: $BIN not found after the build" >&2; exit 1; }
 
-# The newest released minor is the baseline (spec/versioning.md, COMPAT-013); its directory name is its version.
-BASELINE=$(find schema/releases/v1 -mindepth 1 -maxdepth 1 -type d -name '[0-9]*.[0-9]*' -printf '%f\n' | sort -V | tail -n 1)
-[ -n "$BASELINE" ] || { echo "gate: no released set under schema/releases/v1" >&2; exit 1; }
-step "protocol-change gate: schema/releases/v1/$BASELINE -> schema/json"
-"$BIN" diff "schema/releases/v1/$BASELINE" schema/json
+# Every released minor is a baseline (spec/versioning.md, COMPAT-013): a change may be additive
+# against the newest and still break what an older one promised. Directory names are versions.
+BASELINES=$(find schema/releases/v1 -mindepth 1 -maxdepth 1 -type d -name '[0-9]*.[0-9]*' -printf '%f\n' | sort -V)
+[ -n "$BASELINES" ] || { echo "gate: no released set under schema/releases/v1" >&2; exit 1; }
+for BASELINE in $BASELINES; do
+  step "protocol-change gate: schema/releases/v1/$BASELINE -> schema/json"
+  "$BIN" diff "schema/releases/v1/$BASELINE" schema/json
+done
 
 NPM=tools/npm
 step "npm package: npm ci ($NPM/package-lock.json)"
