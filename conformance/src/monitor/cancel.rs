@@ -88,6 +88,7 @@ enum Ask {
 #[derive(Clone, Debug)]
 struct Closing {
     invocation: Id,
+    reopens: bool,
     stream: Option<(Id, String)>,
     calls: VecDeque<Id>,
 }
@@ -228,6 +229,7 @@ impl CancelWatch {
                     let scope = CancelScope::of(state, &a.invocation_id);
                     let closing = Closing {
                         invocation: a.invocation_id.clone(),
+                        reopens: scope.reopens,
                         stream: scope.stream,
                         calls: scope.open_calls.into(),
                     };
@@ -330,6 +332,23 @@ impl CancelWatch {
             return;
         }
         let Some(closing) = self.closing.get_mut(&conn) else { return };
+        if closing.reopens {
+            closing.reopens = false;
+            if matches!(frame, ServerFrame::RunStarted(r) if r.invocation_id == closing.invocation) {
+                out.eval(&CANCEL_CLOSES_RUN, CANCEL_003);
+            } else {
+                out.fail(
+                    &CANCEL_CLOSES_RUN,
+                    CANCEL_003,
+                    format!(
+                        "{} arrived after chat.cancel_accepted of a turn awaiting input, where its chat.run_started was due",
+                        frame.type_name()
+                    ),
+                );
+                self.closing.remove(&conn);
+            }
+            return;
+        }
         let expected = if closing.stream.is_some() {
             "the end of the open stream"
         } else if closing.calls.front().is_some() {

@@ -63,10 +63,14 @@ pub fn cancel_refusals(state: &UiState, invocation_id: &Id, offers_cancel: bool)
 }
 
 /// What an accepted cancel closes (`CANCEL-003`, `CANCEL-004`), in the order its events close
-/// them: the open stream of the run first (nothing else may follow an open stream, `STATE-046`),
-/// then every open tool call of the turn in item order, then the run.
+/// them: a turn that waits for the user (`awaiting_input`) first gets a run slice again
+/// (`chat.run_started`, as a response would open one: `RUN-007`), since only a slice in progress
+/// can end (`STATE-022`); then the open stream of the run (nothing else may follow an open stream,
+/// `STATE-046`), every open tool call of the turn in item order, and the run.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CancelScope {
+    /// The turn waits for the user: a `chat.run_started` opens the slice the cancel then ends.
+    pub reopens: bool,
     /// The open stream of the cancelled run, with exactly the text streamed so far.
     pub stream: Option<(Id, String)>,
     /// Every `pending` or `running` call of the turn, in item order.
@@ -81,7 +85,9 @@ impl CancelScope {
             .filter(|m| &m.invocation_id == invocation_id)
             .map(|m| (m.id.clone(), m.markdown.clone()));
         let open_calls = state.open_tool_calls(Some(invocation_id)).map(|c| c.id.clone()).collect();
-        CancelScope { stream, open_calls }
+        let reopens =
+            state.run.status == RunStatus::AwaitingInput && state.run.invocation_id.as_ref() == Some(invocation_id);
+        CancelScope { reopens, stream, open_calls }
     }
 }
 
@@ -119,7 +125,8 @@ mod tests {
         let waiting = state(json!({"items": [user()], "run": {"status": "awaiting_input", "invocation_id": "inv-1"}}));
         assert_eq!(cancel_refusals(&waiting, &id("inv-1"), true), vec![]);
         let scope = CancelScope::of(&running, &id("inv-1"));
-        assert_eq!(scope, CancelScope { stream: None, open_calls: vec![id("c-1")] });
+        assert_eq!(scope, CancelScope { reopens: false, stream: None, open_calls: vec![id("c-1")] });
+        assert!(CancelScope::of(&waiting, &id("inv-1")).reopens);
     }
 
     #[test]

@@ -14,7 +14,7 @@ use chatwire_schema::reducer::{cancel_refusals, CancelScope};
 use chatwire_schema::session::welcome::Capability;
 use chatwire_schema::{ClientFrame, ErrorCode, ServerFrame};
 
-use super::driver::{run_complete, stop_driver};
+use super::driver::{run_complete, run_started, stop_driver};
 use super::emit::{emit, Change, Unit};
 use super::{Inner, Negotiated, Refusal, Session};
 use crate::agent::Cursor;
@@ -48,6 +48,9 @@ pub(crate) async fn cancel(
     })));
     if hooks.cancel_closes_run() {
         let scope = CancelScope::of(&g.state, &invocation);
+        if scope.reopens {
+            change.units.push(Unit::Event(run_started(&invocation)));
+        }
         if let Some((item_id, streamed)) = scope.stream {
             change.units.push(Unit::Event(ServerFrame::AssistantMessage(AssistantMessage {
                 seq: 0,
