@@ -3,6 +3,7 @@
 // reload resumes the same session and shows the same state (a completed form stays completed).
 import { ChatwireClient, type SessionResume } from "../dist/index.js";
 import { Renderer } from "./render.js";
+import { StopButton } from "./stop.js";
 
 const STORAGE_KEY = "chatwire.session";
 
@@ -56,7 +57,11 @@ function start(): void {
     document.body.dataset["session"] = session.session_id;
   });
   client.on("error", (error) => showError(`${error.code}: ${error.message}`));
-  client.subscribe((state) => renderer.render(state));
+  const stop = new StopButton(byId("run"), { canCancel: () => client.session?.capabilities.includes("cancel") ?? false, cancel: (id) => client.cancel(id) }, showError);
+  client.subscribe((state) => {
+    renderer.render(state);
+    stop.render(state);
+  });
 
   const composer = byId<HTMLFormElement>("composer");
   const message = byId<HTMLTextAreaElement>("message");

@@ -3,6 +3,7 @@
 // is exactly what it showed before: a settled call is a chip, never a form again (TOOL-008).
 // Text is only ever set through textContent: nothing the server sends is parsed as HTML.
 import type { DisplayItem, ItemOf, ToolCallStatus, UiState } from "../dist/index.js";
+import { schemaForm } from "./form.js";
 
 type ToolCallItem = ItemOf<"tool_call">;
 type OutputItem = ItemOf<"tool_output">;
@@ -130,6 +131,8 @@ export function form(call: ToolCallItem, answer: Answer, onError: (message: stri
       onError(`${call.tool_name}: ${error.message}`);
     });
   };
+  // 1.2: a call that says what its value must look like gets the form its schema describes.
+  if (schemaForm(node, call, answer, onError)) return node;
   const buttons = el("div", { class: "buttons" });
   const declared = fields(call.payload);
   const options = Array.isArray(call.payload["options"]) ? call.payload["options"].filter((o): o is string => typeof o === "string") : [];
