@@ -26,7 +26,7 @@ const rendered = (markdown) => markdown.replace(/\*\*([^*]+)\*\*/g, "$1").replac
 /** The page's text after k + 1 chunks, for every k. */
 const prefixes = streamed.chunks.map((_, k) => rendered(streamed.chunks.slice(0, k + 1).join("")));
 
-async function withPage(t) {
+async function withPage(t, route) {
   const server = await startReference(["--ui", "--demo"]);
   t.after(() => server.stop());
   const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox"], timeout: 30_000 });
@@ -39,6 +39,7 @@ async function withPage(t) {
     if (message.type() === "error") problems.push(`console error: ${message.text()}`);
   });
   await mkdir(SHOTS, { recursive: true });
+  if (route !== undefined) await page.routeWebSocket(/\/ws$/, route);
   await page.goto(server.url.replace(/^ws:/, "http:").replace(/\/ws$/, "/"));
   await page.waitForSelector('body[data-connection="open"]');
   return { page, problems };
@@ -140,7 +141,7 @@ test("the deploy form renders from its response_schema and checks the value befo
   await form.locator('input[name="branch"]').fill("");
   await form.locator('button[type="submit"]').click();
   await page.waitForFunction(() => document.querySelector("form.answer[data-schema] .form-error")?.textContent?.startsWith("Branch"));
-  assert.equal(await problem.textContent(), "Branch: shorter than 1 characters");
+  assert.equal(await problem.textContent(), "Branch is required", "an empty text box with minLength 1");
   await page.screenshot({ path: path.join(SHOTS, "schema-form-refused.png"), fullPage: true });
   assert.equal(await page.locator(`[data-chip-for="${callId}"]`).count(), 0, "nothing was sent");
 
@@ -152,5 +153,45 @@ test("the deploy form renders from its response_schema and checks the value befo
   await page.locator(`[data-chip-for="${callId}"][data-status="completed"]`).waitFor();
   await page.screenshot({ path: path.join(SHOTS, "schema-form-completed.png"), fullPage: true });
   assert.equal(await page.isHidden("#error"), true, `no error shown: ${await page.textContent("#error")}`);
+  assert.deepEqual(problems, []);
+});
+
+test("a refusal from the server (response_invalid) is shown in the form, which stays answerable", async (t) => {
+  // The page checks with the same rules the server does, so only a value changed on the way can
+  // be refused: the test's WebSocket route raises the first submitted `replicas` past the maximum.
+  let tampered = null;
+  const route = (ws) => {
+    const server = ws.connectToServer();
+    ws.onMessage((message) => {
+      const frame = JSON.parse(String(message));
+      if (tampered === null && frame.type === "chat.tool_call_response" && frame.outcome?.action === "submit" && typeof frame.outcome.value?.replicas === "number") {
+        frame.outcome.value.replicas = 99;
+        tampered = frame.id;
+        server.send(JSON.stringify(frame));
+        return;
+      }
+      server.send(message);
+    });
+    server.onMessage((message) => ws.send(message));
+  };
+  const { page, problems } = await withPage(t, route);
+  await page.fill("#message", "Deploy the staging branch");
+  await page.press("#message", "Enter");
+  const form = page.locator("form.answer[data-schema]");
+  await form.waitFor({ timeout: STEP_MS + streamed.chunks.length * streamed.chunk_delay_ms });
+  const callId = await form.getAttribute("data-form-for");
+  await form.locator('input[name="branch"]').fill("main");
+  await form.locator('input[name="replicas"]').fill("2");
+  await form.locator('button[type="submit"]').click();
+  const problem = form.locator(".form-error");
+  await page.waitForFunction(() => document.querySelector("form.answer[data-schema] .form-error")?.textContent?.includes("server"));
+  assert.ok(tampered !== null, "the route changed a response");
+  const text = (await problem.textContent()) ?? "";
+  assert.match(text, /^the server refused the answer: .*\/replicas/, "the server's message names the pointer");
+  await page.screenshot({ path: path.join(SHOTS, "schema-form-server-refused.png"), fullPage: true });
+  assert.equal(await form.locator('button[type="submit"]').isEnabled(), true, "the form is answerable again");
+  assert.equal(await form.getAttribute("data-form-for"), callId);
+  await form.locator('button[type="submit"]').click();
+  await page.locator(`[data-chip-for="${callId}"][data-status="completed"]`).waitFor();
   assert.deepEqual(problems, []);
 });

@@ -164,7 +164,9 @@ export function schemaForm(node: HTMLFormElement, call: ToolCallItem, answer: An
     if (failure !== null) {
       const field = objectForm ? firstToken(failure.pointer) : null;
       const label = field === null ? "value" : (schema.properties?.[field]?.title ?? field);
-      return show(failure.keyword === "required" ? `${label} is required` : `${label}: ${failure.message}`, field);
+      // An empty text box that must not be empty reads better as "required" than as a length.
+      const empty = failure.keyword === "minLength" && controls.find((c) => c.name === field)?.element.value === "";
+      return show(failure.keyword === "required" || empty ? `${label} is required` : `${label}: ${failure.message}`, field);
     }
     problem.hidden = true;
     send(value);
