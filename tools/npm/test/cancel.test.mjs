@@ -1,6 +1,7 @@
 // Protocol 1.2 with ChatwireClient against the release reference backend: cancel() stops a run
-// mid-stream (the text streamed so far stays, CANCEL-004), while it awaits input (the open call is
-// dismissed by the client, CANCEL-003), is refused as CANCEL-006 says; a call's response_schema
+// mid-stream (the text streamed so far stays, CANCEL-004), while its tool runs and while it awaits
+// input (the open call is dismissed by the client, CANCEL-003, and its result goes nowhere,
+// CANCEL-005), and is refused as CANCEL-006 says; a call's response_schema
 // reaches a 1.2 connection and the server refuses a value that breaks it with response_invalid
 // naming the pointer the package's own checker names (TOOL-023, TOOL-024). And the same client
 // against servers that speak only 1.1 or 1.0: it negotiates them, runs a turn, and its cancel gets
@@ -125,6 +126,25 @@ describe("cancel (1.2)", () => {
     assert.deepEqual(call.dismissal, { initiated_by: "client", reason: "cancelled" });
     await assert.rejects(c.submit(pending.id, { name: "ann" }), { code: "tool_call_settled" });
     assert.deepStrictEqual(await reloaded(servers.all, c), c.state);
+  });
+
+  test("a run whose tool is running: the call is dismissed by the client and never completes", async () => {
+    const slowTool = { tool_name: "crawl", interaction_type: "auto_tool", display: "inline", payload: {}, run_ms: 1500, outcome: { kind: "result", value: { pages: 3 } } };
+    const c = client(servers.all, { script: { turns: [{ steps: [{ op: "tool_calls", calls: [slowTool] }, { op: "say", markdown: "Crawled." }] }] } });
+    await c.connect();
+    const frames = [];
+    c.on("frame", (f) => frames.push(f));
+    const accepted = await c.sendMessage("Crawl");
+    const running = await until("the running tool", () => toolCalls(c.state).find((call) => call.status === "running"));
+    await c.cancel(accepted.invocation_id);
+    await until("the run cancelled", () => c.state.run.status === "cancelled");
+    assert.equal(toolCalls(c.state)[0].status, "dismissed");
+    assert.deepEqual(toolCalls(c.state)[0].dismissal, { initiated_by: "client", reason: "cancelled" });
+    // Past the tool's own end: its result goes nowhere (CANCEL-005).
+    await new Promise((resolve) => setTimeout(resolve, slowTool.run_ms + 300));
+    assert.ok(!frames.some((f) => f.type === "chat.tool_call_complete" && f.tool_call_id === running.id), "no settlement after the cancel");
+    assert.equal(toolCalls(c.state)[0].status, "dismissed");
+    assert.ok(!c.state.items.some((item) => item.markdown === "Crawled."));
   });
 
   test("a server that does not offer cancel refuses it with capability_not_offered and goes on", async () => {
