@@ -14,7 +14,8 @@
 //
 // What JavaScript cannot see (JSON.parse has already lost it, for the value and for the schema):
 // - a number's spelling: `3.0` is the number 3, so `"maxLength": 3.0`, which Rust refuses as not an
-//   integer (`BadKeyword`), is taken here;
+//   integer (`BadKeyword`), is taken here (`-0` survives JSON.parse, and is refused as Rust does);
+//   integers beyond 2^53 are rounded;
 // - member order of names that are array indices (`"0"`, `"12"`): JavaScript objects list them
 //   first, in ascending order, so `properties` and `additionalProperties` may meet them in another
 //   order than Rust does (and name another first failure) when a schema or a value uses them.
@@ -134,7 +135,10 @@ function checkSchema(schema: unknown, at: string, depth: number): void {
         break;
       case "minLength":
       case "maxLength":
-        if (typeof value !== "number" || !Number.isInteger(value) || value < 0 || value >= U64_END) throw bad(keyword, "a non-negative integer");
+        // As serde_json reads it: `-0` is a float there, so not a u64.
+        if (typeof value !== "number" || !Number.isInteger(value) || value < 0 || Object.is(value, -0) || value >= U64_END) {
+          throw bad(keyword, "a non-negative integer");
+        }
         break;
       case "title":
       case "description":
