@@ -10,7 +10,9 @@
 // - a schema without a type (`result`, `value`) is free JSON: `unknown`;
 // - an optional member that admits null is typed without null: the server never sends null there
 //   and the validators drop such members before handing the frame over;
-// - the frame named `error` is `ErrorFrame`, so no export shadows the global `Error`.
+// - the frame named `error` is `ErrorFrame`, so no export shadows the global `Error`;
+// - a `$defs` entry may refer to itself (`ResponseSchema`): it becomes a recursive named type, and
+//   its null plan is null provided no optional member at any depth admits null (checked).
 import { readdir, readFile, writeFile, mkdir } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -164,15 +166,26 @@ function objectType(schema, indent) {
 function makePlanner(defs) {
   const memo = new Map();
   const active = new Set();
+  // Recursive definitions met while their own plan is being made (`ResponseSchema` nests itself).
+  const assumed = new Set();
   function plan(schema) {
     if (!schema || typeof schema !== "object") return null;
     if (schema.$ref) {
       const name = refName(schema.$ref);
       if (memo.has(name)) return memo.get(name);
-      if (active.has(name)) fail(`recursive $defs/${name} is not supported by the null plan`);
+      if (active.has(name)) {
+        // A recursive definition: plan it as if its nested copies needed nothing. When the plan
+        // made that way is null, null is the plan (nothing to delete at any depth); otherwise the
+        // plan would have to refer to itself, which NullPlan cannot say: refuse, loudly.
+        assumed.add(name);
+        return null;
+      }
       active.add(name);
       const result = plan(defs[name]);
       active.delete(name);
+      if (assumed.has(name) && result !== null) {
+        fail(`recursive $defs/${name} has optional members that admit null: the null plan cannot describe it`);
+      }
       memo.set(name, result);
       return result;
     }

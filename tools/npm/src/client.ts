@@ -1,11 +1,12 @@
 // ChatwireClient: one Chatwire session kept alive over WebSocket connections. It opens each
-// connection with the subprotocol, sends `session.hello` (offering 1.1 and 1.0; resuming with the
+// connection with the subprotocol, sends `session.hello` (offering 1.2, 1.1 and 1.0; resuming with the
 // latest token and the `seq` of the state it holds), reconnects with bounded exponential backoff,
 // stops for good on fatal errors and takeover, correlates answers to requests by `in_reply_to` with
 // a deadline, and hands the application the current UiState, which 1.1's `ui_state_patch` frames
 // change in place of whole states (a patch that does not fit the state held: resume, `STATE-041`)
 // and whose streamed assistant text 1.1's deltas grow (`STATE-042`, the one reducer rule a client
-// runs; a refused delta is handled like a failing patch, `STREAM-007`).
+// runs; a refused delta is handled like a failing patch, `STREAM-007`). With 1.2's `cancel` it stops
+// the current run (`chat.cancel`, answered by `chat.cancel_accepted`, which changes no state).
 //
 // The socket is injected: browsers use the global WebSocket; Node 20 has none, so pass
 // `(url, protocols) => new WebSocket(url, protocols)` from the `ws` package.
@@ -13,6 +14,7 @@ import {
   SUBPROTOCOL,
   type AgentScript,
   type Capability,
+  type ChatCancelAccepted,
   type ChatRetryAccepted,
   type ChatRewindComplete,
   type ChatToolCallComplete,
@@ -79,10 +81,11 @@ export interface SessionInfo extends SessionResume {
 }
 
 /**
- * The versions a client offers by default, newest first: a 1.1 server answers 1.1 (patches and
- * catch-up resumes, every feature it implements in force), a 1.0 server 1.0 (`SESSION-012`).
+ * The versions a client offers by default, newest first: a 1.2 server answers 1.2 (`cancel`,
+ * `response_schema`), a 1.1 server 1.1 (patches and catch-up resumes, every feature it implements
+ * in force), a 1.0 server 1.0 (`SESSION-012`).
  */
-export const OFFERED_VERSIONS: readonly string[] = ["1.1", "1.0"];
+export const OFFERED_VERSIONS: readonly string[] = ["1.2", "1.1", "1.0"];
 
 /** Consecutive resumes for a patch that did not apply, after which the client gives up. */
 const MAX_RESYNCS = 3;
@@ -233,6 +236,8 @@ export const ERROR_HANDLING: { readonly [C in ErrorCode]: "reject" | "final" | "
   unknown_item: "reject",
   item_not_in_latest_turn: "reject",
   retry_keeps_open_call: "reject",
+  run_not_active: "reject",
+  response_invalid: "reject",
 };
 
 interface Pending {
@@ -418,6 +423,20 @@ export class ChatwireClient {
    */
   retry(afterItemId: string, id: string = this.#options.newId()): Promise<ChatRetryAccepted> {
     return this.#request({ type: "chat.retry", id, after_item_id: afterItemId }, ["chat.retry_accepted"]) as Promise<ChatRetryAccepted>;
+  }
+
+  /**
+   * Stops the run of `invocationId` (the state's `run.invocation_id`) while it is `running` or
+   * `awaiting_input` (1.2, needs the `cancel` capability: show a Stop button only when
+   * `session.capabilities` lists it). Resolves with the `chat.cancel_accepted`; the frames that
+   * close the run follow it (the stream ends with the text so far, open calls are dismissed, the
+   * run completes `cancelled`), and the state the client holds shows them. Rejects with a
+   * {@link ChatwireError} carrying the server's code: `run_not_active` (the run is over, or
+   * another one is current), `unknown_invocation`, `capability_not_offered`, or `unknown_type`
+   * from a server that negotiated 1.0 or 1.1 (`chat.cancel` is a 1.2 frame).
+   */
+  cancel(invocationId: string, id: string = this.#options.newId()): Promise<ChatCancelAccepted> {
+    return this.#request({ type: "chat.cancel", id, invocation_id: invocationId }, ["chat.cancel_accepted"]) as Promise<ChatCancelAccepted>;
   }
 
   /** Closes the connection for good; pending requests fail with `closed`. */
@@ -623,6 +642,10 @@ export class ChatwireClient {
         break;
       case "error":
         this.#serverError(frame);
+        break;
+      case "chat.cancel_accepted":
+        // An answer, like an error: it changes no state (`CANCEL-002`) and only settles the
+        // request below. The frames that close the run follow, each with its state frame.
         break;
       default:
         break;

@@ -1,5 +1,5 @@
 // @chatwire/protocol: types for every Chatwire frame and the UiState, precompiled validators, and
-// a client that keeps a session alive across reconnects.
+// a client that keeps a session alive across reconnects, and the checker of a call's response_schema.
 export * from "./generated/protocol.js";
 export {
   validateServerFrame,
@@ -13,6 +13,19 @@ export {
 export { isDateTime } from "./formats.js";
 export { applyJsonPatch, jsonEqual, JsonPatchError, type JsonPatchErrorKind } from "./json_patch.js";
 export { applyDelta, type DeltaRefusal, type DeltaResult } from "./stream.js";
+export {
+  checkResponse,
+  parseResponseSchema,
+  ResponseChecker,
+  ResponseSchemaError,
+  RESPONSE_SCHEMA_KEYWORDS,
+  RESPONSE_SCHEMA_MAX_DEPTH,
+  RESPONSE_SCHEMA_TYPES,
+  type ResponseSchemaErrorKind,
+  type ResponseSchemaKeyword,
+  type ResponseViolation,
+  type ResponseViolationKeyword,
+} from "./response_schema.js";
 export {
   ChatwireClient,
   ChatwireError,

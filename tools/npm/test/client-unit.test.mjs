@@ -4,7 +4,7 @@
 // client resume (STATE-041) from it (RESUME-017) or for a snapshot (RESUME-018).
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { ChatwireClient, ERROR_CODE_VALUES, ERROR_HANDLING, OFFERED_VERSIONS, SUBPROTOCOL } from "../dist/index.js";
+import { ChatwireClient, ChatwireError, ERROR_CODE_VALUES, ERROR_HANDLING, OFFERED_VERSIONS, SUBPROTOCOL } from "../dist/index.js";
 import { until } from "./helpers.mjs";
 
 const TS = "2026-01-15T10:00:00Z";
@@ -271,11 +271,11 @@ describe("protocol 1.1: versions, features, patches", () => {
     return { ...h, base: seq };
   }
 
-  test("offers 1.1 then 1.0 without features by default; features only with 1.1 alone (SESSION-014)", async () => {
-    assert.deepEqual(OFFERED_VERSIONS, ["1.1", "1.0"]);
+  test("offers 1.2, 1.1 then 1.0 without features by default; features only with 1.1 or later alone (SESSION-014)", async () => {
+    assert.deepEqual(OFFERED_VERSIONS, ["1.2", "1.1", "1.0"]);
     const { client, socket } = await opened11();
     const hello = socket().sent[0];
-    assert.deepEqual(hello.versions, ["1.1", "1.0"]);
+    assert.deepEqual(hello.versions, ["1.2", "1.1", "1.0"]);
     assert.equal("features" in hello, false);
     assert.deepEqual(client.session.features, ["ui_state_patch", "resume_catch_up"]);
     assert.equal(client.session.resume_retention, 500);
@@ -447,6 +447,37 @@ describe("protocol 1.1: versions, features, patches", () => {
     socket().deliver(errorFrame("unknown_item", socket().last("chat.retry").id));
     await assert.rejects(refused, { code: "unknown_item" });
     assert.equal(client.status, "open");
+    client.close();
+  });
+
+  test("cancel(invocationId) sends chat.cancel and resolves with chat.cancel_accepted, which changes no state; a refusal rejects with its code", async () => {
+    const { client, socket, base } = await opened11();
+    const states = [];
+    client.on("state", (s) => states.push(s));
+    const held = client.state;
+    const stopping = client.cancel("inv-1");
+    const request = socket().last("chat.cancel");
+    assert.deepEqual(Object.keys(request).sort(), ["id", "invocation_id", "type"]);
+    assert.equal(request.invocation_id, "inv-1");
+    const frame = { type: "chat.cancel_accepted", seq: ++seq, in_reply_to: request.id, invocation_id: "inv-1", ts: TS };
+    socket().deliver(frame);
+    assert.deepEqual(await stopping, frame);
+    assert.deepEqual(states, [], "no state event for a cancel_accepted");
+    assert.equal(client.state, held, "the state held is the very same object");
+    assert.equal(client.session.last_seq, frame.seq, "its seq is seen (the next resume's last_seq)");
+    // The closing events follow, patches on the state held (whose seq is still the snapshot's).
+    socket().deliver(patch(base, [{ op: "replace", path: "/run", value: { status: "cancelled", invocation_id: "inv-1" } }]));
+    assert.equal(client.state.run.status, "cancelled");
+    assert.equal(states.length, 1);
+
+    for (const code of ["run_not_active", "unknown_invocation", "capability_not_offered", "unknown_type"]) {
+      const refused = client.cancel("inv-1");
+      socket().deliver(errorFrame(code, socket().last("chat.cancel").id));
+      await assert.rejects(refused, (e) => e instanceof ChatwireError && e.code === code && e.frame.code === code);
+    }
+    assert.equal(client.status, "open");
+    // Unanswered, it times out like every request.
+    await assert.rejects(client.cancel("inv-1"), { code: "timeout" });
     client.close();
   });
 

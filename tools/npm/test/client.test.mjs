@@ -150,7 +150,7 @@ describe("state frames of both versions", () => {
     await until("the turn completed", () => c.state?.run.status === "completed" && c.state);
     const resumed = frames.findLastIndex((f) => f.type === "session.welcome");
     const answer = frames[resumed + 1];
-    if (welcome.version === "1.1" && c.session.features.includes("resume_catch_up")) {
+    if (welcome.version !== "1.0" && c.session.features.includes("resume_catch_up")) {
       assert.ok(frames.some((f, i) => i < resumed && f.type === "ui_state_patch"), "a 1.1 connection carries patches");
       assert.equal(answer.type, "ui_state_patch", "a catch-up after the resumed welcome (RESUME-017)");
       assert.equal(answer.base_seq, heldBeforeCut, "from the state the client held");
@@ -177,7 +177,7 @@ describe("streamed text and retry (1.1)", () => {
     };
     const { client: c } = client({ script });
     const welcome = await c.connect();
-    assert.equal(welcome.version, "1.1");
+    assert.equal(welcome.version, "1.2", "the reference speaks the newest version the client offers");
     assert.ok(c.session.capabilities.includes("retry"), "the reference offers retry");
     assert.ok(c.session.features.includes("assistant_stream"), "streams are in force by default (with ui_state_patch)");
     const seen = [];

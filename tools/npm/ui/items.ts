@@ -2,6 +2,7 @@
 // with its form while pending and its chip once settled. Text is only ever set through textContent:
 // nothing the server sends is parsed as HTML.
 import type { DisplayItem, ItemOf, ToolCallStatus } from "../dist/index.js";
+import { schemaForm } from "./form.js";
 
 export type ToolCallItem = ItemOf<"tool_call">;
 type OutputItem = ItemOf<"tool_output">;
@@ -115,6 +116,8 @@ export function form(call: ToolCallItem, answer: Answer, onError: (message: stri
       onError(`${call.tool_name}: ${error.message}`);
     });
   };
+  // 1.2: a call that says what its value must look like gets the form its schema describes.
+  if (schemaForm(outer, node, call, answer, onError)) return outer;
   const buttons = el("div", { class: "buttons" });
   const declared = fields(call.payload);
   const options = Array.isArray(call.payload["options"]) ? call.payload["options"].filter((o): o is string => typeof o === "string") : [];

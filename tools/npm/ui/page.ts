@@ -4,6 +4,7 @@
 import { ChatwireClient, type ClientStatus, type SessionResume } from "../dist/index.js";
 import { Follow } from "./follow.js";
 import { Renderer } from "./render.js";
+import { StopButton } from "./stop.js";
 
 const STORAGE_KEY = "chatwire.session";
 /** The last failed run's error: `chat.run_complete` carries it, the UiState does not. */
@@ -152,7 +153,11 @@ function start(): void {
     }
     showError(`${error.code}: ${error.message}`);
   });
-  client.subscribe((state) => renderer.render(state));
+  const stop = new StopButton(byId("run"), { canCancel: () => client.session?.capabilities.includes("cancel") ?? false, cancel: (id) => client.cancel(id) }, showError);
+  client.subscribe((state) => {
+    renderer.render(state);
+    stop.render(state);
+  });
 
   const composer = byId<HTMLFormElement>("composer");
   const message = byId<HTMLTextAreaElement>("message");

@@ -274,6 +274,11 @@ mod tests {
         let outputs = json.as_array().map(|a| a.iter().filter(|c| c.get("output").is_some()).count()).unwrap_or(0);
         assert!(outputs > 0, "no demo call shows tool output");
         assert!(json.to_string().contains("stderr") && json.to_string().contains("approvals"));
+        // 1.2: the page renders a form from a call's response_schema (TOOL-026).
+        assert!(
+            json.as_array().is_some_and(|a| a.iter().any(|c| c.get("response_schema").is_some())),
+            "no demo form has a response_schema"
+        );
     }
 
     #[test]

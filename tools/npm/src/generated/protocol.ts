@@ -2,7 +2,7 @@
 // types, run `cargo run -p chatwire-schema-tool -- export`, then `npm run generate` in tools/npm.
 
 /** The protocol version these types describe (`MAJOR.MINOR`). */
-export const PROTOCOL_VERSION = "1.1";
+export const PROTOCOL_VERSION = "1.2";
 /** The WebSocket subprotocol of this major version. */
 export const SUBPROTOCOL = "chatwire.v1";
 
@@ -28,7 +28,7 @@ export type ApprovalDecision = "approve" | "deny_continue" | "deny_abort";
 export const APPROVAL_DECISION_VALUES = ["approve", "deny_continue", "deny_abort"] as const satisfies readonly ApprovalDecision[];
 
 /**
- * An optional feature the server offers. Known names: rewind, tool_output, tool_expiry, conformance_script, restart_durability, and since 1.1 ui_state_patch, resume_catch_up, assistant_stream and retry; receivers must tolerate others.
+ * An optional feature the server offers. Known names: rewind, tool_output, tool_expiry, conformance_script, restart_durability, and since 1.1 ui_state_patch, resume_catch_up, assistant_stream and retry, and since 1.2 cancel; receivers must tolerate others.
  */
 export type Capability = string;
 
@@ -159,6 +159,10 @@ export interface DisplayItemToolCall {
     [key: string]: unknown;
   };
   /**
+   * The shape of the value the call awaits, from its `chat.tool_call` (since 1.2, `TOOL-022`).
+   */
+  response_schema?: ResponseSchema;
+  /**
    * The latest progress, while or after running.
    */
   progress?: Progress;
@@ -274,10 +278,14 @@ export const DISPLAY_MODE_VALUES = ["inline", "artifact", "composer", "view"] as
  * - `unknown_item`: The retry names an item the session's effective state does not hold (since 1.1).
  * - `item_not_in_latest_turn`: The retry names an item outside the latest turn (since 1.1).
  * - `retry_keeps_open_call`: The retry would keep a tool call that is still open (since 1.1).
+ * - `run_not_active`: The cancel names an invocation that is not the session's current run, or whose run is
+ * over (`CANCEL-006`) (since 1.2).
+ * - `response_invalid`: The response's value breaks the call's `response_schema`; the message names the failing
+ * JSON Pointer, and the call stays pending (`TOOL-023`) (since 1.2).
  */
-export type ErrorCode = "malformed_frame" | "binary_frame" | "unknown_type" | "invalid_frame" | "frame_too_large" | "hello_required" | "already_open" | "unsupported_version" | "resume_rejected" | "resume_cursor_ahead" | "script_not_allowed" | "invalid_script" | "duplicate_message" | "run_in_progress" | "unknown_tool_call" | "tool_call_settled" | "tool_call_not_awaiting" | "unknown_invocation" | "session_taken_over" | "internal_error" | "capability_not_offered" | "unknown_item" | "item_not_in_latest_turn" | "retry_keeps_open_call";
+export type ErrorCode = "malformed_frame" | "binary_frame" | "unknown_type" | "invalid_frame" | "frame_too_large" | "hello_required" | "already_open" | "unsupported_version" | "resume_rejected" | "resume_cursor_ahead" | "script_not_allowed" | "invalid_script" | "duplicate_message" | "run_in_progress" | "unknown_tool_call" | "tool_call_settled" | "tool_call_not_awaiting" | "unknown_invocation" | "session_taken_over" | "internal_error" | "capability_not_offered" | "unknown_item" | "item_not_in_latest_turn" | "retry_keeps_open_call" | "run_not_active" | "response_invalid";
 /** Every value of {@link ErrorCode}, in schema order. */
-export const ERROR_CODE_VALUES = ["malformed_frame", "binary_frame", "unknown_type", "invalid_frame", "frame_too_large", "hello_required", "already_open", "unsupported_version", "resume_rejected", "resume_cursor_ahead", "script_not_allowed", "invalid_script", "duplicate_message", "run_in_progress", "unknown_tool_call", "tool_call_settled", "tool_call_not_awaiting", "unknown_invocation", "session_taken_over", "internal_error", "capability_not_offered", "unknown_item", "item_not_in_latest_turn", "retry_keeps_open_call"] as const satisfies readonly ErrorCode[];
+export const ERROR_CODE_VALUES = ["malformed_frame", "binary_frame", "unknown_type", "invalid_frame", "frame_too_large", "hello_required", "already_open", "unsupported_version", "resume_rejected", "resume_cursor_ahead", "script_not_allowed", "invalid_script", "duplicate_message", "run_in_progress", "unknown_tool_call", "tool_call_settled", "tool_call_not_awaiting", "unknown_invocation", "session_taken_over", "internal_error", "capability_not_offered", "unknown_item", "item_not_in_latest_turn", "retry_keeps_open_call", "run_not_active", "response_invalid"] as const satisfies readonly ErrorCode[];
 
 /**
  * A number from 0 to 1 inclusive.
@@ -449,6 +457,26 @@ export interface ResponseOutcomeDismiss {
  * What the user did with the component.
  */
 export type ResponseOutcome = ResponseOutcomeSubmit | ResponseOutcomeDismiss;
+
+/**
+ * A JSON Schema (draft 2020-12) using only the response_schema subset (TOOL-022).
+ */
+export interface ResponseSchema {
+  type?: "null" | "boolean" | "object" | "array" | "number" | "integer" | "string" | Array<"null" | "boolean" | "object" | "array" | "number" | "integer" | "string">;
+  properties?: {
+    [key: string]: ResponseSchema;
+  };
+  required?: string[];
+  enum?: unknown[];
+  items?: ResponseSchema;
+  minimum?: number;
+  maximum?: number;
+  minLength?: number;
+  maxLength?: number;
+  additionalProperties?: boolean | ResponseSchema;
+  title?: string;
+  description?: string;
+}
 
 /**
  * What a client needs to resume a session (`spec/resume.md`).
@@ -737,6 +765,11 @@ export interface ScriptToolCall {
    * How the call settles.
    */
   outcome: ScriptOutcome;
+  /**
+   * The `response_schema` to send (since 1.2, `SCRIPT-022`): only on a call whose outcome is
+   * `await_response`; a server sends it only to connections that negotiated 1.2 (`COMPAT-005`).
+   */
+  response_schema?: ResponseSchema;
 }
 
 /**
@@ -1069,6 +1102,12 @@ export interface ChatToolCall {
     [key: string]: unknown;
   };
   /**
+   * The shape of the `value` a `chat.tool_call_response` must carry (since 1.2, `TOOL-022`):
+   * a JSON Schema in the subset of `TOOL-022`, only on calls that await a response. The server
+   * checks every response against it (`TOOL-023`).
+   */
+  response_schema?: ResponseSchema;
+  /**
    * Position of this call within its batch of calls made at once, starting at 0 (`MULTI-001`).
    */
   call_index: number;
@@ -1305,6 +1344,29 @@ export interface ChatRetryAccepted {
 }
 
 /**
+ * Confirms a cancel: the run of `invocation_id` ends `cancelled` in the frames that follow.
+ */
+export interface ChatCancelAccepted {
+  type: "chat.cancel_accepted";
+  /**
+   * Position of this frame in the session's frame sequence.
+   */
+  seq: number;
+  /**
+   * The `id` of the `chat.cancel` this answers.
+   */
+  in_reply_to: Id;
+  /**
+   * The turn whose run is stopped.
+   */
+  invocation_id: Id;
+  /**
+   * When the cancel was committed (RFC 3339).
+   */
+  ts: string;
+}
+
+/**
  * A typed error. `fatal` says whether the server closes the connection after it.
  */
 export interface ErrorFrame {
@@ -1436,6 +1498,21 @@ export interface ChatRetry {
   after_item_id: Id;
 }
 
+/**
+ * Stops the run of `invocation_id`, if it is the session's current run and not over yet.
+ */
+export interface ChatCancel {
+  type: "chat.cancel";
+  /**
+   * Client-chosen id of this frame; the `chat.cancel_accepted` and any error carry it as `in_reply_to`.
+   */
+  id: Id;
+  /**
+   * The turn whose run to stop: the session's current run, `running` or `awaiting_input`.
+   */
+  invocation_id: Id;
+}
+
 /** Any frame a server sends to a client, tagged on `type`. */
 export type ServerFrame =
   | SessionWelcome
@@ -1454,6 +1531,7 @@ export type ServerFrame =
   | ChatRunComplete
   | ChatRewindComplete
   | ChatRetryAccepted
+  | ChatCancelAccepted
   | ErrorFrame;
 /** Any frame a client sends to a server, tagged on `type`. */
 export type ClientFrame =
@@ -1461,7 +1539,8 @@ export type ClientFrame =
   | ChatUserMessage
   | ChatToolCallResponse
   | ChatRewind
-  | ChatRetry;
+  | ChatRetry
+  | ChatCancel;
 /** Any frame, either direction. */
 export type Frame = ServerFrame | ClientFrame;
 /** The wire name of a frame. */
@@ -1474,12 +1553,12 @@ export type FrameOf<T extends FrameType> = Extract<Frame, { type: T }>;
 export type ItemOf<K extends DisplayItem["kind"]> = Extract<DisplayItem, { kind: K }>;
 
 /** Every server frame type, in schema order. */
-export const SERVER_FRAME_TYPES = ["session.welcome","ui_state_snapshot","ui_state_updated","ui_state_patch","chat.user_message_accepted","chat.run_started","chat.assistant_message","chat.assistant_message_delta","chat.tool_call","chat.tool_progress","chat.tool_output","chat.tool_call_complete","chat.tool_call_dismiss","chat.run_complete","chat.rewind_complete","chat.retry_accepted","error"] as const satisfies readonly ServerFrameType[];
+export const SERVER_FRAME_TYPES = ["session.welcome","ui_state_snapshot","ui_state_updated","ui_state_patch","chat.user_message_accepted","chat.run_started","chat.assistant_message","chat.assistant_message_delta","chat.tool_call","chat.tool_progress","chat.tool_output","chat.tool_call_complete","chat.tool_call_dismiss","chat.run_complete","chat.rewind_complete","chat.retry_accepted","chat.cancel_accepted","error"] as const satisfies readonly ServerFrameType[];
 /** Every client frame type, in schema order. */
-export const CLIENT_FRAME_TYPES = ["session.hello","chat.user_message","chat.tool_call_response","chat.rewind","chat.retry"] as const satisfies readonly ClientFrameType[];
+export const CLIENT_FRAME_TYPES = ["session.hello","chat.user_message","chat.tool_call_response","chat.rewind","chat.retry","chat.cancel"] as const satisfies readonly ClientFrameType[];
 
 /** @internal Which optional members admit null, per frame type (see validate.ts). */
-export const NULL_PLANS: { readonly [type: string]: NullPlan | null } = {"session.welcome":{"n":["server","features","resume_retention"]},"ui_state_snapshot":{"o":{"state":{"o":{"items":{"a":{"t":"kind","v":{"tool_call":{"o":{"progress":{"n":["message","fraction"]},"dismissal":{"n":["reason"]}},"n":["component_type","workflow_name","progress","summary","error","dismissal","settled_ts"]},"tool_output":{"n":["command","exit_code"]}}}},"run":{"n":["invocation_id"]}}}}},"ui_state_updated":{"o":{"state":{"o":{"items":{"a":{"t":"kind","v":{"tool_call":{"o":{"progress":{"n":["message","fraction"]},"dismissal":{"n":["reason"]}},"n":["component_type","workflow_name","progress","summary","error","dismissal","settled_ts"]},"tool_output":{"n":["command","exit_code"]}}}},"run":{"n":["invocation_id"]}}}}},"ui_state_patch":null,"chat.user_message_accepted":null,"chat.run_started":null,"chat.assistant_message":null,"chat.assistant_message_delta":null,"chat.tool_call":{"n":["corr","component_type","workflow_name"]},"chat.tool_progress":{"n":["message","fraction"]},"chat.tool_output":{"n":["command","approval","stdout","stderr","exit_code"]},"chat.tool_call_complete":{"n":["error","summary","in_reply_to"]},"chat.tool_call_dismiss":{"n":["reason","in_reply_to"]},"chat.run_complete":{"n":["reason","error"]},"chat.rewind_complete":null,"chat.retry_accepted":null,"error":{"n":["seq","in_reply_to","supported_versions"]},"session.hello":{"o":{"script":{"o":{"turns":{"a":{"o":{"steps":{"a":{"t":"op","v":{"say":{"n":["chunks","chunk_delay_ms"]},"tool_calls":{"o":{"calls":{"a":{"o":{"progress":{"a":{"n":["message","fraction"]}},"output":{"n":["command","stdout","stderr","exit_code"]},"outcome":{"t":"kind","v":{"result":{"n":["summary"]},"await_response":{"n":["expire_after_ms","summary"]},"dismiss":{"n":["reason"]}}}},"n":["component_type","workflow_name","output"]}}},"n":["settle_order"]},"end":{"n":["error"]}}}},"retries":{"a":{"o":{"steps":{"a":{"t":"op","v":{"say":{"n":["chunks","chunk_delay_ms"]},"tool_calls":{"o":{"calls":{"a":{"o":{"progress":{"a":{"n":["message","fraction"]}},"output":{"n":["command","stdout","stderr","exit_code"]},"outcome":{"t":"kind","v":{"result":{"n":["summary"]},"await_response":{"n":["expire_after_ms","summary"]},"dismiss":{"n":["reason"]}}}},"n":["component_type","workflow_name","output"]}}},"n":["settle_order"]},"end":{"n":["error"]}}}}}}}}}}}}},"n":["resume","script","client","features"]},"chat.user_message":null,"chat.tool_call_response":{"o":{"outcome":{"t":"action","v":{"dismiss":{"n":["reason"]}}}}},"chat.rewind":null,"chat.retry":null};
+export const NULL_PLANS: { readonly [type: string]: NullPlan | null } = {"session.welcome":{"n":["server","features","resume_retention"]},"ui_state_snapshot":{"o":{"state":{"o":{"items":{"a":{"t":"kind","v":{"tool_call":{"o":{"progress":{"n":["message","fraction"]},"dismissal":{"n":["reason"]}},"n":["component_type","workflow_name","response_schema","progress","summary","error","dismissal","settled_ts"]},"tool_output":{"n":["command","exit_code"]}}}},"run":{"n":["invocation_id"]}}}}},"ui_state_updated":{"o":{"state":{"o":{"items":{"a":{"t":"kind","v":{"tool_call":{"o":{"progress":{"n":["message","fraction"]},"dismissal":{"n":["reason"]}},"n":["component_type","workflow_name","response_schema","progress","summary","error","dismissal","settled_ts"]},"tool_output":{"n":["command","exit_code"]}}}},"run":{"n":["invocation_id"]}}}}},"ui_state_patch":null,"chat.user_message_accepted":null,"chat.run_started":null,"chat.assistant_message":null,"chat.assistant_message_delta":null,"chat.tool_call":{"n":["corr","component_type","workflow_name","response_schema"]},"chat.tool_progress":{"n":["message","fraction"]},"chat.tool_output":{"n":["command","approval","stdout","stderr","exit_code"]},"chat.tool_call_complete":{"n":["error","summary","in_reply_to"]},"chat.tool_call_dismiss":{"n":["reason","in_reply_to"]},"chat.run_complete":{"n":["reason","error"]},"chat.rewind_complete":null,"chat.retry_accepted":null,"chat.cancel_accepted":null,"error":{"n":["seq","in_reply_to","supported_versions"]},"session.hello":{"o":{"script":{"o":{"turns":{"a":{"o":{"steps":{"a":{"t":"op","v":{"say":{"n":["chunks","chunk_delay_ms"]},"tool_calls":{"o":{"calls":{"a":{"o":{"progress":{"a":{"n":["message","fraction"]}},"output":{"n":["command","stdout","stderr","exit_code"]},"outcome":{"t":"kind","v":{"result":{"n":["summary"]},"await_response":{"n":["expire_after_ms","summary"]},"dismiss":{"n":["reason"]}}}},"n":["component_type","workflow_name","output","response_schema"]}}},"n":["settle_order"]},"end":{"n":["error"]}}}},"retries":{"a":{"o":{"steps":{"a":{"t":"op","v":{"say":{"n":["chunks","chunk_delay_ms"]},"tool_calls":{"o":{"calls":{"a":{"o":{"progress":{"a":{"n":["message","fraction"]}},"output":{"n":["command","stdout","stderr","exit_code"]},"outcome":{"t":"kind","v":{"result":{"n":["summary"]},"await_response":{"n":["expire_after_ms","summary"]},"dismiss":{"n":["reason"]}}}},"n":["component_type","workflow_name","output","response_schema"]}}},"n":["settle_order"]},"end":{"n":["error"]}}}}}}}}}}}}},"n":["resume","script","client","features"]},"chat.user_message":null,"chat.tool_call_response":{"o":{"outcome":{"t":"action","v":{"dismiss":{"n":["reason"]}}}}},"chat.rewind":null,"chat.retry":null,"chat.cancel":null};
 /** @internal */
 export type NullPlan =
   | { readonly o?: { readonly [member: string]: NullPlan }; readonly n?: readonly string[] }

@@ -2,8 +2,12 @@
 // packed tarball: dispatch over server frames is exhaustive, frames it builds type-check, and
 // malformed ones do not (each `@ts-expect-error` fails the build if the types ever accept it).
 import {
+  checkResponse,
   ERROR_CODE_VALUES,
+  parseResponseSchema,
   SERVER_FRAME_TYPES,
+  type ChatCancel,
+  type ChatwireClient,
   type ChatToolCallResponse,
   type ChatUserMessage,
   type ClientFrame,
@@ -12,6 +16,8 @@ import {
   type ErrorFrame,
   type FrameOf,
   type ItemOf,
+  type ResponseSchema,
+  type ResponseViolation,
   type RunStatus,
   type ServerFrame,
   type ServerFrameType,
@@ -54,6 +60,8 @@ export function describe(frame: ServerFrame): string {
       return `rewound ${frame.removed_invocation_ids.length} turns`;
     case "chat.retry_accepted":
       return `retried ${frame.invocation_id} after ${frame.after_item_id}`;
+    case "chat.cancel_accepted":
+      return `cancelling ${frame.invocation_id}`;
     case "error":
       return `error ${frame.code}${frame.fatal ? " (fatal)" : ""}`;
     default:
@@ -72,6 +80,7 @@ export function errorLabel(code: ErrorCode): string {
     tool_call_not_awaiting: "not awaiting", unknown_invocation: "unknown turn", session_taken_over: "taken over",
     internal_error: "server error", capability_not_offered: "not offered", unknown_item: "unknown item",
     item_not_in_latest_turn: "not latest turn", retry_keeps_open_call: "keeps open call",
+    run_not_active: "run over", response_invalid: "answer does not fit",
   };
   return labels[code];
 }
@@ -126,3 +135,33 @@ export const badOutcome: ChatToolCallResponse = {
 
 // @ts-expect-error the server never sends null here, so the type has none
 export const nullSummary: FrameOf<"chat.tool_call_complete">["summary"] = null;
+
+// 1.2: Stop, and typed answers.
+export const stop: ChatCancel = { type: "chat.cancel", id: "stop-1", invocation_id: "inv-1" };
+export async function stopRun(client: ChatwireClient, state: UiState): Promise<string | null> {
+  const invocation = state.run.invocation_id;
+  if (invocation === undefined || (state.run.status !== "running" && state.run.status !== "awaiting_input")) return null;
+  const accepted = await client.cancel(invocation);
+  return accepted.in_reply_to;
+}
+
+// A response schema is a recursive type: nested properties, items and additionalProperties.
+export const profile: ResponseSchema = {
+  type: "object",
+  properties: { name: { type: "string", minLength: 1, title: "Name" }, tags: { type: "array", items: { enum: ["a", "b"] } } },
+  required: ["name"],
+  additionalProperties: false,
+};
+// @ts-expect-error `type` names a JSON Schema type
+export const badType: ResponseSchema = { type: "text" };
+// @ts-expect-error `required` lists property names
+export const badRequired: ResponseSchema = { required: "name" };
+
+export function problemOf(call: ItemOf<"tool_call">, value: unknown): string | null {
+  const violation: ResponseViolation | null = checkResponse(call, value);
+  return violation === null ? null : `${violation.pointer} (${violation.keyword}): ${violation.message}`;
+}
+export const refused: string = (() => {
+  const parsed = parseResponseSchema({ pattern: "x" });
+  return parsed.ok ? "taken" : `${parsed.error.kind} at ${JSON.stringify(parsed.error.at)}`;
+})();
