@@ -109,12 +109,8 @@ describe("cancel (1.2)", () => {
     assert.deepStrictEqual(await reloaded(servers.all, c), c.state, "a reload shows the state the client built");
   });
 
-  // The reference answers this cancel with internal_error today: it commits the dismissal and
-  // chat.run_complete without reopening the run slice first (RUN-007's chat.run_started), and its
-  // reducer refuses chat.run_complete while the run is awaiting_input (STATE-022, NotInRun). The
-  // test stays, run and reported, until the Rust side settles how CANCEL-003 meets RUN-007.
-  const awaitingBug = "reference: a cancel while awaiting_input gets internal_error (NotInRun on chat.run_complete)";
-  test("a run awaiting input: its pending call is dismissed by the client, reason cancelled", { todo: awaitingBug }, async () => {
+  // The cancel opens a slice first (chat.run_started, CANCEL-003: only a slice in progress can end).
+  test("a run awaiting input: its pending call is dismissed by the client, reason cancelled", async () => {
     const c = client(servers.all, { script: { turns: [{ steps: [{ op: "tool_calls", calls: [form] }, { op: "say", markdown: "Thanks." }] }] } });
     await c.connect();
     const accepted = await c.sendMessage("Sign me up");
