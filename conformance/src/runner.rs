@@ -364,13 +364,17 @@ async fn sweep_one(
         id: SWEEP_APPLICABLE_CHECK.to_owned(),
         verdict: Verdict::Pass,
         requirements: requirements.clone(),
-        summary: format!("{summary}: {} cut point(s), {} run", baseline.frames, baseline.frames.min(max)),
+        summary: format!(
+            "{summary}: {} cut point(s), {} run",
+            baseline.frames,
+            baseline.frames.min(max).saturating_sub(baseline.first_cut - 1)
+        ),
         findings: Vec::new(),
         findings_dropped: 0,
         baselined: None,
     });
     let mut handles = Vec::new();
-    for k in 1..=baseline.frames.min(max) {
+    for k in baseline.first_cut..=baseline.frames.min(max) {
         let (scenario, opts, validator, semaphore, progress, baseline) =
             (scenario.clone(), opts.clone(), validator.clone(), semaphore.clone(), progress.clone(), baseline.clone());
         let url = url.to_owned();

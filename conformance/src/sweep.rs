@@ -16,6 +16,10 @@
 //! - version negotiation or a non-standard handshake (`connect` with `versions`, `hello: false`,
 //!   `with_script: false` or `subprotocol: false`);
 //! - a scenario outside conformance mode (it has no script to replay).
+//!
+//! A scenario that cancels a run (since 1.2) is cut only from its last `chat.cancel_accepted` on:
+//! a cut before it delays the cancel to another point of the run, which legitimately ends it with
+//! more text or steps, so there the final state has no single right value (`CANCEL-007`).
 
 use crate::scenario::{Scenario, Step, DEFAULT_CONN};
 

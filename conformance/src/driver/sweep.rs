@@ -24,6 +24,11 @@ pub(super) enum SweepRole<'b> {
 pub struct SweepBaseline {
     /// Frames received on the main connection after its first welcome and snapshot: the cut points.
     pub frames: usize,
+    /// The first cut point: after the last `chat.cancel_accepted` of the run, else 1. Where a cancel
+    /// races the run (CANCEL-007), a cut before it moves it to another point of the run and so
+    /// legitimately changes the final state (more text streamed, another step done); only cuts
+    /// after it have one right final state.
+    pub first_cut: usize,
     /// The final UiState, normalized like snapshots (ids numbered, timestamps redacted), pretty JSON.
     pub final_state: String,
     /// Placeholders bound to ids the session introduced: name -> (kind, ordinal of introduction).
@@ -68,6 +73,8 @@ pub(super) struct SweepTrack {
     /// Counting starts once the first connect (welcome + snapshot) completed.
     pub(super) counting: bool,
     pub(super) main_frames: usize,
+    /// The main frame number of the latest `chat.cancel_accepted` (0: none).
+    pub(super) cancelled_at: usize,
     pub(super) cut_due: bool,
     pub(super) cut_done: bool,
     order: IdOrder,
@@ -81,6 +88,7 @@ impl SweepTrack {
             cut_after,
             counting: false,
             main_frames: 0,
+            cancelled_at: 0,
             cut_due: false,
             cut_done: false,
             order: IdOrder::default(),
@@ -100,6 +108,7 @@ impl SweepTrack {
             ServerFrame::ToolCallComplete(f) => *self.settlements.entry(f.tool_call_id.to_string()).or_insert(0) += 1,
             ServerFrame::ToolCallDismiss(f) => *self.settlements.entry(f.tool_call_id.to_string()).or_insert(0) += 1,
             ServerFrame::UiStateSnapshot(s) => self.note_state(&s.state),
+            ServerFrame::CancelAccepted(_) => self.cancelled_at = self.main_frames,
             _ => {}
         }
     }
@@ -293,7 +302,7 @@ impl Driver<'_> {
             .iter()
             .filter_map(|(name, value)| Some((name.to_owned(), *sweep.order.known.get(value.as_str()?)?)))
             .collect();
-        Some(SweepBaseline { frames: sweep.main_frames, final_state, id_bindings })
+        Some(SweepBaseline { frames: sweep.main_frames, first_cut: sweep.cancelled_at.max(1), final_state, id_bindings })
     }
 
     /// The sweep assertions of a variant: same final state as the uninterrupted run, no call settled twice.

@@ -13,8 +13,8 @@
 //!   open stream's end with the text streamed so far, a client dismissal `cancelled` of every open
 //!   call of the turn, `chat.run_complete` `cancelled`;
 //! - CANCEL-005: no event of a cancelled run follows (until a retry reopens its turn);
-//! - TOOL-022/023/025: a `response_schema` only on an awaited call; a submitted value that breaks
-//!   it is refused (`response_invalid` on 1.2, `invalid_frame` before) naming the failing pointer,
+//! - TOOL-022/023/024/025: a `response_schema` only on an awaited call; a submitted value that breaks
+//!   it is refused (`response_invalid` on 1.2, `invalid_frame` before) naming the first failing pointer,
 //!   and one that fits it is not refused for it.
 
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -40,6 +40,7 @@ const CANCEL_005: ReqId = ReqId::new("CANCEL-005");
 const CANCEL_006: ReqId = ReqId::new("CANCEL-006");
 const TOOL_022: ReqId = ReqId::new("TOOL-022");
 const TOOL_023: ReqId = ReqId::new("TOOL-023");
+const TOOL_024: ReqId = ReqId::new("TOOL-024");
 const TOOL_025: ReqId = ReqId::new("TOOL-025");
 
 /// A cancel is accepted exactly when no check refuses it, for the invocation it names.
@@ -69,7 +70,7 @@ pub static CANCELLED_RUN_STAYS_CLOSED: CheckDef = CheckDef {
 /// Responses are checked against their call's schema.
 pub static RESPONSE_SCHEMA_ENFORCED: CheckDef = CheckDef {
     id: "response-schema-enforced",
-    requirements: &[TOOL_022, TOOL_023, TOOL_025],
+    requirements: &[TOOL_022, TOOL_023, TOOL_024, TOOL_025],
     summary: "response_schema only on awaited calls; a submitted value that breaks it is refused naming the failing pointer (response_invalid on 1.2, invalid_frame before), one that fits it is not refused for it",
     level: Level::Must,
 };
@@ -301,12 +302,13 @@ impl CancelWatch {
         };
         match schema.check(value) {
             Err(violation) if code == due && (violation.pointer.is_empty() || message.contains(&violation.pointer)) => {
-                out.eval(&RESPONSE_SCHEMA_ENFORCED, requirement)
+                out.eval(&RESPONSE_SCHEMA_ENFORCED, requirement);
+                out.eval(&RESPONSE_SCHEMA_ENFORCED, TOOL_024);
             }
             Err(violation) if code == due => out.fail(
                 &RESPONSE_SCHEMA_ENFORCED,
-                requirement,
-                format!("the {} does not name the failing pointer {} ({message})", code.as_str(), violation.pointer),
+                TOOL_024,
+                format!("the {} does not name the first failing pointer {} ({message})", code.as_str(), violation.pointer),
             ),
             Err(violation) if matches!(code, ErrorCode::ResponseInvalid | ErrorCode::InvalidFrame) => out.fail(
                 &RESPONSE_SCHEMA_ENFORCED,

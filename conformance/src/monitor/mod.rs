@@ -96,13 +96,6 @@ pub static SINCE_1_1: &[&CheckDef] = &[
     &retry::RETRY_PLAYS_RETRY_STEPS,
 ];
 
-/// The always-on checks that only connections which negotiated 1.2 exercise in full.
-pub static SINCE_1_2: &[&CheckDef] = &[
-    &cancel::CANCEL_ANSWERED,
-    &cancel::CANCEL_CLOSES_RUN,
-    &cancel::CANCELLED_RUN_STAYS_CLOSED,
-    &cancel::RESPONSE_SCHEMA_ENFORCED,
-];
 
 /// What the monitor reads from the script a session was opened with.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -141,8 +141,14 @@ export async function approveView(page) {
  * The demo's first turn from the deploy form to its end: the form, the input request that replaces
  * the composer, then the full view, approved.
  */
-export async function finishWelcomeTurn(page, form) {
+/** Fills the demo's deploy form with a value its response_schema (1.2) accepts. */
+export async function fillDeployForm(form) {
   await form.locator('input[name="branch"]').fill("release-1.0");
+  await form.locator('input[name="replicas"]').fill("3");
+}
+
+export async function finishWelcomeTurn(page, form) {
+  await fillDeployForm(form);
   await form.locator('button[type="submit"]').click();
   await page.locator("#input-request form.answer").waitFor();
   await page.fill("#input-request textarea", "routine Tuesday release");

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { startReference } from "../test/helpers.mjs";
-import { WIDTHS, load, openPage, pageUntil, startWelcomeTurn } from "./chat-page.mjs";
+import { WIDTHS, fillDeployForm, load, openPage, pageUntil, startWelcomeTurn } from "./chat-page.mjs";
 
 /**
  * The controls a user answers or writes with (those of every form: the calls' and the composer),
@@ -60,6 +60,7 @@ for (const width of WIDTHS) {
     await shot("reconnected");
     // And answering works again.
     const callId = await form.getAttribute("data-form-for");
+    await fillDeployForm(form);
     await form.locator('button[type="submit"]').click();
     await page.locator(`[data-chip-for="${callId}"][data-status="completed"]`).waitFor();
     assert.deepEqual(problems, []);

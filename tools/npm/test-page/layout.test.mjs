@@ -4,7 +4,7 @@
 // "view") has a heading and a way back to the transcript, and the transcript a way to it again.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { WIDTHS, approveView, load, openPage, send, startWelcomeTurn } from "./chat-page.mjs";
+import { WIDTHS, approveView, fillDeployForm, load, openPage, send, startWelcomeTurn } from "./chat-page.mjs";
 
 const ARTIFACTS = 'aside[aria-label="Artifacts"]';
 
@@ -71,6 +71,7 @@ for (const width of WIDTHS) {
     await load(page, pageUrl);
     const form = await startWelcomeTurn(page);
     // finishWelcomeTurn's steps up to the view, which this test looks at before approving it.
+    await fillDeployForm(form);
     await form.locator('button[type="submit"]').click();
     await page.fill("#input-request textarea", "routine Tuesday release");
     await page.click('#input-request button[type="submit"]');
