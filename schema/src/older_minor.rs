@@ -1,7 +1,7 @@
 //! What a connection that negotiated an older minor sees of the session (`COMPAT-005`): the same
 //! events and states, without the members a newer minor added.
 //!
-//! Spec: `spec/versioning.md#negotiated-additions`. The session has one state and one seq space;
+//! Spec: `spec/versioning.md#since-annotations`. The session has one state and one seq space;
 //! a server sends each connection its negotiated minor's view of them, so a 1.0 or 1.1 connection
 //! never sees a 1.2 frame, member or value. Today's only such member is `response_schema` (since
 //! 1.2) on `chat.tool_call` and on a tool call item; a 1.2 frame (`chat.cancel_accepted`) is only
