@@ -732,7 +732,14 @@ impl Scenario {
         if script_1_1 || !self.features.is_empty() || self.steps.iter().any(|s| matches!(s, Step::Retry { .. })) {
             return v(1);
         }
-        v(0)
+        // A connection that offers only later versions needs a server that speaks one of them.
+        let offered = self.steps.iter().filter_map(|s| match s {
+            Step::Connect { versions: Some(versions), .. } => {
+                versions.iter().filter_map(|v| chatwire_schema::ProtocolVersion::parse(v).ok()).min()
+            }
+            _ => None,
+        });
+        offered.max().unwrap_or(v(0)).min(v(2))
     }
 
     /// Whether the scenario restarts the backend (needs a runner-started backend).

@@ -302,7 +302,12 @@ impl Driver<'_> {
             .iter()
             .filter_map(|(name, value)| Some((name.to_owned(), *sweep.order.known.get(value.as_str()?)?)))
             .collect();
-        Some(SweepBaseline { frames: sweep.main_frames, first_cut: sweep.cancelled_at.max(1), final_state, id_bindings })
+        Some(SweepBaseline {
+            frames: sweep.main_frames,
+            first_cut: sweep.cancelled_at.max(1),
+            final_state,
+            id_bindings,
+        })
     }
 
     /// The sweep assertions of a variant: same final state as the uninterrupted run, no call settled twice.

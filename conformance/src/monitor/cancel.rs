@@ -308,7 +308,11 @@ impl CancelWatch {
             Err(violation) if code == due => out.fail(
                 &RESPONSE_SCHEMA_ENFORCED,
                 TOOL_024,
-                format!("the {} does not name the first failing pointer {} ({message})", code.as_str(), violation.pointer),
+                format!(
+                    "the {} does not name the first failing pointer {} ({message})",
+                    code.as_str(),
+                    violation.pointer
+                ),
             ),
             Err(violation) if matches!(code, ErrorCode::ResponseInvalid | ErrorCode::InvalidFrame) => out.fail(
                 &RESPONSE_SCHEMA_ENFORCED,

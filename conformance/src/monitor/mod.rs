@@ -96,7 +96,6 @@ pub static SINCE_1_1: &[&CheckDef] = &[
     &retry::RETRY_PLAYS_RETRY_STEPS,
 ];
 
-
 /// What the monitor reads from the script a session was opened with.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SessionScript {

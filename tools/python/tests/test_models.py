@@ -24,7 +24,7 @@ def test_every_valid_fixture_reads_and_writes_back_unchanged(path: Path) -> None
     model = ClientFrame if path.parent.name in client_types() else ServerFrame
     parsed = model.model_validate(frame)
     assert parsed.root.type == path.parent.name
-    assert json.loads(parsed.model_dump_json(exclude_unset=True)) == frame
+    assert json.loads(parsed.model_dump_json(exclude_unset=True, by_alias=True)) == frame
 
 
 @pytest.mark.parametrize("path", INVALID, ids=[p.relative_to(MESSAGES).as_posix() for p in INVALID])
@@ -57,7 +57,7 @@ def test_states_of_the_trace_corpus_read_as_ui_state() -> None:
     lines = (FIXTURES / "reducer-traces" / "traces.jsonl").read_text(encoding="utf-8").splitlines()
     for line in lines[:40]:
         final = json.loads(line)["final"]
-        assert json.loads(read_ui_state(final).model_dump_json(exclude_unset=True)) == final
+        assert json.loads(read_ui_state(final).model_dump_json(exclude_unset=True, by_alias=True)) == final
 
 
 def test_a_tool_call_model_is_typed() -> None:

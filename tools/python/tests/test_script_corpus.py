@@ -22,6 +22,7 @@ def test_the_corpus_has_every_verdict() -> None:
         "DelayTooLong",
         "StepAfterEnd",
         "MissingComponentType",
+        "SchemaWithoutResponse",
         "TooManyChunks",
         "EmptyChunk",
         "ChunksDiffer",
