@@ -33,7 +33,26 @@ use crate::ui_state_snapshot::UiStateSnapshot;
 use crate::ui_state_updated::UiStateUpdated;
 use crate::Id;
 
-/// What every server frame declares about itself.
+/// What every server frame declares about itself. A frame that leaves a fact out does not compile:
+///
+/// ```compile_fail,E0046
+/// use chatwire_schema::frame_facts::ServerFrameFacts;
+/// use chatwire_schema::{Id, UiEvent};
+///
+/// struct StopRequested { seq: u64 }
+///
+/// impl ServerFrameFacts for StopRequested {
+///     const CARRIES_STATE: bool = false;
+///     const ANSWER_ONLY: bool = false;
+///     fn seq(&self) -> Option<u64> { Some(self.seq) }
+///     fn set_seq(&mut self, seq: u64) { self.seq = seq }
+///     fn in_reply_to(&self) -> Option<&Id> { None }
+///     fn tool_call_id(&self) -> Option<&Id> { None }
+///     fn item_id(&self) -> Option<&Id> { None }
+///     // `invocation_id` forgotten: E0046, not all trait items implemented.
+///     fn ui_event(&self) -> Option<UiEvent<'_>> { None }
+/// }
+/// ```
 pub trait ServerFrameFacts {
     /// Whether the frame carries a state (`STATE-037`, `RESUME-017`: what a `base_seq` or a
     /// catch-up's `last_seq` may name). A delta is its own state change (`STREAM-002`).
