@@ -14,7 +14,8 @@ import { WIDTHS, fillDeployForm, load, openPage, pageUntil, startWelcomeTurn } f
  * whether that is `usable`: all of them (at least a form and the composer), or none.
  */
 function answering(usable) {
-  const controls = [...document.querySelectorAll("form :is(button, input, textarea, select)")];
+  // The Stop button too: a cancel cannot be sent while reconnecting either.
+  const controls = [...document.querySelectorAll("form :is(button, input, textarea, select), #stop:not([hidden])")];
   const enabled = controls.filter((control) => !control.matches(":disabled")).map((control) => control.outerHTML.slice(0, 80));
   const ok = usable ? controls.length >= 4 && enabled.length === controls.length : enabled.length === 0;
   return { ok, count: controls.length, enabled };

@@ -154,6 +154,8 @@ function start(): void {
     showError(`${error.code}: ${error.message}`);
   });
   const stop = new StopButton(byId("run"), { canCancel: () => client.session?.capabilities.includes("cancel") ?? false, cancel: (id) => client.cancel(id) }, showError);
+  stop.setSendable(client.status === "open");
+  client.on("status", (status) => stop.setSendable(status === "open"));
   client.subscribe((state) => {
     renderer.render(state);
     stop.render(state);

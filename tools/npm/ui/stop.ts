@@ -23,6 +23,8 @@ export class StopButton {
   #invocation: string | null = null;
   /** The invocation a cancel was sent for and not answered yet. */
   #stopping: string | null = null;
+  /** Whether the connection is open: nothing can be sent while it reconnects. */
+  #sendable = true;
 
   /** Puts the (hidden) button right after `anchor`, the run's status badge. */
   constructor(anchor: HTMLElement, canceller: Canceller, onError: (message: string) => void) {
@@ -45,14 +47,20 @@ export class StopButton {
     const active = ACTIVE.has(run.status) && run.invocation_id !== undefined && this.#canceller.canCancel();
     this.#invocation = active && run.invocation_id !== undefined ? run.invocation_id : null;
     this.#button.hidden = this.#invocation === null;
-    this.#button.disabled = this.#invocation !== null && this.#stopping === this.#invocation;
+    this.#button.disabled = !this.#sendable || (this.#invocation !== null && this.#stopping === this.#invocation);
     if (this.#invocation !== null) this.#button.dataset["invocation"] = this.#invocation;
     else delete this.#button.dataset["invocation"];
   }
 
+  /** Enables the button only while the connection is open (it stays visible while reconnecting). */
+  setSendable(sendable: boolean): void {
+    this.#sendable = sendable;
+    this.#button.disabled = !sendable || (this.#invocation !== null && this.#stopping === this.#invocation);
+  }
+
   #stop(): void {
     const invocation = this.#invocation;
-    if (invocation === null || this.#stopping === invocation) return;
+    if (invocation === null || this.#stopping === invocation || !this.#sendable) return;
     this.#stopping = invocation;
     this.#button.disabled = true;
     this.#canceller.cancel(invocation).then(
