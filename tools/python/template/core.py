@@ -4,7 +4,8 @@ Every change goes through `HubCore.emit`: the events are folded with the kit's r
 the server sends is the reducer's, STATE-004), committed in one transaction, and only then handed
 to the connection (commit before send, RESUME-011). What the connection gets follows what it
 negotiated: a `ui_state_patch` built from the reducer's change set or a whole `ui_state_updated`
-(STATE-036), with or without the open stream (STREAM-005).
+(STATE-036), with or without the open stream (STREAM-005), with or without the members of a newer
+minor (`chatwire.older_minor`, COMPAT-005).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Final, Protocol
 
-from chatwire import apply_with_patch, validate_server_frame
+from chatwire import apply_with_patch, older_minor, validate_server_frame
 from chatwire.facts import UI_STATE_VERSION, is_fatal
 from chatwire.reducer import open_stream, without_open_stream
 from negotiation import Negotiated
@@ -76,8 +77,9 @@ def dumps(frame: JsonObject) -> str:
 
 
 def seen_state(state: JsonObject, negotiated: Negotiated) -> JsonObject:
-    """The state as a connection sees it: without the open stream unless it streams (STREAM-005)."""
-    return state if negotiated.streams else without_open_stream(state)
+    """The state as a connection sees it: without the open stream unless it streams (STREAM-005),
+    without `response_schema` before 1.2 (TOOL-025)."""
+    return older_minor.state(state if negotiated.streams else without_open_stream(state), negotiated.version)
 
 
 @dataclass
@@ -123,9 +125,11 @@ class HubCore:
         accepted_message: str | None = None,
         add_timers: dict[str, int] | None = None,
         remove_timers: tuple[str, ...] = (),
+        answer: JsonObject | None = None,
     ) -> None:
         """Applies, commits, then sends. Raises ReduceError (nothing committed) when the reducer
-        refuses an event (STATE-006)."""
+        refuses an event (STATE-006). `answer` (e.g. `chat.cancel_accepted`) goes first, to the
+        attached connection only, the sender: it takes a seq and changes no state (CANCEL-002)."""
         view = s.peer.negotiated if s.peer is not None else None
         state = s.state
         seq = s.next_seq
@@ -133,6 +137,9 @@ class HubCore:
         wire: list[JsonObject] = []
         events: list[JsonObject] = []
         state_seqs: list[int] = []
+        if answer is not None:
+            wire.append({"type": answer["type"], "seq": seq, **{k: v for k, v in answer.items() if k != "type"}})
+            seq += 1
         for unit in units:
             ops: list[JsonObject] = []
             only_deltas = True
@@ -160,6 +167,7 @@ class HubCore:
                     base = seq - 1
                 continue
             if view is not None and view.patches:
+                ops = older_minor.patch(ops, view.version)
                 wire.append({"type": "ui_state_patch", "seq": seq, "base_seq": base, "v": UI_STATE_VERSION, "patch": ops})
             elif view is not None:
                 wire.append({"type": "ui_state_updated", "seq": seq, "v": UI_STATE_VERSION, "state": seen_state(state, view)})
@@ -196,7 +204,9 @@ class HubCore:
             if handle is not None:
                 handle.cancel()
         for frame in wire:
-            s.send(frame)
+            seen = older_minor.frame(frame, view.version) if view is not None else None
+            if seen is not None:
+                s.send(seen)
 
     def error_frame(self, code: str, message: str, in_reply_to: str | None, seq: int | None) -> JsonObject:
         frame: JsonObject = {"type": "error"}

@@ -2,7 +2,7 @@
 
 spec/session.md, SESSION-003 (the newest common version) and SESSION-012..016 (features). Every
 connection carries its own `Negotiated`: the same session can be resumed by a 1.0 client and by a
-1.1 client, and what the server sends (patches or whole states, deltas or not) follows the
+1.2 client, and what the server sends (patches or whole states, deltas or not) follows the
 connection, never the session. A later version is one more row in `_SINCE`.
 """
 
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 #: The versions the template speaks, newest first (`--versions` narrows it).
-TEMPLATE_VERSIONS: Final[tuple[str, ...]] = ("1.1", "1.0")
+TEMPLATE_VERSIONS: Final[tuple[str, ...]] = ("1.2", "1.1", "1.0")
 
 # What each version adds: features (in force only when negotiated, SESSION-012), capabilities that
 # are not features, and client frame types. Each list is in the order the schema crate lists them.
@@ -24,6 +24,7 @@ _SINCE: Final[dict[str, dict[str, tuple[str, ...]]]] = {
         "client_types": ("chat.retry",),
         "hello_members": ("features",),
     },
+    "1.2": {"features": (), "capabilities": ("cancel",), "client_types": ("chat.cancel",), "hello_members": ()},
 }
 
 
@@ -60,6 +61,10 @@ class Negotiated:
     def catches_up(self) -> bool:
         """A resume may be answered with a catch-up patch (RESUME-017)."""
         return "resume_catch_up" in (self.features or ())
+
+    def offers(self, capability: str) -> bool:
+        """Whether the welcome of this connection lists `capability` (a 1.1 welcome lists no `cancel`)."""
+        return capability in _up_to(self.version, "capabilities")
 
     def knows_client_type(self, frame_type: str) -> bool:
         """Whether the negotiated version defines this client frame (ERROR-007 otherwise)."""

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """A Chatwire backend template: asyncio + websockets + SQLite, built on the `chatwire` package.
 
-    python server.py --port 8080 --db chat.sqlite3 [--conformance] [--versions 1.1,1.0]
+    python server.py --port 8080 --db chat.sqlite3 [--conformance] [--versions 1.2,1.1,1.0]
 
-It speaks protocol 1.1 and 1.0 and passes the whole conformance suite (`chatwire-conformance run
+It speaks protocol 1.2, 1.1 and 1.0 and passes the whole conformance suite (`chatwire-conformance run
 --exec ...`, see the README's "Testing your backend"); `--versions 1.0` makes it a 1.0-only
 backend. This file is the transport; negotiation.py decides what each connection speaks,
 sessions.py answers the client, turns.py plays the agent, core.py commits and sends, store.py
@@ -141,21 +141,32 @@ class Connection:
             self.ws.transport.abort()
 
     async def writer(self) -> None:
-        """Drains the outbox; a peer that does not take a frame within WRITE_TIMEOUT_S is dropped."""
+        """Drains the outbox; a peer that does not take a frame within WRITE_TIMEOUT_S is dropped.
+        The frames of one commit are queued together and written together, without a turn of the
+        event loop between them: a client that closes right after one of them still gets the rest
+        (its state frame) before the close is read."""
         try:
             while True:
-                item = await self.outbox.get()
-                if isinstance(item, tuple):
-                    await asyncio.wait_for(self.ws.close(item[0], item[1]), CLOSE_HANDSHAKE_S)
+                batch = [await self.outbox.get()]
+                while isinstance(batch[-1], str) and not self.outbox.empty():
+                    batch.append(self.outbox.get_nowait())
+                texts = [item for item in batch if isinstance(item, str)]
+                if texts:
+                    await asyncio.wait_for(self._send_all(texts), WRITE_TIMEOUT_S)
+                if isinstance(batch[-1], tuple):
+                    await asyncio.wait_for(self.ws.close(batch[-1][0], batch[-1][1]), CLOSE_HANDSHAKE_S)
                     return
-                await asyncio.wait_for(self.ws.send(item), WRITE_TIMEOUT_S)
-                if not self.closing:
-                    self.unsent_bytes -= len(item.encode("utf-8"))
-                self.last_taken = time.monotonic()
-                self.taken.set()
         except (asyncio.TimeoutError, ConnectionClosed):
             self.closing = True
             self.ws.transport.abort()
+
+    async def _send_all(self, texts: list[str]) -> None:
+        for text in texts:
+            await self.ws.send(text)
+            if not self.closing:
+                self.unsent_bytes -= len(text.encode("utf-8"))
+            self.last_taken = time.monotonic()
+            self.taken.set()
 
     async def keepalive(self) -> None:
         """Pings a connection idle for IDLE_PING_S and closes it with 1001 if no pong comes."""

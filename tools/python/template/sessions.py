@@ -3,7 +3,7 @@
 `Hub` is the whole protocol logic between the transport (server.py) and the store (store.py):
 core.py commits and sends, turns.py plays the agent, this file opens and resumes sessions
 (with a catch-up patch where `resume_catch_up` is in force) and answers `chat.user_message`,
-`chat.tool_call_response`, `chat.rewind` and `chat.retry`.
+`chat.tool_call_response`, `chat.rewind`, `chat.retry` (1.1) and `chat.cancel` (1.2).
 """
 
 from __future__ import annotations
@@ -13,9 +13,10 @@ import sqlite3
 import sys
 from typing import Final
 
-from chatwire import CatchUpError, FrameError, ReduceError, ScriptError, catch_up, check_script, empty_state, reduce, response_settlement
+from chatwire import CatchUpError, FrameError, ReduceError, ScriptError, catch_up, check_script, empty_state, older_minor, reduce, response_settlement
 from chatwire.facts import FATAL_CLOSE_CODES, UI_STATE_VERSION
-from chatwire.reducer import latest_user_invocation, open_stream, retry_cut, without_open_stream
+from chatwire.reducer import CancelScope, cancel_refusals, latest_user_invocation, open_stream, retry_cut, without_open_stream
+from chatwire.response_schema import Violation, check_value
 from core import DELTA, SERVER_NAME, JsonObject, Peer, Refusal, Session, Unit, hash_token, new_id, now_ts, seen_state
 from negotiation import Negotiated, NoCommonVersion, capabilities, negotiate
 from store import Commit
@@ -152,7 +153,8 @@ class Hub(Turns):
         except (ReduceError, CatchUpError) as e:
             print(f"template: session {s.id}: the log does not fold ({e}); snapshot", file=sys.stderr)
             return None
-        if reached != seen_state(s.state, n):
+        patch = older_minor.patch(patch, n.version)  # TOOL-025
+        if older_minor.state(reached, n.version) != seen_state(s.state, n):
             print(f"template: session {s.id}: the log does not fold to the state; snapshot", file=sys.stderr)
             return None
         return patch
@@ -169,11 +171,13 @@ class Hub(Turns):
                 if kind == "chat.user_message":
                     self._user_message(s, frame)
                 elif kind == "chat.tool_call_response":
-                    self._tool_call_response(s, frame)
+                    self._tool_call_response(s, peer.negotiated, frame)
                 elif kind == "chat.rewind":
                     self._rewind(s, frame)
                 elif kind == "chat.retry" and peer.negotiated.knows_client_type(kind):
                     self._retry(s, frame)
+                elif kind == "chat.cancel" and peer.negotiated.knows_client_type(kind):
+                    self._cancel(s, peer.negotiated, frame)
                 else:
                     raise Refusal("unknown_type", f"unknown frame type {kind!r}")
             except Refusal as refusal:
@@ -202,7 +206,7 @@ class Hub(Turns):
         self.emit(s, units, cursor=cursor, turns=s.turns + 1, requests=(msg,), accepted_message=msg["id"], remove_timers=tuple(superseded))
         self.start_driver(s)
 
-    def _tool_call_response(self, s: Session, response: JsonObject) -> None:
+    def _tool_call_response(self, s: Session, negotiated: Negotiated, response: JsonObject) -> None:
         call = tool_call(s.state, response["tool_call_id"])
         if call is None:  # also a call a rewind or a retry removed (RETRY-005)
             raise Refusal("unknown_tool_call", f"no tool call {response['tool_call_id']} in this session")
@@ -210,6 +214,11 @@ class Hub(Turns):
             raise Refusal("tool_call_settled", f"tool call {call['id']} has already settled")
         if call["status"] != "pending":
             raise Refusal("tool_call_not_awaiting", f"tool call {call['id']} does not await a response")
+        outcome = response["outcome"]
+        if "response_schema" in call and outcome["action"] == "submit":  # TOOL-023; a dismiss is never checked
+            violation = check_value(call["response_schema"], outcome["value"])
+            if violation is not None:
+                raise _response_refusal(violation, negotiated)
         planned = self.planned_call(s, call["id"])
         settlement = response_settlement(planned, response) if planned is not None else bare_settlement(response)
         opens_slice = s.state["run"]["status"] != "running"
@@ -221,6 +230,34 @@ class Hub(Turns):
         self.emit(s, units, requests=(response,), remove_timers=(call["id"],))
         if opens_slice:
             self.start_driver(s)
+
+    def _cancel(self, s: Session, negotiated: Negotiated, cancel: JsonObject) -> None:
+        """Refused in the order of CANCEL-006, else `chat.cancel_accepted` and the events that close
+        the run in one commit, durable before sent (CANCEL-002..005, CANCEL-008); the driver stops
+        at once, so no wait, chunk delay or running tool of the cancelled run delays the next turn."""
+        invocation = cancel["invocation_id"]
+        failing = cancel_refusals(s.state, invocation, negotiated.offers("cancel"))
+        if failing:
+            messages = {
+                "capability_not_offered": "this server does not offer cancel",
+                "unknown_invocation": f"no invocation {invocation} in the effective state",
+                "run_not_active": f"invocation {invocation} has no run in progress",
+            }
+            raise Refusal(failing[0], messages[failing[0]])
+        ts = now_ts()
+        scope = CancelScope.of(s.state, invocation)
+        units: list[Unit] = []
+        if scope.reopens:  # RUN-007: only a slice in progress can end (STATE-022)
+            units.append([{"type": "chat.run_started", "invocation_id": invocation, "ts": ts}])
+        if scope.stream is not None:  # CANCEL-004: exactly the text streamed so far
+            item_id, streamed = scope.stream
+            units.append([{"type": "chat.assistant_message", "invocation_id": invocation, "item_id": item_id, "markdown": streamed, "ts": ts}])
+        for call in scope.open_calls:
+            units.append([{"type": "chat.tool_call_dismiss", "tool_call_id": call, "initiated_by": "client", "reason": "cancelled", "ts": ts}])
+        units.append([{"type": "chat.run_complete", "invocation_id": invocation, "status": "cancelled", "reason": "cancelled", "ts": ts}])
+        answer = {"type": "chat.cancel_accepted", "in_reply_to": cancel["id"], "invocation_id": invocation, "ts": ts}
+        self.emit(s, units, cursor=None, requests=(cancel,), remove_timers=scope.open_calls, answer=answer)
+        self.stop_driver(s)  # CANCEL-005: nothing more of the cancelled run
 
     def _rewind(self, s: Session, rewind: JsonObject) -> None:
         if s.state["run"]["status"] == "running":
@@ -267,3 +304,11 @@ class Hub(Turns):
         cursor = {"invocation_id": invocation, "turn": turn, "retry": retries, "decision": 0, "user_text": user_text, "batch": None}
         self.emit(s, [[accepted], [started]], cursor=cursor, requests=(retry,), remove_timers=removed_calls)
         self.start_driver(s)
+
+
+def _response_refusal(violation: Violation, negotiated: Negotiated) -> Refusal:
+    """A value that breaks its call's `response_schema`: `response_invalid` on 1.2, `invalid_frame`
+    before (TOOL-023, TOOL-025), naming the JSON Pointer of the failing part (TOOL-024)."""
+    code = "response_invalid" if older_minor.knows_response_schema(negotiated.version) else "invalid_frame"
+    where = f"value{violation.pointer}" if violation.pointer else "the value"
+    return Refusal(code, f"{where} breaks the call's response_schema ({violation.keyword}): {violation.message}")

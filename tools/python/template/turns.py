@@ -46,7 +46,7 @@ class Turns(HubCore):
     @property
     def streams_say(self) -> bool:
         """Whether a `say` with chunks is streamed (SCRIPT-019): when the server implements
-        `assistant_stream`, i.e. speaks 1.1, whichever connections see the stream."""
+        `assistant_stream`, i.e. speaks 1.1 or later, whichever connections see the stream."""
         return implements(self.versions, "assistant_stream")
 
     def plan(self, session: Session, turn: int, user_text: str, retry: int | None = None) -> list[Decision]:
@@ -67,6 +67,14 @@ class Turns(HubCore):
     def start_driver(self, s: Session) -> None:
         if s.driver is None or s.driver.done():
             s.driver = _spawn(self._drive(s))
+
+    def stop_driver(self, s: Session) -> None:
+        """Stops the driver now, wherever it waits (a `wait`, a chunk delay, a tool's `run_ms`, the
+        client's pace); called under the session's lock after a commit that ended its run, so the
+        driver is not inside a decision and the next turn's driver starts at once (CANCEL-005)."""
+        driver, s.driver = s.driver, None
+        if driver is not None:
+            driver.cancel()
 
     async def _drive(self, s: Session) -> None:
         """Carries out the turn's decisions one by one, each committed with the cursor after it.
@@ -92,7 +100,8 @@ class Turns(HubCore):
                     assert s.cursor is not None
                     s.cursor = {**s.cursor, "paused": True}
         finally:
-            s.driver = None
+            if s.driver is asyncio.current_task():  # not a driver started after this one was stopped
+                s.driver = None
             self.evict_if_idle(s)
 
     def _still_at(self, s: Session, position: Position) -> bool:

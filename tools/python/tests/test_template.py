@@ -165,3 +165,20 @@ def test_features_in_force_ignore_unknown_names_and_need_patches_for_streams(ser
     assert (narrowed["features"], "resume_retention" in narrowed) == ([], False)
     assert full["features"] == ["ui_state_patch", "resume_catch_up", "assistant_stream"]
     assert full["resume_retention"] == 1000
+
+
+
+def test_cancel_is_listed_only_on_1_2(server: str) -> None:
+    # spec/cancel.md: `cancel` is a 1.2 capability (COMPAT-005: an older welcome lists none of 1.2).
+    welcomes = [asyncio.run(_exchange(server, {"type": "session.hello", "id": "h-1", "versions": [v]}))[0] for v in ("1.2", "1.1", "1.0")]
+    assert [(w["version"], "cancel" in w["capabilities"]) for w in welcomes] == [("1.2", True), ("1.1", False), ("1.0", False)]
+    plain = {"type": "session.hello", "id": "h-2", "versions": ["1.2", "1.1", "1.0"]}
+    welcome, _, refused = asyncio.run(_exchange(server, plain, {"type": "chat.cancel", "id": "c-1", "invocation_id": "inv-1"}))
+    assert (welcome["version"], refused["code"], refused["in_reply_to"]) == ("1.2", "unknown_invocation", "c-1")
+
+
+def test_a_1_0_only_template_knows_no_cancel(server_1_0: str) -> None:
+    # chat.cancel is a 1.2 type: unknown on a 1.0 connection (ERROR-007).
+    plain = {"type": "session.hello", "id": "h-2", "versions": ["1.2", "1.1", "1.0"]}
+    welcome, _, unknown = asyncio.run(_exchange(server_1_0, plain, {"type": "chat.cancel", "id": "c-1", "invocation_id": "inv-1"}))
+    assert (welcome["version"], "cancel" in welcome["capabilities"], unknown["code"], unknown["in_reply_to"]) == ("1.0", False, "unknown_type", "c-1")

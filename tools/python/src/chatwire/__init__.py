@@ -10,6 +10,9 @@
 * `apply_with_patch` / `catch_up`: the `ui_state_patch` of one event and the catch-up patch of a
   resume, built from what the reducer changed (op for op the Rust ones); `apply_patch` (RFC 6902).
 * `check_script` / `plan_turn`: the conformance profile's scripted agent as a library.
+* `chatwire.response_schema`: the checker of a call's typed answer (since 1.2, TOOL-022..024);
+  `chatwire.reducer.cancel_refusals` / `CancelScope`: what a `chat.cancel` is refused with or closes
+  (since 1.2, CANCEL-003..006); `chatwire.older_minor`: a 1.0 or 1.1 connection's view (TOOL-025).
 * `chatwire.facts`: versions, limits, close and error codes, as chatwire-schema states them.
 """
 

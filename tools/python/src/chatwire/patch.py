@@ -27,7 +27,7 @@ _MEMBER_ORDER: Final[dict[str, tuple[str, ...]]] = {
     "assistant_markdown": ("kind", "id", "invocation_id", "markdown", "streaming", "ts"),
     "tool_call": (
         "kind", "id", "invocation_id", "tool_name", "component_type", "workflow_name", "interaction_type", "display",
-        "awaiting_response", "status", "payload", "progress", "summary", "result", "error", "dismissal", "ts", "settled_ts",
+        "awaiting_response", "status", "payload", "response_schema", "progress", "summary", "result", "error", "dismissal", "ts", "settled_ts",
     ),  # fmt: skip
     "tool_output": (
         "kind", "id", "invocation_id", "tool_call_id", "tool_name", "command", "approvals", "stdout", "stderr", "exit_code",

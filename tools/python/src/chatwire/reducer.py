@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import re
+from dataclasses import dataclass
 from typing import Any, Final
 
 from chatwire.facts import ID_PATTERN, OUTPUT_ID_SUFFIX
@@ -22,7 +23,9 @@ from chatwire.facts import ID_PATTERN, OUTPUT_ID_SUFFIX
 __all__ = [
     "EVENT_TYPES",
     "OUTPUT_ID_SUFFIX",
+    "CancelScope",
     "ReduceError",
+    "cancel_refusals",
     "empty_state",
     "latest_user_invocation",
     "open_stream",
@@ -205,6 +208,46 @@ def retry_cut(items: list[JsonObject], named: int) -> int:
     return cut
 
 
+def cancel_refusals(state: JsonObject, invocation_id: str, offers_cancel: bool) -> list[str]:
+    """Every check of `CANCEL-006` that a `chat.cancel` of `invocation_id` fails, in the spec's
+    order (the first decides the code; none means accepted), as `chatwire_schema::reducer::cancel_refusals`."""
+    failing: list[str] = []
+    if not offers_cancel:
+        failing.append("capability_not_offered")
+    if not _has_invocation(state, invocation_id):
+        failing.append("unknown_invocation")
+    run = state["run"]
+    if run.get("invocation_id") != invocation_id or run["status"] not in ("running", "awaiting_input"):
+        failing.append("run_not_active")
+    return failing
+
+
+@dataclass(frozen=True)
+class CancelScope:
+    """What an accepted cancel closes (`CANCEL-003`, `CANCEL-004`), in the order its events close
+    them, as `chatwire_schema::reducer::CancelScope`: a turn awaiting input first gets a run slice
+    again (`RUN-007`, only a slice in progress can end, `STATE-022`); then the run's open stream
+    (`STATE-046`), every open call of the turn in item order, and the run."""
+
+    #: The turn waits for the user: a `chat.run_started` opens the slice the cancel then ends.
+    reopens: bool
+    #: The open stream of the cancelled run as (item id, the text streamed so far), or None.
+    stream: tuple[str, str] | None
+    #: Every `pending` or `running` call of the turn, in item order.
+    open_calls: tuple[str, ...]
+
+    @staticmethod
+    def of(state: JsonObject, invocation_id: str) -> CancelScope:
+        """What a cancel of `invocation_id` closes in `state`."""
+        stream = open_stream(state)
+        run = state["run"]
+        return CancelScope(
+            reopens=run["status"] == "awaiting_input" and run.get("invocation_id") == invocation_id,
+            stream=(stream["id"], stream["markdown"]) if stream is not None and stream["invocation_id"] == invocation_id else None,
+            open_calls=tuple(c["id"] for c in _open_calls(state, invocation_id)),
+        )
+
+
 def open_stream(state: JsonObject) -> JsonObject | None:
     """The open stream (`STATE-042`): the last item, when it is an `assistant_markdown` still streaming."""
     items: list[JsonObject] = state["items"]
@@ -328,9 +371,10 @@ def _apply(state: JsonObject, e: JsonObject) -> None:
                 "awaiting_response": e["awaiting_response"],
                 "status": "pending" if e["awaiting_response"] else "running",
                 "payload": copy.deepcopy(e["payload"]),
-                "ts": e["ts"],
             }
         )
+        _set_opt(item, "response_schema", copy.deepcopy(_opt(e, "response_schema")))  # since 1.2
+        item["ts"] = e["ts"]
         items.append(item)
     elif kind == "chat.tool_progress":  # STATE-014
         call = _open_call(state, e["tool_call_id"])

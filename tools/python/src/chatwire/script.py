@@ -296,6 +296,8 @@ def _planned_call(index: int, call: JsonObject) -> PlannedCall:
     for key in ("component_type", "workflow_name"):
         if call.get(key) is not None:
             wire[key] = call[key]
+    if call.get("response_schema") is not None:  # since 1.2 (SCRIPT-022)
+        wire["response_schema"] = copy.deepcopy(call["response_schema"])
     outcome = call["outcome"]
     expiry = outcome.get("expire_after_ms") if awaiting else None
     return PlannedCall(
