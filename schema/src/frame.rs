@@ -97,7 +97,7 @@ frame_union! {
 
 frame_union! {
     /// Any frame a server sends to a client.
-    pub enum ServerFrame: ServerFrameDyn {
+    pub enum ServerFrame: ServerFrameFacts {
         "session.welcome" => Welcome(SessionWelcome),
         "ui_state_snapshot" => UiStateSnapshot(UiStateSnapshot),
         "ui_state_updated" => UiStateUpdated(UiStateUpdated),
@@ -166,58 +166,6 @@ impl UiEvent<'_> {
     /// ([`crate::UiState::without_open_stream`], `spec/streaming.md`).
     pub fn is_stream_delta(&self) -> bool {
         matches!(self, UiEvent::AssistantMessageDelta(_))
-    }
-}
-
-/// [`ServerFrameFacts`] as an object: its constants become methods.
-pub trait ServerFrameDyn {
-    /// [`ServerFrameFacts::CARRIES_STATE`].
-    fn carries_state(&self) -> bool;
-    /// [`ServerFrameFacts::ANSWER_ONLY`].
-    fn answer_only(&self) -> bool;
-    /// [`ServerFrameFacts::seq`].
-    fn seq(&self) -> Option<u64>;
-    /// [`ServerFrameFacts::set_seq`].
-    fn set_seq(&mut self, seq: u64);
-    /// [`ServerFrameFacts::in_reply_to`].
-    fn in_reply_to(&self) -> Option<&Id>;
-    /// [`ServerFrameFacts::tool_call_id`].
-    fn tool_call_id(&self) -> Option<&Id>;
-    /// [`ServerFrameFacts::item_id`].
-    fn item_id(&self) -> Option<&Id>;
-    /// [`ServerFrameFacts::invocation_id`].
-    fn invocation_id(&self) -> Option<&Id>;
-    /// [`ServerFrameFacts::ui_event`].
-    fn ui_event(&self) -> Option<UiEvent<'_>>;
-}
-
-impl<T: ServerFrameFacts> ServerFrameDyn for T {
-    fn carries_state(&self) -> bool {
-        T::CARRIES_STATE
-    }
-    fn answer_only(&self) -> bool {
-        T::ANSWER_ONLY
-    }
-    fn seq(&self) -> Option<u64> {
-        ServerFrameFacts::seq(self)
-    }
-    fn set_seq(&mut self, seq: u64) {
-        ServerFrameFacts::set_seq(self, seq)
-    }
-    fn in_reply_to(&self) -> Option<&Id> {
-        ServerFrameFacts::in_reply_to(self)
-    }
-    fn tool_call_id(&self) -> Option<&Id> {
-        ServerFrameFacts::tool_call_id(self)
-    }
-    fn item_id(&self) -> Option<&Id> {
-        ServerFrameFacts::item_id(self)
-    }
-    fn invocation_id(&self) -> Option<&Id> {
-        ServerFrameFacts::invocation_id(self)
-    }
-    fn ui_event(&self) -> Option<UiEvent<'_>> {
-        ServerFrameFacts::ui_event(self)
     }
 }
 

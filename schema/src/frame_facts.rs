@@ -42,8 +42,8 @@ use crate::Id;
 /// struct StopRequested { seq: u64 }
 ///
 /// impl ServerFrameFacts for StopRequested {
-///     const CARRIES_STATE: bool = false;
-///     const ANSWER_ONLY: bool = false;
+///     fn carries_state(&self) -> bool { false }
+///     fn answer_only(&self) -> bool { false }
 ///     fn seq(&self) -> Option<u64> { Some(self.seq) }
 ///     fn set_seq(&mut self, seq: u64) { self.seq = seq }
 ///     fn in_reply_to(&self) -> Option<&Id> { None }
@@ -56,10 +56,10 @@ use crate::Id;
 pub trait ServerFrameFacts {
     /// Whether the frame carries a state (`STATE-037`, `RESUME-017`: what a `base_seq` or a
     /// catch-up's `last_seq` may name). A delta is its own state change (`STREAM-002`).
-    const CARRIES_STATE: bool;
+    fn carries_state(&self) -> bool;
     /// Whether it answers one client frame only, so it goes to the connection that sent that frame
     /// (an `*_accepted` with no state change, an error); events go to every connection.
-    const ANSWER_ONLY: bool;
+    fn answer_only(&self) -> bool;
     /// The frame's `seq`; `None` only for an `error` sent before a session was bound.
     fn seq(&self) -> Option<u64>;
     /// Stamps the frame's `seq` (the server's commit allocates it).
@@ -100,8 +100,12 @@ macro_rules! server_facts {
         ui_event: |$e:ident| $event:expr $(,)?
     }) => {
         impl ServerFrameFacts for $ty {
-            const CARRIES_STATE: bool = $state;
-            const ANSWER_ONLY: bool = $answer;
+            fn carries_state(&self) -> bool {
+                $state
+            }
+            fn answer_only(&self) -> bool {
+                $answer
+            }
             fn seq(&self) -> Option<u64> {
                 let $s = self;
                 $seq
