@@ -739,7 +739,7 @@ impl Scenario {
             }
             _ => None,
         });
-        offered.max().unwrap_or(v(0)).min(v(2))
+        offered.max().unwrap_or(v(0))
     }
 
     /// Whether the scenario restarts the backend (needs a runner-started backend).

@@ -188,11 +188,6 @@ impl ServerFrame {
         self.facts().carries_state()
     }
 
-    /// Whether the frame answers one client frame and goes only to the connection that sent it.
-    pub fn answer_only(&self) -> bool {
-        self.facts().answer_only()
-    }
-
     /// The client frame this one answers, where it names one.
     pub fn in_reply_to(&self) -> Option<&Id> {
         self.facts().in_reply_to()
@@ -201,11 +196,6 @@ impl ServerFrame {
     /// The tool call this frame names: the call it creates, reports on or settles.
     pub fn tool_call_id(&self) -> Option<&Id> {
         self.facts().tool_call_id()
-    }
-
-    /// The display item this frame creates or changes, where it names one.
-    pub fn item_id(&self) -> Option<&Id> {
-        self.facts().item_id()
     }
 
     /// The turn this frame names, where it names one.

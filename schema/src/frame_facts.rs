@@ -43,12 +43,10 @@ use crate::Id;
 ///
 /// impl ServerFrameFacts for StopRequested {
 ///     fn carries_state(&self) -> bool { false }
-///     fn answer_only(&self) -> bool { false }
 ///     fn seq(&self) -> Option<u64> { Some(self.seq) }
 ///     fn set_seq(&mut self, seq: u64) { self.seq = seq }
 ///     fn in_reply_to(&self) -> Option<&Id> { None }
 ///     fn tool_call_id(&self) -> Option<&Id> { None }
-///     fn item_id(&self) -> Option<&Id> { None }
 ///     // `invocation_id` forgotten: E0046, not all trait items implemented.
 ///     fn ui_event(&self) -> Option<UiEvent<'_>> { None }
 /// }
@@ -57,9 +55,6 @@ pub trait ServerFrameFacts {
     /// Whether the frame carries a state (`STATE-037`, `RESUME-017`: what a `base_seq` or a
     /// catch-up's `last_seq` may name). A delta is its own state change (`STREAM-002`).
     fn carries_state(&self) -> bool;
-    /// Whether it answers one client frame only, so it goes to the connection that sent that frame
-    /// (an `*_accepted` with no state change, an error); events go to every connection.
-    fn answer_only(&self) -> bool;
     /// The frame's `seq`; `None` only for an `error` sent before a session was bound.
     fn seq(&self) -> Option<u64>;
     /// Stamps the frame's `seq` (the server's commit allocates it).
@@ -68,8 +63,6 @@ pub trait ServerFrameFacts {
     fn in_reply_to(&self) -> Option<&Id>;
     /// The tool call the frame names: the call it creates, reports on or settles.
     fn tool_call_id(&self) -> Option<&Id>;
-    /// The display item the frame creates or changes, where it names one.
-    fn item_id(&self) -> Option<&Id>;
     /// The turn the frame belongs to, where it names one.
     fn invocation_id(&self) -> Option<&Id>;
     /// The event this frame carries for the reducer, if it changes the UiState.
@@ -80,10 +73,6 @@ pub trait ServerFrameFacts {
 pub trait ClientFrameFacts {
     /// The client-chosen frame id that answers carry as `in_reply_to`.
     fn id(&self) -> &Id;
-    /// The tool call the frame names, where it names one.
-    fn tool_call_id(&self) -> Option<&Id>;
-    /// The turn the frame names, where it names one.
-    fn invocation_id(&self) -> Option<&Id>;
 }
 
 /// Implements [`ServerFrameFacts`] for one frame type. Every key is required, in this order, so a
@@ -91,20 +80,15 @@ pub trait ClientFrameFacts {
 macro_rules! server_facts {
     ($ty:ty {
         carries_state: $state:expr,
-        answer_only: $answer:expr,
         seq: |$s:ident| $seq:expr, set_seq: |$m:ident, $v:ident| $set:expr,
         in_reply_to: |$r:ident| $reply:expr,
         tool_call_id: |$t:ident| $call:expr,
-        item_id: |$i:ident| $item:expr,
         invocation_id: |$n:ident| $inv:expr,
         ui_event: |$e:ident| $event:expr $(,)?
     }) => {
         impl ServerFrameFacts for $ty {
             fn carries_state(&self) -> bool {
                 $state
-            }
-            fn answer_only(&self) -> bool {
-                $answer
             }
             fn seq(&self) -> Option<u64> {
                 let $s = self;
@@ -122,10 +106,6 @@ macro_rules! server_facts {
                 let $t = self;
                 $call
             }
-            fn item_id(&self) -> Option<&Id> {
-                let $i = self;
-                $item
-            }
             fn invocation_id(&self) -> Option<&Id> {
                 let $n = self;
                 $inv
@@ -140,227 +120,182 @@ macro_rules! server_facts {
 
 server_facts!(SessionWelcome {
     carries_state: false,
-    answer_only: true,
     seq: |f| Some(f.seq),
     set_seq: |f, s| f.seq = s,
     in_reply_to: |f| Some(&f.in_reply_to),
     tool_call_id: |_f| None,
-    item_id: |_f| None,
     invocation_id: |_f| None,
     ui_event: |_f| None,
 });
 server_facts!(UiStateSnapshot {
     carries_state: true,
-    answer_only: false,
     seq: |f| Some(f.seq),
     set_seq: |f, s| f.seq = s,
     in_reply_to: |_f| None,
     tool_call_id: |_f| None,
-    item_id: |_f| None,
     invocation_id: |_f| None,
     ui_event: |_f| None,
 });
 server_facts!(UiStateUpdated {
     carries_state: true,
-    answer_only: false,
     seq: |f| Some(f.seq),
     set_seq: |f, s| f.seq = s,
     in_reply_to: |_f| None,
     tool_call_id: |_f| None,
-    item_id: |_f| None,
     invocation_id: |_f| None,
     ui_event: |_f| None,
 });
 server_facts!(UiStatePatch {
     carries_state: true,
-    answer_only: false,
     seq: |f| Some(f.seq),
     set_seq: |f, s| f.seq = s,
     in_reply_to: |_f| None,
     tool_call_id: |_f| None,
-    item_id: |_f| None,
     invocation_id: |_f| None,
     ui_event: |_f| None,
 });
 server_facts!(UserMessageAccepted {
     carries_state: false,
-    answer_only: false,
     seq: |f| Some(f.seq),
     set_seq: |f, s| f.seq = s,
     in_reply_to: |f| Some(&f.in_reply_to),
     tool_call_id: |_f| None,
-    item_id: |f| Some(&f.item_id),
     invocation_id: |f| Some(&f.invocation_id),
     ui_event: |f| Some(UiEvent::UserMessageAccepted(f)),
 });
 server_facts!(RunStarted {
     carries_state: false,
-    answer_only: false,
     seq: |f| Some(f.seq),
     set_seq: |f, s| f.seq = s,
     in_reply_to: |_f| None,
     tool_call_id: |_f| None,
-    item_id: |_f| None,
     invocation_id: |f| Some(&f.invocation_id),
     ui_event: |f| Some(UiEvent::RunStarted(f)),
 });
 server_facts!(AssistantMessage {
     carries_state: false,
-    answer_only: false,
     seq: |f| Some(f.seq),
     set_seq: |f, s| f.seq = s,
     in_reply_to: |_f| None,
     tool_call_id: |_f| None,
-    item_id: |f| Some(&f.item_id),
     invocation_id: |f| Some(&f.invocation_id),
     ui_event: |f| Some(UiEvent::AssistantMessage(f)),
 });
 server_facts!(AssistantMessageDelta {
     carries_state: true,
-    answer_only: false,
     seq: |f| Some(f.seq),
     set_seq: |f, s| f.seq = s,
     in_reply_to: |_f| None,
     tool_call_id: |_f| None,
-    item_id: |f| Some(&f.item_id),
     invocation_id: |f| Some(&f.invocation_id),
     ui_event: |f| Some(UiEvent::AssistantMessageDelta(f)),
 });
 server_facts!(ToolCall {
     carries_state: false,
-    answer_only: false,
     seq: |f| Some(f.seq),
     set_seq: |f, s| f.seq = s,
     in_reply_to: |_f| None,
     tool_call_id: |f| Some(&f.tool_call_id),
-    item_id: |f| Some(&f.tool_call_id),
     invocation_id: |f| Some(&f.invocation_id),
     ui_event: |f| Some(UiEvent::ToolCall(f)),
 });
 server_facts!(ToolProgress {
     carries_state: false,
-    answer_only: false,
     seq: |f| Some(f.seq),
     set_seq: |f, s| f.seq = s,
     in_reply_to: |_f| None,
     tool_call_id: |f| Some(&f.tool_call_id),
-    item_id: |f| Some(&f.tool_call_id),
     invocation_id: |_f| None,
     ui_event: |f| Some(UiEvent::ToolProgress(f)),
 });
 server_facts!(ToolOutput {
     carries_state: false,
-    answer_only: false,
     seq: |f| Some(f.seq),
     set_seq: |f, s| f.seq = s,
     in_reply_to: |_f| None,
-    // The output item's own id is derived from the call's (`reducer::output_item_id`).
     tool_call_id: |f| Some(&f.tool_call_id),
-    item_id: |_f| None,
     invocation_id: |_f| None,
     ui_event: |f| Some(UiEvent::ToolOutput(f)),
 });
 server_facts!(ToolCallComplete {
     carries_state: false,
-    answer_only: false,
     seq: |f| Some(f.seq),
     set_seq: |f, s| f.seq = s,
     in_reply_to: |f| f.in_reply_to.as_ref(),
     tool_call_id: |f| Some(&f.tool_call_id),
-    item_id: |f| Some(&f.tool_call_id),
     invocation_id: |_f| None,
     ui_event: |f| Some(UiEvent::ToolCallComplete(f)),
 });
 server_facts!(ToolCallDismiss {
     carries_state: false,
-    answer_only: false,
     seq: |f| Some(f.seq),
     set_seq: |f, s| f.seq = s,
     in_reply_to: |f| f.in_reply_to.as_ref(),
     tool_call_id: |f| Some(&f.tool_call_id),
-    item_id: |f| Some(&f.tool_call_id),
     invocation_id: |_f| None,
     ui_event: |f| Some(UiEvent::ToolCallDismiss(f)),
 });
 server_facts!(RunComplete {
     carries_state: false,
-    answer_only: false,
     seq: |f| Some(f.seq),
     set_seq: |f, s| f.seq = s,
     in_reply_to: |_f| None,
     tool_call_id: |_f| None,
-    item_id: |_f| None,
     invocation_id: |f| Some(&f.invocation_id),
     ui_event: |f| Some(UiEvent::RunComplete(f)),
 });
 server_facts!(RewindComplete {
     carries_state: false,
-    answer_only: false,
     seq: |f| Some(f.seq),
     set_seq: |f, s| f.seq = s,
     in_reply_to: |f| Some(&f.in_reply_to),
     tool_call_id: |_f| None,
-    item_id: |_f| None,
     invocation_id: |_f| None,
     ui_event: |f| Some(UiEvent::RewindComplete(f)),
 });
 server_facts!(RetryAccepted {
     carries_state: false,
-    answer_only: false,
     seq: |f| Some(f.seq),
     set_seq: |f, s| f.seq = s,
     in_reply_to: |f| Some(&f.in_reply_to),
     tool_call_id: |_f| None,
-    item_id: |f| Some(&f.after_item_id),
     invocation_id: |f| Some(&f.invocation_id),
     ui_event: |f| Some(UiEvent::RetryAccepted(f)),
 });
 server_facts!(CancelAccepted {
     carries_state: false,
-    answer_only: true,
     seq: |f| Some(f.seq),
     set_seq: |f, s| f.seq = s,
     in_reply_to: |f| Some(&f.in_reply_to),
     tool_call_id: |_f| None,
-    item_id: |_f| None,
     invocation_id: |f| Some(&f.invocation_id),
     ui_event: |_f| None,
 });
 server_facts!(ErrorFrame {
     carries_state: false,
-    answer_only: true,
     seq: |f| f.seq,
     set_seq: |f, s| f.seq = Some(s),
     in_reply_to: |f| f.in_reply_to.as_ref(),
     tool_call_id: |_f| None,
-    item_id: |_f| None,
     invocation_id: |_f| None,
     ui_event: |_f| None,
 });
 
 /// Implements [`ClientFrameFacts`] for one frame type; every key is required.
 macro_rules! client_facts {
-    ($ty:ty { id: |$a:ident| $id:expr, tool_call_id: |$t:ident| $call:expr, invocation_id: |$n:ident| $inv:expr $(,)? }) => {
+    ($ty:ty { id: |$a:ident| $id:expr $(,)? }) => {
         impl ClientFrameFacts for $ty {
             fn id(&self) -> &Id {
                 let $a = self;
                 $id
             }
-            fn tool_call_id(&self) -> Option<&Id> {
-                let $t = self;
-                $call
-            }
-            fn invocation_id(&self) -> Option<&Id> {
-                let $n = self;
-                $inv
-            }
         }
     };
 }
 
-client_facts!(SessionHello { id: |f| &f.id, tool_call_id: |_f| None, invocation_id: |_f| None });
-client_facts!(UserMessage { id: |f| &f.id, tool_call_id: |_f| None, invocation_id: |_f| None });
-client_facts!(ToolCallResponse { id: |f| &f.id, tool_call_id: |f| Some(&f.tool_call_id), invocation_id: |_f| None });
-client_facts!(Rewind { id: |f| &f.id, tool_call_id: |_f| None, invocation_id: |f| Some(&f.before_invocation_id) });
-client_facts!(Retry { id: |f| &f.id, tool_call_id: |_f| None, invocation_id: |_f| None });
-client_facts!(Cancel { id: |f| &f.id, tool_call_id: |_f| None, invocation_id: |f| Some(&f.invocation_id) });
+client_facts!(SessionHello { id: |f| &f.id });
+client_facts!(UserMessage { id: |f| &f.id });
+client_facts!(ToolCallResponse { id: |f| &f.id });
+client_facts!(Rewind { id: |f| &f.id });
+client_facts!(Retry { id: |f| &f.id });
+client_facts!(Cancel { id: |f| &f.id });

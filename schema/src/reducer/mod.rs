@@ -21,7 +21,7 @@ use crate::Id;
 mod requests;
 mod rules;
 
-pub use requests::{cancel_refusals, retry_cut, retry_refusals, CancelScope};
+pub use requests::{cancel_refusals, is_open_call, retry_cut, retry_refusals, CancelScope};
 pub use rules::REFUSAL_RULES;
 
 /// Suffix that turns a `tool_call_id` into the id of its `tool_output` item.

@@ -40,7 +40,7 @@ pub fn retry_refusals(state: &UiState, after_item_id: &str, offers_retry: bool) 
 }
 
 /// Whether `item` is a tool call still `pending` or `running`.
-fn is_open_call(item: &DisplayItem) -> bool {
+pub fn is_open_call(item: &DisplayItem) -> bool {
     matches!(item, DisplayItem::ToolCall(c) if !c.status.is_terminal())
 }
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use chatwire_schema::chat::retry::Retry;
 use chatwire_schema::chat::retry_accepted::RetryAccepted;
 use chatwire_schema::error_order::first_failing;
-use chatwire_schema::reducer::{retry_cut, retry_refusals};
+use chatwire_schema::reducer::{is_open_call, retry_cut, retry_refusals};
 use chatwire_schema::session::welcome::Capability;
 use chatwire_schema::{ClientFrame, DisplayItem, ErrorCode, ServerFrame};
 
@@ -40,11 +40,7 @@ pub(crate) async fn retry(
     let removed = &g.state.items[retry_cut(&g.state.items, named)..];
     let mut change = Change {
         // Deadlines of calls the cut removes end with them (RETRY-005: they are unknown now).
-        remove_timers: removed
-            .iter()
-            .filter(|i| matches!(i, DisplayItem::ToolCall(c) if !c.status.is_terminal()))
-            .map(|i| i.id().clone())
-            .collect(),
+        remove_timers: removed.iter().filter(|i| is_open_call(i)).map(|i| i.id().clone()).collect(),
         ..Change::default()
     };
     change.units.push(Unit::Event(ServerFrame::RetryAccepted(RetryAccepted {
