@@ -231,6 +231,7 @@ export const ERROR_HANDLING: { readonly [C in ErrorCode]: "reject" | "final" | "
   tool_call_not_awaiting: "reject",
   unknown_invocation: "reject",
   session_taken_over: "final",
+  session_detached: "final",
   internal_error: "reject",
   capability_not_offered: "reject",
   unknown_item: "reject",
