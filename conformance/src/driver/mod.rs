@@ -542,9 +542,9 @@ impl Driver<'_> {
                 let handshake = Handshake { hello: *hello, subprotocol: *subprotocol, with_script: *with_script };
                 self.connect(&conn, handshake, versions, features, None).await
             }
-            Step::Resume { last_seq, cursor, answer, compare_with_snapshot, .. } => {
+            Step::Resume { last_seq, cursor, answer, compare_with_snapshot, takeover, .. } => {
                 let cursor = last_seq.map_or(*cursor, |_| None);
-                self.resume(&conn, *last_seq, cursor, *answer).await?;
+                self.resume(&conn, *last_seq, cursor, *answer, *takeover).await?;
                 if *compare_with_snapshot {
                     self.compare_catch_up_with_snapshot(&conn).await?;
                 }

@@ -7,8 +7,7 @@ use chatwire_schema::script::{ScriptStep, ScriptToolCall, ScriptTurn};
 use chatwire_schema::state_patch::PatchOp;
 use chatwire_schema::ui_state_patch::UiStatePatch;
 use chatwire_schema::{
-    older_minor, ClientFrame, ErrorFrame, Id, ProtocolVersion, RunStatus, ServerFrame, UiEvent, UiState,
-    UiStateVersion,
+    older_minor, ClientFrame, ErrorFrame, Id, ProtocolVersion, RunStatus, ServerFrame, UiEvent, UiState, UiStateVersion,
 };
 use serde::Serialize;
 

@@ -182,7 +182,8 @@ pub(crate) async fn resume_session(
             // ATTACH-001: beside the others; past the bound the earliest goes (ATTACH-003).
             while g.attached.len() >= shared.max_attached.max(1) as usize {
                 let earliest = g.attached.remove(0).conn;
-                let refusal = Refusal::new(ErrorCode::SessionDetached, "more connections attached than this session keeps");
+                let refusal =
+                    Refusal::new(ErrorCode::SessionDetached, "more connections attached than this session keeps");
                 end_connection(&session, &mut g, &earliest, refusal).await;
             }
         } else {
