@@ -272,10 +272,12 @@ describe("server errors", () => {
   test("session_taken_over: the older client closes for good and does not reconnect", async () => {
     const { client: older, sockets } = client();
     const opened = await older.connect();
-    const { client: newer } = client({ resume: { session_id: opened.session_id, resume_token: opened.resume_token, last_seq: opened.seq } });
+    // Since 1.2 a resume attaches beside the other tabs (attach.test.mjs); one that takes over asks.
+    const { client: newer } = client({ resume: { session_id: opened.session_id, resume_token: opened.resume_token, last_seq: opened.seq }, takeOver: true });
     await newer.connect();
     await until("the older client closed", () => older.status === "closed");
     assert.equal(older.closeError.code, "session_taken_over");
+    assert.equal(older.displaced, "session_taken_over");
     await new Promise((resolve) => setTimeout(resolve, 300));
     assert.equal(sockets.sockets.length, 1, "a taken-over client must not reconnect");
     assert.equal(newer.status, "open");
