@@ -879,12 +879,14 @@ export class ChatwireClient {
 
   /**
    * The `last_seq` of a resume: the `seq` of the state held, so that a 1.1 server can send a
-   * catch-up patch from it (`RESUME-017`); without a state (a reload), the stored `last_seq`; 0
-   * when a snapshot is wanted (a frame that carried no state: `RESUME-018`).
+   * catch-up patch from it (`RESUME-017`); 0, which asks for a snapshot (`RESUME-018`), when the
+   * client holds no state (a reload, or a second tab opening the session: a catch-up from the
+   * stored `last_seq` would have nothing to apply to, and cost a second handshake, during which a
+   * request sent after `connect()` resolved would fail) or when a snapshot is wanted.
    */
-  #resumeSeq(resume: SessionResume): number {
-    if (this.#wantSnapshot) return 0;
-    return this.#tracker.state !== null ? this.#tracker.seq : resume.last_seq;
+  #resumeSeq(_resume: SessionResume): number {
+    if (this.#wantSnapshot || this.#tracker.state === null) return 0;
+    return this.#tracker.seq;
   }
 
   /**
