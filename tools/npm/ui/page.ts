@@ -19,9 +19,10 @@ const OFFLINE: { readonly [S in ClientStatus]?: string } = {
 
 /** What the page says when its session went to another tab, by how (`client.displaced`). */
 function elsewhereText(code: DisplacedCode, bound: number | undefined): string {
+  const then = "Use here to continue in this tab (the others stop).";
   return code === "session_taken_over"
-    ? "This conversation is now open in another tab or window, which took it over. Use it here to continue (the other one stops)."
-    : `This conversation is open in too many tabs or windows${bound === undefined ? "" : ` (${bound} stay live at once)`}, so this one, the first opened, stopped. Use it here to continue (the oldest other one stops).`;
+    ? `Another tab or window took this conversation over, so this one stopped. ${then}`
+    : `This conversation is open in too many tabs or windows${bound === undefined ? "" : ` (${bound} stay live at once)`}, so this one, open the longest, stopped. ${then}`;
 }
 
 /** A refusal that means another tab answered the call first: the state already shows how it settled. */
