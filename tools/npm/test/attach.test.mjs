@@ -131,6 +131,9 @@ describe("attach (1.2, multi_attach)", () => {
     assert.equal(settled.type, "chat.tool_call_complete");
     const done = await agreed("the call completed and the turn over in both tabs", [a.client, b.client], (s) => s.run.status === "completed");
     assert.equal(toolCalls(done).find((c) => c.id === call.id).status, "completed");
+    // The completion answers A's response (in_reply_to): B sees the call settle through its state alone.
+    assert.equal(b.frames.some((f) => f.type === "chat.tool_call_complete" && f.tool_call_id === call.id), false, "the answer went to tab A only (ATTACH-005)");
+    assert.equal(a.frames.filter((f) => f.type === "chat.tool_call_complete" && f.tool_call_id === call.id).length, 1);
     assert.equal(done.items.filter((i) => i.kind === "assistant_markdown").length, 1, "the turn went on once");
     await assert.rejects(b.client.submit(call.id, { name: "Grace" }), (e) => e instanceof ChatwireError && e.code === "tool_call_settled");
     assert.equal(b.client.status, "open", "a refused answer leaves the tab live");
