@@ -81,7 +81,7 @@ export function errorLabel(code: ErrorCode): string {
     tool_call_not_awaiting: "not awaiting", unknown_invocation: "unknown turn", session_taken_over: "taken over",
     internal_error: "server error", capability_not_offered: "not offered", unknown_item: "unknown item",
     item_not_in_latest_turn: "not latest turn", retry_keeps_open_call: "keeps open call",
-    run_not_active: "run over", response_invalid: "answer does not fit",
+    run_not_active: "run over", response_invalid: "answer does not fit", session_detached: "open elsewhere",
   };
   return labels[code];
 }
@@ -89,7 +89,7 @@ export const allLabels: string[] = ERROR_CODE_VALUES.map(errorLabel);
 export const serverTypes: readonly ServerFrameType[] = SERVER_FRAME_TYPES;
 
 export function closesConnection(error: ErrorFrame): boolean {
-  return error.fatal || error.code === "session_taken_over";
+  return error.fatal || error.code === "session_taken_over" || error.code === "session_detached";
 }
 
 export function pendingForms(state: UiState): ItemOf<"tool_call">[] {
