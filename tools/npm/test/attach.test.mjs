@@ -43,8 +43,11 @@ function tab(options = {}, on = server) {
   });
   const frames = [];
   c.on("frame", (frame) => frames.push(frame));
+  // An error frame that answers another tab's request would land here (ATTACH-005 says it must not).
+  const errors = [];
+  c.on("error", (error) => errors.push(error.code));
   clients.push(c);
-  return { client: c, sockets, sent, frames };
+  return { client: c, sockets, sent, frames, errors };
 }
 after(() => {
   for (const c of clients) c.close();
@@ -116,6 +119,7 @@ describe("attach (1.2, multi_attach)", () => {
     assert.equal(a.frames.some((f) => f.seq === acceptedSeq), false, "tab A's seq has a gap where B's answer was (SEQ-003)");
     assert.equal(a.client.session.last_seq, b.client.session.last_seq, "both hold the session's latest seq");
     assert.deepEqual([a.client.status, b.client.status], ["open", "open"]);
+    assert.deepEqual([a.errors, b.errors], [[], []]);
   });
 
   test("an answer in one tab settles the call in the other; the other's own answer gets tool_call_settled", async () => {
@@ -138,6 +142,7 @@ describe("attach (1.2, multi_attach)", () => {
     await assert.rejects(b.client.submit(call.id, { name: "Grace" }), (e) => e instanceof ChatwireError && e.code === "tool_call_settled");
     assert.equal(b.client.status, "open", "a refused answer leaves the tab live");
     assert.deepStrictEqual(a.client.state, b.client.state, "the refusal changed nothing");
+    assert.deepEqual([a.errors, b.errors], [[], []], "the refusal rejected B's request and reached no other tab");
   });
 
   test("a cancel from the other tab stops the run one tab started; only the canceller gets the answer", async () => {
@@ -170,6 +175,7 @@ describe("attach (1.2, multi_attach)", () => {
     assert.deepEqual(codes, ["accepted", "run_in_progress"]);
     const done = await agreed("the one run over in both tabs", [a.client, b.client], (s) => s.run.status === "completed");
     assert.equal(done.items.filter((i) => i.kind === "user_message").length, 1, "one message, one turn");
+    assert.deepEqual([a.errors, b.errors], [[], []], "run_in_progress went to the tab that sent the later message only");
   });
 
   test("a tab attached mid-stream gets the text so far, then every delta: both end with the same state", async () => {
