@@ -192,7 +192,7 @@ for (const width of WIDTHS) {
   });
 }
 
-test("a link to a conversation this browser does not hold starts a new one and says so", async (t) => {
+test("a link to a conversation this browser does not hold starts a new one and says so; one it holds opens it", async (t) => {
   const { page, problems, pageUrl } = await openPage(t, 1280);
   await page.goto(`${pageUrl}#session=s-not-in-this-browser`);
   await page.waitForSelector('body[data-connection="open"]');
@@ -204,5 +204,9 @@ test("a link to a conversation this browser does not hold starts a new one and s
   await Promise.all([page.waitForEvent("load"), page.click("#new-session")]);
   await page.waitForFunction((old) => document.body.dataset.connection === "open" && document.body.dataset.session !== old, session);
   assert.notEqual(new URL(page.url()).hash, `#session=${session}`);
+  // An address naming the earlier conversation, pasted into this tab, opens it.
+  await Promise.all([page.waitForEvent("load"), page.evaluate((id) => (location.hash = `#session=${id}`), session)]);
+  await page.waitForFunction((id) => document.body.dataset.connection === "open" && document.body.dataset.session === id, session);
+  assert.equal(await page.isHidden("#notice"), true, "this browser holds it: no notice");
   assert.deepEqual(problems, []);
 });

@@ -8,7 +8,7 @@
 import { ChatwireClient, ChatwireError, type ClientStatus, type DisplacedCode } from "../dist/index.js";
 import { Follow } from "./follow.js";
 import { Renderer } from "./render.js";
-import { keepRunError, keepSession, leaveSession, sessionToResume, showInAddress, storedRunError } from "./sessions.js";
+import { addressedSession, keepRunError, keepSession, leaveSession, sessionToResume, showInAddress, storedRunError } from "./sessions.js";
 import { StopButton } from "./stop.js";
 
 /** What the page says while it cannot send, by connection status. */
@@ -218,6 +218,15 @@ function start(): void {
     leaveSession();
     history.replaceState(null, "", `${location.pathname}${location.search}`);
     location.reload();
+  });
+  // An address naming another conversation (a link pasted into this tab's address bar changes only
+  // the fragment, which loads nothing): open that one.
+  addEventListener("hashchange", () => {
+    const named = addressedSession();
+    if (named !== null && named !== client.session?.session_id) {
+      client.close();
+      location.reload();
+    }
   });
   client.connect().catch((error: Error) => showError(error.message));
 }
