@@ -34,7 +34,7 @@ impl Driver<'_> {
         let token = self.monitor.resume_token(&session).unwrap_or_default().to_owned();
         let last_seq = last_seq.unwrap_or_else(|| self.cursor(&session, cursor));
         let resume = json!({"session_id": session, "resume_token": token, "last_seq": last_seq});
-        let handshake = Handshake { hello: true, subprotocol: true, with_script: false };
+        let handshake = Handshake { hello: true, subprotocol: true, with_script: false, own_offer: false };
         let (versions, features) = match takeover {
             true => self.takeover_offer(),
             false => (self.cfg.versions.clone(), self.cfg.features.clone()),
