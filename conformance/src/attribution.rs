@@ -111,7 +111,7 @@ fn keys(step: &Step) -> Option<Vec<String>> {
             }
             k
         }
-        Step::Resume { .. } => vec!["resume".to_owned()],
+        Step::Resume { .. } | Step::AttachToBound { .. } => vec!["resume".to_owned()],
         Step::Ping { .. } => vec!["ping".to_owned()],
         Step::Expect { frame, .. } => frame_keys(frame),
         Step::ExpectUnordered { frames, .. } => frames.iter().flat_map(frame_keys).collect(),

@@ -428,6 +428,17 @@ pub enum Step {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         timeout_ms: Option<u64>,
     },
+    /// Attach connections named `<prefix>-1`, `<prefix>-2`, … (each a resume, `ATTACH-001`) until
+    /// as many are open as the latest welcome's `limits.max_attached_connections` (since 1.2,
+    /// `ATTACH-003`); a bound above 64 makes the scenario not applicable.
+    AttachToBound {
+        /// The requirement ids this step proves; when absent they are derived from the step and the
+        /// scenario's ids (rules: conformance/src/attribution.rs).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        requirements: Vec<RequirementId>,
+        /// The names of the new connections start with this.
+        prefix: String,
+    },
     /// Do nothing for `ms` milliseconds (not scaled), e.g. to let a deadline pass.
     Sleep {
         /// How long.
@@ -538,6 +549,7 @@ impl Step {
             Step::ExpectState { .. } => "expect_state",
             Step::WaitIdle { .. } => "wait_idle",
             Step::Sleep { .. } => "sleep",
+            Step::AttachToBound { .. } => "attach_to_bound",
             Step::Snapshot { .. } => "snapshot",
         }
     }
@@ -555,6 +567,7 @@ impl Step {
             | Step::ExpectSilence { requirements, .. }
             | Step::ExpectState { requirements, .. }
             | Step::WaitIdle { requirements, .. }
+            | Step::AttachToBound { requirements, .. }
             | Step::Snapshot { requirements, .. } => requirements,
             _ => &[],
         }
@@ -585,7 +598,7 @@ impl Step {
             | Step::ExpectState { conn, .. }
             | Step::WaitIdle { conn, .. }
             | Step::Snapshot { conn, .. } => conn,
-            Step::Restart { .. } | Step::Sleep { .. } => return None,
+            Step::Restart { .. } | Step::Sleep { .. } | Step::AttachToBound { .. } => return None,
         };
         Some(name.as_deref().unwrap_or(DEFAULT_CONN))
     }
@@ -781,13 +794,13 @@ impl Scenario {
                 return Err("a scenario outside conformance mode has no script to give".into());
             }
         }
-        let mut open: HashSet<&str> = HashSet::new();
+        let mut open: HashSet<String> = HashSet::new();
         let mut snapshots = HashSet::new();
         for (index, step) in self.steps.iter().enumerate() {
             let at = format!("step {} ({})", index + 1, step.kind());
             match step {
                 Step::Connect { .. } | Step::Resume { .. } => {
-                    open.insert(step.conn().unwrap_or(DEFAULT_CONN));
+                    open.insert(step.conn().unwrap_or(DEFAULT_CONN).to_owned());
                 }
                 Step::Restart { graceful: true, down_ms: Some(_) } => {
                     return Err(format!("{at}: down_ms is for a kill restart, not a graceful one"));
@@ -805,6 +818,11 @@ impl Scenario {
                     }
                 }
                 Step::Sleep { .. } => {}
+                Step::AttachToBound { prefix, .. } => {
+                    // At least one is attached (the bound is at least 8, two or more connections
+                    // are open): the first may be named by later steps.
+                    open.insert(format!("{prefix}-1"));
+                }
                 _ => {
                     let name = step.conn().unwrap_or(DEFAULT_CONN);
                     if !open.contains(name) {

@@ -152,7 +152,11 @@ const TABLE: &[Expectation] = &[
     // never changes (TOOL-010).
     Expectation {
         fault: "duplicate-response-executed",
-        scenarios: &["hitl-duplicate-response", "inline-completed-survives-resume"],
+        scenarios: &[
+            "hitl-duplicate-response",
+            "inline-completed-survives-resume",
+            "attach-answer-in-one-tab-settles-in-the-other",
+        ],
         violates: &["TOOL-012", "TOOL-010"],
         caught_by: Caught::MustFailure,
         offer: Offer::Default,
@@ -410,7 +414,7 @@ const TABLE: &[Expectation] = &[
     // stream does not continue exactly after the resumed text (STREAM-003).
     Expectation {
         fault: "stream-chunk-repeated-after-resume",
-        scenarios: &["stream-resume-catch-up", "stream-resume-snapshot", "stream-takeover"],
+        scenarios: &["stream-resume-catch-up", "stream-resume-snapshot", "stream-takeover", "attach-mid-stream"],
         violates: &["STREAM-003"],
         caught_by: Caught::MustFailure,
         offer: Offer::Default,
@@ -418,7 +422,7 @@ const TABLE: &[Expectation] = &[
     // The first delta due after a resume is committed but never sent: a chunk is lost (STREAM-003).
     Expectation {
         fault: "stream-chunk-lost-on-resume",
-        scenarios: &["stream-resume-catch-up", "stream-resume-snapshot", "stream-takeover"],
+        scenarios: &["stream-resume-catch-up", "stream-resume-snapshot", "stream-takeover", "attach-mid-stream"],
         violates: &["STREAM-003"],
         caught_by: Caught::MustFailure,
         offer: Offer::Default,
@@ -520,6 +524,39 @@ const TABLE: &[Expectation] = &[
         fault: "response-accepted-against-schema",
         scenarios: &["hitl-response-schema*"],
         violates: &["TOOL-023", "TOOL-025"],
+        caught_by: Caught::MustFailure,
+        offer: Offer::Default,
+    },
+    // A resume with multi_attach in force takes the other tab over: it is closed 4001 instead of
+    // staying live (ATTACH-001).
+    Expectation {
+        fault: "attach-takes-over",
+        scenarios: &["attach-two-tabs-one-turn", "attach-eight-tabs-stay-live"],
+        violates: &["ATTACH-001", "ATTACH-003"],
+        caught_by: Caught::MustFailure,
+        offer: Offer::Default,
+    },
+    // The events a request causes reach only the requesting tab (ATTACH-004).
+    Expectation {
+        fault: "event-only-to-requester",
+        scenarios: &["attach-two-tabs-one-turn", "attach-other-tab-message-and-cancel"],
+        violates: &["ATTACH-004"],
+        caught_by: Caught::MustFailure,
+        offer: Offer::Default,
+    },
+    // An answer goes to every attached tab, not only the requester (ATTACH-005).
+    Expectation {
+        fault: "answer-to-every-tab",
+        scenarios: &["attach-two-tabs-one-turn", "attach-answer-in-one-tab-settles-in-the-other"],
+        violates: &["ATTACH-005"],
+        caught_by: Caught::MustFailure,
+        offer: Offer::Default,
+    },
+    // The fan-out waits for a tab that stopped reading, so the other tab stalls (ATTACH-010).
+    Expectation {
+        fault: "stalled-tab-slows-others",
+        scenarios: &["attach-stalled-tab-alone-closed"],
+        violates: &["ATTACH-010"],
         caught_by: Caught::MustFailure,
         offer: Offer::Default,
     },

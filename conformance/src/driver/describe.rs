@@ -71,6 +71,9 @@ pub fn describe(step: &Step) -> String {
             "resume the session on a new connection, expect a ui_state_snapshot".to_owned()
         }
         Step::Resume { .. } => "resume the session on a new connection".to_owned(),
+        Step::AttachToBound { prefix, .. } => {
+            format!("attach {prefix}-1, {prefix}-2, … until the session holds max_attached_connections")
+        }
         Step::SendViolation { violation, .. } => {
             format!("send a frame that breaks RFC 6455 ({})", violation.describe())
         }

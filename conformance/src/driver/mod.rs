@@ -251,6 +251,7 @@ async fn run_with(
         deadline,
         started,
         conns: BTreeMap::new(),
+        last_ids: HashMap::new(),
         next_conn: 0,
         bindings: Bindings::default(),
         checks: CheckSet::default(),
@@ -271,6 +272,9 @@ async fn run_with(
     };
     let applicable = driver.run_steps().await;
     let mut recorded = None;
+    if applicable && driver.sweep.is_some() {
+        driver.check_sweep_watch().await;
+    }
     if applicable {
         match driver.sweep_baseline {
             Some(baseline) => driver.compare_with_baseline(baseline),
@@ -318,6 +322,9 @@ struct Driver<'a> {
     deadline: Instant,
     started: Instant,
     conns: BTreeMap<String, Conn>,
+    /// The monitor's number of the latest connection of each name, closed ones included: a
+    /// resume under the name starts from what that connection held.
+    last_ids: HashMap<String, u64>,
     /// Every always-on check and the oracle, fed with every frame both ways.
     monitor: Monitor,
     next_conn: u64,
@@ -396,6 +403,7 @@ impl Driver<'_> {
             }
             if let (Some(sweep), Step::Connect { .. }, Ok(())) = (self.sweep.as_mut(), step, &result) {
                 sweep.counting = true;
+                self.open_sweep_watch().await;
             }
             match result {
                 Ok(()) => self.checks.touch(&id, &requirements, &summary),
@@ -519,6 +527,11 @@ impl Driver<'_> {
     }
 
     pub(super) fn transcript(&mut self, line: String) {
+        // The sweep's watching tab is the sweep's, not the scenario's: the golden transcript
+        // stays the scenario's own.
+        if line.starts_with(sweep::SWEEP_WATCH) {
+            return;
+        }
         // Bounded: a flood must not grow memory without limit.
         if self.transcript.len() < 5_000 {
             self.transcript.push(line);
@@ -543,7 +556,8 @@ impl Driver<'_> {
                 };
                 let own_offer = versions.is_some();
                 let versions = versions.clone().unwrap_or_else(|| self.cfg.versions.clone());
-                let handshake = Handshake { hello: *hello, subprotocol: *subprotocol, with_script: *with_script, own_offer };
+                let handshake =
+                    Handshake { hello: *hello, subprotocol: *subprotocol, with_script: *with_script, own_offer };
                 self.connect(&conn, handshake, versions, features, None).await
             }
             Step::Resume { last_seq, cursor, answer, compare_with_snapshot, takeover, .. } => {
@@ -735,6 +749,7 @@ impl Driver<'_> {
                 let deadline = self.step_deadline(*timeout_ms);
                 self.wait_idle(&conn, Duration::from_millis(quiet_ms.unwrap_or(200)), deadline).await
             }
+            Step::AttachToBound { prefix, .. } => self.attach_to_bound(prefix).await,
             Step::Sleep { ms } => {
                 tokio::time::sleep_until((Instant::now() + Duration::from_millis(*ms)).min(self.deadline)).await;
                 Ok(())

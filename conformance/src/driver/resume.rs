@@ -32,7 +32,10 @@ impl Driver<'_> {
         // the latest the client holds, as a real client's would.
         self.close_conn(conn, deadline).await;
         let token = self.monitor.resume_token(&session).unwrap_or_default().to_owned();
-        let last_seq = last_seq.unwrap_or_else(|| self.cursor(&session, cursor));
+        // A connection that had this name resumes from what it held; a new one from the
+        // session's latest state (a tab that copies another's cursor).
+        let held = self.last_ids.get(conn).copied();
+        let last_seq = last_seq.unwrap_or_else(|| self.cursor(&session, cursor, held));
         let resume = json!({"session_id": session, "resume_token": token, "last_seq": last_seq});
         let handshake = Handshake { hello: true, subprotocol: true, with_script: false, own_offer: false };
         let (versions, features) = match takeover {
@@ -40,6 +43,28 @@ impl Driver<'_> {
             false => (self.cfg.versions.clone(), self.cfg.features.clone()),
         };
         self.connect(conn, handshake, versions, features, Some((resume, answer))).await
+    }
+
+    /// Attaches `<prefix>-1`, … until the scenario's open connections number the bound the latest
+    /// welcome announced (`ATTACH-003`).
+    pub(super) async fn attach_to_bound(&mut self, prefix: &str) -> Result<(), StepError> {
+        const MOST: u32 = 64;
+        let limit = self.conns.values().filter_map(|c| self.monitor.attach_limit(c.id)).max();
+        let Some(limit) = limit else {
+            return Err(StepError::fail("no welcome of the session announced limits.max_attached_connections")
+                .with_requirement("ATTACH-003"));
+        };
+        if limit > MOST {
+            return Err(StepError::new(
+                crate::report::Verdict::NotApplicable,
+                format!("the server keeps {limit} connections attached; the runner tests bounds up to {MOST}"),
+            ));
+        }
+        let open = self.conns.len() as u32;
+        for k in 1..=limit.saturating_sub(open) {
+            self.resume(&format!("{prefix}-{k}"), None, None, None, false).await?;
+        }
+        Ok(())
     }
 
     /// The offer of a resume that takes the session over (`ATTACH-002`): where a connection of
@@ -66,13 +91,23 @@ impl Driver<'_> {
     /// The seq a resume of `session` sends. By default the seq of the latest state the client holds
     /// where `resume_catch_up` was in force when it arrived (a catch-up starts from it), otherwise
     /// the highest seq seen, as a 1.0 client does.
-    fn cursor(&self, session: &str, cursor: Option<ResumeCursor>) -> u64 {
-        let highest = self.monitor.max_seq(session).unwrap_or(0);
-        let (state_seq, catch_up) = self.monitor.resume_base(session);
+    fn cursor(&self, session: &str, cursor: Option<ResumeCursor>, held: Option<u64>) -> u64 {
+        use chatwire_schema::session::welcome::Capability;
+        let (highest, state_seq, catch_up) = match held.filter(|id| self.monitor.last_seq(*id).is_some()) {
+            Some(id) => (
+                self.monitor.last_seq(id).unwrap_or(0),
+                self.monitor.state_seq(id),
+                self.monitor.features(id).contains(&Capability::ResumeCatchUp),
+            ),
+            None => {
+                let (state_seq, catch_up) = self.monitor.resume_base(session);
+                (self.monitor.max_seq(session).unwrap_or(0), state_seq, catch_up)
+            }
+        };
         match cursor {
             Some(ResumeCursor::Highest) => highest,
             Some(ResumeCursor::State) => state_seq.unwrap_or(highest),
-            Some(ResumeCursor::NonState) => self.monitor.latest_non_state_seq(session).unwrap_or(0),
+            Some(ResumeCursor::NonState) => self.monitor.latest_non_state_seq(session, highest).unwrap_or(0),
             None if catch_up => state_seq.unwrap_or(highest),
             None => highest,
         }

@@ -2,6 +2,7 @@
 //! comparison of a cut variant with the uninterrupted run (see `crate::sweep`).
 
 use std::collections::{BTreeMap, HashMap};
+use std::time::Duration;
 
 use chatwire_schema::{DisplayItem, Id, ServerFrame};
 
@@ -10,6 +11,9 @@ use crate::pattern;
 use crate::report::Verdict;
 use crate::scenario::{ResumeCursor, Step, DEFAULT_CONN};
 use crate::snapshot::{self, Normalizer};
+
+/// The connection name of the tab a sweep keeps attached beside the main connection.
+pub(super) const SWEEP_WATCH: &str = "sweep-watch";
 
 /// The part a run of a scenario plays in a sweep.
 pub(super) enum SweepRole<'b> {
@@ -279,6 +283,56 @@ impl Driver<'_> {
                 Some(Step::Cancel { conn: conn.clone(), id: id.clone(), invocation: map(invocation) })
             }
             other => Some(other.clone()),
+        }
+    }
+
+    /// Where `multi_attach` is in force on the main connection, a second tab attaches to the
+    /// session right after it opens and stays attached while the main connection is cut and
+    /// resumed; it is read at the end (after the main connection, so every answer it did not get
+    /// is known), and must then hold the main connection's state (`ATTACH-004`, `ATTACH-007`).
+    pub(super) async fn open_sweep_watch(&mut self) {
+        use chatwire_schema::session::welcome::Capability;
+        let Some(id) = self.conns.get(DEFAULT_CONN).map(|c| c.id) else { return };
+        if !self.monitor.features(id).contains(&Capability::MultiAttach) || self.conns.contains_key(SWEEP_WATCH) {
+            return;
+        }
+        if let Err(e) = self.resume(SWEEP_WATCH, None, None, None, false).await {
+            self.log(format!("the sweep's watching tab could not attach: {}", e.message));
+            self.drop_conn(SWEEP_WATCH);
+        }
+    }
+
+    /// The watching tab, read to the end, holds the main connection's final state.
+    pub(super) async fn check_sweep_watch(&mut self) {
+        if !self.conns.contains_key(SWEEP_WATCH) {
+            return;
+        }
+        let ids = ["ATTACH-004".to_owned(), "ATTACH-007".to_owned()];
+        let summary = "a tab attached throughout holds the main connection's final state";
+        let deadline = self.step_deadline(None);
+        if let Err(e) = self.wait_idle(SWEEP_WATCH, Duration::from_millis(200), deadline).await {
+            let f = self.finding(format!("the watching tab: {}", e.message), e.frame, Some("ATTACH-004".into()));
+            self.checks.record("sweep-watch-agrees", &ids, summary, self.level_verdict(e.verdict), Some(f));
+            return;
+        }
+        let normalize = |state: Option<&chatwire_schema::UiState>| {
+            let value = serde_json::to_value(state?).ok()?;
+            serde_json::to_string_pretty(&Normalizer::default().normalize(&value)).ok()
+        };
+        let (main, watch) = (normalize(self.main_state()), normalize(self.conn_state(SWEEP_WATCH)));
+        let diff = match (&main, &watch) {
+            (Some(main), Some(watch)) => snapshot::line_diff(main, watch, 60),
+            _ => vec!["no state on one of the two connections".to_owned()],
+        };
+        if diff.is_empty() {
+            self.checks.touch("sweep-watch-agrees", &ids, summary);
+        } else {
+            let message = format!(
+                "the watching tab's final state differs from the main connection's (- main, + watching tab):\n{}",
+                diff.join("\n")
+            );
+            let f = self.finding(message, None, Some("ATTACH-007".into()));
+            self.checks.record("sweep-watch-agrees", &ids, summary, self.level_verdict(Verdict::Fail), Some(f));
         }
     }
 

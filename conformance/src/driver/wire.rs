@@ -106,6 +106,7 @@ impl Driver<'_> {
         self.next_conn += 1;
         self.monitor.open(id);
         self.conns.insert(conn.to_owned(), Conn { ws, id, last_sent_id: None });
+        self.last_ids.insert(conn.to_owned(), id);
         if !hello {
             return Ok(());
         }
@@ -385,7 +386,7 @@ impl Driver<'_> {
         self.wire_record(WireRecord::frame(id, false, &value));
         self.log_raw(format!("{conn} < "), text);
         if let Some(frame) = &received.frame {
-            if let Some(sweep) = self.sweep.as_mut() {
+            if let Some(sweep) = self.sweep.as_mut().filter(|_| conn != super::sweep::SWEEP_WATCH) {
                 sweep.note_frame(frame);
                 // A catch-up stands for a snapshot: its result shows the ids the cut lost.
                 if catch_up_position && matches!(frame, ServerFrame::UiStatePatch(_)) {

@@ -99,6 +99,8 @@ struct Tab {
     /// The ids of the requests it sent.
     sent: BTreeSet<String>,
     ended: bool,
+    /// Its welcome's `limits.max_attached_connections`.
+    limit: Option<u32>,
 }
 
 /// A frame sent to every attached connection: its seq names it (`ATTACH-006`).
@@ -170,6 +172,7 @@ impl AttachWatch {
             states: BTreeMap::new(),
             sent,
             ended: false,
+            limit: w.limits.max_attached_connections,
         };
         self.session_of.insert(conn, session.to_owned());
         self.sessions.entry(session.to_owned()).or_default().tabs.insert(conn, tab);
@@ -182,11 +185,18 @@ impl AttachWatch {
         }
     }
 
-    /// Whether another connection of `conn`'s session is open: a seq gap on `conn` may then be
-    /// frames sent only to it (`ATTACH-005`).
-    pub fn others_open(&self, conn: u64) -> bool {
+    /// Whether another connection of `conn`'s session was welcomed before seq `seq`: a seq gap on
+    /// `conn` below it may then be frames sent only to that one (`ATTACH-005`). Connections are
+    /// read in any order, so one that has ended since counts as well.
+    pub fn others_before(&self, conn: u64, seq: u64) -> bool {
         let Some(tabs) = self.session_of.get(&conn).and_then(|s| self.sessions.get(s)) else { return false };
-        tabs.tabs.iter().any(|(id, t)| *id != conn && !t.ended)
+        tabs.tabs.iter().any(|(id, t)| *id != conn && t.since < seq)
+    }
+
+    /// The bound on attached connections `conn`'s welcome announced.
+    pub fn limit(&self, conn: u64) -> Option<u32> {
+        let session = self.session_of.get(&conn)?;
+        self.sessions.get(session)?.tabs.get(&conn)?.limit
     }
 
     fn tab_mut(&mut self, conn: u64) -> Option<&mut Tab> {

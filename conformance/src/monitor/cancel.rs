@@ -128,6 +128,9 @@ pub(super) struct CancelWatch {
     cancelled_runs: Recent,
     dismissed_calls: Recent,
     closed_at: HashMap<String, u64>,
+    /// The streams an accepted cancel ends, from the moment it is accepted: another connection
+    /// (or this one after a cut) may see the end without the closing sequence.
+    cancelled_streams: Recent,
     /// Per connection: the stream the latest accepted cancel ended (its text is CANCEL-004's to
     /// judge, not the script's: a cancelled say stops where it was).
     ended_streams: HashMap<u64, Id>,
@@ -152,7 +155,9 @@ impl CancelWatch {
     /// Whether the stream `item` was ended by an accepted cancel (on `conn`, or on another
     /// connection attached to the session, whose end `conn` sees too: `ATTACH-004`).
     pub(super) fn ended_by_cancel(&self, conn: u64, item: &Id) -> bool {
-        self.ended_streams.get(&conn) == Some(item) || self.ended_streams.values().any(|i| i == item)
+        self.ended_streams.get(&conn) == Some(item)
+            || self.ended_streams.values().any(|i| i == item)
+            || self.cancelled_streams.set.contains(item.as_str())
     }
 
     /// Notes a client frame: a cancel, or a submitted response.
@@ -232,6 +237,9 @@ impl CancelWatch {
                 }
                 if let Some(state) = state {
                     let scope = CancelScope::of(state, &a.invocation_id);
+                    if let Some((item, _)) = &scope.stream {
+                        self.cancelled_streams.insert(item.to_string());
+                    }
                     let closing = Closing {
                         invocation: a.invocation_id.clone(),
                         reopens: scope.reopens,

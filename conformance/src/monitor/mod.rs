@@ -362,6 +362,11 @@ impl Monitor {
         self.sessions.get(session).map_or((None, false), |t| (t.state_seq, t.catch_up_base))
     }
 
+    /// The bound on attached connections `conn`'s welcome announced (since 1.2, `ATTACH-003`).
+    pub fn attach_limit(&self, conn: u64) -> Option<u32> {
+        self.attach.limit(conn)
+    }
+
     /// The version `conn`'s welcome negotiated.
     pub fn version(&self, conn: u64) -> Option<chatwire_schema::ProtocolVersion> {
         self.conns.get(&conn).and_then(|c| c.version)
@@ -373,9 +378,14 @@ impl Monitor {
     }
 
     /// The seq of the latest frame of `session` that carried no state (an event, a welcome, an
-    /// error): a resume naming it must get a snapshot (RESUME-018).
-    pub fn latest_non_state_seq(&self, session: &str) -> Option<u64> {
-        self.sessions.get(session).and_then(|t| t.kinds.latest_non_state())
+    /// error) at or below `upto`: a resume naming it must get a snapshot (RESUME-018).
+    pub fn latest_non_state_seq(&self, session: &str, upto: u64) -> Option<u64> {
+        self.sessions.get(session).and_then(|t| t.kinds.latest_non_state(upto))
+    }
+
+    /// The highest seq `conn` received.
+    pub fn last_seq(&self, conn: u64) -> Option<u64> {
+        self.conns.get(&conn).and_then(|c| c.last_seq)
     }
 
     /// The session of the latest welcome.

@@ -159,8 +159,9 @@ impl SeqKinds {
     }
 
     /// The highest seq known to name a frame that carried no state.
-    pub(super) fn latest_non_state(&self) -> Option<u64> {
-        self.event.last().copied().max(self.other.last().copied())
+    pub(super) fn latest_non_state(&self, upto: u64) -> Option<u64> {
+        let below = |set: &BTreeSet<u64>| set.range(..=upto).next_back().copied();
+        below(&self.event).max(below(&self.other))
     }
 
     /// How many event frames with a seq above `seq` were seen: a lower bound of the events
@@ -201,16 +202,17 @@ impl SinceState {
 }
 
 /// A patch after an event. `state_seq` is the seq of the connection's latest state frame, `held`
-/// that frame's state. Returns the state the client holds after it: the patched state, or
-/// where the patch does not apply the reducer's (so one defect is reported once).
+/// that frame's state, `since` the events since it (`None`: the change came from frames sent to
+/// another attached connection that no connection here received, so the patch is taken as given,
+/// `ATTACH-004`). Returns the state the client holds after it: the patched state, or where the
+/// patch does not apply the reducer's (so one defect is reported once).
 pub(super) fn after_event(
     p: &UiStatePatch,
     state_seq: Option<u64>,
     held: Option<&Held>,
-    since: &SinceState,
+    since: Option<&SinceState>,
     oracle: &mut StateOracle,
     redactor: &mut Normalizer,
-    adopt: bool,
     out: &mut Out,
 ) -> Option<UiState> {
     match state_seq {
@@ -224,7 +226,7 @@ pub(super) fn after_event(
     }
     // The base is the state the client holds, whatever base_seq claims.
     let base = held?;
-    if adopt {
+    let Some(since) = since else {
         // The change came from answers sent to another connection that this monitor has not seen
         // (ATTACH-004): the patch is taken as given; the attached views' agreement judges it.
         let patched = apply(&base.state, &p.patch);
@@ -234,7 +236,7 @@ pub(super) fn after_event(
         let patched = patched.ok()?;
         oracle.snapshot(&patched);
         return Some(patched);
-    }
+    };
     if let Some(events) = since.events() {
         match check_shape(&base.state, &events, &p.patch) {
             Ok(()) => {

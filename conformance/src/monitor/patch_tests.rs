@@ -365,7 +365,7 @@ fn a_catch_up_where_a_snapshot_is_due_is_resume_018() {
     let (mut m, state) = resumed(5, None);
     server(&mut m, 1, json!({"type": "ui_state_snapshot", "seq": 11, "v": "ui_state_v1", "state": state}));
     assert_eq!(found(&mut m), vec![]);
-    assert_eq!(m.latest_non_state_seq("s-1"), Some(10), "the welcome carried no state");
+    assert_eq!(m.latest_non_state_seq("s-1", u64::MAX), Some(10), "the welcome carried no state");
 }
 
 #[test]

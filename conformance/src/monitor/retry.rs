@@ -126,8 +126,10 @@ impl Asks {
 pub(super) struct RetryTrack {
     /// Calls some retry removed (RETRY-005).
     removed: HashSet<String>,
-    /// The latest retried turn and the calls its retry kept (RETRY-002), until the next turn.
-    retried: Option<(String, HashSet<String>)>,
+    /// The latest retried turn, the calls its retry kept (RETRY-002) and the seq of its
+    /// `chat.retry_accepted`, until the next turn: frames at or below that seq precede the retry
+    /// (another attached connection read later sees them, `ATTACH-004`).
+    retried: Option<(String, HashSet<String>, u64)>,
 }
 
 /// What the script's retries may play (SCRIPT-020).
@@ -321,12 +323,15 @@ fn accepted(
     if track.removed.len() < MAX_CALLS {
         track.removed.extend(calls(&state.items[at + 1..]));
     }
-    track.retried = Some((a.invocation_id.to_string(), kept));
+    track.retried = Some((a.invocation_id.to_string(), kept, a.seq));
 }
 
 /// RETRY-002 and SCRIPT-020 on a frame of the retried run.
 fn retried_run(frame: &ServerFrame, track: &RetryTrack, script: Option<&RetrySteps>, out: &mut Out) {
-    let Some((invocation, kept)) = &track.retried else { return };
+    let Some((invocation, kept, accepted)) = &track.retried else { return };
+    if frame.seq().is_some_and(|seq| seq <= *accepted) {
+        return;
+    }
     if let Some(call) = frame.tool_call_id() {
         if kept.contains(call.as_str()) {
             out.fail(

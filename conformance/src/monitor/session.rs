@@ -157,8 +157,8 @@ pub(super) enum IdSeen {
     Shown(u64),
 }
 
-/// Answers kept per session for attached connections.
-const ANSWERS_KEPT: usize = 1024;
+/// Events kept per session for attached connections.
+const EVENTS_KEPT: usize = 1024;
 
 /// What the monitor knows about one session, across its connections.
 #[derive(Debug, Default)]
@@ -166,9 +166,10 @@ pub(super) struct SessionTrack {
     pub max_seq: u64,
     /// Every tool_call_id, invocation_id and item id seen in the session, and where (ID-002).
     pub ids: std::collections::HashMap<String, IdSeen>,
-    /// Answers that change the state, by seq: a connection attached beside the requester folds
-    /// them in where its seqs skip them (`ATTACH-004`, `ATTACH-005`).
-    pub answers: std::collections::BTreeMap<u64, ServerFrame>,
+    /// The session's events by seq, as any connection received them: a connection attached beside
+    /// others folds in those its seqs skip (answers to another, `ATTACH-005`; an event that did not
+    /// reach it is `ATTACH-004`'s to report, once, not every later state's).
+    pub events: std::collections::BTreeMap<u64, ServerFrame>,
     pub resume_token: Option<String>,
     /// The latest states clients of the session received: the base of the next patch, and of a
     /// catch-up after a reconnect.
@@ -191,7 +192,7 @@ impl Monitor {
     /// The checks on one typed server frame of connection `conn`.
     pub(super) fn typed(&mut self, conn: u64, frame: &ServerFrame, out: &mut Out) {
         self.advisor.observe(frame, out);
-        let others_open = self.attach.others_open(conn);
+        let others_open = frame.seq().is_some_and(|seq| self.attach.others_before(conn, seq));
         let c = self.conns.entry(conn).or_default();
         if let Some(fatal) = c.fatal {
             errors::frame_after_fatal(fatal, out);
@@ -359,16 +360,9 @@ impl Monitor {
                 let track = c.session.as_ref().and_then(|s| self.sessions.get_mut(s));
                 let adopt = std::mem::take(&mut c.foreign_unknown);
                 let held = c.held.as_ref().filter(|h| Some(h.seq) == c.state_seq);
-                let state = patch::after_event(
-                    p,
-                    c.state_seq,
-                    held,
-                    &c.since_state,
-                    &mut c.oracle,
-                    &mut self.redactor,
-                    adopt,
-                    out,
-                );
+                // `None`: changed by frames no connection here received, taken as given.
+                let since = (!adopt).then_some(&c.since_state);
+                let state = patch::after_event(p, c.state_seq, held, since, &mut c.oracle, &mut self.redactor, out);
                 let held = took_state(c, track, p.seq, state.as_ref(), false);
                 self.attach_state(conn, p.seq, held, out);
             }
@@ -556,10 +550,10 @@ impl Monitor {
             let track = self.sessions.entry(session).or_default();
             track.max_seq = track.max_seq.max(seq);
             track.kinds.note(seq, frame);
-            if frame.is_answer() && frame.ui_event().is_some() {
-                track.answers.insert(seq, frame.clone());
-                if track.answers.len() > ANSWERS_KEPT {
-                    track.answers.pop_first();
+            if frame.ui_event().is_some() && self.attach.others_before(conn, u64::MAX) {
+                track.events.insert(seq, frame.clone());
+                if track.events.len() > EVENTS_KEPT {
+                    track.events.pop_first();
                 }
             }
         }
@@ -580,19 +574,25 @@ fn view_of(c: &ConnState) -> (chatwire_schema::ProtocolVersion, bool) {
     (version, c.in_force.has(&Capability::AssistantStream))
 }
 
-/// A connection attached beside others skipped the seqs `gap`: the answers among them that a
-/// connection here received are folded in (their change's state frame follows on this one too,
-/// `ATTACH-004`); a seq no connection here received makes the next state frame taken as given.
+/// A connection attached beside others skipped the seqs `gap`: the events among them that a
+/// connection here received and this one's view shows are folded in (an answer's change reaches
+/// this one as a state frame too, `ATTACH-004`); a seq no connection here received makes the next
+/// state frame taken as given.
 fn fold_foreign(c: &mut ConnState, track: &SessionTrack, gap: std::ops::Range<u64>) {
     if gap.is_empty() {
         return;
     }
     let width = (gap.end - gap.start) as usize;
     if track.kinds.known_in(gap.clone()) < width {
+        // Whether the unknown frames changed the state shows only if a state frame follows.
         c.foreign_unknown = true;
-        c.update_due = true;
     }
-    for frame in track.answers.range(gap).map(|(_, f)| f) {
+    let (version, streams) = view_of(c);
+    let seen = |f: &ServerFrame| {
+        (streams || !matches!(f, ServerFrame::AssistantMessageDelta(_)))
+            && chatwire_schema::older_minor::frame(f, version).is_some()
+    };
+    for frame in track.events.range(gap).map(|(_, f)| f).filter(|f| seen(f)) {
         if let Some(event) = frame.ui_event() {
             if c.oracle.apply(event).is_ok() {
                 c.update_due = true;
@@ -682,6 +682,10 @@ fn check_update_flow(c: &mut ConnState, frame: &ServerFrame, out: &mut Out) {
         (STATE_003, &UPDATE_AFTER_EVENT, "ui_state_updated")
     };
     let after_delta = std::mem::replace(&mut c.after_delta, matches!(frame, ServerFrame::AssistantMessageDelta(_)));
+    // A state frame after frames sent only to other attached connections (ATTACH-004).
+    if c.foreign_unknown && matches!(frame, ServerFrame::UiStateUpdated(_) | ServerFrame::UiStatePatch(_)) {
+        c.update_due = true;
+    }
     match frame {
         ServerFrame::UiStateUpdated(_) | ServerFrame::UiStatePatch(_) if !catch_up && after_delta && !c.update_due => {
             out.fail(

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Fails unless a conformance report shows the template passing every scenario of the versions it
 speaks: n/a is allowed only for a scenario that needs a version outside `--versions` (a 1.1
-or 1.2 scenario against `--versions 1.0`), never for a feature of a version it speaks.
+or 1.2 scenario against `--versions 1.0`), or a feature named with `--not-implemented` (one the
+template does not list, so the scenarios that need it are n/a by design), never for another
+feature of a version it speaks.
 
-    check_template_report.py REPORT.json --versions 1.2,1.1,1.0
+    check_template_report.py REPORT.json --versions 1.2,1.1,1.0 --not-implemented multi_attach
 """
 
 from __future__ import annotations
@@ -15,15 +17,25 @@ import sys
 from typing import Any
 
 _NEEDS = re.compile(r"needs (\d+\.\d+)")
+_FEATURES = re.compile(r"the feature\(s\) (.+?) are not in force")
 
 
-def left_over(report: dict[str, Any], versions: set[str]) -> list[tuple[str, str]]:
-    """The scenarios that neither passed nor are n/a for a version outside `versions`."""
+def left_over(
+    report: dict[str, Any], versions: set[str], not_implemented: frozenset[str] = frozenset()
+) -> list[tuple[str, str]]:
+    """The scenarios that neither passed nor are n/a for a version outside `versions` or for a
+    feature in `not_implemented`."""
+
+    def excused_by(message: str) -> bool:
+        needs = _NEEDS.search(message)
+        if needs is not None:
+            return needs.group(1) not in versions
+        features = _FEATURES.search(message)
+        return features is not None and set(features.group(1).split(", ")) <= not_implemented
 
     def excused(scenario: dict[str, Any]) -> bool:
         found = [f["message"] for c in scenario["checks"] for f in c.get("findings", [])]
-        needs = [_NEEDS.search(m) for m in found]
-        return bool(found) and all(n is not None and n.group(1) not in versions for n in needs)
+        return bool(found) and all(excused_by(m) for m in found)
 
     return [
         (s["id"], s["verdict"])
@@ -36,10 +48,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("report")
     parser.add_argument("--versions", required=True, help="the versions the template was started with, comma-separated")
+    parser.add_argument(
+        "--not-implemented", default="", help="features the template does not list, comma-separated (their scenarios are n/a)"
+    )
     args = parser.parse_args()
     with open(args.report, encoding="utf-8") as f:
         report = json.load(f)
-    left = left_over(report, {v.strip() for v in args.versions.split(",")})
+    not_implemented = frozenset(v.strip() for v in args.not_implemented.split(",") if v.strip())
+    left = left_over(report, {v.strip() for v in args.versions.split(",")}, not_implemented)
     verdicts: dict[str, int] = {}
     for s in report["scenarios"]:
         verdicts[s["verdict"]] = verdicts.get(s["verdict"], 0) + 1

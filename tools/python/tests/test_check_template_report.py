@@ -32,3 +32,20 @@ def test_n_a_is_excused_only_for_a_version_the_template_does_not_speak(tmp_path:
     assert _check(tmp_path, "1.0", needs_feature) == 1
     assert _check(tmp_path, "1.0", _scenario("fail", "needs 1.1")) == 1
     assert _check(tmp_path, "1.0", _scenario("n/a")) == 1  # an n/a that says nothing is not excused
+
+
+def test_n_a_is_excused_for_a_feature_named_not_implemented_and_only_that_one(tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    attach = _scenario("n/a", "the feature(s) multi_attach are not in force (negotiated 1.2; in force: [ui_state_patch])")
+    stream = _scenario("n/a", "the feature(s) assistant_stream, multi_attach are not in force (negotiated 1.2; in force: [])")
+
+    def run(*args: str) -> int:
+        cmd = [sys.executable, str(SCRIPT), str(report), "--versions", "1.2,1.1,1.0", *args]
+        return subprocess.run(cmd, capture_output=True).returncode
+
+    report.write_text(json.dumps({"scenarios": [attach]}), encoding="utf-8")
+    assert run() == 1
+    assert run("--not-implemented", "multi_attach") == 0
+    report.write_text(json.dumps({"scenarios": [attach, stream]}), encoding="utf-8")
+    assert run("--not-implemented", "multi_attach") == 1
+    assert run("--not-implemented", "multi_attach,assistant_stream") == 0

@@ -6,12 +6,14 @@
 //! 3. Resident memory per idle session, measured on the real binary through /proc/PID/statm.
 //! 4. 50 concurrent sessions playing scripted turns on a file database with `synchronous = FULL`:
 //!    their events per second, and the p95 round trip of one more session's turns meanwhile.
+//! 5. Several tabs on one session (`multi_attach`, `spec/attach.md`): time per event of a turn
+//!    until every attached connection has it, with 8 connections attached against 1, and the ratio.
 //!
 //! The timing of resume refusals (RESUME-005) is a release-profile test, not a part of this bench:
 //! `tests/refusal_timing.rs`.
 //!
 //! `cargo bench -p chatwire-reference --bench reference -- --bench [NAME...]` runs the named
-//! parts (turn, resume, memory, concurrent), all by default.
+//! parts (turn, resume, memory, concurrent, attach), all by default.
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -415,6 +417,80 @@ async fn concurrent_sessions(dir: &Path, durability: Durability) -> f64 {
     events as f64 / elapsed.as_secs_f64()
 }
 
+/// Reads `ws` until the `chat.run_complete` of a turn and the state frame after it; returns the
+/// frames read.
+async fn read_turn(ws: &mut Ws) -> usize {
+    let mut frames = 0;
+    // Bounded: a turn is a fixed number of frames.
+    for _ in 0..100 {
+        frames += 1;
+        if frame_type(&recv_text(ws).await) == "chat.run_complete" {
+            break;
+        }
+    }
+    recv_text(ws).await; // its state frame
+    frames + 1
+}
+
+/// The median time per event of one turn, from the user message until every one of `tabs`
+/// connections attached to the session has the turn's last state frame.
+async fn attached_turns(tabs: usize) -> Duration {
+    const WARMUP: usize = 10;
+    const RUNS: usize = 100;
+    const EVENTS_PER_TURN: u32 = 8;
+    let server = BenchServer::start(ServeConfig::new("127.0.0.1:0".parse().unwrap(), DbLocation::Memory)).await;
+    let url = server.url.clone();
+    let script = json!({"turns": vec![busy_turn(); WARMUP + RUNS]});
+    let mut first = connect(&url).await;
+    send(&mut first, json!({"type": "session.hello", "id": "h", "versions": ["1.2"], "script": script})).await;
+    let welcome: Value = serde_json::from_str(&recv_text(&mut first).await).unwrap();
+    recv_text(&mut first).await;
+    let (session, token) = (welcome["session_id"].clone(), welcome["resume_token"].clone());
+    let mut others = Vec::new();
+    for k in 1..tabs {
+        let mut ws = connect(&url).await;
+        let resume = json!({"session_id": session, "resume_token": token, "last_seq": 0});
+        send(&mut ws, json!({"type": "session.hello", "id": format!("h{k}"), "versions": ["1.2"], "resume": resume}))
+            .await;
+        recv_text(&mut ws).await;
+        recv_text(&mut ws).await;
+        others.push(ws);
+    }
+    let mut samples = Vec::new();
+    for i in 0..WARMUP + RUNS {
+        let start = Instant::now();
+        send(&mut first, json!({"type": "chat.user_message", "id": format!("m{i}"), "text": "go"})).await;
+        let readers: Vec<_> = others
+            .drain(..)
+            .map(|mut ws| {
+                tokio::spawn(async move {
+                    read_turn(&mut ws).await;
+                    ws
+                })
+            })
+            .collect();
+        read_turn(&mut first).await;
+        for r in readers {
+            others.push(r.await.unwrap());
+        }
+        if i >= WARMUP {
+            samples.push(start.elapsed() / EVENTS_PER_TURN);
+        }
+    }
+    server.stop().await;
+    median_and_p95(samples).0
+}
+
+async fn bench_attached() {
+    let one = attached_turns(1).await;
+    let eight = attached_turns(8).await;
+    println!(
+        "time per event until every tab has it (8 events per turn, in-memory db): 1 connection {one:?}, \
+         8 attached connections {eight:?}; 8 / 1 = {:.2}",
+        eight.as_secs_f64() / one.as_secs_f64()
+    );
+}
+
 fn main() {
     // `cargo test` runs benches with --bench only under `cargo bench`; skip the heavy work otherwise.
     if !std::env::args().any(|a| a == "--bench") {
@@ -436,6 +512,9 @@ fn main() {
         }
         if wants("concurrent") {
             bench_concurrent_sessions(dir.path()).await;
+        }
+        if wants("attach") {
+            bench_attached().await;
         }
     });
 }
