@@ -307,13 +307,20 @@ fn list(args: &ListArgs) -> u8 {
             return EXIT_USAGE;
         }
     };
+    let registry = match registry() {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
     let width = scenarios.iter().map(|s| s.id.len()).max().unwrap_or(2);
     out_line!("{:<width$}  {:<6}  {:<40}  requirements", "id", "level", "capabilities");
     for s in &scenarios {
         let caps = s.needed_capabilities().join(",");
-        let reqs: Vec<&str> = s.requirements.iter().map(|r| r.as_str()).collect();
+        let reqs: Vec<String> = s.requirements.iter().map(ToString::to_string).collect();
         out_line!("{:<width$}  {:<6}  {:<40}  {}", s.id, s.level.as_str(), caps, reqs.join(" "));
         out_line!("{:<width$}  {}", "", s.title);
+        if let Some(versions) = crate::errata::scenario_versions(&reqs, &registry) {
+            out_line!("{:<width$}  {versions}", "");
+        }
     }
     out_line!("{} scenario(s)", scenarios.len());
     EXIT_OK
@@ -327,12 +334,9 @@ fn requirements(args: &RequirementsArgs) -> u8 {
             return EXIT_USAGE;
         }
     };
-    let registry = match chatwire_schema::requirements::all() {
+    let registry = match registry() {
         Ok(r) => r,
-        Err(e) => {
-            err_line!("error: the spec's requirement registry is invalid: {e}");
-            return EXIT_USAGE;
-        }
+        Err(code) => return code,
     };
     let (map, how) = if args.measure {
         match measure(&scenarios) {
@@ -359,6 +363,7 @@ fn requirements(args: &RequirementsArgs) -> u8 {
             .map(|c| c.iter().collect())
             .unwrap_or_default();
         let mut line = format!("{:<14} {:<6} {}", r.id, r.level.as_str(), r.link());
+        line.push_str(&format!("\n               {}", crate::errata::requirement_versions(r)));
         if !checks.is_empty() {
             let shown: Vec<&str> = checks.iter().take(6).map(|c| c.as_str()).collect();
             let more =
@@ -402,6 +407,10 @@ fn requirements(args: &RequirementsArgs) -> u8 {
     let unknown: Vec<&str> = claimed.keys().copied().filter(|id| !registry.iter().any(|r| r.id == *id)).collect();
     if !unknown.is_empty() {
         out_line!("\nscenarios name ids the spec does not define: {}", unknown.join(", "));
+    }
+    out_line!("\nrequirement sets (spec/versioning.md#frozen-requirement-sets):");
+    for line in crate::errata::set_summary(&registry) {
+        out_line!("  {line}");
     }
     out_line!(
         "\n{} requirement(s): {covered} covered or untestable, {} claimed only ({} MUST), {} uncovered ({} MUST)",

@@ -10,6 +10,7 @@
 
 use std::collections::BTreeMap;
 
+use chatwire_schema::requirement_sets;
 use chatwire_schema::requirements::{Level, Requirement, CORE_GROUP};
 use chatwire_schema::ProtocolVersion;
 use schemars::JsonSchema;
@@ -249,6 +250,62 @@ pub fn line(levels: &VersionLevels) -> String {
     parts.join("; ")
 }
 
+/// What `list` says of a scenario's requirement ids beyond 1.0's released set: the later versions
+/// and groups they apply from, and the errata among them (`since 1.1 retry: RETRY-001; erratum to
+/// 1.0 of 2026-11-23: INT-002`); `None` when every id is of 1.0 as released.
+pub fn scenario_versions(ids: &[String], registry: &[Requirement]) -> Option<String> {
+    let mut later: BTreeMap<(ProtocolVersion, String), Vec<&str>> = BTreeMap::new();
+    let mut errata: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+    for r in ids.iter().filter_map(|id| registry.iter().find(|r| &r.id == id)) {
+        for version in r.errata_of() {
+            let date = r.erratum.as_deref().unwrap_or_default();
+            errata.entry(format!("erratum to {version} of {date}")).or_default().push(&r.id);
+        }
+        if r.since > (ProtocolVersion { major: 1, minor: 0 }) {
+            later.entry((r.since, r.group.clone())).or_default().push(&r.id);
+        }
+    }
+    let mut parts: Vec<String> =
+        later.into_iter().map(|((since, group), ids)| format!("since {since} {group}: {}", ids.join(" "))).collect();
+    parts.extend(errata.into_iter().map(|(what, ids)| format!("{what}: {}", ids.join(" "))));
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
+/// What `requirements` says of one requirement's version: `since 1.1 retry`, plus `, erratum to
+/// 1.0 of 2026-11-23` for an erratum.
+pub fn requirement_versions(r: &Requirement) -> String {
+    let mut out = format!("since {} {}", r.since, r.group);
+    let errata: Vec<String> = r.errata_of().iter().map(ToString::to_string).collect();
+    if let (Some(date), false) = (&r.erratum, errata.is_empty()) {
+        out.push_str(&format!(", erratum to {} of {date}", errata.join(" and ")));
+    }
+    out
+}
+
+/// One line per protocol version the registry knows: a released one's frozen set and errata, the
+/// one in progress with every requirement that applies to it.
+pub fn set_summary(registry: &[Requirement]) -> Vec<String> {
+    let mut versions: Vec<ProtocolVersion> = registry.iter().map(|r| r.since).collect();
+    versions.extend(requirement_sets::RELEASES.iter().map(|(v, _)| *v));
+    versions.sort();
+    versions.dedup();
+    versions
+        .into_iter()
+        .map(|v| match (requirement_sets::released_set(registry, v), requirement_sets::errata(registry, v)) {
+            (Some(set), Some(errata)) => format!(
+                "{v} (released {}): {} requirement(s) frozen, {} errata added since",
+                set.released,
+                set.requirements.len(),
+                errata.requirements.len()
+            ),
+            _ => format!(
+                "{v} (in progress, not frozen): {} requirement(s) apply",
+                registry.iter().filter(|r| r.applies_to(v)).count()
+            ),
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use chatwire_schema::requirements::parse;
@@ -332,6 +389,22 @@ mod tests {
         assert_eq!((check.verdict, check.errata.len()), (Verdict::Fail, 1));
         assert_eq!(strict.scenarios[0].verdict, Verdict::Fail);
         assert!(line(&strict.levels[0]).ends_with("errata: 1 fail (A-002: erratum to 1.0 of 2026-11-23)"));
+    }
+
+    #[test]
+    fn list_and_requirements_name_versions_and_errata() {
+        let registry = parse("t.md", SPEC).expect("parses");
+        let ids = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        assert_eq!(scenario_versions(&ids(&["A-001", "A-003"]), &registry), None);
+        assert_eq!(
+            scenario_versions(&ids(&["A-001", "A-002", "A-004"]), &registry).as_deref(),
+            Some("since 1.1 retry: A-004; erratum to 1.0 of 2026-11-23: A-002")
+        );
+        assert_eq!(requirement_versions(&registry[1]), "since 1.0 core, erratum to 1.0 of 2026-11-23");
+        assert_eq!(requirement_versions(&registry[3]), "since 1.1 retry");
+        let summary = set_summary(&registry);
+        assert_eq!(summary[0], "1.0 (released 2026-11-22): 2 requirement(s) frozen, 1 errata added since");
+        assert_eq!(summary[1], "1.1 (released 2026-11-26): 4 requirement(s) frozen, 0 errata added since");
     }
 
     #[test]
