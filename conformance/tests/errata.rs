@@ -4,7 +4,8 @@
 //! TRANSPORT-016) passes a 1.0-only run with the errata as warnings naming them, and fails it
 //! with `--strict`. The clean reference passes the same selection without a warning. The three
 //! runs go at once: the send-queue scenario waits for its close deadline against the fault.
-//! `list` and `requirements` name versions and errata.
+//! `check-log` judges the recorded traffic the same way; `list` and `requirements` name versions
+//! and errata.
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -69,6 +70,7 @@ fn run(label: &'static str, fault: Option<&'static str>, strict: bool) -> thread
             cmd.arg("--strict");
         }
         cmd.arg("--report-json").arg(&json).arg("--junit").arg(&junit);
+        cmd.arg("--wire-log").arg(temp(&format!("{label}-wire")));
         let output = cmd.output().expect("the binary runs");
         let text = std::fs::read_to_string(&json).unwrap_or_default();
         let json = serde_json::from_str(&text).unwrap_or(Value::Null);
@@ -150,6 +152,30 @@ fn a_backend_meeting_1_0_as_released_passes_with_its_errata_as_warnings_and_fail
     assert_eq!(strict.levels("1.0")["errata"]["fail"], 2, "{text}");
     assert!(text.contains("NOT conformant (exit 1)"), "{text}");
     assert!(strict.junit.contains("<failure"), "{}", strict.junit);
+
+    check_log_judges_errata_like_run();
+}
+
+/// `check-log` judges a recorded log the same way: the INT-002 findings of a 1.0 connection warn,
+/// and fail with `--strict`.
+fn check_log_judges_errata_like_run() {
+    let log = temp("lenient-wire").join("int-opaque-numbers.jsonl");
+    let check_log = |strict: bool| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_chatwire-conformance"));
+        cmd.env("NO_COLOR", "1").arg("check-log").arg(&log);
+        if strict {
+            cmd.arg("--strict");
+        }
+        let o = cmd.output().expect("check-log runs");
+        (o.status.code(), format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr)))
+    };
+    let (code, text) = check_log(false);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("WARN int-opaque-numbers.jsonl / wire-schema-valid [INT-002] (errata only"), "{text}");
+    assert!(text.contains("requirements of 1.0: 1.0 core: MUST "), "{text}");
+    let (code, text) = check_log(true);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("FAIL int-opaque-numbers.jsonl / wire-schema-valid [INT-002] (errata only"), "{text}");
 }
 
 #[test]
