@@ -173,12 +173,15 @@ pub fn tally(report: &RunReport, registry: &[Requirement]) -> Vec<VersionLevels>
     seen.into_iter().map(|(version, outcomes)| version_levels(version, &outcomes, registry)).collect()
 }
 
+/// A group's sort key: the version it applies from, whether it is not `core`, its name.
+type GroupKey = (ProtocolVersion, bool, String);
+
 fn version_levels(
     version: ProtocolVersion,
     outcomes: &BTreeMap<String, Outcome>,
     registry: &[Requirement],
 ) -> VersionLevels {
-    let mut groups: BTreeMap<(ProtocolVersion, bool, String), BTreeMap<Level, (usize, usize)>> = BTreeMap::new();
+    let mut groups: BTreeMap<GroupKey, BTreeMap<Level, (usize, usize)>> = BTreeMap::new();
     let mut errata = ErrataCount::default();
     for (id, outcome) in outcomes {
         let Some(r) = registry.iter().find(|r| &r.id == id).filter(|r| r.applies_to(version)) else { continue };
