@@ -152,6 +152,11 @@ pub enum Step {
         /// exactly the state the catch-up gave (RESUME-019). Only where no event can come between.
         #[serde(default, skip_serializing_if = "is_false")]
         compare_with_snapshot: bool,
+        /// Take the session over from its other connections (since 1.2, `ATTACH-002`): where the
+        /// session negotiated 1.2 or later, the resume offers only 1.1 and later with `features`
+        /// that leave `multi_attach` out; on older sessions every resume takes over.
+        #[serde(default, skip_serializing_if = "is_false")]
+        takeover: bool,
     },
     /// Close the connection with code 1000 and wait for the close to complete.
     Disconnect {
@@ -729,6 +734,9 @@ impl Scenario {
             || steps().any(|s| {
                 matches!(s, ScriptStep::Say { chunks: Some(_), .. } | ScriptStep::Say { chunk_delay_ms: Some(_), .. })
             });
+        if let Some(since) = self.features_since().filter(|since| since.minor >= 2) {
+            return since;
+        }
         if script_1_1 || !self.features.is_empty() || self.steps.iter().any(|s| matches!(s, Step::Retry { .. })) {
             return v(1);
         }
@@ -740,6 +748,12 @@ impl Scenario {
             _ => None,
         });
         offered.max().unwrap_or(v(0))
+    }
+
+    /// The newest minor among those that define the scenario's features, if it names any.
+    pub fn features_since(&self) -> Option<chatwire_schema::ProtocolVersion> {
+        use chatwire_schema::session::welcome::Capability;
+        self.features.iter().filter_map(|f| Capability::from_wire(f).feature_since()).max()
     }
 
     /// Whether the scenario restarts the backend (needs a runner-started backend).

@@ -97,6 +97,10 @@ pub enum ErrorCode {
     /// JSON Pointer, and the call stays pending (`TOOL-023`) (since 1.2).
     #[schemars(extend("x-chatwire-since" = "1.2"))]
     ResponseInvalid,
+    /// More connections attached to the session than it keeps; this one, attached earliest, is
+    /// closed (`ATTACH-003`) (since 1.2).
+    #[schemars(extend("x-chatwire-since" = "1.2"))]
+    SessionDetached,
 }
 
 impl ErrorCode {
@@ -128,6 +132,7 @@ impl ErrorCode {
         ErrorCode::RetryKeepsOpenCall,
         ErrorCode::RunNotActive,
         ErrorCode::ResponseInvalid,
+        ErrorCode::SessionDetached,
     ];
 
     /// The wire name, e.g. `"unknown_tool_call"`.
@@ -159,6 +164,7 @@ impl ErrorCode {
             ErrorCode::RetryKeepsOpenCall => "retry_keeps_open_call",
             ErrorCode::RunNotActive => "run_not_active",
             ErrorCode::ResponseInvalid => "response_invalid",
+            ErrorCode::SessionDetached => "session_detached",
         }
     }
 

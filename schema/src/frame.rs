@@ -193,6 +193,15 @@ impl ServerFrame {
         self.facts().in_reply_to()
     }
 
+    /// Whether this frame goes only to the connection whose request it answers: every frame with
+    /// an `in_reply_to` (a welcome, a `*_accepted`, a client-settled call's completion or
+    /// dismissal, a rewind's completion, an error). Every other frame of a session goes to every
+    /// connection attached to it, and so does the state frame after an answer that changes the
+    /// state (`ATTACH-004`).
+    pub fn is_answer(&self) -> bool {
+        self.facts().in_reply_to().is_some()
+    }
+
     /// The tool call this frame names: the call it creates, reports on or settles.
     pub fn tool_call_id(&self) -> Option<&Id> {
         self.facts().tool_call_id()

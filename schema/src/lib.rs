@@ -69,7 +69,8 @@ pub use reducer::{reduce, reduce_all, IndexedUiState, ReduceError};
 pub use req_id::{ReqId, ReqIdError};
 pub use schema_gen::Direction;
 pub use transport::{
-    CloseCode, HARD_CAP_FACTOR, MIN_MAX_FRAME_BYTES, REFUSED_RESUMES_PER_CONNECTION, SEND_QUEUE_MAX_BYTES,
+    CloseCode, HARD_CAP_FACTOR, MIN_ATTACHED_CONNECTIONS, MIN_MAX_FRAME_BYTES, REFUSED_RESUMES_PER_CONNECTION,
+    SEND_QUEUE_MAX_BYTES,
 };
 pub use ui_state::{DisplayItem, RunStatus, ToolCallStatus, UiState};
 pub use validate::{FrameError, FrameValidator, Violation};

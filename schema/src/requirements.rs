@@ -41,6 +41,7 @@ pub const SPEC_FILES: &[(&str, &str)] = &[
     ("resume.md", include_str!(concat!(env!("CHATWIRE_SPEC_DIR"), "/resume.md"))),
     ("rewind.md", include_str!(concat!(env!("CHATWIRE_SPEC_DIR"), "/rewind.md"))),
     ("retry.md", include_str!(concat!(env!("CHATWIRE_SPEC_DIR"), "/retry.md"))),
+    ("attach.md", include_str!(concat!(env!("CHATWIRE_SPEC_DIR"), "/attach.md"))),
     ("cancel.md", include_str!(concat!(env!("CHATWIRE_SPEC_DIR"), "/cancel.md"))),
     ("streaming.md", include_str!(concat!(env!("CHATWIRE_SPEC_DIR"), "/streaming.md"))),
     ("multi-tool.md", include_str!(concat!(env!("CHATWIRE_SPEC_DIR"), "/multi-tool.md"))),

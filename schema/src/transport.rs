@@ -20,6 +20,10 @@ pub const REFUSED_RESUMES_PER_CONNECTION: u32 = 8;
 /// (`TRANSPORT-016`): beyond it the server closes with [`CloseCode::SendQueueOverflow`].
 pub const SEND_QUEUE_MAX_BYTES: u64 = 16 * 1024 * 1024;
 
+/// The fewest connections a server with `multi_attach` keeps attached to one session at once; its
+/// welcome's `limits.max_attached_connections` is at least this (since 1.2, `ATTACH-003`).
+pub const MIN_ATTACHED_CONNECTIONS: u32 = 8;
+
 /// A WebSocket close code Chatwire gives a meaning to (`spec/transport.md#close-codes`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CloseCode {
@@ -39,6 +43,8 @@ pub enum CloseCode {
     SessionTakenOver,
     /// 4002: after a fatal `unsupported_version` error.
     UnsupportedVersion,
+    /// 4003: after a fatal `session_detached` error (since 1.2, `ATTACH-003`).
+    SessionDetached,
     /// 4008: the client did not take its frames fast enough; the session is intact, resume
     /// (`TRANSPORT-016`).
     SendQueueOverflow,
@@ -55,6 +61,7 @@ impl CloseCode {
         CloseCode::MessageTooBig,
         CloseCode::SessionTakenOver,
         CloseCode::UnsupportedVersion,
+        CloseCode::SessionDetached,
         CloseCode::SendQueueOverflow,
     ];
 
@@ -69,6 +76,7 @@ impl CloseCode {
             CloseCode::MessageTooBig => 1009,
             CloseCode::SessionTakenOver => 4001,
             CloseCode::UnsupportedVersion => 4002,
+            CloseCode::SessionDetached => 4003,
             CloseCode::SendQueueOverflow => 4008,
         }
     }
@@ -89,6 +97,7 @@ impl CloseCode {
             CloseCode::MessageTooBig => "message too big",
             CloseCode::SessionTakenOver => "session taken over",
             CloseCode::UnsupportedVersion => "unsupported version",
+            CloseCode::SessionDetached => "session detached",
             CloseCode::SendQueueOverflow => "send queue overflow",
         }
     }
@@ -113,6 +122,7 @@ impl ErrorCode {
         match self {
             ErrorCode::SessionTakenOver => Some(CloseCode::SessionTakenOver),
             ErrorCode::UnsupportedVersion => Some(CloseCode::UnsupportedVersion),
+            ErrorCode::SessionDetached => Some(CloseCode::SessionDetached),
             _ => None,
         }
     }
@@ -133,9 +143,10 @@ mod tests {
     }
 
     #[test]
-    fn exactly_the_two_fatal_codes_close() {
+    fn exactly_the_three_fatal_codes_close() {
         let fatal: Vec<ErrorCode> = ErrorCode::ALL.iter().copied().filter(|c| c.is_fatal()).collect();
-        assert_eq!(fatal, vec![ErrorCode::UnsupportedVersion, ErrorCode::SessionTakenOver]);
+        assert_eq!(fatal, vec![ErrorCode::UnsupportedVersion, ErrorCode::SessionTakenOver, ErrorCode::SessionDetached]);
+        assert_eq!(ErrorCode::SessionDetached.close_code().map(u16::from), Some(4003));
         assert_eq!(ErrorCode::SessionTakenOver.close_code().map(u16::from), Some(4001));
         assert_eq!(ErrorCode::UnsupportedVersion.close_code().map(u16::from), Some(4002));
     }

@@ -162,6 +162,9 @@ struct Handshake {
     subprotocol: bool,
     /// Put the scenario's script in the hello.
     with_script: bool,
+    /// The step names its own versions (not the runner's offer): where they cannot put the
+    /// scenario's features in force, another connection decides whether it applies.
+    own_offer: bool,
 }
 
 struct Conn {
@@ -556,13 +559,14 @@ impl Driver<'_> {
                     Some(_) => features.clone(),
                     None => features.clone().or_else(|| self.cfg.features.clone()),
                 };
+                let own_offer = versions.is_some();
                 let versions = versions.clone().unwrap_or_else(|| self.cfg.versions.clone());
-                let handshake = Handshake { hello: *hello, subprotocol: *subprotocol, with_script: *with_script };
+                let handshake = Handshake { hello: *hello, subprotocol: *subprotocol, with_script: *with_script, own_offer };
                 self.connect(&conn, handshake, versions, features, None).await
             }
-            Step::Resume { last_seq, cursor, answer, compare_with_snapshot, .. } => {
+            Step::Resume { last_seq, cursor, answer, compare_with_snapshot, takeover, .. } => {
                 let cursor = last_seq.map_or(*cursor, |_| None);
-                self.resume(&conn, *last_seq, cursor, *answer).await?;
+                self.resume(&conn, *last_seq, cursor, *answer, *takeover).await?;
                 if *compare_with_snapshot {
                     self.compare_catch_up_with_snapshot(&conn).await?;
                 }

@@ -20,6 +20,7 @@ impl Driver<'_> {
         last_seq: Option<u64>,
         cursor: Option<ResumeCursor>,
         answer: Option<ResumeAnswer>,
+        takeover: bool,
     ) -> Result<(), StepError> {
         let session = self
             .monitor
@@ -33,9 +34,33 @@ impl Driver<'_> {
         let token = self.monitor.resume_token(&session).unwrap_or_default().to_owned();
         let last_seq = last_seq.unwrap_or_else(|| self.cursor(&session, cursor));
         let resume = json!({"session_id": session, "resume_token": token, "last_seq": last_seq});
-        let handshake = Handshake { hello: true, subprotocol: true, with_script: false };
-        let (versions, features) = (self.cfg.versions.clone(), self.cfg.features.clone());
+        let handshake = Handshake { hello: true, subprotocol: true, with_script: false, own_offer: false };
+        let (versions, features) = match takeover {
+            true => self.takeover_offer(),
+            false => (self.cfg.versions.clone(), self.cfg.features.clone()),
+        };
         self.connect(conn, handshake, versions, features, Some((resume, answer))).await
+    }
+
+    /// The offer of a resume that takes the session over (`ATTACH-002`): where a connection of
+    /// the scenario negotiated 1.2 or later, the runner's versions from 1.1 on with the features
+    /// it asks for (all it knows when it names none) but `multi_attach`, which `SESSION-014`
+    /// allows only without 1.0 in the offer; otherwise the runner's own offer, which takes over.
+    fn takeover_offer(&self) -> (Vec<String>, Option<Vec<String>>) {
+        use chatwire_schema::session::welcome::Capability;
+        use chatwire_schema::ProtocolVersion;
+        let since = Capability::MultiAttach.since();
+        let negotiated = self.conns.values().filter_map(|c| self.monitor.version(c.id)).max();
+        if negotiated.is_none_or(|v| v < since) {
+            return (self.cfg.versions.clone(), self.cfg.features.clone());
+        }
+        let v1_1 = ProtocolVersion { major: 1, minor: 1 };
+        let versions =
+            self.cfg.versions.iter().filter(|v| ProtocolVersion::parse(v).is_ok_and(|v| v >= v1_1)).cloned().collect();
+        let asked =
+            self.cfg.features.clone().unwrap_or_else(|| Capability::FEATURES.iter().map(|f| (*f).to_owned()).collect());
+        let features = asked.into_iter().filter(|f| f != Capability::MultiAttach.as_str()).collect();
+        (versions, Some(features))
     }
 
     /// The seq a resume of `session` sends. By default the seq of the latest state the client holds
@@ -97,7 +122,7 @@ impl Driver<'_> {
     pub(super) async fn compare_catch_up_with_snapshot(&mut self, conn: &str) -> Result<(), StepError> {
         let caught_up =
             self.conn_state(conn).cloned().ok_or_else(|| StepError::fail("no state after the resume to compare"))?;
-        self.resume(conn, Some(0), None, Some(ResumeAnswer::Snapshot)).await?;
+        self.resume(conn, Some(0), None, Some(ResumeAnswer::Snapshot), false).await?;
         let snapshot =
             self.conn_state(conn).cloned().ok_or_else(|| StepError::fail("no state after the second resume"))?;
         match divergence(&snapshot, &caught_up, self.monitor.redactor()) {

@@ -154,6 +154,7 @@ impl Driver<'_> {
             cursor,
             answer: None,
             compare_with_snapshot: false,
+            takeover: false,
             requirements: Vec::new(),
         };
         let summary = match cursor {

@@ -74,10 +74,15 @@ impl Driver<'_> {
         features: Option<Vec<String>>,
         resume: Option<(Value, Option<ResumeAnswer>)>,
     ) -> Result<(), StepError> {
-        let Handshake { hello, subprotocol, with_script } = handshake;
+        let Handshake { hello, subprotocol, with_script, own_offer } = handshake;
         let deadline = self.step_deadline(None);
         let needs = self.scenario.needs_version();
-        if hello && !self.capabilities_checked && needs.minor > 0 {
+        // A connection whose offer cannot put the scenario's features in force (a 1.0 tab that a
+        // 1.2 tab attaches to later) is not where the scenario's applicability is decided.
+        let offer_max = versions.iter().filter_map(|v| chatwire_schema::ProtocolVersion::parse(v).ok()).max();
+        let decides =
+            !own_offer || self.scenario.features_since().is_none_or(|since| offer_max.is_some_and(|m| m >= since));
+        if hello && !self.capabilities_checked && decides && needs.minor > 0 {
             // Its script or frames use members of a later minor, which a server speaking only an
             // older one refuses as invalid: find out first, on a connection of its own, what this
             // offer negotiates.
@@ -135,7 +140,7 @@ impl Driver<'_> {
         } else {
             self.expect_one(conn, &json!({"type": "ui_state_snapshot"}), deadline, false).await?;
         }
-        if !self.capabilities_checked {
+        if !self.capabilities_checked && decides {
             self.capabilities_checked = true;
             let offered: Vec<String> = self
                 .bindings

@@ -123,8 +123,11 @@ pub(super) struct CancelWatch {
     welcomes: HashMap<u64, (ProtocolVersion, bool)>,
     closing: HashMap<u64, Closing>,
     schemas: HashMap<String, ResponseSchema>,
+    /// Cancelled runs and the calls their cancel dismissed, with the seq that closed them: an
+    /// attached connection sees the same closing frames later, under the same seqs.
     cancelled_runs: Recent,
     dismissed_calls: Recent,
+    closed_at: HashMap<String, u64>,
     /// Per connection: the stream the latest accepted cancel ended (its text is CANCEL-004's to
     /// judge, not the script's: a cancelled say stops where it was).
     ended_streams: HashMap<u64, Id>,
@@ -146,9 +149,10 @@ impl CancelWatch {
         self.asks.remove(id.as_str())
     }
 
-    /// Whether the stream `item` on `conn` was ended by an accepted cancel.
+    /// Whether the stream `item` was ended by an accepted cancel (on `conn`, or on another
+    /// connection attached to the session, whose end `conn` sees too: `ATTACH-004`).
     pub(super) fn ended_by_cancel(&self, conn: u64, item: &Id) -> bool {
-        self.ended_streams.get(&conn) == Some(item)
+        self.ended_streams.get(&conn) == Some(item) || self.ended_streams.values().any(|i| i == item)
     }
 
     /// Notes a client frame: a cancel, or a submitted response.
@@ -392,6 +396,9 @@ impl CancelWatch {
                     );
                 }
                 self.dismissed_calls.insert(d.tool_call_id.to_string());
+                if self.closed_at.len() < MAX_REMEMBERED * 2 {
+                    self.closed_at.insert(d.tool_call_id.to_string(), d.seq);
+                }
                 closing.calls.pop_front();
                 false
             }
@@ -406,6 +413,9 @@ impl CancelWatch {
                     );
                 }
                 self.cancelled_runs.insert(r.invocation_id.to_string());
+                if self.closed_at.len() < MAX_REMEMBERED * 2 {
+                    self.closed_at.insert(r.invocation_id.to_string(), r.seq);
+                }
                 true
             }
             (other, _, _) => {
@@ -431,9 +441,16 @@ impl CancelWatch {
         if frame.ui_event().is_none() {
             return;
         }
-        let of_run = frame.invocation_id().is_some_and(|i| self.cancelled_runs.set.contains(i.as_str()));
+        // A frame at or before the seq that closed it is a closing frame seen on another connection.
+        let seq = frame.seq().unwrap_or(u64::MAX);
+        let after_close = |id: &str| self.closed_at.get(id).is_none_or(|closed| seq > *closed);
+        let of_run = frame
+            .invocation_id()
+            .is_some_and(|i| self.cancelled_runs.set.contains(i.as_str()) && after_close(i.as_str()));
         let of_call = !matches!(frame, ServerFrame::ToolCallDismiss(_))
-            && frame.tool_call_id().is_some_and(|c| self.dismissed_calls.set.contains(c.as_str()));
+            && frame
+                .tool_call_id()
+                .is_some_and(|c| self.dismissed_calls.set.contains(c.as_str()) && after_close(c.as_str()));
         if of_run || of_call {
             out.fail(
                 &CANCELLED_RUN_STAYS_CLOSED,

@@ -15,6 +15,7 @@
 //! - [`advice`]: the should-level checks.
 
 pub mod advice;
+pub mod attach;
 pub mod cancel;
 pub mod check;
 pub mod errors;
@@ -67,6 +68,10 @@ pub static ALWAYS_ON: &[&CheckDef] = &[
     &cancel::CANCEL_CLOSES_RUN,
     &cancel::CANCELLED_RUN_STAYS_CLOSED,
     &cancel::RESPONSE_SCHEMA_ENFORCED,
+    &attach::EVENTS_REACH_EVERY_TAB,
+    &attach::ANSWERS_TO_REQUESTER,
+    &attach::ATTACHED_VIEWS_AGREE,
+    &attach::ATTACH_LIMIT_ANNOUNCED,
     &oracle::EVENTS_ACCEPTED,
     &session::IDS_CONSISTENT,
     &session::BATCH_ORDER,
@@ -158,6 +163,8 @@ pub struct Monitor {
     asks: retry::Asks,
     /// The cancel and response-schema checks' own state.
     cancels: cancel::CancelWatch,
+    /// The checks of several connections on one session (since 1.2).
+    attach: attach::AttachWatch,
     advisor: advice::Advisor,
     versions: version::Versions,
     redactor: Normalizer,
@@ -176,6 +183,7 @@ impl Monitor {
             sent_ids: HashSet::new(),
             asks: retry::Asks::default(),
             cancels: cancel::CancelWatch::default(),
+            attach: attach::AttachWatch::default(),
             advisor: advice::Advisor::default(),
             versions: version::Versions::default(),
             redactor: Normalizer::default(),
@@ -200,6 +208,7 @@ impl Monitor {
         let id = frame.get("id").and_then(Value::as_str).map(str::to_owned);
         if let Some(id) = &id {
             self.sent_ids.insert(id.clone());
+            self.attach.client_id(conn, id);
         }
         let session = self.conns.get(&conn).and_then(|c| c.session.as_ref()).and_then(|s| self.sessions.get(s));
         self.asks.client(frame, session.map(|t| &t.retry));
@@ -301,6 +310,7 @@ impl Monitor {
             return;
         }
         c.ended = true;
+        self.attach.ended(conn);
         let mut out = Out::default();
         errors::server_close(code, c.fatal, c.nonfatal, &mut out);
         self.collect(conn, out, None, None);
@@ -313,6 +323,7 @@ impl Monitor {
             return;
         }
         c.ended = true;
+        self.attach.ended(conn);
         if c.nonfatal.is_some() && c.fatal.is_none() {
             let mut out = Out::default();
             errors::kept_open(&mut out);

@@ -70,6 +70,9 @@ pub static CATCH_UP_RESUME: CheckDef = CheckDef {
 pub(super) struct Held {
     pub seq: u64,
     pub state: Arc<UiState>,
+    /// The view it was held in (minor, open streams seen): a catch-up starts from the state of
+    /// the resuming client's own view (`spec/attach.md`: several views share a seq).
+    pub view: (chatwire_schema::ProtocolVersion, bool),
 }
 
 /// The latest states a session's clients received, by seq: a patch applies to the newest, a
@@ -77,26 +80,30 @@ pub(super) struct Held {
 /// holds, not from frames it received while closing).
 #[derive(Clone, Debug, Default)]
 pub(super) struct HeldStates {
-    states: std::collections::VecDeque<Held>,
+    /// By seq, the newest kept: attached connections read late must not push out newer states.
+    states: std::collections::BTreeMap<u64, Vec<Held>>,
 }
 
 /// How many states a session keeps for catch-ups.
-const HELD_STATES: usize = 8;
+const HELD_STATES: usize = 32;
 
 impl HeldStates {
     /// The state of seq `seq`, when known (`None`: the state it gave is unknown).
-    pub(super) fn record(&mut self, seq: u64, state: Option<&UiState>) {
-        if let Some(state) = state {
-            self.states.push_back(Held { seq, state: Arc::new(state.clone()) });
-            if self.states.len() > HELD_STATES {
-                self.states.pop_front();
-            }
+    pub(super) fn record(&mut self, held: Held) {
+        let views = self.states.entry(held.seq).or_default();
+        if views.len() < 8 && !views.iter().any(|h| h.view == held.view) {
+            views.push(held);
+        }
+        while self.states.len() > HELD_STATES {
+            self.states.pop_first();
         }
     }
 
-    /// The state the frame of seq `seq` carried, if still kept.
-    pub(super) fn at(&self, seq: u64) -> Option<&Held> {
-        self.states.iter().rev().find(|h| h.seq == seq)
+    /// The state the frame of seq `seq` carried, if still kept: as `view` held it where a
+    /// connection of that view received it, else as any connection did.
+    pub(super) fn at(&self, seq: u64, view: (chatwire_schema::ProtocolVersion, bool)) -> Option<&Held> {
+        let at_seq = self.states.get(&seq)?;
+        at_seq.iter().find(|h| h.view == view).or_else(|| at_seq.first())
     }
 }
 
@@ -137,6 +144,13 @@ impl SeqKinds {
         if set.len() > SEQ_MEMORY {
             set.pop_first();
         }
+    }
+
+    /// How many seqs in `range` name a frame some connection of the session received.
+    pub(super) fn known_in(&self, range: std::ops::Range<u64>) -> usize {
+        self.state.range(range.clone()).count()
+            + self.event.range(range.clone()).count()
+            + self.other.range(range).count()
     }
 
     /// Whether `seq` is known to name a frame that carried no state.
@@ -196,6 +210,7 @@ pub(super) fn after_event(
     since: &SinceState,
     oracle: &mut StateOracle,
     redactor: &mut Normalizer,
+    adopt: bool,
     out: &mut Out,
 ) -> Option<UiState> {
     match state_seq {
@@ -209,6 +224,17 @@ pub(super) fn after_event(
     }
     // The base is the state the client holds, whatever base_seq claims.
     let base = held?;
+    if adopt {
+        // The change came from answers sent to another connection that this monitor has not seen
+        // (ATTACH-004): the patch is taken as given; the attached views' agreement judges it.
+        let patched = apply(&base.state, &p.patch);
+        if let Err(e) = &patched {
+            out.fail(&PATCH_MATCHES_REDUCER, STATE_038, e.clone());
+        }
+        let patched = patched.ok()?;
+        oracle.snapshot(&patched);
+        return Some(patched);
+    }
     if let Some(events) = since.events() {
         match check_shape(&base.state, &events, &p.patch) {
             Ok(()) => {

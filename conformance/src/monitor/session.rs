@@ -12,7 +12,7 @@ use super::check::CheckDef;
 use super::features::{self, InForce};
 use super::oracle::{self, StateOracle, EVENTS_ACCEPTED};
 use super::patch::{
-    self, CatchUpWindow, HeldStates, SeqKinds, SinceState, PATCH_IN_PLACE_OF_UPDATE, STATE_036, STREAM_002,
+    self, CatchUpWindow, Held, HeldStates, SeqKinds, SinceState, PATCH_IN_PLACE_OF_UPDATE, STATE_036, STREAM_002,
 };
 use super::retry::{self, RetryTrack};
 use super::{errors, stream, Monitor, Out, SessionScript};
@@ -140,14 +140,35 @@ pub(super) struct ConnState {
     pub offers_retry: bool,
     /// A retry was accepted: the run_started of this turn is the next event due (RETRY-001).
     pub run_after_retry: Option<String>,
+    /// The state the connection holds (the base of its next patch), in its view.
+    pub held: Option<Held>,
+    /// Frames went to other connections since its latest state frame that no connection here
+    /// received (answers, `ATTACH-005`): its next state frame is taken as given (`ATTACH-004`).
+    pub foreign_unknown: bool,
 }
+
+/// Where an id of a session was seen first (ID-002): several attached connections see the same
+/// frame, and a state may show an id before the frame that introduced it is read elsewhere.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum IdSeen {
+    /// Introduced by the event of this seq.
+    Introduced(u64),
+    /// Shown by the state frame of this seq.
+    Shown(u64),
+}
+
+/// Answers kept per session for attached connections.
+const ANSWERS_KEPT: usize = 1024;
 
 /// What the monitor knows about one session, across its connections.
 #[derive(Debug, Default)]
 pub(super) struct SessionTrack {
     pub max_seq: u64,
-    /// Every tool_call_id, invocation_id and item id seen in the session (ID-002).
-    pub ids: std::collections::HashSet<String>,
+    /// Every tool_call_id, invocation_id and item id seen in the session, and where (ID-002).
+    pub ids: std::collections::HashMap<String, IdSeen>,
+    /// Answers that change the state, by seq: a connection attached beside the requester folds
+    /// them in where its seqs skip them (`ATTACH-004`, `ATTACH-005`).
+    pub answers: std::collections::BTreeMap<u64, ServerFrame>,
     pub resume_token: Option<String>,
     /// The latest states clients of the session received: the base of the next patch, and of a
     /// catch-up after a reconnect.
@@ -170,9 +191,17 @@ impl Monitor {
     /// The checks on one typed server frame of connection `conn`.
     pub(super) fn typed(&mut self, conn: u64, frame: &ServerFrame, out: &mut Out) {
         self.advisor.observe(frame, out);
+        let others_open = self.attach.others_open(conn);
         let c = self.conns.entry(conn).or_default();
         if let Some(fatal) = c.fatal {
             errors::frame_after_fatal(fatal, out);
+        }
+        if others_open && !matches!(frame, ServerFrame::Welcome(_)) {
+            if let (Some(seq), Some(last), Some(track)) =
+                (frame.seq(), c.last_seq, c.session.as_ref().and_then(|s| self.sessions.get(s)))
+            {
+                fold_foreign(c, track, last + 1..seq);
+            }
         }
         check_seq(c, frame, out);
         check_update_flow(c, frame, out);
@@ -266,6 +295,9 @@ impl Monitor {
                 c.state_seen = false;
                 c.since_state.clear();
                 self.sessions.entry(session.clone()).or_default().resume_token = Some(w.resume_token.to_string());
+                c.held = None;
+                c.foreign_unknown = false;
+                self.attach.welcome(conn, &session, w, out);
                 self.current_session = Some(session);
             }
             ServerFrame::UiStateSnapshot(s) => {
@@ -289,7 +321,8 @@ impl Monitor {
                 c.oracle.snapshot(&s.state);
                 c.batch = None;
                 let track = c.session.as_ref().and_then(|s| self.sessions.get_mut(s));
-                took_state(c, track, s.seq, Some(&s.state), true);
+                let held = took_state(c, track, s.seq, Some(&s.state), true);
+                self.attach_state(conn, s.seq, held, out);
             }
             ServerFrame::UiStatePatch(p) if c.awaiting_snapshot => {
                 let Some(window) = c.catch_up.take() else {
@@ -305,8 +338,9 @@ impl Monitor {
                 c.awaiting_snapshot = false;
                 c.batch = None;
                 let mut track = c.session.as_ref().and_then(|s| self.sessions.get_mut(s));
+                let view = view_of(c);
                 let (held, kinds) = match track.as_deref() {
-                    Some(t) => (t.held.at(window.last_seq), Some(&t.kinds)),
+                    Some(t) => (t.held.at(window.last_seq, view), Some(&t.kinds)),
                     None => (None, None),
                 };
                 let empty = SeqKinds::default();
@@ -314,7 +348,8 @@ impl Monitor {
                 if let Some(state) = &state {
                     c.oracle.snapshot(state);
                 }
-                took_state(c, track.take(), p.seq, state.as_ref(), true);
+                let held = took_state(c, track.take(), p.seq, state.as_ref(), true);
+                self.attach_state(conn, p.seq, held, out);
             }
             ServerFrame::UiStatePatch(p) => {
                 // On a 1.0 connection the frame itself is undefined: COMPAT-005 reports it, once.
@@ -322,10 +357,20 @@ impl Monitor {
                     c.in_force.require(Capability::UiStatePatch, "ui_state_patch", out);
                 }
                 let track = c.session.as_ref().and_then(|s| self.sessions.get_mut(s));
-                let held = track.as_ref().zip(c.state_seq).and_then(|(t, seq)| t.held.at(seq));
-                let state =
-                    patch::after_event(p, c.state_seq, held, &c.since_state, &mut c.oracle, &mut self.redactor, out);
-                took_state(c, track, p.seq, state.as_ref(), false);
+                let adopt = std::mem::take(&mut c.foreign_unknown);
+                let held = c.held.as_ref().filter(|h| Some(h.seq) == c.state_seq);
+                let state = patch::after_event(
+                    p,
+                    c.state_seq,
+                    held,
+                    &c.since_state,
+                    &mut c.oracle,
+                    &mut self.redactor,
+                    adopt,
+                    out,
+                );
+                let held = took_state(c, track, p.seq, state.as_ref(), false);
+                self.attach_state(conn, p.seq, held, out);
             }
             ServerFrame::UiStateUpdated(u) => {
                 if c.awaiting_snapshot {
@@ -338,13 +383,22 @@ impl Monitor {
                         "ui_state_updated on a connection where ui_state_patch is in force",
                     );
                 }
-                match c.oracle.received(&u.state, &mut self.redactor) {
-                    Some(raw) => out.raws.push(raw),
-                    None if c.oracle.expected().is_some() => out.eval(&oracle::STATE_MATCHES_REDUCER, raw_state_004()),
-                    None => {}
+                if std::mem::take(&mut c.foreign_unknown) {
+                    // Changed by answers sent to another connection (ATTACH-004): taken as given;
+                    // the attached views' agreement judges it (ATTACH-007).
+                    c.oracle.snapshot(&u.state);
+                } else {
+                    match c.oracle.received(&u.state, &mut self.redactor) {
+                        Some(raw) => out.raws.push(raw),
+                        None if c.oracle.expected().is_some() => {
+                            out.eval(&oracle::STATE_MATCHES_REDUCER, raw_state_004())
+                        }
+                        None => {}
+                    }
                 }
                 let track = c.session.as_ref().and_then(|s| self.sessions.get_mut(s));
-                took_state(c, track, u.seq, Some(&u.state), false);
+                let held = took_state(c, track, u.seq, Some(&u.state), false);
+                self.attach_state(conn, u.seq, held, out);
             }
             ServerFrame::Error(e) => {
                 in_reply_to = e.in_reply_to.as_ref();
@@ -402,6 +456,7 @@ impl Monitor {
                         ServerFrame::AssistantMessage(m) => track.open_streams.remove(m.item_id.as_str()),
                         _ => false,
                     };
+                    let seq = other.seq().unwrap_or(0);
                     for new_id in introduced_ids(other, c.oracle.expected()) {
                         if matches!(other, ServerFrame::AssistantMessageDelta(_)) && track.open_streams.len() < 64 {
                             track.open_streams.insert(new_id.clone());
@@ -409,7 +464,15 @@ impl Monitor {
                         if ended_stream {
                             continue;
                         }
-                        if track.ids.insert(new_id.clone()) {
+                        // The same frame seen on another attached connection, or a state shown
+                        // there after it, is no second use.
+                        let fresh = match track.ids.get(&new_id) {
+                            None => true,
+                            Some(IdSeen::Introduced(at)) => *at == seq,
+                            Some(IdSeen::Shown(at)) => *at > seq,
+                        };
+                        if fresh {
+                            track.ids.entry(new_id).or_insert(IdSeen::Introduced(seq));
                             out.eval(&IDS_CONSISTENT, ID_002);
                         } else {
                             out.fail(
@@ -476,7 +539,8 @@ impl Monitor {
                     // of the next patch and a catch-up's possible cursor.
                     let state = c.oracle.expected().cloned();
                     let track = c.session.as_ref().and_then(|s| self.sessions.get_mut(s));
-                    took_state(c, track, d.seq, state.as_ref(), false);
+                    let held = took_state(c, track, d.seq, state.as_ref(), false);
+                    self.attach_state(conn, d.seq, held, out);
                 }
             }
         }
@@ -492,6 +556,50 @@ impl Monitor {
             let track = self.sessions.entry(session).or_default();
             track.max_seq = track.max_seq.max(seq);
             track.kinds.note(seq, frame);
+            if frame.is_answer() && frame.ui_event().is_some() {
+                track.answers.insert(seq, frame.clone());
+                if track.answers.len() > ANSWERS_KEPT {
+                    track.answers.pop_first();
+                }
+            }
+        }
+        self.attach.frame(conn, frame, out);
+    }
+
+    /// Hands the state `conn` holds after its state frame of seq `seq` to the attach watch.
+    fn attach_state(&mut self, conn: u64, seq: u64, held: Option<std::sync::Arc<UiState>>, out: &mut Out) {
+        if let Some(state) = held {
+            self.attach.state(conn, seq, &state, &mut self.redactor, out);
+        }
+    }
+}
+
+/// The view a connection holds its state in: its minor, and whether it sees open streams.
+fn view_of(c: &ConnState) -> (chatwire_schema::ProtocolVersion, bool) {
+    let version = c.version.unwrap_or(chatwire_schema::ProtocolVersion { major: 1, minor: 0 });
+    (version, c.in_force.has(&Capability::AssistantStream))
+}
+
+/// A connection attached beside others skipped the seqs `gap`: the answers among them that a
+/// connection here received are folded in (their change's state frame follows on this one too,
+/// `ATTACH-004`); a seq no connection here received makes the next state frame taken as given.
+fn fold_foreign(c: &mut ConnState, track: &SessionTrack, gap: std::ops::Range<u64>) {
+    if gap.is_empty() {
+        return;
+    }
+    let width = (gap.end - gap.start) as usize;
+    if track.kinds.known_in(gap.clone()) < width {
+        c.foreign_unknown = true;
+        c.update_due = true;
+    }
+    for frame in track.answers.range(gap).map(|(_, f)| f) {
+        if let Some(event) = frame.ui_event() {
+            if c.oracle.apply(event).is_ok() {
+                c.update_due = true;
+                if c.in_force.any() {
+                    c.since_state.push(frame);
+                }
+            }
         }
     }
 }
@@ -499,21 +607,36 @@ impl Monitor {
 /// Bookkeeping after a state frame of seq `seq`: the connection's latest state and the session's
 /// held state (`state`: what the client now holds, when known). A snapshot or catch-up also
 /// registers the ids it shows as used (ID-002).
-fn took_state(c: &mut ConnState, track: Option<&mut SessionTrack>, seq: u64, state: Option<&UiState>, whole: bool) {
+fn took_state(
+    c: &mut ConnState,
+    track: Option<&mut SessionTrack>,
+    seq: u64,
+    state: Option<&UiState>,
+    whole: bool,
+) -> Option<std::sync::Arc<UiState>> {
     c.state_seq = Some(seq);
     c.state_seen = true;
     c.since_state.clear();
-    let Some(track) = track else { return };
-    track.state_seq = Some(seq);
-    track.catch_up_base = c.in_force.has(&Capability::ResumeCatchUp);
+    let shared = state.map(|s| std::sync::Arc::new(s.clone()));
+    c.held = shared.clone().map(|state| Held { seq, state, view: view_of(c) });
+    let track = track?;
+    // The latest state of the session, whichever connection is read last (ATTACH-004).
+    if track.state_seq.is_none_or(|latest| seq >= latest) {
+        track.state_seq = Some(seq);
+        track.catch_up_base = c.in_force.has(&Capability::ResumeCatchUp);
+    }
     if whole {
         for item in state.iter().flat_map(|s| s.items.iter()) {
-            track.ids.insert(item.id().to_string());
-            track.ids.insert(item.invocation_id().to_string());
+            for id in [item.id().to_string(), item.invocation_id().to_string()] {
+                track.ids.entry(id).or_insert(IdSeen::Shown(seq));
+            }
         }
     }
     // Kept on every version: a 1.1 connection may catch up from the state of a 1.0 one.
-    track.held.record(seq, state);
+    if let Some(held) = &c.held {
+        track.held.record(held.clone());
+    }
+    shared
 }
 
 fn raw_state_004() -> ReqId {

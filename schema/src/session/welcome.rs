@@ -57,6 +57,16 @@ pub struct Limits {
     /// Largest text frame the server accepts, in bytes; a larger one gets `frame_too_large`.
     #[serde(deserialize_with = "crate::serde_util::integer")]
     pub max_frame_bytes: u64,
+    /// With `multi_attach` in force: the most connections the session keeps attached at once, at
+    /// least [`crate::MIN_ATTACHED_CONNECTIONS`]; one more attaching detaches the earliest
+    /// (since 1.2, `ATTACH-003`).
+    #[serde(
+        default,
+        deserialize_with = "crate::serde_util::optional_integer",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(extend("x-chatwire-since" = "1.2"), range(min = 8))]
+    pub max_attached_connections: Option<u32>,
 }
 
 /// An optional feature a server may offer.
@@ -87,6 +97,9 @@ pub enum Capability {
     Retry,
     /// `cancel` (since 1.2): the server implements `chat.cancel` (`spec/cancel.md`).
     Cancel,
+    /// `multi_attach` (since 1.2, a feature): a resume of a session that other connections hold
+    /// attaches beside them instead of taking it over (`spec/attach.md`).
+    MultiAttach,
     /// A capability this crate does not know.
     Other(String),
 }
@@ -105,6 +118,7 @@ impl Capability {
             Capability::AssistantStream => "assistant_stream",
             Capability::Retry => "retry",
             Capability::Cancel => "cancel",
+            Capability::MultiAttach => "multi_attach",
             Capability::Other(s) => s,
         }
     }
@@ -121,11 +135,13 @@ impl Capability {
         "assistant_stream",
         "retry",
         "cancel",
+        "multi_attach",
     ];
 
     /// The capabilities that are features (since 1.1): they change what the server sends, so they
     /// are in force only where negotiated (`SESSION-012`).
-    pub const FEATURES: &'static [&'static str] = &["ui_state_patch", "resume_catch_up", "assistant_stream"];
+    pub const FEATURES: &'static [&'static str] =
+        &["ui_state_patch", "resume_catch_up", "assistant_stream", "multi_attach"];
 
     /// The minor version that defines this capability as a feature (`spec/session.md#features`),
     /// or `None` for a capability that is not a feature.
@@ -134,6 +150,7 @@ impl Capability {
             Capability::UiStatePatch | Capability::ResumeCatchUp | Capability::AssistantStream => {
                 Some(ProtocolVersion { major: 1, minor: 1 })
             }
+            Capability::MultiAttach => Some(ProtocolVersion { major: 1, minor: 2 }),
             _ => None,
         }
     }
@@ -143,7 +160,7 @@ impl Capability {
     pub fn since(&self) -> ProtocolVersion {
         let minor = match self {
             Capability::UiStatePatch | Capability::ResumeCatchUp | Capability::AssistantStream | Capability::Retry => 1,
-            Capability::Cancel => 2,
+            Capability::Cancel | Capability::MultiAttach => 2,
             _ => 0,
         };
         ProtocolVersion { major: 1, minor }
@@ -162,6 +179,7 @@ impl Capability {
             "assistant_stream" => Capability::AssistantStream,
             "retry" => Capability::Retry,
             "cancel" => Capability::Cancel,
+            "multi_attach" => Capability::MultiAttach,
             other => Capability::Other(other.to_owned()),
         }
     }
@@ -225,7 +243,7 @@ impl JsonSchema for Capability {
 
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
         json_schema!({
-            "description": "An optional feature the server offers. Known names: rewind, tool_output, tool_expiry, conformance_script, restart_durability, and since 1.1 ui_state_patch, resume_catch_up, assistant_stream and retry, and since 1.2 cancel; receivers must tolerate others.",
+            "description": "An optional feature the server offers. Known names: rewind, tool_output, tool_expiry, conformance_script, restart_durability, and since 1.1 ui_state_patch, resume_catch_up, assistant_stream and retry, and since 1.2 cancel and multi_attach; receivers must tolerate others.",
             "type": "string",
             "minLength": 1,
             "examples": Capability::KNOWN,

@@ -7,6 +7,11 @@
 // and whose streamed assistant text 1.1's deltas grow (`STATE-042`, the one reducer rule a client
 // runs; a refused delta is handled like a failing patch, `STREAM-007`). With 1.2's `cancel` it stops
 // the current run (`chat.cancel`, answered by `chat.cancel_accepted`, which changes no state).
+// Where 1.2's `multi_attach` is in force its resume attaches beside the session's other tabs
+// (`ATTACH-001`): they all stay live, each folding the same state frames; `takeOver()` resumes
+// without `multi_attach` instead, closing the others (`ATTACH-002`). A client that another tab
+// took the session from (`session_taken_over`) or that the server detached past its bound
+// (`session_detached`, `ATTACH-003`) stops: reconnecting on its own would displace another view.
 //
 // The socket is injected: browsers use the global WebSocket; Node 20 has none, so pass
 // `(url, protocols) => new WebSocket(url, protocols)` from the `ws` package.
@@ -87,13 +92,35 @@ export interface SessionInfo extends SessionResume {
  */
 export const OFFERED_VERSIONS: readonly string[] = ["1.2", "1.1", "1.0"];
 
+/**
+ * The features a takeover asks for when the client has no list of its own and no welcome to copy
+ * one from: every 1.2 feature but `multi_attach` (a server ignores names it does not implement).
+ */
+const TAKEOVER_FEATURES: readonly Capability[] = ["ui_state_patch", "resume_catch_up", "assistant_stream"];
+
+/**
+ * Why a client stopped because its session lives on elsewhere: another connection took it over
+ * (`session_taken_over`, close 4001, `SESSION-010`), or the server detached this connection, the
+ * earliest attached, to keep its bound on attached connections (`session_detached`, close 4003,
+ * `ATTACH-003`). Either way `takeOver()` brings the session back here.
+ */
+export type DisplacedCode = "session_taken_over" | "session_detached";
+
+/** The close codes of a displaced connection, for a close that arrives without its error frame. */
+const DISPLACED_CLOSE: { readonly [code: number]: DisplacedCode } = { 4001: "session_taken_over", 4003: "session_detached" };
+
 /** Consecutive resumes for a patch that did not apply, after which the client gives up. */
 const MAX_RESYNCS = 3;
 
-/** Whether `version` ("MAJOR.MINOR") is below 1.1, where `session.hello` has no `features`. */
-function before11(version: string): boolean {
+/** Whether `version` ("MAJOR.MINOR") is below `1.<minor>` (every version tested here is 1.x or later). */
+function below(version: string, least: number): boolean {
   const [major, minor] = version.split(".").map(Number);
-  return major === undefined || minor === undefined || major < 1 || (major === 1 && minor < 1);
+  return major === undefined || minor === undefined || Number.isNaN(major) || Number.isNaN(minor) || major < 1 || (major === 1 && minor < least);
+}
+
+/** Whether `version` is below 1.1, where `session.hello` has no `features`. */
+function before11(version: string): boolean {
+  return below(version, 1);
 }
 
 /** Bounded reconnection: the delay doubles from `initialDelayMs` up to `maxDelayMs`, with jitter. */
@@ -121,8 +148,19 @@ export interface ClientOptions {
   features?: Capability[];
   /** Free-form client name for the server's logs. */
   clientName?: string;
-  /** A session to resume on the first connection (e.g. read from sessionStorage). */
+  /**
+   * A session to resume on the first connection (e.g. read from sessionStorage). Where the server
+   * negotiates 1.2 with `multi_attach` in force (the default offer), the resume attaches beside the
+   * session's other open connections, which all stay live (`ATTACH-001`); set `takeOver` to close
+   * them instead.
+   */
   resume?: SessionResume | null;
+  /**
+   * Take the session of `resume` over on the first connection rather than attach beside its other
+   * views: as {@link ChatwireClient.takeOver}, for the first welcome only; later reconnects attach
+   * as usual. Default false.
+   */
+  takeOver?: boolean;
   /** A scripted agent (conformance mode only): sent with the hello that opens a new session. */
   script?: AgentScript;
   /** Deadline for an answer to a request. Default 15 s. */
@@ -137,7 +175,11 @@ export interface ClientOptions {
   newId?: () => string;
 }
 
-/** Where the client is. `closed` is final: after it the client never connects again. */
+/**
+ * Where the client is. `closed` is final: after it the client never connects again on its own.
+ * The one way back is {@link ChatwireClient.takeOver} on a client whose session lives on elsewhere
+ * ({@link ChatwireClient.displaced}: taken over by another connection, or detached).
+ */
 export type ClientStatus = "idle" | "connecting" | "open" | "reconnecting" | "closed";
 
 /** Why a request failed or the client closed. `code` is the server's error code or a local one. */
@@ -157,6 +199,8 @@ export type ClientErrorCode =
   | "unreachable"
   /** The server sent a frame that breaks the schemas, or patches that never apply. */
   | "protocol_violation"
+  /** `takeOver()` was called on a client that has no session to take over (none was opened or given). */
+  | "no_session"
   /** A `ui_state_patch` or a stream's delta did not apply to the state held; the client resumes to get the state again (`STATE-041`, `STREAM-007`). */
   | "resync";
 
@@ -205,8 +249,10 @@ export interface ClientEvents {
  * - `reject`: the request it answers (by `in_reply_to`) fails with the code; the session goes on.
  *   Without a matching request the error is reported through the `error` event.
  * - `final`: the client stops for good (`closed`), reporting the error. Reconnecting would not
- *   help: the server speaks none of our versions, refuses our script, or another connection took
- *   the session over (reconnecting would take it back and start a tug of war between tabs).
+ *   help: the server speaks none of our versions, refuses our script, or the session lives on
+ *   elsewhere: another connection took it over, or the server detached this one past its bound on
+ *   attached connections (reconnecting would displace another view and start a tug of war between
+ *   tabs; `takeOver()` does it when the user asks).
  * - `new_session`: the resume was refused (the session is gone): report it, open a new session.
  * - `resume_from_zero`: the server holds less than this client saw (it lost data): resume once
  *   more with `last_seq: 0`; the snapshot that follows is authoritative.
@@ -231,6 +277,7 @@ export const ERROR_HANDLING: { readonly [C in ErrorCode]: "reject" | "final" | "
   tool_call_not_awaiting: "reject",
   unknown_invocation: "reject",
   session_taken_over: "final",
+  session_detached: "final",
   internal_error: "reject",
   capability_not_offered: "reject",
   unknown_item: "reject",
@@ -290,7 +337,7 @@ function utf8Length(text: string): number {
 }
 
 export class ChatwireClient {
-  readonly #options: Required<Omit<ClientOptions, "resume" | "script" | "clientName" | "reconnect" | "features">> & {
+  readonly #options: Required<Omit<ClientOptions, "resume" | "script" | "clientName" | "reconnect" | "features" | "takeOver">> & {
     reconnect: Required<ReconnectOptions> | false;
   };
   readonly #script: AgentScript | undefined;
@@ -321,7 +368,12 @@ export class ChatwireClient {
   #resyncs = 0;
   /** The next resume asks for a snapshot (`last_seq` 0): the state held is not to be built on. */
   #wantSnapshot = false;
-  #firstWelcome: { resolve: (w: SessionWelcome) => void; reject: (e: ChatwireError) => void } | null = null;
+  /** `connect()` and `takeOver()` promises waiting for the next welcome. */
+  #welcomeWaiters: { resolve: (w: SessionWelcome) => void; reject: (e: ChatwireError) => void }[] = [];
+  /** The next hello takes the session over (`takeOver()`), until a welcome answers one. */
+  #takingOver = false;
+  /** The hello in flight takes over with a 1.2-only offer (its `unsupported_version` is not final). */
+  #helloTakesOver = false;
 
   constructor(options: ClientOptions) {
     const reconnect = options.reconnect === false ? false : { initialDelayMs: 250, maxDelayMs: 10_000, maxAttempts: 10, ...options.reconnect };
@@ -342,6 +394,7 @@ export class ChatwireClient {
     this.#script = options.script;
     this.#clientName = options.clientName;
     this.#resume = options.resume ?? null;
+    this.#takingOver = options.takeOver === true && this.#resume !== null;
   }
 
   /** Where the client is. */
@@ -364,6 +417,27 @@ export class ChatwireClient {
     return this.#closeError;
   }
 
+  /**
+   * Whether the client stopped because its session lives on elsewhere, and how: another connection
+   * took it over (`session_taken_over`), or the server detached this one, the earliest attached, to
+   * keep its bound (`session_detached`). Null otherwise. Show the user where the session went and
+   * offer {@link takeOver} ("use here"): the client never reconnects on its own from this.
+   */
+  get displaced(): DisplacedCode | null {
+    const code = this.#status === "closed" ? this.#closeError?.code : undefined;
+    return code === "session_taken_over" || code === "session_detached" ? code : null;
+  }
+
+  /**
+   * Whether this connection is attached beside the session's other connections: `multi_attach` is
+   * in force (1.2, `ATTACH-001`), so another tab's resume attaches too rather than taking over, and
+   * the state can change by another tab's requests (a user message sent elsewhere shows up in the
+   * state alone, without a `chat.user_message_accepted` here).
+   */
+  get attached(): boolean {
+    return this.#session?.features.includes("multi_attach") ?? false;
+  }
+
   /** Listens to an event; returns the function that stops listening. */
   on<K extends keyof ClientEvents>(event: K, listener: ClientEvents[K]): () => void {
     this.#listeners[event].add(listener);
@@ -380,9 +454,38 @@ export class ChatwireClient {
   /** Opens the first connection; resolves with the first welcome. */
   connect(): Promise<SessionWelcome> {
     if (this.#status !== "idle") return Promise.reject(new ChatwireError("closed", "connect() may be called once"));
-    const welcome = new Promise<SessionWelcome>((resolve, reject) => {
-      this.#firstWelcome = { resolve, reject };
-    });
+    const welcome = this.#nextWelcome();
+    this.#open();
+    return welcome;
+  }
+
+  /**
+   * Takes the session over ("use here"): resumes it on a new connection where `multi_attach` is not
+   * in force, so the server closes every other connection on it with `session_taken_over`
+   * (`ATTACH-002`; the spec's way to ask, spec/attach.md). With a session that negotiated 1.2 the
+   * hello offers only 1.2 and lists the features in force minus `multi_attach` (or `features` from
+   * the options, minus it); with an older server an ordinary resume already takes over. Resolves
+   * with the welcome; later reconnects attach as usual.
+   *
+   * Works on an open client (the current connection is replaced: requests awaiting an answer fail
+   * with `disconnected`, and resending them with the same id is safe), one that is reconnecting, and
+   * one that stopped because it was {@link displaced}, which it opens again. Rejects with the close
+   * error on a client closed for any other reason, and with `no_session` when there is no session.
+   */
+  takeOver(): Promise<SessionWelcome> {
+    if (this.#status === "closed" && this.displaced === null) {
+      return Promise.reject(this.#closeError ?? new ChatwireError("closed", "the client is closed"));
+    }
+    if (this.#resume === null) return Promise.reject(new ChatwireError("no_session", "there is no session to take over"));
+    this.#takingOver = true;
+    if (this.#status === "idle") return this.connect();
+    const welcome = this.#nextWelcome();
+    if (this.#socket !== null) this.#discard(this.#socket, 1000, "taking the session over");
+    this.#clearTimers();
+    this.#failPending(new ChatwireError("disconnected", "the connection was replaced to take the session over; the answer is unknown, resending with the same id is safe"));
+    this.#closeError = null;
+    this.#helloId = null;
+    this.#attempts = 0;
     this.#open();
     return welcome;
   }
@@ -465,6 +568,12 @@ export class ChatwireClient {
     }
   }
 
+  #nextWelcome(): Promise<SessionWelcome> {
+    return new Promise<SessionWelcome>((resolve, reject) => {
+      this.#welcomeWaiters.push({ resolve, reject });
+    });
+  }
+
   #open(): void {
     this.#setStatus(this.#attempts === 0 && this.#session === null ? "connecting" : "reconnecting");
     let socket: ChatwireSocket;
@@ -491,6 +600,13 @@ export class ChatwireClient {
     };
     socket.onclose = (event) => {
       if (socket !== this.#socket) return;
+      const displaced = opened ? DISPLACED_CLOSE[event.code] : undefined;
+      if (displaced !== undefined) {
+        // The error frame that says so normally comes first and has already stopped the client;
+        // a close code alone says the same, and reconnecting would displace another view.
+        this.#finish(new ChatwireError(displaced, `the server closed the connection with ${event.code}${event.reason ? ` (${event.reason})` : ""}: the session is open elsewhere`));
+        return;
+      }
       const closed = `${event.code}${event.reason ? ` ${event.reason}` : ""}`;
       const cause = this.#socketError === null ? "" : `: ${this.#socketError}`;
       this.#dropped(opened ? `connection closed (${closed})${cause}` : `cannot connect to ${this.#options.url}${cause} (close ${closed})`);
@@ -510,10 +626,32 @@ export class ChatwireClient {
     const hello: SessionHello = { type: "session.hello", id: this.#options.newId(), versions: this.#options.versions };
     if (this.#clientName !== undefined) hello.client = this.#clientName;
     if (this.#features !== undefined) hello.features = [...this.#features];
-    if (this.#resume !== null) hello.resume = { ...this.#resume, last_seq: this.#resumeSeq(this.#resume) };
-    else if (this.#script !== undefined) hello.script = this.#script;
+    this.#helloTakesOver = false;
+    if (this.#resume !== null) {
+      hello.resume = { ...this.#resume, last_seq: this.#resumeSeq(this.#resume) };
+      const takeover = this.#takingOver ? this.#takeoverOffer() : null;
+      if (takeover !== null) {
+        hello.versions = takeover.versions;
+        hello.features = takeover.features;
+        this.#helloTakesOver = true;
+      }
+    } else if (this.#script !== undefined) hello.script = this.#script;
     this.#helloId = hello.id;
     this.#socket?.send(JSON.stringify(hello));
+  }
+
+  /**
+   * The offer of a hello that takes the session over where `multi_attach` exists (spec/attach.md):
+   * the offered versions from 1.2 on, and features without `multi_attach`. Null where an ordinary
+   * resume takes over anyway: the client does not offer 1.2, or the session negotiated less.
+   */
+  #takeoverOffer(): { versions: string[]; features: Capability[] } | null {
+    const versions = this.#options.versions.filter((v) => !below(v, 2));
+    if (versions.length === 0) return null;
+    const session = this.#session;
+    if (session !== null && below(session.version, 2)) return null;
+    const wanted = this.#features ?? (session !== null ? session.features : TAKEOVER_FEATURES);
+    return { versions, features: wanted.filter((f) => f !== "multi_attach") };
   }
 
   /** Stops listening to a socket and closes it. */
@@ -561,8 +699,7 @@ export class ChatwireClient {
     if (this.#socket !== null) this.#discard(this.#socket, 1000, "client closed");
     const reason = error ?? new ChatwireError("closed", "the client was closed");
     this.#failPending(reason);
-    this.#firstWelcome?.reject(reason);
-    this.#firstWelcome = null;
+    for (const waiter of this.#welcomeWaiters.splice(0)) waiter.reject(reason);
     this.#setStatus("closed");
     if (error !== null) this.#emit("error", error);
   }
@@ -668,6 +805,7 @@ export class ChatwireClient {
     this.#handshakeTimer = null;
     this.#helloId = null;
     this.#attempts = 0;
+    this.#takingOver = this.#helloTakesOver = false;
     if (this.#session !== null && this.#session.session_id !== frame.session_id) this.#tracker.reset();
     this.#wantSnapshot = false;
     this.#session = {
@@ -684,8 +822,7 @@ export class ChatwireClient {
     this.#resume = { session_id: frame.session_id, resume_token: frame.resume_token, last_seq: frame.seq };
     this.#setStatus("open");
     this.#emit("session", { ...this.#session });
-    this.#firstWelcome?.resolve(frame);
-    this.#firstWelcome = null;
+    for (const waiter of this.#welcomeWaiters.splice(0)) waiter.resolve(frame);
   }
 
   #answer(id: string, frame: ServerFrame): void {
@@ -700,6 +837,16 @@ export class ChatwireClient {
     const error = new ChatwireError(frame.code, frame.message, frame);
     const toHello = frame.in_reply_to !== undefined && frame.in_reply_to === this.#helloId;
     if (toHello) this.#helloId = null;
+    if (toHello && this.#helloTakesOver && frame.code === "unsupported_version") {
+      // The server no longer speaks 1.2 (it was downgraded since the welcome): there an ordinary
+      // resume takes over, so offer every version again on a new connection.
+      this.#helloTakesOver = false;
+      this.#takingOver = false;
+      if (this.#socket !== null) this.#discard(this.#socket, 1000, "offering older versions");
+      this.#clearTimers();
+      this.#open();
+      return;
+    }
     const handling = ERROR_HANDLING[frame.code];
     if (handling === "final" || frame.fatal) {
       this.#finish(error);
@@ -732,12 +879,14 @@ export class ChatwireClient {
 
   /**
    * The `last_seq` of a resume: the `seq` of the state held, so that a 1.1 server can send a
-   * catch-up patch from it (`RESUME-017`); without a state (a reload), the stored `last_seq`; 0
-   * when a snapshot is wanted (a frame that carried no state: `RESUME-018`).
+   * catch-up patch from it (`RESUME-017`); 0, which asks for a snapshot (`RESUME-018`), when the
+   * client holds no state (a reload, or a second tab opening the session: a catch-up from the
+   * stored `last_seq` would have nothing to apply to, and cost a second handshake, during which a
+   * request sent after `connect()` resolved would fail) or when a snapshot is wanted.
    */
-  #resumeSeq(resume: SessionResume): number {
-    if (this.#wantSnapshot) return 0;
-    return this.#tracker.state !== null ? this.#tracker.seq : resume.last_seq;
+  #resumeSeq(_resume: SessionResume): number {
+    if (this.#wantSnapshot || this.#tracker.state === null) return 0;
+    return this.#tracker.seq;
   }
 
   /**

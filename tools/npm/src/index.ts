@@ -36,6 +36,7 @@ export {
   type ClientEvents,
   type ClientOptions,
   type ClientStatus,
+  type DisplacedCode,
   type ReconnectAttempt,
   type ReconnectOptions,
   type SessionInfo,

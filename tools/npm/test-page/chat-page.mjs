@@ -83,23 +83,35 @@ export async function openPage(t, width, { relay: withRelay = false, ...server }
   const args = uiDir ? ["--no-sandbox", "--disable-features=LocalNetworkAccessChecks"] : ["--no-sandbox"];
   const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args, timeout: 30_000 });
   t.after(() => browser.close());
-  const page = await browser.newPage({ viewport: { width, height: width < 600 ? 844 : 800 } });
-  page.setDefaultTimeout(STEP_MS);
-  if (uiDir) {
-    await page.route("**/*", async (route) => {
-      const file = ASSETS.get(new URL(route.request().url()).pathname);
-      if (file === undefined) return route.continue();
-      const response = await route.fetch();
-      const { "content-length": _, ...headers } = response.headers();
-      await route.fulfill({ status: response.status(), headers, body: await readFile(path.join(uiDir, file), "utf8") });
+  // One context: its pages share localStorage, as a browser's tabs do (a second tab on a session).
+  const context = await browser.newContext({ viewport: { width, height: width < 600 ? 844 : 800 } });
+  const tab = async (name) => {
+    const page = await context.newPage();
+    page.setDefaultTimeout(STEP_MS);
+    if (uiDir) {
+      await page.route("**/*", async (route) => {
+        const file = ASSETS.get(new URL(route.request().url()).pathname);
+        if (file === undefined) return route.continue();
+        const response = await route.fetch();
+        const { "content-length": _, ...headers } = response.headers();
+        await route.fulfill({ status: response.status(), headers, body: await readFile(path.join(uiDir, file), "utf8") });
+      });
+    }
+    const problems = [];
+    page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
+    page.on("console", (message) => {
+      // A refused WebSocket while the server is down is the browser's own log line, not the page's.
+      if (message.type() === "error" && !/WebSocket connection to .* failed/.test(message.text())) problems.push(`console error: ${message.text()}`);
     });
-  }
-  const problems = [];
-  page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
-  page.on("console", (message) => {
-    // A refused WebSocket while the server is down is the browser's own log line, not the page's.
-    if (message.type() === "error" && !/WebSocket connection to .* failed/.test(message.text())) problems.push(`console error: ${message.text()}`);
-  });
+    const prefix = name === undefined ? "" : `${name}-`;
+    return {
+      page,
+      problems,
+      /** Saves a screenshot as `<name>-<width>.png` (`<tab>-<name>-<width>.png` for a named tab) in SHOTS. */
+      shot: (shotName) => page.screenshot({ path: path.join(SHOTS, `${prefix}${shotName}-${width}.png`), fullPage: true }),
+    };
+  };
+  const { page, problems, shot } = await tab();
   const pageUrl = `http://${relay?.address ?? new URL(reference.url).host}/`;
   return {
     reference,
@@ -107,8 +119,9 @@ export async function openPage(t, width, { relay: withRelay = false, ...server }
     page,
     problems,
     pageUrl,
-    /** Saves a screenshot as `<name>-<width>.png` in SHOTS. */
-    shot: (name) => page.screenshot({ path: path.join(SHOTS, `${name}-${width}.png`), fullPage: true }),
+    shot,
+    /** Another tab of the same browser (its storage shared): `name` prefixes its screenshots. */
+    tab,
   };
 }
 

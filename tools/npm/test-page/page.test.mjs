@@ -3,7 +3,7 @@
 // backend (`serve --ui --demo`), whose demo agent plays tools/reference/ui/demo-script.json.
 //
 // The scenario is the field report's: complete a form, reload, and the call must come back as a
-// completed chip, never as the form again; the page resumes the session from sessionStorage. And a
+// completed chip, never as the form again; the page resumes the session its address names. And a
 // streamed reply (1.1, assistant_stream) is seen growing, then whole.
 // Screenshots go to $CHATWIRE_SCREENSHOTS (CI: ci-reports/chat-page), else a temporary directory.
 import assert from "node:assert/strict";

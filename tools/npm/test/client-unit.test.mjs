@@ -481,13 +481,13 @@ describe("protocol 1.1: versions, features, patches", () => {
     client.close();
   });
 
-  test("a reload holding no state: a catch-up it cannot use makes it resume for a snapshot, without an error", async () => {
+  test("a reload holding no state asks for a snapshot (last_seq 0); a catch-up it cannot use anyway makes it resume for one, without an error", async () => {
     const h = harness({ resume: { session_id: "s-1", resume_token: "rt-old", last_seq: 40 } });
     const errors = [];
     h.client.on("error", (e) => errors.push(e.code));
     const connected = h.client.connect();
     h.socket().open();
-    assert.equal(h.socket().last("session.hello").resume.last_seq, 40, "the stored last_seq");
+    assert.equal(h.socket().last("session.hello").resume.last_seq, 0, "no state to catch up from: a snapshot");
     welcome11(h.socket());
     await connected;
     h.socket().deliver(patch(40, [say(1)]));
@@ -499,5 +499,117 @@ describe("protocol 1.1: versions, features, patches", () => {
     assert.deepEqual(h.client.state.items.map((i) => i.id), ["u-1"]);
     assert.deepEqual(errors, []);
     h.client.close();
+  });
+});
+
+describe("protocol 1.2: attach and take over (multi_attach)", () => {
+  /** A 1.2 welcome with multi_attach in force (or `features`), then a snapshot. */
+  function welcome12(socket, features = ["ui_state_patch", "resume_catch_up", "assistant_stream", "multi_attach"]) {
+    const hello = socket.last("session.hello");
+    socket.deliver({
+      type: "session.welcome", seq: ++seq, in_reply_to: hello.id, version: "1.2", session_id: "s-1", resume_token: "rt-1",
+      resumed: hello.resume !== undefined, capabilities: ["rewind", "cancel", "ui_state_patch", "resume_catch_up", "assistant_stream", "multi_attach"],
+      limits: { max_frame_bytes: 1 << 20, ...(features.includes("multi_attach") ? { max_attached_connections: 8 } : {}) }, features,
+    });
+    socket.deliver({ type: "ui_state_snapshot", seq: ++seq, v: "ui_state_v1", state: { items: [], run: { status: "idle" } } });
+  }
+  async function opened12(options) {
+    const h = harness(options);
+    const connected = h.client.connect();
+    h.socket().open();
+    welcome12(h.socket());
+    await connected;
+    return h;
+  }
+
+  test("a close with 4003 or 4001 and no error frame is as final as the error: no reconnection", async () => {
+    for (const [code, displaced] of [[4003, "session_detached"], [4001, "session_taken_over"]]) {
+      const { client, sockets, socket } = await opened12();
+      assert.equal(client.attached, true);
+      socket().drop(code);
+      assert.equal(client.status, "closed");
+      assert.equal(client.displaced, displaced);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.equal(sockets.length, 1, `no reconnection after close ${code}`);
+    }
+  });
+
+  test("a state frame that follows no event of this connection, after a gap in seq, is the state (ATTACH-004, SEQ-003)", async () => {
+    const { client, socket } = await opened12();
+    const base = seq;
+    seq += 3; // frames sent to another tab only
+    const user = { kind: "user_message", id: "u-1", invocation_id: "inv-1", client_message_id: "m-other", text: "from the other tab", ts: TS };
+    socket().deliver({ type: "ui_state_patch", seq: ++seq, base_seq: base, v: "ui_state_v1", patch: [{ op: "add", path: "/items/-", value: user }] });
+    assert.deepEqual(client.state.items, [user]);
+    assert.equal(client.session.last_seq, seq);
+    assert.equal(client.status, "open");
+  });
+
+  test("takeOver() offers the 1.2 versions alone with the features in force minus multi_attach, then attaches on later reconnects", async () => {
+    const { client, sockets, socket } = await opened12();
+    const pending = client.sendMessage("in flight");
+    const taking = client.takeOver();
+    await assert.rejects(pending, { code: "disconnected" });
+    assert.equal(sockets.length, 2);
+    assert.ok(sockets[0].closed !== null, "the old connection is closed");
+    socket().open();
+    const hello = socket().last("session.hello");
+    assert.deepEqual(hello.versions, ["1.2"]);
+    assert.deepEqual(hello.features, ["ui_state_patch", "resume_catch_up", "assistant_stream"]);
+    assert.equal(hello.resume.session_id, "s-1");
+    welcome12(socket(), hello.features);
+    assert.equal((await taking).version, "1.2");
+    assert.equal(client.attached, false);
+    socket().drop();
+    await until("a reconnection", () => sockets.length === 3);
+    socket().open();
+    assert.deepEqual(socket().last("session.hello").versions, ["1.2", "1.1", "1.0"]);
+    assert.equal("features" in socket().last("session.hello"), false);
+    client.close();
+  });
+
+  test("takeOver() from a detached client opens it again; with `features` in the options they are used, minus multi_attach", async () => {
+    const { client, sockets, socket } = await opened12({ versions: ["1.2"], features: ["ui_state_patch", "multi_attach"] });
+    socket().deliver({ type: "error", seq: ++seq, code: "session_detached", message: "more connections attached than this session keeps", fatal: true });
+    assert.equal(client.displaced, "session_detached");
+    const statuses = [];
+    client.on("status", (s) => statuses.push(s));
+    const taking = client.takeOver();
+    socket().open();
+    assert.deepEqual(socket().last("session.hello").features, ["ui_state_patch"]);
+    welcome12(socket(), ["ui_state_patch"]);
+    await taking;
+    assert.deepEqual(statuses, ["reconnecting", "open"]);
+    assert.equal(client.closeError, null);
+    assert.equal(sockets.length, 2);
+    client.close();
+  });
+
+  test("a takeover refused with unsupported_version (the server went back to 1.1) retries with the ordinary offer", async () => {
+    const { client, sockets, socket } = await opened12();
+    const taking = client.takeOver();
+    socket().open();
+    const hello = socket().last("session.hello");
+    socket().deliver({ type: "error", code: "unsupported_version", message: "no", in_reply_to: hello.id, fatal: true, supported_versions: ["1.1", "1.0"] });
+    assert.equal(sockets.length, 3, "a new connection");
+    socket().open();
+    assert.deepEqual(socket().last("session.hello").versions, ["1.2", "1.1", "1.0"]);
+    welcome11(socket());
+    await taking;
+    assert.equal(client.status, "open");
+    client.close();
+
+    function welcome11(s) {
+      const h = s.last("session.hello");
+      s.deliver({ type: "session.welcome", seq: ++seq, in_reply_to: h.id, version: "1.1", session_id: "s-1", resume_token: "rt-1", resumed: true, capabilities: [], limits: { max_frame_bytes: 1024 }, features: [] });
+    }
+  });
+
+  test("takeOver() without a session rejects with no_session; on a client closed for another reason with that reason", async () => {
+    const fresh = harness();
+    await assert.rejects(fresh.client.takeOver(), (e) => e instanceof ChatwireError && e.code === "no_session");
+    const { client } = await opened12();
+    client.close();
+    await assert.rejects(client.takeOver(), { code: "closed" });
   });
 });

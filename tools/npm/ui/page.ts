@@ -1,14 +1,15 @@
 // The reference chat page: a ChatwireClient on the page's own origin (`/ws`), rendering the
-// UiState it holds. The session (id, resume token, last seq) is kept in sessionStorage, so a
-// reload resumes the same session and shows the same state (a completed form stays completed).
-import { ChatwireClient, type ClientStatus, type SessionResume } from "../dist/index.js";
+// UiState it holds. The address names the session (`/#session=<id>`, ui/sessions.ts), so a reload
+// resumes it and shows the same state (a completed form stays completed), and a second tab on the
+// same address shows the same conversation. With protocol 1.2's `multi_attach` every such tab stays
+// live (spec/attach.md): what one tab does (a message, an answer, a Stop) reaches the others as
+// state. A tab whose session went elsewhere (another tab took it over, or the server detached it,
+// the oldest, past its bound) says so and offers "Use here", which takes the session over.
+import { ChatwireClient, ChatwireError, type ClientStatus, type DisplacedCode } from "../dist/index.js";
 import { Follow } from "./follow.js";
 import { Renderer } from "./render.js";
+import { addressedSession, keepRunError, keepSession, leaveSession, sessionToResume, showInAddress, storedRunError } from "./sessions.js";
 import { StopButton } from "./stop.js";
-
-const STORAGE_KEY = "chatwire.session";
-/** The last failed run's error: `chat.run_complete` carries it, the UiState does not. */
-const RUN_ERROR_KEY = "chatwire.run-error";
 
 /** What the page says while it cannot send, by connection status. */
 const OFFLINE: { readonly [S in ClientStatus]?: string } = {
@@ -16,29 +17,17 @@ const OFFLINE: { readonly [S in ClientStatus]?: string } = {
   closed: "Disconnected. Reload the page to connect again.",
 };
 
-/** The stored session, or null when there is none or it is not what this page wrote. */
-function storedSession(): SessionResume | null {
-  try {
-    const raw: unknown = JSON.parse(sessionStorage.getItem(STORAGE_KEY) ?? "null");
-    if (typeof raw !== "object" || raw === null) return null;
-    const { session_id, resume_token, last_seq } = raw as Record<string, unknown>;
-    if (typeof session_id !== "string" || typeof resume_token !== "string" || typeof last_seq !== "number") return null;
-    return { session_id, resume_token, last_seq };
-  } catch {
-    return null;
-  }
+/** What the page says when its session went to another tab, by how (`client.displaced`). */
+function elsewhereText(code: DisplacedCode, bound: number | undefined): string {
+  const then = "Use here to continue in this tab (the others stop).";
+  return code === "session_taken_over"
+    ? `Another tab or window took this conversation over, so this one stopped. ${then}`
+    : `This conversation is open in too many tabs or windows${bound === undefined ? "" : ` (${bound} stay live at once)`}, so this one, open the longest, stopped. ${then}`;
 }
 
-/** The stored error of the last failed run, as [invocation id, error]. */
-function storedRunError(): [string, string] | null {
-  try {
-    const raw: unknown = JSON.parse(sessionStorage.getItem(RUN_ERROR_KEY) ?? "null");
-    if (!Array.isArray(raw)) return null;
-    const [invocation, error] = raw as unknown[];
-    return typeof invocation === "string" && typeof error === "string" ? [invocation, error] : null;
-  } catch {
-    return null;
-  }
+/** A refusal that means another tab answered the call first: the state already shows how it settled. */
+function answeredElsewhere(error: unknown): boolean {
+  return error instanceof ChatwireError && (error.code === "tool_call_settled" || error.code === "tool_call_not_awaiting");
 }
 
 function byId<T extends HTMLElement>(id: string): T {
@@ -94,7 +83,15 @@ function start(): void {
   const showError = banner("error");
   const showNotice = banner("notice");
   const scheme = location.protocol === "https:" ? "wss" : "ws";
-  const client = new ChatwireClient({ url: `${scheme}://${location.host}/ws`, resume: storedSession(), clientName: "chatwire reference page" });
+  const { resume, unknown } = sessionToResume();
+  if (unknown) showNotice("This link names a conversation this browser does not hold (the key to it stays in the browser that opened it), so a new conversation was started.");
+  const client = new ChatwireClient({ url: `${scheme}://${location.host}/ws`, resume, clientName: "chatwire reference page" });
+  // Answering a call another tab answered first is refused: say so gently, the state shows the answer.
+  const settledElsewhere = (error: unknown): undefined => {
+    if (!answeredElsewhere(error)) throw error;
+    showNotice("That was already answered in another tab or window; its answer stands.");
+    return undefined;
+  };
   const showArtifact = artifactsPanel(byId("artifact-list"));
   const renderer = new Renderer(
     {
@@ -108,11 +105,11 @@ function start(): void {
       inputRequest: byId("input-request"),
       run: byId("run"),
     },
-    { submit: (id, value) => client.submit(id, value), dismiss: (id) => client.dismiss(id) },
+    { submit: (id, value) => client.submit(id, value).catch(settledElsewhere), dismiss: (id) => client.dismiss(id).catch(settledElsewhere) },
     showError,
     showArtifact,
   );
-  const stored = storedRunError();
+  const stored = resume === null ? null : storedRunError(resume.session_id);
   if (stored !== null) renderer.runFailed(...stored);
   const follow = new Follow(byId("transcript"), byId("new-messages"));
   byId("view-back").addEventListener("click", () => renderer.leaveView());
@@ -120,26 +117,52 @@ function start(): void {
   const connection = byId("connection");
   const offline = byId("offline");
   const composerControls = byId<HTMLFieldSetElement>("composer-controls");
+  const elsewhere = byId("elsewhere");
+  const useHere = byId<HTMLButtonElement>("use-here");
+  /** "Use here" was pressed and the takeover's welcome has not come yet. */
+  let takingOver = false;
   const setStatus = (status: ClientStatus): void => {
-    connection.textContent = status;
-    document.body.dataset["connection"] = status;
+    if (status === "open" || status === "closed") takingOver = false;
+    // A session that went to another tab is not a lost connection: it is live there.
+    const displaced = client.displaced;
+    connection.textContent = displaced === null ? status : "elsewhere";
+    document.body.dataset["connection"] = displaced === null ? status : "elsewhere";
+    if (displaced === null) delete document.body.dataset["displaced"];
+    else document.body.dataset["displaced"] = displaced;
     // Nothing can be sent unless the connection is open: say so, and disable every form.
     const answerable = status === "open";
     renderer.setAnswerable(answerable);
     composerControls.disabled = !answerable;
-    offline.textContent = OFFLINE[status] ?? "";
-    offline.hidden = OFFLINE[status] === undefined;
+    const offlineText = displaced !== null ? undefined : takingOver ? "Opening the conversation here…" : OFFLINE[status];
+    offline.textContent = offlineText ?? "";
+    offline.hidden = offlineText === undefined;
+    if (displaced !== null) byId("elsewhere-text").textContent = elsewhereText(displaced, client.session?.limits.max_attached_connections);
+    elsewhere.hidden = displaced === null;
+    useHere.disabled = displaced === null;
   };
+  useHere.addEventListener("click", () => {
+    useHere.disabled = true;
+    byId("error").hidden = true;
+    takingOver = true;
+    client.takeOver().catch((error: Error) => {
+      useHere.disabled = client.displaced === null;
+      showError(`use here: ${error.message}`);
+    });
+  });
   setStatus(client.status);
   client.on("status", setStatus);
   client.on("session", (session) => {
-    sessionStorage.setItem(STORAGE_KEY, JSON.stringify({ session_id: session.session_id, resume_token: session.resume_token, last_seq: session.last_seq }));
+    keepSession(session);
+    // The address names the session: copy it, or open it in another tab, to see the same conversation.
+    showInAddress(session.session_id);
     document.body.dataset["session"] = session.session_id;
+    document.body.dataset["attached"] = String(client.attached);
   });
   client.on("frame", (frame) => {
     if (frame.type === "chat.run_complete" && frame.status === "failed") {
       const error = frame.error ?? "no reason given";
-      sessionStorage.setItem(RUN_ERROR_KEY, JSON.stringify([frame.invocation_id, error]));
+      const session = client.session?.session_id;
+      if (session !== undefined) keepRunError(session, frame.invocation_id, error);
       renderer.runFailed(frame.invocation_id, error);
     }
   });
@@ -147,10 +170,11 @@ function start(): void {
     if (error.code === "resume_rejected") {
       // The server no longer knows the session (restarted with a fresh store, or the session
       // expired); the client has opened a new one. Say so plainly: the transcript starts over.
-      sessionStorage.removeItem(RUN_ERROR_KEY);
       showNotice("This conversation is no longer on the server (it may have restarted), so a new conversation was started.");
       return;
     }
+    // The banner above says where the session went, with its "Use here".
+    if (error.code === "session_taken_over" || error.code === "session_detached") return;
     showError(`${error.code}: ${error.message}`);
   });
   const stop = new StopButton(byId("run"), { canCancel: () => client.session?.capabilities.includes("cancel") ?? false, cancel: (id) => client.cancel(id) }, showError);
@@ -174,7 +198,12 @@ function start(): void {
       () => {
         message.value = "";
       },
-      (error: Error) => showError(error.message),
+      (error: Error) =>
+        showError(
+          error instanceof ChatwireError && error.code === "run_in_progress"
+            ? "A reply is still running (it may have been started in another tab). Wait for it, or stop it, then send again."
+            : error.message,
+        ),
     );
   });
   message.addEventListener("keydown", (event) => {
@@ -184,9 +213,20 @@ function start(): void {
     }
   });
   byId("new-session").addEventListener("click", () => {
-    sessionStorage.removeItem(STORAGE_KEY);
-    sessionStorage.removeItem(RUN_ERROR_KEY);
+    // This tab leaves the conversation (it stays open, and resumable, in any other tab).
+    client.close();
+    leaveSession();
+    history.replaceState(null, "", `${location.pathname}${location.search}`);
     location.reload();
+  });
+  // An address naming another conversation (a link pasted into this tab's address bar changes only
+  // the fragment, which loads nothing): open that one.
+  addEventListener("hashchange", () => {
+    const named = addressedSession();
+    if (named !== null && named !== client.session?.session_id) {
+      client.close();
+      location.reload();
+    }
   });
   client.connect().catch((error: Error) => showError(error.message));
 }

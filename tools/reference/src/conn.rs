@@ -221,7 +221,8 @@ impl Conn {
             // Taken over: this connection is closing and may no longer act on the session.
             return Ok(());
         }
-        match frame {
+        g.requester = Some(self.handle.id);
+        let result = match frame {
             ClientFrame::UserMessage(m) => session::user_message(&session, &mut g, m).await,
             ClientFrame::ToolCallResponse(r) => {
                 session::tool_call_response(&session, &mut g, &self.handle.negotiated, r).await
@@ -230,6 +231,8 @@ impl Conn {
             ClientFrame::Retry(r) => session::retry(&session, &mut g, &self.handle.negotiated, r).await,
             ClientFrame::Cancel(c) => session::cancel(&session, &mut g, &self.handle.negotiated, c).await,
             other => Err(Refusal::new(ErrorCode::UnknownType, format!("unexpected frame type {}", other.type_name()))),
-        }
+        };
+        g.requester = None;
+        result
     }
 }

@@ -194,6 +194,16 @@ faults! {
     /// A response is accepted without being checked against the call's response_schema.
     ResponseAcceptedAgainstSchema = "response-accepted-against-schema":
         "a submitted value that breaks the call's response_schema is accepted and completes the call",
+    /// A resume with `multi_attach` in force still takes the session over from the other tabs.
+    AttachTakesOver = "attach-takes-over": "a resume with multi_attach in force takes the session over instead of attaching",
+    /// The events of a change a request caused go only to the tab that sent the request.
+    EventOnlyToRequester = "event-only-to-requester":
+        "the events a request causes (a dismissal, a cancel's run_complete) reach only the tab that sent it",
+    /// Answers (`in_reply_to`) go to every attached tab, not only the one that asked.
+    AnswerToEveryTab = "answer-to-every-tab": "answers such as chat.user_message_accepted go to every attached tab",
+    /// The fan-out waits for the slowest tab, so one tab that stops reading stalls the others.
+    StalledTabSlowsOthers = "stalled-tab-slows-others":
+        "one attached tab that stops reading stalls the session's other tabs",
 }
 
 /// `--fault` named no known fault.
@@ -538,6 +548,22 @@ impl Hooks for Fault {
 
     fn checks_response_schema(&self) -> bool {
         *self != Fault::ResponseAcceptedAgainstSchema
+    }
+
+    fn attaches(&self, in_force: bool) -> bool {
+        in_force && *self != Fault::AttachTakesOver
+    }
+
+    fn events_only_to_requester(&self) -> bool {
+        *self == Fault::EventOnlyToRequester
+    }
+
+    fn answers_to_all(&self) -> bool {
+        *self == Fault::AnswerToEveryTab
+    }
+
+    fn fan_out_waits_for_slowest(&self) -> bool {
+        *self == Fault::StalledTabSlowsOthers
     }
 }
 

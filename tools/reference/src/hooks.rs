@@ -152,6 +152,27 @@ pub(crate) trait Hooks: Send + Sync + std::fmt::Debug {
         Some(bound)
     }
 
+    /// Handshake: whether a resume attaches (`multi_attach` in force, `ATTACH-001`) rather than
+    /// taking the session over.
+    fn attaches(&self, in_force: bool) -> bool {
+        in_force
+    }
+
+    /// Fan-out: whether the events of a change a request caused go to its sender alone.
+    fn events_only_to_requester(&self) -> bool {
+        false
+    }
+
+    /// Fan-out: whether answers go to every attached connection, not only the requester's.
+    fn answers_to_all(&self) -> bool {
+        false
+    }
+
+    /// Fan-out: whether a change waits until every attached connection has taken its frames.
+    fn fan_out_waits_for_slowest(&self) -> bool {
+        false
+    }
+
     /// Emit: called with the frames of a change right before it is committed.
     fn before_commit(&self, _wire: &[String], _conn: Option<&ConnHandle>) {}
 

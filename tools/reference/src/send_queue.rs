@@ -62,6 +62,11 @@ impl SendQueue {
         }
     }
 
+    /// The bytes of frames queued and not yet taken.
+    pub fn bytes(&self) -> usize {
+        self.bytes.load(Ordering::Acquire)
+    }
+
     /// A frame of `len` bytes left the queue (written, or dropped with it).
     pub fn release(&self, len: usize) {
         self.bytes.fetch_sub(len, Ordering::AcqRel);

@@ -8,6 +8,7 @@ import {
   SERVER_FRAME_TYPES,
   type ChatCancel,
   type ChatwireClient,
+  type DisplacedCode,
   type ChatToolCallResponse,
   type ChatUserMessage,
   type ClientFrame,
@@ -80,7 +81,7 @@ export function errorLabel(code: ErrorCode): string {
     tool_call_not_awaiting: "not awaiting", unknown_invocation: "unknown turn", session_taken_over: "taken over",
     internal_error: "server error", capability_not_offered: "not offered", unknown_item: "unknown item",
     item_not_in_latest_turn: "not latest turn", retry_keeps_open_call: "keeps open call",
-    run_not_active: "run over", response_invalid: "answer does not fit",
+    run_not_active: "run over", response_invalid: "answer does not fit", session_detached: "open elsewhere",
   };
   return labels[code];
 }
@@ -88,7 +89,7 @@ export const allLabels: string[] = ERROR_CODE_VALUES.map(errorLabel);
 export const serverTypes: readonly ServerFrameType[] = SERVER_FRAME_TYPES;
 
 export function closesConnection(error: ErrorFrame): boolean {
-  return error.fatal || error.code === "session_taken_over";
+  return error.fatal || error.code === "session_taken_over" || error.code === "session_detached";
 }
 
 export function pendingForms(state: UiState): ItemOf<"tool_call">[] {
@@ -165,3 +166,22 @@ export const refused: string = (() => {
   const parsed = parseResponseSchema({ pattern: "x" });
   return parsed.ok ? "taken" : `${parsed.error.kind} at ${JSON.stringify(parsed.error.at)}`;
 })();
+
+// 1.2 multi_attach: a displaced tab says why and takes the session back when the user asks.
+export function elsewhere(client: ChatwireClient): string | null {
+  const displaced: DisplacedCode | null = client.displaced;
+  switch (displaced) {
+    case "session_taken_over":
+      return "open in another tab";
+    case "session_detached":
+      return `open in more than ${client.session?.limits.max_attached_connections ?? "too many"} tabs`;
+    case null:
+      return client.attached ? null : "this tab alone";
+  }
+}
+export async function useHere(client: ChatwireClient): Promise<boolean> {
+  const welcome = await client.takeOver();
+  return welcome.resumed;
+}
+// @ts-expect-error displaced is one of the two codes of a session that went elsewhere
+export const notDisplaced: DisplacedCode = "run_in_progress";

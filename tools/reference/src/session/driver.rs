@@ -461,7 +461,8 @@ async fn settle_after_cancel(session: &Arc<Session>, g: &mut Inner, call: &Scrip
         in_reply_to: None,
         ts: rfc3339_now(),
     });
-    if let Some(conn) = g.attached.clone() {
-        g.send_outside_state(session, &conn, frame).await;
+    let conns: Vec<_> = g.attached.iter().map(|a| a.conn.clone()).collect();
+    for conn in conns {
+        g.send_outside_state(session, &conn, frame.clone()).await;
     }
 }

@@ -4,16 +4,15 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use chatwire_schema::script::{ScriptStep, ScriptToolCall, ScriptTurn};
-use chatwire_schema::session::welcome::Capability;
 use chatwire_schema::state_patch::PatchOp;
 use chatwire_schema::ui_state_patch::UiStatePatch;
 use chatwire_schema::{
-    older_minor, ClientFrame, ErrorFrame, Id, ProtocolVersion, RunStatus, ServerFrame, UiEvent, UiState,
-    UiStateVersion, PROTOCOL_VERSION,
+    older_minor, ClientFrame, ErrorFrame, Id, ProtocolVersion, RunStatus, ServerFrame, UiEvent, UiState, UiStateVersion,
 };
 use serde::Serialize;
 
 use super::expiry::schedule_expiry;
+use super::fanout::{self, Group, View};
 use super::{EmitError, Inner, Refusal, Session};
 use crate::agent::Cursor;
 use crate::store::{Commit, LogKind, LogRow};
@@ -90,10 +89,9 @@ fn announced_text(frame: &ServerFrame, version: ProtocolVersion) -> Result<Optio
 /// What a change writes and sends, built before anything is committed.
 struct Staged {
     next_seq: u64,
-    /// The seq of the change's last state frame, if it has one.
-    last_state_seq: Option<u64>,
     log: Vec<LogRow>,
-    wire: Vec<String>,
+    /// The frames for each group of attached connections.
+    groups: Vec<Group>,
     state_seqs: Vec<u64>,
 }
 
@@ -101,9 +99,10 @@ struct Staged {
 /// session's state is what the log holds.
 ///
 /// The events are applied to the session's state in place: a copy of the whole state per change
-/// would make the server's time per event grow with the state. Where the attached connection gets
-/// patches, each state frame is the patch the reducer's change set gives (`STATE-036`), so
-/// nothing on this path is proportional to the state.
+/// would make the server's time per event grow with the state. Where a connection gets patches,
+/// each state frame is the patch the reducer's change set gives (`STATE-036`), so nothing on this
+/// path is proportional to the state; the frames are built once per group of connections that
+/// see the same bytes ([`fanout`](super::fanout)).
 pub(crate) async fn emit(session: &Arc<Session>, g: &mut Inner, change: Change) -> Result<(), EmitError> {
     let sh = &session.shared;
     let staged = match stage(session, g, &change.requests, change.units) {
@@ -113,7 +112,11 @@ pub(crate) async fn emit(session: &Arc<Session>, g: &mut Inner, change: Change) 
             return Err(e);
         }
     };
-    sh.hooks.before_commit(&staged.wire, g.attached.as_ref());
+    if let Some(first) = staged.groups.first() {
+        let wire: Vec<String> = first.wire.iter().map(|p| p.text.clone()).collect();
+        let conn = first.members.first().and_then(|i| g.attached.get(*i)).map(|a| &a.conn);
+        sh.hooks.before_commit(&wire, conn);
+    }
     let commit = (|| {
         Ok::<_, serde_json::Error>(Commit {
             next_seq: staged.next_seq,
@@ -138,16 +141,16 @@ pub(crate) async fn emit(session: &Arc<Session>, g: &mut Inner, change: Change) 
         return Err(e);
     }
     g.next_seq = staged.next_seq;
-    if let Some(seq) = staged.last_state_seq {
-        g.last_state_seq = seq;
-    }
     if let Some(cursor) = change.cursor {
         g.cursor = cursor;
     }
     if let Some(plan) = change.plan {
         g.plan = plan;
     }
-    g.send_all(staged.wire);
+    if sh.hooks.fan_out_waits_for_slowest() {
+        wait_for_slowest(&g.attached).await;
+    }
+    fanout::deliver(&mut g.attached, staged.groups);
     for id in change.remove_timers {
         if let Some(handle) = g.timers.remove(&id) {
             handle.abort();
@@ -159,37 +162,49 @@ pub(crate) async fn emit(session: &Arc<Session>, g: &mut Inner, change: Change) 
     Ok(())
 }
 
-/// How the attached connection sees the session: whether state frames go out as patches
-/// (`STATE-036`), and whether it sees open streams (`assistant_stream` in force, `STREAM-001`).
-#[derive(Clone, Copy)]
-struct View {
-    patches: bool,
-    streams: bool,
-    version: ProtocolVersion,
+/// The planted fault `stalled-tab-slows-others`: the fan-out waits until every attached
+/// connection has taken its frames, as a server writing to each socket in turn would.
+async fn wait_for_slowest(attached: &[fanout::Attachment]) {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
+    while attached.iter().any(|a| a.conn.queue.bytes() > 64 * 1024 && !a.conn.queue.has_overflowed()) {
+        if tokio::time::Instant::now() >= deadline {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+/// The frame `frame` staged for `group` as its minor defines it: for every member, or for the
+/// requester alone where it is an answer and the requester is attached (`ATTACH-005`).
+fn push_frame(
+    group: &mut Group,
+    frame: &ServerFrame,
+    requester: Option<u64>,
+    answers_to_all: bool,
+) -> Result<(), serde_json::Error> {
+    let only = if frame.is_answer() && !answers_to_all { requester } else { None };
+    if let Some(text) = announced_text(frame, group.view.version)? {
+        group.push(only, text);
+    }
+    Ok(())
 }
 
 /// Applies the events of `units` to the session's state in place, stamping seqs, and builds the
-/// log rows and the frames for the attached connection: after each unit a `ui_state_patch` where
-/// it gets patches, else a `ui_state_updated`; no state frame when nothing is attached.
+/// log rows and each group's frames: after each unit a `ui_state_patch` where the group gets
+/// patches, else a `ui_state_updated`. With nothing attached only the log is written.
 ///
 /// A delta is its own state frame (`STREAM-002`): none follows it. A connection that does not see
 /// streams gets nothing for a delta, and the stream's end reaches it as a plain assistant message
 /// appended to its view (`STATE-012`), the view being the state without its open stream.
 fn stage(session: &Session, g: &mut Inner, requests: &[ClientFrame], units: Vec<Unit>) -> Result<Staged, EmitError> {
     let hooks = &session.shared.hooks;
-    let view = g.attached.as_ref().map(|conn| View {
-        patches: conn.negotiated.patches,
-        streams: conn.negotiated.has(&Capability::AssistantStream),
-        version: conn.negotiated.version,
-    });
-    let version = view.map_or(PROTOCOL_VERSION, |v| v.version);
-    let mut staged = Staged {
-        next_seq: g.next_seq,
-        last_state_seq: None,
-        log: Vec::new(),
-        wire: Vec::new(),
-        state_seqs: Vec::new(),
-    };
+    let requester = g.requester.filter(|id| g.attached.iter().any(|a| a.conn.id == *id));
+    // The planted fault `event-only-to-requester`: a change a request caused goes to its sender alone.
+    let only_requester = requester.filter(|_| hooks.events_only_to_requester());
+    let answers_to_all = hooks.answers_to_all();
+    let mut groups = fanout::groups(&g.attached);
+    let any_patches = groups.iter().any(|gr| gr.view.patches);
+    let mut staged = Staged { next_seq: g.next_seq, log: Vec::new(), groups: Vec::new(), state_seqs: Vec::new() };
     for request in requests {
         staged.log.push(LogRow {
             seq: None,
@@ -198,7 +213,6 @@ fn stage(session: &Session, g: &mut Inner, requests: &[ClientFrame], units: Vec<
             frame: serde_json::to_string(request)?,
         });
     }
-    let mut base = g.last_state_seq;
     for unit in units {
         let frames = match unit {
             Unit::Event(f) => vec![f],
@@ -206,13 +220,16 @@ fn stage(session: &Session, g: &mut Inner, requests: &[ClientFrame], units: Vec<
             Unit::Answer(mut frame) => {
                 frame.set_seq(staged.next_seq);
                 staged.next_seq += 1;
-                if view.is_some() {
-                    staged.wire.extend(announced_text(&hooks.announce(frame), version)?);
+                let frame = hooks.announce(frame);
+                for group in &mut groups {
+                    push_frame(group, &frame, requester, answers_to_all)?;
                 }
                 continue;
             }
         };
-        let mut ops = Vec::new();
+        // The ops of the unit for connections that see streams, and for those that do not.
+        let mut ops_seen = Vec::new();
+        let mut ops_unseen = Vec::new();
         let mut only_deltas = true;
         for mut frame in frames {
             let seq = staged.next_seq;
@@ -224,17 +241,18 @@ fn stage(session: &Session, g: &mut Inner, requests: &[ClientFrame], units: Vec<
             let ends_stream = matches!(event, UiEvent::AssistantMessage(m)
                 if g.state.open_stream().is_some_and(|open| open.id == m.item_id));
             if ends_stream {
-                g.resumed_mid_stream = false;
+                groups.iter_mut().for_each(|gr| gr.resumed_mid_stream = false);
             }
-            if view.is_some_and(|v| v.patches) {
+            if any_patches {
                 let event_ops = g.state.apply_with_patch(event)?;
-                if ends_stream && view.is_some_and(|v| !v.streams) {
-                    // The connection never saw the stream: the whole item is new to it.
+                if ends_stream {
+                    // A connection that never saw the stream: the whole item is new to it.
                     let item = g.state.items.last().map(serde_json::to_value).transpose()?;
-                    ops.extend(item.map(|value| PatchOp::Add { path: "/items/-".into(), value }));
+                    ops_unseen.extend(item.map(|value| PatchOp::Add { path: "/items/-".into(), value }));
                 } else {
-                    ops.extend(event_ops);
+                    ops_unseen.extend(event_ops.iter().cloned());
                 }
+                ops_seen.extend(event_ops);
             } else {
                 g.state.apply(event)?;
             }
@@ -253,21 +271,29 @@ fn stage(session: &Session, g: &mut Inner, requests: &[ClientFrame], units: Vec<
                     true => hooks.announce_stream_end(hooks.announce(frame)),
                     false => hooks.announce(frame),
                 };
-                staged.wire.extend(announced_text(&announced, version)?);
+                for group in &mut groups {
+                    match only_requester {
+                        Some(id) if !announced.is_answer() => {
+                            if let Some(text) = announced_text(&announced, group.view.version)? {
+                                group.push(Some(id), text);
+                            }
+                        }
+                        _ => push_frame(group, &announced, requester, answers_to_all)?,
+                    }
+                }
                 continue;
             }
             let previous = match &frame {
                 ServerFrame::AssistantMessageDelta(d) => g.last_delta.replace(d.delta.clone()),
                 _ => None,
             };
-            if view.is_some_and(|v| v.streams) {
-                let after_resume = std::mem::take(&mut g.resumed_mid_stream);
-                let announced = match after_resume {
-                    true => hooks.first_delta_after_resume(frame, previous.as_deref()),
-                    false => Some(frame),
+            for group in groups.iter_mut().filter(|gr| gr.view.streams) {
+                let announced = match std::mem::take(&mut group.resumed_mid_stream) {
+                    true => hooks.first_delta_after_resume(frame.clone(), previous.as_deref()),
+                    false => Some(frame.clone()),
                 };
                 if let Some(frame) = announced {
-                    staged.wire.extend(announced_text(&hooks.announce(frame), version)?);
+                    push_frame(group, &hooks.announce(frame), requester, answers_to_all)?;
                 }
             }
         }
@@ -276,28 +302,29 @@ fn stage(session: &Session, g: &mut Inner, requests: &[ClientFrame], units: Vec<
             // of its next patch; a connection that does not see streams has not moved.
             let seq = staged.next_seq - 1;
             staged.state_seqs.push(seq);
-            if view.is_some_and(|v| v.streams) {
-                staged.last_state_seq = Some(seq);
-                base = seq;
-            }
+            groups.iter_mut().filter(|gr| gr.view.streams).for_each(|gr| gr.base = seq);
             continue;
         }
         let seq = staged.next_seq;
-        match view {
-            Some(View { patches: true, .. }) => {
-                staged.wire.push(patch_frame(seq, hooks.patch_base_seq(base), hooks.patch(ops), version)?)
-            }
-            Some(View { patches: false, streams, version }) => {
-                let state = seen_state(&g.state, streams, version);
-                staged.wire.push(state_frame("ui_state_updated", seq, &hooks.present(&state, false))?)
-            }
-            None => {}
+        for group in &mut groups {
+            let View { patches, streams, version } = group.view;
+            let text = match patches {
+                true => {
+                    let ops = if streams { ops_seen.clone() } else { ops_unseen.clone() };
+                    patch_frame(seq, hooks.patch_base_seq(group.base), hooks.patch(ops), version)?
+                }
+                false => {
+                    let state = seen_state(&g.state, streams, version);
+                    state_frame("ui_state_updated", seq, &hooks.present(&state, false))?
+                }
+            };
+            group.push(None, text);
+            group.base = seq;
         }
         staged.state_seqs.push(seq);
-        staged.last_state_seq = Some(seq);
-        base = seq;
         staged.next_seq += 1;
     }
+    staged.groups = groups;
     Ok(staged)
 }
 
@@ -315,19 +342,9 @@ async fn restore_state(session: &Arc<Session>, g: &mut Inner) {
 }
 
 impl Inner {
-    /// Queues the frames of one change for the attached connection, if any, as one unit.
-    pub(super) fn send_all(&mut self, texts: Vec<String>) {
-        if let Some(conn) = &self.attached {
-            if !texts.is_empty() && !conn.send_all(texts) {
-                eprintln!("chatwire-reference: connection {} too slow, dropped", conn.id);
-                self.attached = None;
-            }
-        }
-    }
-
-    /// Whether `conn` is the connection this session talks to.
+    /// Whether `conn` is attached to this session.
     pub fn is_attached(&self, conn: &ConnHandle) -> bool {
-        self.attached.as_ref().is_some_and(|a| a.id == conn.id)
+        self.attached.iter().any(|a| a.conn.id == conn.id)
     }
 
     /// The highest seq this session has used.

@@ -9,6 +9,7 @@ use tokio::sync::Mutex;
 
 use super::catch_up::{catch_up, CatchUp, RESUME_RETENTION};
 use super::emit::{patch_frame, seen_state, state_frame};
+use super::fanout::Attachment;
 use super::{DriverLaunch, EmitError, History, Inner, Refusal, Session, Shared};
 use crate::agent::{AgentSpec, Cursor};
 use crate::store::{Commit, NewSessionRow};
@@ -42,15 +43,14 @@ pub(crate) async fn open_session(
         inner: Mutex::new(Inner {
             state: IndexedUiState::default(),
             next_seq: 3,
-            last_state_seq: 2,
             token_hash,
             agent: shared.agent_for(agent),
             cursor,
             plan: None,
             history: History::default(),
             last_delta: None,
-            resumed_mid_stream: false,
-            attached: Some(conn.clone()),
+            attached: vec![Attachment { conn: conn.clone(), last_state_seq: 2, resumed_mid_stream: false }],
+            requester: None,
             driver_active: false,
             driver_epoch: 0,
             driver_launch: DriverLaunch::Spawn,
@@ -94,17 +94,26 @@ fn greet(
         resume_token: w.token,
         resumed: w.resumed,
         capabilities: sh.capabilities(negotiated.version),
-        limits: Limits { max_frame_bytes: sh.max_frame_bytes },
+        limits: Limits {
+            max_frame_bytes: sh.max_frame_bytes,
+            max_attached_connections: negotiated.has(&Capability::MultiAttach).then_some(sh.max_attached),
+        },
         server: Some(concat!("chatwire-reference/", env!("CARGO_PKG_VERSION")).to_owned()),
         features: negotiated.features.clone(),
         resume_retention: negotiated.has(&Capability::ResumeCatchUp).then_some(RESUME_RETENTION),
     });
     let mut texts = vec![serde_json::to_string(&welcome).map_err(EmitError::from)?];
     let seq = w.first + 1;
-    g.last_state_seq = seq;
     let streams = negotiated.has(&Capability::AssistantStream);
-    // The deltas that follow continue the text this state frame holds (STREAM-003).
-    g.resumed_mid_stream = w.resumed && streams && g.state.open_stream().is_some();
+    // The deltas that follow continue the text this state frame holds (STREAM-003, ATTACH-008).
+    let resumed_mid_stream = w.resumed && streams && g.state.open_stream().is_some();
+    match g.attached.iter_mut().find(|a| a.conn.id == conn.id) {
+        Some(a) => {
+            a.last_state_seq = seq;
+            a.resumed_mid_stream = resumed_mid_stream;
+        }
+        None => g.attached.push(Attachment { conn: conn.clone(), last_state_seq: seq, resumed_mid_stream }),
+    }
     if let Some(CatchUp { base_seq, patch }) = catch_up {
         texts.push(patch_frame(seq, base_seq, patch, negotiated.version).map_err(EmitError::from)?);
     } else {
@@ -169,11 +178,19 @@ pub(crate) async fn resume_session(
         if resume.last_seq > g.last_seq() {
             return Err(cursor_ahead());
         }
-        if let Some(old) = g.attached.take() {
-            let code = ErrorCode::SessionTakenOver;
-            g.send_error(&session, &old, Refusal::new(code, "another connection resumed this session"), None).await;
-            if let Some(close) = code.close_code() {
-                old.send(Outgoing::Close(close));
+        if shared.hooks.attaches(conn.negotiated.has(&Capability::MultiAttach)) {
+            // ATTACH-001: beside the others; past the bound the earliest goes (ATTACH-003).
+            while g.attached.len() >= shared.max_attached.max(1) as usize {
+                let earliest = g.attached.remove(0).conn;
+                let refusal =
+                    Refusal::new(ErrorCode::SessionDetached, "more connections attached than this session keeps");
+                end_connection(&session, &mut g, &earliest, refusal).await;
+            }
+        } else {
+            // ATTACH-002 / SESSION-010: every connection bound to the session is taken over.
+            for old in std::mem::take(&mut g.attached) {
+                let refusal = Refusal::new(ErrorCode::SessionTakenOver, "another connection resumed this session");
+                end_connection(&session, &mut g, &old.conn, refusal).await;
             }
         }
         let catch_up = match conn.negotiated.has(&Capability::ResumeCatchUp) {
@@ -184,7 +201,6 @@ pub(crate) async fn resume_session(
         let reserve = Commit { next_seq: first + 2, state_seqs: vec![first + 1], ..Commit::default() };
         shared.store.commit(session.id.as_str(), reserve).await.map_err(EmitError::from)?;
         g.next_seq = first + 2;
-        g.attached = Some(conn.clone());
         let welcome = Welcome { hello_id, token: resume.resume_token.clone(), resumed: true, first };
         greet(&session, &mut g, conn, welcome, catch_up)?;
         drop(g);
@@ -193,13 +209,20 @@ pub(crate) async fn resume_session(
     Err(Refusal::new(ErrorCode::InternalError, "the session could not be loaded, try again"))
 }
 
+/// Sends `conn` a fatal error of the session and closes it with the error's close code.
+async fn end_connection(session: &Session, g: &mut Inner, conn: &ConnHandle, refusal: Refusal) {
+    let close = refusal.code.close_code();
+    g.send_error(session, conn, refusal, None).await;
+    if let Some(close) = close {
+        conn.send(Outgoing::Close(close));
+    }
+}
+
 /// Detaches `conn` from the session (connection closed).
 pub(crate) async fn detach(session: &Arc<Session>, conn: &ConnHandle) {
     {
         let mut g = session.inner.lock().await;
-        if g.is_attached(conn) {
-            g.attached = None;
-        }
+        g.attached.retain(|a| a.conn.id != conn.id);
     }
     session.shared.evict_if_quiescent(session).await;
 }

@@ -10,6 +10,7 @@
 //! | --- | --- |
 //! | [`registry`] | the sessions in memory: load (fold of the log), evict, recover at start |
 //! | [`emit`] | the one commit-then-send path, and errors that consume a seq |
+//! | [`fanout`] | the attached connections, grouped by view, and where each frame goes |
 //! | [`handshake`] | `session.hello`: open, resume (takeover), welcome and snapshot |
 //! | [`catch_up`] | the catch-up patch of a resume, from the log |
 //! | [`requests`] | `chat.user_message`, `chat.tool_call_response`, `chat.rewind` |
@@ -31,13 +32,13 @@ use tokio::task::AbortHandle;
 
 use crate::agent::{Agent, Cursor};
 use crate::store::StoreError;
-use crate::transport::ConnHandle;
 
 mod cancel;
 mod catch_up;
 mod driver;
 mod emit;
 mod expiry;
+mod fanout;
 mod handshake;
 mod recovery;
 mod registry;
@@ -117,9 +118,6 @@ pub(crate) struct Inner {
     /// Indexed, so that an event costs the same at 100 items and at 10,000 (`IndexedUiState`).
     pub state: IndexedUiState,
     next_seq: u64,
-    /// The seq of the latest frame that carried a state to the attached connection: the base of
-    /// its next patch (`STATE-037`).
-    last_state_seq: u64,
     /// The stored hash of the resume token (only the legacy lookup-first resume check reads it).
     token_hash: String,
     agent: Arc<dyn Agent>,
@@ -129,9 +127,11 @@ pub(crate) struct Inner {
     history: History,
     /// The text of the latest delta committed in this process (a planted fault repeats it).
     last_delta: Option<String>,
-    /// The attached connection resumed while a stream was open and has had no delta since.
-    resumed_mid_stream: bool,
-    attached: Option<ConnHandle>,
+    /// The connections attached to the session, earliest first (`spec/attach.md`).
+    attached: Vec<fanout::Attachment>,
+    /// The connection whose request is being carried out: its answers go to it alone
+    /// (`ATTACH-005`). Set by the connection around each request, under the session lock.
+    pub requester: Option<u64>,
     driver_active: bool,
     /// Bumped when a cancel stops the run: a driver started before it stops at its next look,
     /// without playing or settling anything (`CANCEL-005`).

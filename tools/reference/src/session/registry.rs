@@ -35,6 +35,8 @@ pub(crate) struct Shared {
     pub send_queue_bytes: u64,
     /// Capabilities this server does not offer although it implements them (`serve --without`).
     pub withheld: Vec<Capability>,
+    /// The most connections one session keeps attached (`ATTACH-003`).
+    pub max_attached: u32,
     pub(super) sessions: Mutex<HashMap<Id, Arc<Session>>>,
 }
 
@@ -68,6 +70,7 @@ impl Shared {
             legacy_resume_lookup: false,
             send_queue_bytes: crate::DEFAULT_SEND_QUEUE_BYTES,
             withheld: Vec::new(),
+            max_attached: chatwire_schema::MIN_ATTACHED_CONNECTIONS,
             sessions: Mutex::new(HashMap::new()),
         }
     }
@@ -88,7 +91,9 @@ impl Shared {
     /// 1.1 features only where 1.1 was negotiated (`COMPAT-005`).
     pub(crate) fn capabilities(&self, version: ProtocolVersion) -> Vec<Capability> {
         let mut caps = vec![Capability::Rewind, Capability::ToolOutput, Capability::ToolExpiry];
-        for feature in [Capability::UiStatePatch, Capability::ResumeCatchUp, Capability::AssistantStream] {
+        for feature in
+            [Capability::UiStatePatch, Capability::ResumeCatchUp, Capability::AssistantStream, Capability::MultiAttach]
+        {
             if feature.feature_since().is_some_and(|since| since <= version) {
                 caps.push(feature);
             }
@@ -168,15 +173,14 @@ impl Shared {
             inner: Mutex::new(Inner {
                 state,
                 next_seq,
-                last_state_seq: 0,
                 token_hash: stored.token_hash,
                 agent,
                 cursor,
                 plan,
                 history,
                 last_delta: None,
-                resumed_mid_stream: false,
-                attached: None,
+                attached: Vec::new(),
+                requester: None,
                 driver_active: false,
                 driver_epoch: 0,
                 driver_launch: DriverLaunch::Spawn,
@@ -196,7 +200,7 @@ impl Shared {
     pub async fn evict_if_quiescent(&self, session: &Arc<Session>) {
         let mut sessions = self.sessions.lock().await;
         let mut g = session.inner.lock().await;
-        if g.attached.is_none() && !g.driver_active && g.timers.is_empty() && !g.evicted {
+        if g.attached.is_empty() && !g.driver_active && g.timers.is_empty() && !g.evicted {
             g.evicted = true;
             sessions.remove(&session.id);
         }
@@ -267,8 +271,8 @@ pub(super) fn fold_log(id: &Id, events: &[String]) -> (IndexedUiState, History) 
 /// that the next resume loads it from the log.
 pub(super) fn discard(session: &Arc<Session>, g: &mut Inner) {
     g.evicted = true;
-    if let Some(conn) = g.attached.take() {
-        conn.kill.notify_one();
+    for a in g.attached.drain(..) {
+        a.conn.kill.notify_one();
     }
     for (_, timer) in g.timers.drain() {
         timer.abort();

@@ -40,8 +40,8 @@ class Capability(RootModel[StrictStr]):
     root: Annotated[
         StrictStr,
         Field(
-            description='An optional feature the server offers. Known names: rewind, tool_output, tool_expiry, conformance_script, restart_durability, and since 1.1 ui_state_patch, resume_catch_up, assistant_stream and retry, and since 1.2 cancel; receivers must tolerate others.',
-            examples=['rewind', 'tool_output', 'tool_expiry', 'conformance_script', 'restart_durability', 'ui_state_patch', 'resume_catch_up', 'assistant_stream', 'retry', 'cancel'],
+            description='An optional feature the server offers. Known names: rewind, tool_output, tool_expiry, conformance_script, restart_durability, and since 1.1 ui_state_patch, resume_catch_up, assistant_stream and retry, and since 1.2 cancel and multi_attach; receivers must tolerate others.',
+            examples=['rewind', 'tool_output', 'tool_expiry', 'conformance_script', 'restart_durability', 'ui_state_patch', 'resume_catch_up', 'assistant_stream', 'retry', 'cancel', 'multi_attach'],
             min_length=1,
         ),
     ]
@@ -60,6 +60,14 @@ class Limits(BaseModel):
             le=9007199254740991,
         ),
     ]
+    max_attached_connections: Annotated[
+        int | None,
+        Field(
+            description='With `multi_attach` in force: the most connections the session keeps attached at once, at\nleast [`crate::MIN_ATTACHED_CONNECTIONS`]; one more attaching detaches the earliest\n(since 1.2, `ATTACH-003`).',
+            ge=8,
+            le=4294967295,
+        ),
+    ] = None
 
 
 class DisplayItemUserMessage(BaseModel):
@@ -325,6 +333,7 @@ class ErrorCode(str, Enum):
     retry_keeps_open_call = 'retry_keeps_open_call'
     run_not_active = 'run_not_active'
     response_invalid = 'response_invalid'
+    session_detached = 'session_detached'
 
 
 class ServerFrameSessionWelcome(BaseModel):

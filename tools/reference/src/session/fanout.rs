@@ -1,0 +1,114 @@
+//! The one fan-out point: the connections attached to a session (`spec/attach.md`), grouped by
+//! what they see, and the routing of one change's frames to each of them.
+//!
+//! A session has one state and one log; a connection holds only where its view stands (the base
+//! of its next patch, whether it resumed mid-stream). The frames of a change are built once per
+//! group of connections that see the same bytes, and an answer goes only to its requester
+//! (`ATTACH-005`).
+
+use chatwire_schema::session::welcome::Capability;
+use chatwire_schema::ProtocolVersion;
+
+use crate::transport::ConnHandle;
+
+/// One connection attached to a session, and where its view of the session stands.
+pub(crate) struct Attachment {
+    pub conn: ConnHandle,
+    /// The seq of the latest state frame sent to it: the base of its next patch (`STATE-037`).
+    pub last_state_seq: u64,
+    /// It resumed while a stream was open and has had no delta since (`STREAM-003`).
+    pub resumed_mid_stream: bool,
+}
+
+/// How a connection sees the session: whether state frames go out as patches (`STATE-036`),
+/// whether it sees open streams (`assistant_stream` in force, `STREAM-001`), and its minor.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) struct View {
+    pub patches: bool,
+    pub streams: bool,
+    pub version: ProtocolVersion,
+}
+
+impl View {
+    pub fn of(conn: &ConnHandle) -> View {
+        View {
+            patches: conn.negotiated.patches,
+            streams: conn.negotiated.has(&Capability::AssistantStream),
+            version: conn.negotiated.version,
+        }
+    }
+}
+
+/// A frame of a change, with the one connection it is for when it is an answer.
+pub(super) struct Piece {
+    /// `Some(conn id)`: only that connection gets it (`ATTACH-005`).
+    pub only: Option<u64>,
+    pub text: String,
+}
+
+/// The attached connections that get the same bytes for a change: one view, one patch base, one
+/// stream position. Its frames are built once.
+pub(super) struct Group {
+    pub view: View,
+    /// The base of the group's next patch; moved by each state frame staged for it.
+    pub base: u64,
+    pub resumed_mid_stream: bool,
+    /// Indices into the session's attachments.
+    pub members: Vec<usize>,
+    pub wire: Vec<Piece>,
+}
+
+impl Group {
+    /// Stages `text` for every member (`only: None`) or for one.
+    pub fn push(&mut self, only: Option<u64>, text: String) {
+        self.wire.push(Piece { only, text });
+    }
+
+    /// The texts a member gets, in order.
+    pub fn texts_for(&self, conn: u64) -> Vec<String> {
+        self.wire.iter().filter(|p| p.only.is_none_or(|id| id == conn)).map(|p| p.text.clone()).collect()
+    }
+}
+
+/// Groups the attachments; at most one group per distinct (view, base, stream position).
+pub(super) fn groups(attached: &[Attachment]) -> Vec<Group> {
+    let mut groups: Vec<Group> = Vec::new();
+    for (index, a) in attached.iter().enumerate() {
+        let view = View::of(&a.conn);
+        let same = groups
+            .iter_mut()
+            .find(|g| g.view == view && g.base == a.last_state_seq && g.resumed_mid_stream == a.resumed_mid_stream);
+        match same {
+            Some(g) => g.members.push(index),
+            None => groups.push(Group {
+                view,
+                base: a.last_state_seq,
+                resumed_mid_stream: a.resumed_mid_stream,
+                members: vec![index],
+                wire: Vec::new(),
+            }),
+        }
+    }
+    groups
+}
+
+/// Queues each group's frames to its members and moves their views on; a member whose queue
+/// overflows is closing with 4008 and leaves the session alone (`ATTACH-010`). Returns how many
+/// connections were dropped.
+pub(super) fn deliver(attached: &mut Vec<Attachment>, groups: Vec<Group>) -> usize {
+    let mut dropped = Vec::new();
+    for group in groups {
+        for &index in &group.members {
+            let Some(a) = attached.get_mut(index) else { continue };
+            a.last_state_seq = group.base;
+            a.resumed_mid_stream = group.resumed_mid_stream;
+            let texts = group.texts_for(a.conn.id);
+            if !texts.is_empty() && !a.conn.send_all(texts) {
+                eprintln!("chatwire-reference: connection {} too slow, dropped", a.conn.id);
+                dropped.push(a.conn.id);
+            }
+        }
+    }
+    attached.retain(|a| !dropped.contains(&a.conn.id));
+    dropped.len()
+}
