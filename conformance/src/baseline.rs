@@ -128,6 +128,7 @@ mod tests {
             findings: vec![],
             findings_dropped: 0,
             baselined: None,
+            errata: vec![],
         }
     }
 
@@ -144,6 +145,7 @@ mod tests {
             backend_stderr: None,
             snapshots: Default::default(),
             sweep: None,
+            version: None,
         };
         RunReport {
             tool: String::new(),
@@ -155,6 +157,8 @@ mod tests {
             stale_baseline: vec![],
             backend_logs: vec![],
             sweep: None,
+            strict: false,
+            levels: vec![],
             exit_code: 0,
         }
     }

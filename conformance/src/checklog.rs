@@ -20,7 +20,8 @@ pub fn check_log(path: &Path, validator: Arc<FrameValidator>) -> Result<Scenario
     let lines = wirelog::check_file(path, &mut monitor)?;
     let mut checks = CheckSet::default();
     for f in monitor.take_findings() {
-        checks.record_monitor_finding(f, None);
+        let version = monitor.version(f.conn);
+        checks.record_monitor_finding(f, None, version);
     }
     checks.add_always_on(&monitor);
     let checks = checks.into_checks();
@@ -37,5 +38,6 @@ pub fn check_log(path: &Path, validator: Arc<FrameValidator>) -> Result<Scenario
         backend_stderr: None,
         snapshots: Default::default(),
         sweep: None,
+        version: monitor.first_version().map(|v| v.to_string()),
     })
 }

@@ -114,6 +114,10 @@ struct CheckLogArgs {
     /// Write the JSON report here (schema: schema/json/conformance-report.json).
     #[arg(long, value_name = "FILE")]
     report_json: Option<PathBuf>,
+    /// Fail on errata too: a finding of a rule added after the negotiated version was released
+    /// fails instead of warning (COMPAT-017).
+    #[arg(long)]
+    strict: bool,
 }
 
 #[derive(Args)]
@@ -171,6 +175,12 @@ struct RunArgs {
     /// Expected failures: a JSON list of {scenario, check, reason}.
     #[arg(long, value_name = "FILE")]
     baseline: Option<PathBuf>,
+    /// Fail on errata too. Each connection is judged by the requirement set of the version it
+    /// negotiated, frozen at that version's release; a check that fails only on errata (rules added
+    /// after the release, spec/versioning.md#frozen-requirement-sets) is a warning naming them,
+    /// unless --strict (COMPAT-017).
+    #[arg(long)]
+    strict: bool,
     #[command(flatten)]
     source: SourceArgs,
     /// Read golden snapshots from this directory instead of those built into the binary.
@@ -297,13 +307,20 @@ fn list(args: &ListArgs) -> u8 {
             return EXIT_USAGE;
         }
     };
+    let registry = match registry() {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
     let width = scenarios.iter().map(|s| s.id.len()).max().unwrap_or(2);
     out_line!("{:<width$}  {:<6}  {:<40}  requirements", "id", "level", "capabilities");
     for s in &scenarios {
         let caps = s.needed_capabilities().join(",");
-        let reqs: Vec<&str> = s.requirements.iter().map(|r| r.as_str()).collect();
+        let reqs: Vec<String> = s.requirements.iter().map(ToString::to_string).collect();
         out_line!("{:<width$}  {:<6}  {:<40}  {}", s.id, s.level.as_str(), caps, reqs.join(" "));
         out_line!("{:<width$}  {}", "", s.title);
+        if let Some(versions) = crate::errata::scenario_versions(&reqs, &registry) {
+            out_line!("{:<width$}  {versions}", "");
+        }
     }
     out_line!("{} scenario(s)", scenarios.len());
     EXIT_OK
@@ -317,12 +334,9 @@ fn requirements(args: &RequirementsArgs) -> u8 {
             return EXIT_USAGE;
         }
     };
-    let registry = match chatwire_schema::requirements::all() {
+    let registry = match registry() {
         Ok(r) => r,
-        Err(e) => {
-            err_line!("error: the spec's requirement registry is invalid: {e}");
-            return EXIT_USAGE;
-        }
+        Err(code) => return code,
     };
     let (map, how) = if args.measure {
         match measure(&scenarios) {
@@ -349,6 +363,7 @@ fn requirements(args: &RequirementsArgs) -> u8 {
             .map(|c| c.iter().collect())
             .unwrap_or_default();
         let mut line = format!("{:<14} {:<6} {}", r.id, r.level.as_str(), r.link());
+        line.push_str(&format!("\n               {}", crate::errata::requirement_versions(r)));
         if !checks.is_empty() {
             let shown: Vec<&str> = checks.iter().take(6).map(|c| c.as_str()).collect();
             let more =
@@ -393,6 +408,10 @@ fn requirements(args: &RequirementsArgs) -> u8 {
     if !unknown.is_empty() {
         out_line!("\nscenarios name ids the spec does not define: {}", unknown.join(", "));
     }
+    out_line!("\nrequirement sets (spec/versioning.md#frozen-requirement-sets):");
+    for line in crate::errata::set_summary(&registry) {
+        out_line!("  {line}");
+    }
     out_line!(
         "\n{} requirement(s): {covered} covered or untestable, {} claimed only ({} MUST), {} uncovered ({} MUST)",
         registry.len(),
@@ -420,7 +439,19 @@ fn measure(scenarios: &[Scenario]) -> Result<coverage::CoverageMap, u8> {
     Ok(coverage::measured(&report, scenarios))
 }
 
+/// The spec's requirement registry, or the usage error that it is invalid.
+fn registry() -> Result<Vec<chatwire_schema::requirements::Requirement>, u8> {
+    chatwire_schema::requirements::all().map_err(|e| {
+        err_line!("error: the spec's requirement registry is invalid: {e}");
+        EXIT_USAGE
+    })
+}
+
 fn check_log(args: &CheckLogArgs) -> u8 {
+    let registry = match registry() {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
     let validator = Arc::new(chatwire_schema::FrameValidator::new());
     let report = match crate::checklog::check_log(&args.file, validator) {
         Ok(r) => r,
@@ -429,23 +460,31 @@ fn check_log(args: &CheckLogArgs) -> u8 {
             return EXIT_USAGE;
         }
     };
+    let mut run = crate::report::RunReport {
+        tool: concat!("chatwire-conformance ", env!("CARGO_PKG_VERSION")).to_owned(),
+        target: format!("wire log {}", args.file.display()),
+        timeout_scale: 1.0,
+        duration_ms: report.duration_ms,
+        summary: Default::default(),
+        scenarios: vec![report],
+        stale_baseline: Vec::new(),
+        backend_logs: Vec::new(),
+        sweep: None,
+        strict: false,
+        levels: Vec::new(),
+        exit_code: EXIT_OK,
+    };
+    crate::errata::apply(&mut run, &registry, args.strict);
     let style = Style::detect();
-    out_line!("{}", output::scenario_block(style, &report, 1, 1));
-    let code = if report.verdict.is_failure() { EXIT_FAIL } else { EXIT_OK };
+    if let Some(report) = run.scenarios.first() {
+        out_line!("{}", output::scenario_block(style, report, 1, 1));
+        run.exit_code = if report.verdict.is_failure() { EXIT_FAIL } else { EXIT_OK };
+    }
+    for levels in &run.levels {
+        out_line!("requirements of {}: {}", levels.version, crate::errata::line(levels));
+    }
+    let code = run.exit_code;
     if let Some(path) = &args.report_json {
-        let mut run = crate::report::RunReport {
-            tool: concat!("chatwire-conformance ", env!("CARGO_PKG_VERSION")).to_owned(),
-            target: format!("wire log {}", args.file.display()),
-            timeout_scale: 1.0,
-            duration_ms: report.duration_ms,
-            summary: Default::default(),
-            scenarios: vec![report],
-            stale_baseline: Vec::new(),
-            backend_logs: Vec::new(),
-            sweep: None,
-            exit_code: code,
-        };
-        run.summarize();
         let written = serde_json::to_string_pretty(&run)
             .map_err(|e| e.to_string())
             .and_then(|text| std::fs::write(path, text + "\n").map_err(|e| e.to_string()));
@@ -480,6 +519,10 @@ fn run(args: RunArgs) -> u8 {
             err_line!("error: {e}");
             return EXIT_USAGE;
         }
+    };
+    let registry = match registry() {
+        Ok(r) => r,
+        Err(code) => return code,
     };
     let baseline = match &args.baseline {
         Some(path) => match baseline::load(path) {
@@ -548,6 +591,15 @@ fn run(args: RunArgs) -> u8 {
         opts.target.describe(),
         opts.driver.versions.join(", ")
     );
+    // What is printed as each scenario ends is judged as the final report is (errata, --strict).
+    let judged = {
+        let (registry, strict) = (Arc::new(registry.clone()), args.strict);
+        move |report: &crate::report::ScenarioReport| {
+            let mut report = report.clone();
+            crate::errata::apply_to_scenario(&mut report, &registry, strict);
+            report
+        }
+    };
     let progress: runner::ProgressFn = Arc::new(move |event| match event {
         Progress::Started(id) if live => {
             out_text!("\r\x1b[K  … {id}");
@@ -558,13 +610,13 @@ fn run(args: RunArgs) -> u8 {
             if live {
                 out_text!("\r\x1b[K");
             }
-            out_line!("{}", output::variant_block(style, report));
+            out_line!("{}", output::variant_block(style, &judged(report)));
         }
         Progress::Finished { report, done, total } => {
             if live {
                 out_text!("\r\x1b[K");
             }
-            out_line!("{}", output::scenario_block(style, report, done, total));
+            out_line!("{}", output::scenario_block(style, &judged(report), done, total));
         }
     });
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
@@ -582,7 +634,10 @@ fn run(args: RunArgs) -> u8 {
             return EXIT_UNREACHABLE;
         }
     };
+    crate::errata::apply(&mut report, &registry, args.strict);
     baseline::apply(&mut report, &baseline);
+    // Counted again: a baselined failure charges nothing.
+    report.levels = crate::errata::tally(&report, &registry);
     report.exit_code = baseline::exit_code(&report);
     for log in &report.backend_logs {
         if report.exit_code != EXIT_OK {

@@ -9,7 +9,8 @@
 //! always-on check and the differential oracle, pure), [`attribution`] (the requirements each step
 //! proves), [`driver`] (one scenario's I/O and steps), [`runner`] (a suite), [`wirelog`] (recorded
 //! traffic for `check-log`), [`snapshot`], [`report`], [`baseline`], [`output`], [`backend`]
-//! (spawning and killing backends), [`cli`].
+//! (spawning and killing backends), [`errata`] (judging by the negotiated version's frozen set,
+//! results per level), [`cli`].
 #![warn(missing_docs)]
 
 pub mod attribution;
@@ -21,6 +22,7 @@ pub mod cli;
 pub mod conn;
 pub mod coverage;
 pub mod driver;
+pub mod errata;
 pub mod monitor;
 pub mod output;
 pub mod pattern;

@@ -91,9 +91,10 @@ pub fn variant_block(style: Style, report: &ScenarioReport) -> String {
 fn check_block(style: Style, scenario: &str, check: &CheckReport) -> String {
     let mut out = String::new();
     let baselined = check.baselined.as_ref().map(|r| format!(" (baselined: {r})")).unwrap_or_default();
+    let errata = errata_note(check);
     let _ = write!(
         out,
-        "\n      {} {scenario} / {} [{}]{baselined}",
+        "\n      {} {scenario} / {} [{}]{baselined}{errata}",
         style.verdict(check.verdict).trim_end(),
         check.id,
         check.charged_requirements().join(", ")
@@ -115,6 +116,16 @@ fn check_block(style: Style, scenario: &str, check: &CheckReport) -> String {
         let _ = write!(out, "\n        … and {} more", check.findings_dropped);
     }
     out
+}
+
+/// What a check failed on errata only says about it: ` (errata only: INT-002: erratum to 1.0 of
+/// 2026-11-23; fails with --strict)`, empty for any other check.
+fn errata_note(check: &CheckReport) -> String {
+    if check.errata.is_empty() {
+        return String::new();
+    }
+    let effect = if check.verdict == Verdict::Warn { "fails with --strict" } else { "failed: --strict" };
+    format!(" (errata only: {}; {effect})", check.errata.join(", "))
 }
 
 /// The closing summary.
@@ -153,6 +164,10 @@ pub fn summary_block(style: Style, report: &RunReport) -> String {
                 String::new()
             }
         );
+    }
+    for levels in &report.levels {
+        let frozen = if levels.released { "" } else { " (in progress, not frozen)" };
+        let _ = write!(out, "\nrequirements of {}{frozen}: {}", levels.version, crate::errata::line(levels));
     }
     for stale in &report.stale_baseline {
         let _ = write!(
@@ -255,12 +270,30 @@ pub fn junit(report: &RunReport) -> String {
         }
         let _ = writeln!(out, "  </testsuite>");
     }
+    if !report.levels.is_empty() {
+        // The result per level: properties of a suite with no test case of its own.
+        let _ = writeln!(
+            out,
+            "  <testsuite name=\"requirement-levels\" tests=\"0\" failures=\"0\" errors=\"0\" skipped=\"0\">"
+        );
+        let _ = writeln!(out, "    <properties>");
+        let _ = writeln!(out, "      <property name=\"strict\" value=\"{}\"/>", report.strict);
+        for levels in &report.levels {
+            let line = crate::errata::line(levels);
+            let _ = writeln!(out, "      <property name=\"{}\" value=\"{}\"/>", xml(&levels.version), xml(&line));
+        }
+        let _ = writeln!(out, "    </properties>");
+        let _ = writeln!(out, "  </testsuite>");
+    }
     let _ = writeln!(out, "</testsuites>");
     out
 }
 
 fn details(c: &CheckReport) -> String {
     let mut s = format!("{}\nrequirements: {}\n", c.summary, c.requirements.join(", "));
+    if !c.errata.is_empty() {
+        let _ = writeln!(s, "errata only: {}", c.errata.join(", "));
+    }
     for f in &c.findings {
         if let Some(step) = f.step {
             let _ = write!(s, "step {step}: ");
@@ -311,9 +344,11 @@ mod tests {
                 step: Some(2),
                 requirement: Some("TOOL-012".into()),
                 frame: Some("{\"type\":\"error\"}".into()),
+                version: Some("1.0".into()),
             }],
             findings_dropped: 0,
             baselined: None,
+            errata: vec![],
         };
         let passing =
             CheckReport { id: "seq-increasing".into(), verdict: Verdict::Pass, findings: vec![], ..failing.clone() };
@@ -335,10 +370,13 @@ mod tests {
                 backend_stderr: Some("panic <here>".into()),
                 snapshots: Default::default(),
                 sweep: None,
+                version: Some("1.0".into()),
             }],
             stale_baseline: vec![],
             backend_logs: vec![],
             sweep: None,
+            strict: false,
+            levels: vec![],
             exit_code: 1,
         };
         r.summarize();

@@ -78,6 +78,10 @@ pub struct Finding {
     /// The offending frame, ids replaced by placeholders and cut to a few hundred characters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub frame: Option<String>,
+    /// The protocol version negotiated on the connection it was seen on, when one was: the
+    /// requirement set it is judged by (`spec/versioning.md#frozen-requirement-sets`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
 }
 
 /// The result of one check in one scenario.
@@ -101,6 +105,11 @@ pub struct CheckReport {
     /// Set when a baseline entry expects this check to fail: the entry's reason.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baselined: Option<String>,
+    /// Set when the check failed on errata only (rules added after the negotiated version was
+    /// released): each erratum, as `INT-002: erratum to 1.0 of 2026-11-23`. Its verdict is then
+    /// `warn`, or still `fail` in a `--strict` run (`COMPAT-017`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub errata: Vec<String>,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -137,6 +146,10 @@ pub struct ScenarioReport {
     /// Set on a reconnect-sweep variant (`run --sweep`): which scenario it cuts, and where.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sweep: Option<SweepVariant>,
+    /// The protocol version its first connection negotiated, if any: the requirement set its
+    /// checks are judged and counted by, where a finding names no connection of its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
 }
 
 /// Where a reconnect-sweep variant cut its scenario.
@@ -239,8 +252,19 @@ pub struct RunReport {
     /// The reconnect sweep's counts, when the run was a sweep (`run --sweep`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sweep: Option<SweepSummary>,
+    /// Whether a failure of errata only fails the run (`run --strict`) rather than warns.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub strict: bool,
+    /// The result per negotiated version, requirement version, group and level
+    /// (`1.0 core: MUST 85/85, SHOULD 12/14; errata: 2 warn`), see [`crate::errata::tally`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub levels: Vec<crate::errata::VersionLevels>,
     /// The exit code the run ends with.
     pub exit_code: u8,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 impl RunReport {
@@ -305,6 +329,7 @@ impl CheckSet {
             findings: Vec::new(),
             findings_dropped: 0,
             baselined: None,
+            errata: Vec::new(),
         });
         let last = self.checks.len() - 1;
         &mut self.checks[last]
@@ -338,10 +363,21 @@ impl CheckSet {
     }
 
     /// Records a finding of the session monitor under its check: a failure of a `must` check, a
-    /// warning of a `should` check, naming the one requirement it breaks.
-    pub fn record_monitor_finding(&mut self, f: crate::monitor::Finding, step: Option<usize>) {
-        let finding =
-            Finding { message: f.message, step, requirement: Some(f.requirement.to_string()), frame: f.frame };
+    /// warning of a `should` check, naming the one requirement it breaks and the version its
+    /// connection negotiated.
+    pub fn record_monitor_finding(
+        &mut self,
+        f: crate::monitor::Finding,
+        step: Option<usize>,
+        version: Option<chatwire_schema::ProtocolVersion>,
+    ) {
+        let finding = Finding {
+            message: f.message,
+            step,
+            requirement: Some(f.requirement.to_string()),
+            frame: f.frame,
+            version: version.map(|v| v.to_string()),
+        };
         let verdict = if f.check.level == Level::Must { Verdict::Fail } else { Verdict::Warn };
         self.record(f.check.id, &[], f.check.summary, verdict, Some(finding));
     }
@@ -411,7 +447,7 @@ mod tests {
         let mut set = CheckSet::default();
         set.touch("a", &[], "a");
         for i in 0..(MAX_FINDINGS + 3) {
-            let f = Finding { message: format!("f{i}"), step: None, requirement: None, frame: None };
+            let f = Finding { message: format!("f{i}"), step: None, requirement: None, frame: None, version: None };
             set.record("b", &["SEQ-001".into()], "b", Verdict::Fail, Some(f));
         }
         set.record("b", &[], "b", Verdict::Warn, None);

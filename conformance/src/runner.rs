@@ -233,6 +233,8 @@ pub async fn run_suite(
         stale_baseline: Vec::new(),
         backend_logs,
         sweep: sweep.map(|_| SweepSummary::default()),
+        strict: false,
+        levels: Vec::new(),
         exit_code: 0,
     };
     report.summarize();
@@ -321,9 +323,16 @@ async fn sweep_one(
             verdict: Verdict::NotApplicable,
             requirements: requirements.clone(),
             summary: summary.to_owned(),
-            findings: vec![crate::report::Finding { message: reason, step: None, requirement: None, frame: None }],
+            findings: vec![crate::report::Finding {
+                message: reason,
+                step: None,
+                requirement: None,
+                frame: None,
+                version: None,
+            }],
             findings_dropped: 0,
             baselined: None,
+            errata: Vec::new(),
         });
         vec![report]
     };
@@ -372,6 +381,7 @@ async fn sweep_one(
         findings: Vec::new(),
         findings_dropped: 0,
         baselined: None,
+        errata: Vec::new(),
     });
     let mut handles = Vec::new();
     for k in baseline.first_cut..=baseline.frames.min(max) {
@@ -441,13 +451,16 @@ fn synthetic(scenario: &Scenario, verdict: Verdict, check: &str, message: &str) 
                 step: None,
                 requirement: None,
                 frame: None,
+                version: None,
             }],
             findings_dropped: 0,
             baselined: None,
+            errata: Vec::new(),
         }],
         wire_log: Vec::new(),
         backend_stderr: None,
         snapshots: Default::default(),
         sweep: None,
+        version: None,
     }
 }

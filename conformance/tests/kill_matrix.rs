@@ -410,6 +410,16 @@ const TABLE: &[Expectation] = &[
         caught_by: Caught::MustFailure,
         offer: Offer::Default,
     },
+    // A backend that meets 1.0 as released but neither of the two errata above (INT-002,
+    // TRANSPORT-016). The matrix judges the raw verdicts; the command line reports both as errata
+    // warnings on a 1.0 connection and fails them only with --strict (conformance/tests/errata.rs).
+    Expectation {
+        fault: "errata-of-1-0-unmet",
+        scenarios: &["int-opaque-numbers", "send-queue-overflow-resume"],
+        violates: &["INT-002", "TRANSPORT-016"],
+        caught_by: Caught::MustFailure,
+        offer: Offer::V1_0,
+    },
     // The first delta after a resume repeats the chunk the resumed state already ends with: the
     // stream does not continue exactly after the resumed text (STREAM-003).
     Expectation {

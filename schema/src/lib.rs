@@ -41,6 +41,7 @@ pub mod id;
 pub mod older_minor;
 pub mod reducer;
 pub mod req_id;
+pub mod requirement_sets;
 pub mod requirements;
 pub mod response_schema;
 pub mod schema_gen;

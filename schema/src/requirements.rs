@@ -15,9 +15,18 @@
 //!   [`Level::May`]); a statement without one is an error.
 //! - A statement that ends with `(untestable: <reason>)` carries that reason in
 //!   [`Requirement::untestable`]; the note is not part of [`Requirement::text`].
+//! - A statement may open, right after its marker, with its version metadata in emphasised
+//!   parentheses: `*(since 1.1, retry)*`, `*(since 1.0, erratum 2026-11-23)*`
+//!   (`spec/README.md#versions-and-errata`). It gives [`Requirement::since`],
+//!   [`Requirement::group`] and [`Requirement::erratum`] and is not part of [`Requirement::text`];
+//!   a statement without it applies from 1.0, to every implementation (group `core`), as released.
 
 use std::collections::HashMap;
 use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::ProtocolVersion;
 
 /// Every spec file the registry reads, as `(file name, Markdown)`, in reading order. Embedded from
 /// `spec/` in the repository, from the package's copy `schema/spec/` elsewhere (`build.rs`).
@@ -42,13 +51,16 @@ pub const SPEC_FILES: &[(&str, &str)] = &[
 ];
 
 /// How binding a requirement is, and how the conformance runner treats a violation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Level {
     /// `MUST`, `MUST NOT`, `REQUIRED`, `SHALL`, `SHALL NOT`: a violation fails the run.
+    #[serde(rename = "MUST")]
     Must,
     /// `SHOULD`, `SHOULD NOT`, `RECOMMENDED`, `NOT RECOMMENDED`: a violation is a warning.
+    #[serde(rename = "SHOULD")]
     Should,
     /// `MAY`, `OPTIONAL`: checked only when the implementation offers the capability.
+    #[serde(rename = "MAY")]
     May,
 }
 
@@ -86,7 +98,20 @@ pub struct Requirement {
     pub text: String,
     /// Why no machine can check it, when the spec says so.
     pub untestable: Option<String>,
+    /// The protocol version it applies from: connections that negotiated this minor or a later
+    /// one are judged by it (`since` in its metadata; 1.0 without metadata).
+    pub since: ProtocolVersion,
+    /// The capability or feature it belongs to (`retry`, `ui_state_patch`…), or `core` when it
+    /// binds every implementation of its version.
+    pub group: String,
+    /// For a rule added after the version it applies from was released: the date it was added
+    /// (`YYYY-MM-DD`). It is an erratum to every released minor from [`Requirement::since`] that
+    /// was released on or before that date (`crate::requirement_sets`).
+    pub erratum: Option<String>,
 }
+
+/// The group of a requirement that belongs to no capability or feature.
+pub const CORE_GROUP: &str = "core";
 
 impl Requirement {
     /// Where the requirement is defined, as a link relative to the repository root:
@@ -151,6 +176,18 @@ pub enum RegistryError {
         at: Location,
         /// The id.
         id: String,
+    },
+    /// Version metadata (`*(since 1.1, retry)*`) that does not parse.
+    #[error("{at}: requirement {id} has malformed version metadata {found:?}: {reason}")]
+    MalformedMetadata {
+        /// Where the marker is.
+        at: Location,
+        /// The id.
+        id: String,
+        /// What stands between `*(` and `)*`.
+        found: String,
+        /// What is wrong with it.
+        reason: String,
     },
 }
 
@@ -377,15 +414,26 @@ fn flush_text(open: &mut Option<OpenStatement>, pending: &mut String) {
 fn finish(open: &mut Option<OpenStatement>, out: &mut Vec<Requirement>, file: &str) -> Result<(), RegistryError> {
     let Some(statement) = open.take() else { return Ok(()) };
     let at = Location { file: file.to_owned(), line: statement.line };
-    let (text, untestable) = split_untestable(&statement.text);
+    let (metadata, body) = split_metadata(&statement.text);
+    let Metadata { since, group, erratum } = match metadata.map(parse_metadata).transpose() {
+        Ok(m) => m.unwrap_or_default(),
+        Err(reason) => {
+            return Err(RegistryError::MalformedMetadata {
+                at,
+                id: statement.id,
+                found: metadata.unwrap_or_default().to_owned(),
+                reason,
+            });
+        }
+    };
+    let (text, untestable) = split_untestable(body);
     let untestable = match untestable {
         Some("") => {
             return Err(RegistryError::EmptyUntestableReason { at, id: statement.id });
         }
         other => other.map(str::to_owned),
     };
-    let level =
-        level_of(&statement.text).ok_or_else(|| RegistryError::MissingLevel { at, id: statement.id.clone() })?;
+    let level = level_of(body).ok_or_else(|| RegistryError::MissingLevel { at, id: statement.id.clone() })?;
     out.push(Requirement {
         id: statement.id,
         level,
@@ -394,8 +442,79 @@ fn finish(open: &mut Option<OpenStatement>, out: &mut Vec<Requirement>, file: &s
         section: statement.section,
         text: text.to_owned(),
         untestable,
+        since,
+        group,
+        erratum,
     });
     Ok(())
+}
+
+/// A statement's version metadata.
+struct Metadata {
+    since: ProtocolVersion,
+    group: String,
+    erratum: Option<String>,
+}
+
+impl Default for Metadata {
+    fn default() -> Self {
+        Metadata { since: ProtocolVersion { major: 1, minor: 0 }, group: CORE_GROUP.to_owned(), erratum: None }
+    }
+}
+
+/// Splits a leading `*(…)*` off the statement: `(Some(inside), rest)`, or `(None, text)`.
+fn split_metadata(text: &str) -> (Option<&str>, &str) {
+    if let Some(after) = text.strip_prefix("*(") {
+        if let Some(end) = after.find(")*") {
+            return (Some(after[..end].trim()), after[end + 2..].trim_start());
+        }
+    }
+    (None, text)
+}
+
+/// Parses `since MAJOR.MINOR[, GROUP][, erratum YYYY-MM-DD]`.
+fn parse_metadata(inside: &str) -> Result<Metadata, String> {
+    let mut parts = inside.split(',').map(str::trim);
+    let first = parts.next().unwrap_or_default();
+    let Some(version) = first.strip_prefix("since ") else {
+        return Err("expected it to start with `since MAJOR.MINOR`".into());
+    };
+    let since = ProtocolVersion::parse(version.trim()).map_err(|e| format!("{version:?} is no version: {e}"))?;
+    let mut out = Metadata { since, ..Metadata::default() };
+    let mut group_seen = false;
+    for part in parts {
+        if let Some(date) = part.strip_prefix("erratum ") {
+            let date = date.trim();
+            if !is_iso_date(date) {
+                return Err(format!("erratum date {date:?} is not YYYY-MM-DD"));
+            }
+            if out.erratum.replace(date.to_owned()).is_some() {
+                return Err("more than one erratum date".into());
+            }
+        } else if !group_seen
+            && out.erratum.is_none()
+            && !part.is_empty()
+            && part.bytes().all(|b| b.is_ascii_lowercase() || b == b'_')
+        {
+            part.clone_into(&mut out.group);
+            group_seen = true;
+        } else {
+            return Err(format!("unexpected {part:?}; expected a group (lowercase, `_`) then `erratum YYYY-MM-DD`"));
+        }
+    }
+    Ok(out)
+}
+
+/// `YYYY-MM-DD` with a month 01–12 and a day 01–31.
+fn is_iso_date(s: &str) -> bool {
+    let b = s.as_bytes();
+    let digits = |r: std::ops::Range<usize>| b[r].iter().all(u8::is_ascii_digit);
+    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' || !digits(0..4) || !digits(5..7) || !digits(8..10) {
+        return false;
+    }
+    let month = (b[5] - b'0') * 10 + (b[6] - b'0');
+    let day = (b[8] - b'0') * 10 + (b[9] - b'0');
+    (1..=12).contains(&month) && (1..=31).contains(&day)
 }
 
 /// `PREFIX-NNN`: one or more uppercase ASCII letters, a hyphen, exactly three digits.

@@ -23,6 +23,17 @@ pub struct Violation {
     pub message: String,
 }
 
+/// The end of the message of a violation of the number bound (`INT-002`).
+const UNSAFE_NUMBER_NOTE: &str = "the integers a JSON reader represents exactly (INT-002)";
+
+impl Violation {
+    /// Whether the violation is a number beyond ±(2^53 − 1) (`INT-002`), at any depth, opaque
+    /// values included, rather than a breach of the frame's schema.
+    pub fn is_unsafe_number(&self) -> bool {
+        self.message.ends_with(UNSAFE_NUMBER_NOTE)
+    }
+}
+
 impl fmt::Display for Violation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let path = if self.instance_path.is_empty() { "/" } else { &self.instance_path };
@@ -172,9 +183,7 @@ fn unsafe_numbers(value: &Value, path: &mut String, out: &mut Vec<Violation>) {
             if beyond {
                 out.push(Violation {
                     instance_path: path.clone(),
-                    message: format!(
-                        "{n} is beyond ±(2^53 − 1), the integers a JSON reader represents exactly (INT-002)"
-                    ),
+                    message: format!("{n} is beyond ±(2^53 − 1), {UNSAFE_NUMBER_NOTE}"),
                 });
             }
         }
@@ -278,6 +287,7 @@ mod tests {
                     assert_eq!(v.len(), 1, "{bad}: {v:?}");
                     assert_eq!(v[0].instance_path, path, "{bad}");
                     assert!(v[0].message.contains("INT-002"), "{}", v[0].message);
+                    assert!(v[0].is_unsafe_number(), "{}", v[0].message);
                 }
                 other => panic!("{bad}: expected a violation, got {other:?}"),
             }

@@ -269,6 +269,8 @@ async fn run_with(
         sweep,
         sweep_baseline,
         caught_up: false,
+        negotiated: None,
+        step_conn: DEFAULT_CONN.to_owned(),
     };
     let applicable = driver.run_steps().await;
     let mut recorded = None;
@@ -310,6 +312,7 @@ async fn run_with(
         backend_stderr: None,
         snapshots,
         sweep: None,
+        version: driver.negotiated.map(|v| v.to_string()),
     };
     (report, recorded)
 }
@@ -349,6 +352,10 @@ struct Driver<'a> {
     sweep_baseline: Option<&'a SweepBaseline>,
     /// A resume of this run was answered with a catch-up patch.
     caught_up: bool,
+    /// The version the first connection that got a welcome negotiated.
+    negotiated: Option<chatwire_schema::ProtocolVersion>,
+    /// The connection of the step being run.
+    step_conn: String,
 }
 
 impl Driver<'_> {
@@ -366,6 +373,7 @@ impl Driver<'_> {
                     step: None,
                     requirement: None,
                     frame: None,
+                    version: None,
                 }),
             );
             return false;
@@ -394,6 +402,7 @@ impl Driver<'_> {
                 self.checks.record(&id, &requirements, &summary, Verdict::Timeout, Some(f));
                 return true;
             }
+            step.conn().unwrap_or(DEFAULT_CONN).clone_into(&mut self.step_conn);
             let result = self.run_step(step).await;
             let cut = matches!(&result, Err(e) if e.cut) || self.take_cut();
             if cut {
@@ -440,8 +449,17 @@ impl Driver<'_> {
         }
     }
 
+    /// A finding of the running step, with the version its connection negotiated (else the
+    /// scenario's first).
     pub(super) fn finding(&self, message: String, frame: Option<String>, requirement: Option<String>) -> Finding {
-        Finding { message, step: (self.step > 0).then_some(self.step), requirement, frame }
+        let version = self.conns.get(&self.step_conn).and_then(|c| self.monitor.version(c.id)).or(self.negotiated);
+        Finding {
+            message,
+            step: (self.step > 0).then_some(self.step),
+            requirement,
+            frame,
+            version: version.map(|v| v.to_string()),
+        }
     }
 
     pub(super) async fn finish(&mut self) {

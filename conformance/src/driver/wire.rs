@@ -396,6 +396,9 @@ impl Driver<'_> {
                 }
             }
             if let ServerFrame::Welcome(w) = frame {
+                if self.negotiated.is_none() {
+                    self.negotiated = self.monitor.version(id);
+                }
                 self.bindings.set("session_id", Value::String(w.session_id.to_string()));
                 self.bindings.set("resume_token", Value::String(w.resume_token.to_string()));
                 let caps: Vec<Value> = w.capabilities.iter().map(|c| Value::String(c.as_str().to_owned())).collect();
@@ -409,7 +412,8 @@ impl Driver<'_> {
     pub(super) fn record_findings(&mut self) {
         let step = (self.step > 0).then_some(self.step);
         for f in self.monitor.take_findings() {
-            self.checks.record_monitor_finding(f, step);
+            let version = self.monitor.version(f.conn);
+            self.checks.record_monitor_finding(f, step, version);
         }
     }
 

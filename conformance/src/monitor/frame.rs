@@ -13,12 +13,13 @@ const FRAME_002: ReqId = ReqId::new("FRAME-002");
 const FRAME_003: ReqId = ReqId::new("FRAME-003");
 const FRAME_004: ReqId = ReqId::new("FRAME-004");
 const ID_001: ReqId = ReqId::new("ID-001");
+const INT_002: ReqId = ReqId::new("INT-002");
 const TRANSPORT_001: ReqId = ReqId::new("TRANSPORT-001");
 
 /// Every server frame is one JSON object that validates against the schema of its `type`.
 pub static WIRE_SCHEMA_VALID: CheckDef = CheckDef {
     id: "wire-schema-valid",
-    requirements: &[FRAME_001, FRAME_002, FRAME_003, ID_001],
+    requirements: &[FRAME_001, FRAME_002, FRAME_003, ID_001, INT_002],
     summary: "every server frame is one JSON object, valid against the schema of its type, with no unknown members",
     level: Level::Must,
 };
@@ -93,10 +94,14 @@ pub(crate) fn schema_findings(value: &Value, error: FrameError) -> Vec<Raw> {
             let (unknown, rest): (Vec<Violation>, Vec<Violation>) =
                 violations.into_iter().partition(|v| v.message.contains("Additional properties"));
             let (ids, rest): (Vec<Violation>, Vec<Violation>) = rest.into_iter().partition(is_id_violation);
+            // A number beyond the bound breaks INT-002 (an erratum to 1.0), not the frame's schema.
+            let (numbers, rest): (Vec<Violation>, Vec<Violation>) =
+                rest.into_iter().partition(Violation::is_unsafe_number);
             let mut out = Vec::new();
             for (list, req, what) in [
                 (unknown, FRAME_003, "members its schema does not define"),
                 (ids, ID_001, "a malformed identifier"),
+                (numbers, INT_002, "a number beyond ±(2^53 − 1)"),
                 (rest, FRAME_002, "a schema violation"),
             ] {
                 if !list.is_empty() {

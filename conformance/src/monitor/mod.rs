@@ -272,6 +272,14 @@ impl Monitor {
                 // (the schema crate's corpus tests keep the two in step).
                 <ServerFrame as serde::Deserialize>::deserialize(&value).ok()
             }
+            Err(chatwire_schema::FrameError::Invalid(violations))
+                if violations.iter().all(chatwire_schema::Violation::is_unsafe_number) =>
+            {
+                // Only numbers beyond ±(2^53 − 1) (INT-002): the frame is otherwise well formed, so
+                // the oracle still folds it and nothing after it is charged for the number again.
+                out.raws.extend(frame::schema_findings(&value, chatwire_schema::FrameError::Invalid(violations)));
+                <ServerFrame as serde::Deserialize>::deserialize(&value).ok()
+            }
             Err(e) => {
                 out.raws.extend(frame::schema_findings(&value, e));
                 None
@@ -370,6 +378,11 @@ impl Monitor {
     /// The version `conn`'s welcome negotiated.
     pub fn version(&self, conn: u64) -> Option<chatwire_schema::ProtocolVersion> {
         self.conns.get(&conn).and_then(|c| c.version)
+    }
+
+    /// The version the lowest-numbered connection that got a welcome negotiated.
+    pub fn first_version(&self) -> Option<chatwire_schema::ProtocolVersion> {
+        self.conns.values().find_map(|c| c.version)
     }
 
     /// The features in force on `conn` by its welcome (SESSION-012), sorted; empty on 1.0.

@@ -154,6 +154,11 @@ faults! {
     /// A connection's send queue has no bound: a client that stops reading is never closed with 4008.
     UnboundedSendQueue = "unbounded-send-queue":
         "a client that stops reading gets its frames queued without bound instead of a 4008 close",
+    /// A backend that meets protocol 1.0 as released and none of its errata: both
+    /// `opaque-numbers-unbounded` (INT-002) and `unbounded-send-queue` (TRANSPORT-016), rules
+    /// added after 1.0's release (`spec/versioning.md#frozen-requirement-sets`).
+    ErrataOf10Unmet = "errata-of-1-0-unmet":
+        "meets 1.0 as released but not its errata: opaque numbers unbounded (INT-002) and an unbounded send queue (TRANSPORT-016)",
     /// The first delta sent after a resume mid-stream repeats the chunk before it.
     StreamChunkRepeatedAfterResume = "stream-chunk-repeated-after-resume":
         "the first delta after a resume mid-stream carries the previous chunk again in front of its own",
@@ -280,7 +285,7 @@ impl Hooks for Fault {
     }
 
     fn bounds_opaque_numbers(&self) -> bool {
-        *self != Fault::OpaqueNumbersUnbounded
+        !matches!(self, Fault::OpaqueNumbersUnbounded | Fault::ErrataOf10Unmet)
     }
 
     fn refuses_script(&self, error: &ScriptError) -> bool {
@@ -509,7 +514,7 @@ impl Hooks for Fault {
     }
 
     fn send_queue_bound(&self, bound: usize) -> Option<usize> {
-        (*self != Fault::UnboundedSendQueue).then_some(bound)
+        (!matches!(self, Fault::UnboundedSendQueue | Fault::ErrataOf10Unmet)).then_some(bound)
     }
 
     fn cancel_target(&self, named: &Id, state: &UiState) -> Id {

@@ -34,6 +34,9 @@ pub enum GenerateError {
         /// The file name suffix looked for.
         suffix: &'static str,
     },
+    /// The spec's requirement registry does not parse, so no requirement set can be frozen.
+    #[error("the spec's requirement registry is invalid: {0}")]
+    Registry(#[from] chatwire_schema::requirements::RegistryError),
     /// A generated file or directory could not be written.
     #[error("cannot write {path}: {source}")]
     Write {

@@ -8,6 +8,7 @@
 
 mod asyncapi;
 mod diff;
+mod frozen;
 mod generated;
 mod releases;
 
@@ -33,8 +34,9 @@ struct Cli {
 enum Command {
     /// Write every generated file of the repository: schema/json, schema/asyncapi.json, the
     /// packaged copies schema/spec, conformance/scenarios, conformance/snapshots, and the released
-    /// set of a released minor that has none yet (schema/releases/v1/MAJOR.MINOR; an existing one
-    /// is never rewritten). With --dir, write only the schemas, into DIR.
+    /// set of a released minor that has none yet (schema/releases/v1/MAJOR.MINOR, its schemas and
+    /// requirements/released.json; an existing one is never rewritten) with its errata
+    /// (requirements/errata.json, rewritten from the spec). With --dir, write only the schemas, into DIR.
     Export {
         /// Write only the schemas, into this directory.
         #[arg(long, conflicts_with = "root")]
@@ -44,7 +46,8 @@ enum Command {
         root: Option<PathBuf>,
     },
     /// Exit 1 naming every generated file that differs from what export would write now, and
-    /// every released set whose shape the types, cut down to its minor, no longer define. With
+    /// every released set whose shape the types, cut down to its minor, no longer define, or whose
+    /// frozen requirements the spec no longer defines exactly (a text or level changed). With
     /// --dir, check only the schemas in DIR.
     Check {
         /// Check only the schemas in this directory.
@@ -126,7 +129,9 @@ fn generated_sets(
         Some(dir) => Ok((vec![generated::schema_set(dir, &docs)], Vec::new())),
         None => {
             let root = root.unwrap_or_else(default_root);
-            let releases = releases::release_sets(&root, &all_schemas(), &chatwire_conformance::schemas::all());
+            let registry = chatwire_schema::requirements::all().map_err(GenerateError::Registry)?;
+            let releases =
+                releases::release_sets(&root, &all_schemas(), &chatwire_conformance::schemas::all(), &registry);
             Ok((generated::repository_sets(&root, &docs)?, releases))
         }
     }

@@ -9,11 +9,13 @@
 
 use std::path::{Path, PathBuf};
 
+use chatwire_schema::requirements::Requirement;
 use chatwire_schema::schema_gen::{to_pretty, SchemaDoc};
 use chatwire_schema::since::{project, without_later_formats, without_prose, RELEASED_VERSIONS};
 use chatwire_schema::ProtocolVersion;
 use serde_json::Value;
 
+use crate::frozen::FrozenRequirements;
 use crate::generated::GenerateError;
 
 /// Where the released sets of major 1 live, relative to the repository root.
@@ -32,15 +34,27 @@ pub struct ReleaseSet {
     /// release, compared afterwards only by the gate, because the runner's formats evolve on
     /// their own (with the gate's rules).
     pub tooling: Vec<(String, Value)>,
+    /// Its frozen requirement set and errata (`requirements/`, [`crate::frozen`]).
+    pub requirements: Option<FrozenRequirements>,
 }
 
 /// The released sets of the repository at `root`, from the protocol documents `protocol` and the
-/// tooling documents `tooling` of this build.
-pub fn release_sets(root: &Path, protocol: &[SchemaDoc], tooling: &[SchemaDoc]) -> Vec<ReleaseSet> {
+/// tooling documents `tooling` of this build, and the requirement `registry` of its spec.
+pub fn release_sets(
+    root: &Path,
+    protocol: &[SchemaDoc],
+    tooling: &[SchemaDoc],
+    registry: &[Requirement],
+) -> Vec<ReleaseSet> {
     RELEASED_VERSIONS
         .iter()
         .map(|&version| ReleaseSet {
             dir: root.join(RELEASES_DIR).join(version.to_string()),
+            requirements: FrozenRequirements::new(
+                &root.join(RELEASES_DIR).join(version.to_string()),
+                version,
+                registry,
+            ),
             version,
             protocol: protocol
                 .iter()
@@ -55,9 +69,19 @@ pub fn release_sets(root: &Path, protocol: &[SchemaDoc], tooling: &[SchemaDoc]) 
 }
 
 impl ReleaseSet {
-    /// Writes the set if its directory does not exist yet; a released set is never rewritten.
-    /// Returns whether it wrote anything.
+    /// Writes the schemas if the directory does not exist yet and the frozen requirement set if it
+    /// has none (a released set is never rewritten), and rewrites the errata file. Returns whether
+    /// it wrote schemas or a requirement set.
     pub fn write_if_missing(&self) -> Result<bool, GenerateError> {
+        let schemas = self.write_schemas_if_missing()?;
+        let requirements = match &self.requirements {
+            Some(r) => r.write()?,
+            None => false,
+        };
+        Ok(schemas || requirements)
+    }
+
+    fn write_schemas_if_missing(&self) -> Result<bool, GenerateError> {
         if self.dir.exists() {
             return Ok(false);
         }
@@ -71,8 +95,17 @@ impl ReleaseSet {
     }
 
     /// One line per protocol document whose released shape the current types no longer define,
-    /// and per released file that is missing or unexpected.
+    /// per released file that is missing or unexpected, and per departure of the spec's
+    /// requirements from the frozen set ([`FrozenRequirements::drift`]).
     pub fn drift(&self) -> Vec<String> {
+        let mut drift = self.schema_drift();
+        if let Some(r) = &self.requirements {
+            drift.extend(r.drift());
+        }
+        drift
+    }
+
+    fn schema_drift(&self) -> Vec<String> {
         let mut drift = Vec::new();
         let shown = self.dir.display();
         if !self.dir.is_dir() {
@@ -168,7 +201,11 @@ mod tests {
             "additionalProperties": false,
         });
         let tooling = [doc("scenario.json", json!({"type": "object"}))];
-        let set = |hello: Value| release_sets(&root, &[doc("session.hello.json", hello)], &tooling).remove(0);
+        let set = |hello: Value| {
+            let mut set = release_sets(&root, &[doc("session.hello.json", hello)], &tooling, &[]).remove(0);
+            set.requirements = None;
+            set
+        };
         assert_eq!(set(hello.clone()).drift().len(), 1, "a missing released set is drift");
         assert!(set(hello.clone()).write_if_missing().unwrap());
         assert_eq!(set(hello.clone()).drift(), Vec::<String>::new());
@@ -191,7 +228,7 @@ mod tests {
         assert!(!set(widened.clone()).write_if_missing().unwrap());
         assert_eq!(set(widened).drift().len(), 1);
         // A released protocol document the types no longer define.
-        let gone = release_sets(&root, &[], &tooling).remove(0).drift();
+        let gone = release_sets(&root, &[], &tooling, &[]).remove(0).schema_drift();
         assert!(gone.iter().any(|d| d.contains("session.hello.json") && d.contains("no longer define")), "{gone:?}");
         let _ = std::fs::remove_dir_all(&root);
     }

@@ -494,3 +494,51 @@ fn diff_names_who_writes_and_reads_the_runners_documents() {
     // Frames keep their direction.
     assert!(!scenario.starts_with("ERR"), "{scenario}");
 }
+
+/// Copies the committed released sets, and the sources `check --root` reads, under `root`.
+fn copy_releases(root: &Path) {
+    fn copy(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).expect("create dir");
+        for entry in std::fs::read_dir(from).expect("list dir").flatten() {
+            let target = to.join(entry.file_name());
+            if entry.path().is_dir() {
+                copy(&entry.path(), &target);
+            } else {
+                std::fs::copy(entry.path(), &target).expect("copy file");
+            }
+        }
+    }
+    for dir in ["schema/releases", "spec", "fixtures/scenarios", "fixtures/snapshots"] {
+        copy(&repo().join(dir), &root.join(dir));
+    }
+}
+
+#[test]
+fn check_fails_when_a_released_requirement_changes_its_text_or_level() {
+    // The frozen 1.0 set says SESSION-003 is a SHOULD with other words: the spec (a MUST) no longer
+    // defines the released set, which is what an edit of the spec's SESSION-003 looks like. (The
+    // copy holds no generated files, so they drift too; only the requirement lines matter here.)
+    let root = TempDir::new("frozen-requirements");
+    copy_releases(root.path());
+    let released = root.path().join("schema/releases/v1/1.0/requirements/released.json");
+    let mut set: Value = serde_json::from_str(&std::fs::read_to_string(&released).expect("committed")).expect("JSON");
+    let entry = set["requirements"]
+        .as_array_mut()
+        .expect("a list")
+        .iter_mut()
+        .find(|r| r["id"] == "SESSION-003")
+        .expect("SESSION-003 is in the 1.0 set");
+    assert_eq!(entry["level"], "MUST");
+    entry["level"] = Value::from("SHOULD");
+    entry["text"] = Value::from("A server SHOULD choose some version.");
+    std::fs::write(&released, serde_json::to_string_pretty(&set).expect("serializes")).expect("write");
+    let run = run(["check".as_ref(), "--root".as_ref(), root.path().as_os_str()]);
+    run.expect_code(1);
+    let lines = drift_lines(&run);
+    assert!(
+        lines.iter().any(|l| l.contains("1.0: released requirement SESSION-003 changed its level from SHOULD to MUST")),
+        "{lines:#?}"
+    );
+    assert!(lines.iter().any(|l| l.contains("1.0: released requirement SESSION-003 changed its text")), "{lines:#?}");
+    assert!(!lines.iter().any(|l| l.contains("1.1/requirements")), "the 1.1 set is untouched: {lines:#?}");
+}
