@@ -193,6 +193,15 @@ impl Monitor {
     pub(super) fn typed(&mut self, conn: u64, frame: &ServerFrame, out: &mut Out) {
         self.advisor.observe(frame, out);
         let others_open = frame.seq().is_some_and(|seq| self.attach.others_before(conn, seq));
+        // A catch-up's base as the connection that held it last holds it, where the session's
+        // recent states no longer have it (attached tabs read later push older seqs out).
+        let held_elsewhere = match frame {
+            ServerFrame::UiStatePatch(_) => {
+                let last = self.conns.get(&conn).and_then(|c| c.catch_up.as_ref()).map(|w| w.last_seq);
+                last.and_then(|seq| self.conns.values().filter_map(|o| o.held.clone()).find(|h| h.seq == seq))
+            }
+            _ => None,
+        };
         let c = self.conns.entry(conn).or_default();
         if let Some(fatal) = c.fatal {
             errors::frame_after_fatal(fatal, out);
@@ -341,7 +350,7 @@ impl Monitor {
                 let mut track = c.session.as_ref().and_then(|s| self.sessions.get_mut(s));
                 let view = view_of(c);
                 let (held, kinds) = match track.as_deref() {
-                    Some(t) => (t.held.at(window.last_seq, view), Some(&t.kinds)),
+                    Some(t) => (t.held.at(window.last_seq, view).or(held_elsewhere.as_ref()), Some(&t.kinds)),
                     None => (None, None),
                 };
                 let empty = SeqKinds::default();
