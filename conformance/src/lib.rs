@@ -29,5 +29,6 @@ pub mod runner;
 pub mod scenario;
 pub mod schemas;
 pub mod snapshot;
+pub mod stall;
 pub mod sweep;
 pub mod wirelog;

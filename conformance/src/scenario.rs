@@ -49,6 +49,12 @@ pub struct Scenario {
     /// by `--plain-url` / `--plain-exec`, and is not applicable without one. It has no `script`.
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub conformance_mode: bool,
+    /// Whether the scenario runs alone (default false): no other scenario runs while it does, and a
+    /// spawned backend gives it an instance of its own. For a scenario whose load (tens of megabytes
+    /// of frames) could otherwise slow an innocent scenario sharing the backend or the runner into a
+    /// timeout charged to a requirement it does not break.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub isolated: bool,
     /// What the runner does, in order. The scenario stops at the first step that fails.
     #[schemars(length(min = 1))]
     pub steps: Vec<Step>,
@@ -357,6 +363,17 @@ pub enum Step {
         /// of failing the step: for a close that ends a stream, such as 4008 after a paused read.
         #[serde(default, skip_serializing_if = "is_false")]
         after_frames: bool,
+        /// With `after_frames`: the most bytes of frames the connection may deliver before the
+        /// close; more fails the step at once (a server that holds more for a client that stopped
+        /// reading than its bound plus the socket buffers, TRANSPORT-016).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        max_bytes: Option<u64>,
+        /// A connection that ends without a close frame passes too when the runner had not read it
+        /// for at least this many ms (not scaled) when the step began: a server MAY drop a
+        /// connection whose closing handshake went unanswered for 5 s (TRANSPORT-016). Without it,
+        /// or after a shorter pause, the close code is required.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        drop_allowed_after_ms: Option<u64>,
         /// Step deadline in ms before `--timeout-scale` (default 5000).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         timeout_ms: Option<u64>,
@@ -423,6 +440,23 @@ pub enum Step {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         timeout_ms: Option<u64>,
     },
+    /// Read a pace connection to measure the backend's own progress rather than a clock: take
+    /// what arrives without checking it, until `bytes` bytes of frames have arrived or the server
+    /// closes it, then drop it (it is closed afterwards). For a pause in reading another
+    /// connection that must last until the backend has produced a given amount, however fast it
+    /// is: a second session playing the same script, started after the paused one, has produced
+    /// no more than it (TRANSPORT-016's send-queue scenario).
+    Drain {
+        /// Connection name (default `main`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        conn: ConnName,
+        /// How many bytes of text frames end the step.
+        #[schemars(range(min = 1))]
+        bytes: u64,
+        /// Step deadline in ms before `--timeout-scale` (default 5000).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        timeout_ms: Option<u64>,
+    },
     /// Do nothing for `ms` milliseconds (not scaled), e.g. to let a deadline pass.
     Sleep {
         /// How long.
@@ -468,6 +502,13 @@ pub enum ResumeCursor {
     NonState,
     /// The highest seq seen (the 1.0 cursor).
     Highest,
+    /// The latest frame that carried a state and after which exactly the welcome's
+    /// `resume_retention` events were committed: the oldest base a catch-up is still owed from
+    /// (RESUME-017). The connection must have seen every event of the session since that frame.
+    Retention,
+    /// The same with one event more than `resume_retention` after it: the newest base a snapshot
+    /// is owed from (RESUME-018).
+    PastRetention,
 }
 
 /// The frame a [`Step::Resume`] requires after the welcome.
@@ -507,6 +548,12 @@ impl WsViolation {
 }
 
 impl Step {
+    /// A resume that leaves the cursor, `last_seq` and answer to the runner and compares nothing:
+    /// the one a reload variant sends as a reload (`Scenario::resumes_by_default`).
+    pub fn is_default_resume(&self) -> bool {
+        matches!(self, Step::Resume { last_seq: None, cursor: None, answer: None, compare_with_snapshot: false, .. })
+    }
+
     /// The `do` name of the step, used in check ids.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -532,6 +579,7 @@ impl Step {
             Step::PauseReading { .. } => "pause_reading",
             Step::ExpectState { .. } => "expect_state",
             Step::WaitIdle { .. } => "wait_idle",
+            Step::Drain { .. } => "drain",
             Step::Sleep { .. } => "sleep",
             Step::Snapshot { .. } => "snapshot",
         }
@@ -577,6 +625,7 @@ impl Step {
             | Step::ExpectClose { conn, .. }
             | Step::ExpectSilence { conn, .. }
             | Step::PauseReading { conn, .. }
+            | Step::Drain { conn, .. }
             | Step::ExpectState { conn, .. }
             | Step::WaitIdle { conn, .. }
             | Step::Snapshot { conn, .. } => conn,
@@ -747,6 +796,14 @@ impl Scenario {
         self.steps.iter().any(|s| matches!(s, Step::Restart { .. }))
     }
 
+    /// Whether a step resumes with the runner's default cursor: the steps a reload variant
+    /// (`<id>@reload`) turns into reloads, so the snapshot path is proven where the default run
+    /// resumes by catch-up. A resume that names its cursor, `last_seq`, answer or a comparison
+    /// tests one path on purpose and is left alone.
+    pub fn resumes_by_default(&self) -> bool {
+        self.steps.iter().any(Step::is_default_resume)
+    }
+
     /// Names of the snapshots the scenario takes, in step order.
     pub fn snapshot_names(&self) -> Vec<&str> {
         self.steps
@@ -779,7 +836,7 @@ impl Scenario {
                     return Err(format!("{at}: down_ms is for a kill restart, not a graceful one"));
                 }
                 Step::Restart { .. } => open.clear(),
-                Step::Disconnect { .. } => {
+                Step::Disconnect { .. } | Step::Drain { .. } => {
                     let name = step.conn().unwrap_or(DEFAULT_CONN);
                     if !open.remove(name) {
                         return Err(format!("{at}: connection {name:?} is not open"));

@@ -100,7 +100,7 @@ impl Driver<'_> {
         let id = self.next_conn;
         self.next_conn += 1;
         self.monitor.open(id);
-        self.conns.insert(conn.to_owned(), Conn { ws, id, last_sent_id: None });
+        self.conns.insert(conn.to_owned(), Conn { ws, id, last_sent_id: None, bytes_in: 0, last_read: Instant::now() });
         if !hello {
             return Ok(());
         }
@@ -263,8 +263,13 @@ impl Driver<'_> {
         }
         let c = self.conn_mut(conn)?;
         let Some(incoming) = c.ws.recv(deadline).await else {
+            c.last_read = Instant::now();
             return Ok(Next::Deadline);
         };
+        c.last_read = Instant::now();
+        if let Incoming::Text(text) = &incoming {
+            c.bytes_in = c.bytes_in.saturating_add(text.len() as u64);
+        }
         let next = self.observe(conn, incoming);
         if self.take_cut() {
             return Err(StepError::cut());
@@ -389,6 +394,7 @@ impl Driver<'_> {
                     }
                 }
             }
+            self.history.note(id, frame);
             if let ServerFrame::Welcome(w) = frame {
                 self.bindings.set("session_id", Value::String(w.session_id.to_string()));
                 self.bindings.set("resume_token", Value::String(w.resume_token.to_string()));
