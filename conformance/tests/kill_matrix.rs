@@ -38,7 +38,7 @@ use chatwire_conformance::checklog::check_log;
 use chatwire_conformance::driver::{DriverConfig, SnapshotMode};
 use chatwire_conformance::monitor::ALWAYS_ON;
 use chatwire_conformance::report::{RunReport, ScenarioReport, Verdict};
-use chatwire_conformance::runner::{run_suite, RunOptions};
+use chatwire_conformance::runner::{run_suite, RunOptions, RELOAD_SUFFIX};
 use chatwire_conformance::scenario::{glob_match, Level, Scenario};
 use chatwire_conformance::snapshot::SnapshotStore;
 use chatwire_reference::fault::Fault;
@@ -680,9 +680,10 @@ async fn every_fault_of_the_reference_is_killed_by_a_must_check_naming_a_violate
         // Only the fault's own scenarios decide the kill and enter the committed matrix: a fault that
         // kills the shared backend fails the always-on scenarios or not depending on timing, which
         // would make the drift check flaky. Their failures are printed for information.
+        // A scenario's reload variant (`<id>@reload`) is the scenario's own.
         let own: BTreeSet<String> = pick(&all, e.scenarios).into_iter().map(|s| s.id).collect();
         let (failing, extra): (BTreeMap<_, _>, BTreeMap<_, _>) =
-            kill.failing.into_iter().partition(|(id, _)| own.contains(id));
+            kill.failing.into_iter().partition(|(id, _)| own.contains(id.strip_suffix(RELOAD_SUFFIX).unwrap_or(id)));
         let named: BTreeSet<String> = failing.values().flatten().cloned().collect();
         let mut matched: Vec<&str> = e.violates.iter().copied().filter(|id| named.contains(*id)).collect();
         matched.sort_unstable();

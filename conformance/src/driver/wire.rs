@@ -77,10 +77,10 @@ impl Driver<'_> {
         let Handshake { hello, subprotocol, with_script } = handshake;
         let deadline = self.step_deadline(None);
         let needs = self.scenario.needs_version();
-        if hello && !self.capabilities_checked && needs.minor > 0 {
+        if !self.capabilities_checked && needs.minor > 0 {
             // Its script or frames use members of a later minor, which a server speaking only an
             // older one refuses as invalid: find out first, on a connection of its own, what this
-            // offer negotiates.
+            // offer negotiates (also before a connection that sends its own hello).
             match self.probe_version(&versions, deadline).await {
                 Some(v) if v >= needs => {}
                 got => {
