@@ -30,5 +30,6 @@ pub mod scenario;
 pub mod schemas;
 pub mod snapshot;
 pub mod stall;
+pub mod step;
 pub mod sweep;
 pub mod wirelog;

@@ -242,6 +242,8 @@ async fn run_with(
                     Some(k) => format!("{}@cut-{k}", scenario.id),
                     None => format!("{}@uncut", scenario.id),
                 },
+                // A reload variant's log beside its scenario's, named as its report is.
+                None if cfg.reload_resumes => format!("{}{}", scenario.id, crate::runner::RELOAD_SUFFIX),
                 None => scenario.id.clone(),
             };
             Some(WireLog::create(&dir.join(format!("{name}.jsonl"))))
