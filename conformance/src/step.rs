@@ -374,6 +374,11 @@ pub enum Step {
         /// How many bytes of text frames end the step.
         #[schemars(range(min = 1))]
         bytes: u64,
+        /// Once `bytes` arrived, read on until no frame came for this many ms (not scaled): the
+        /// pace's turn is over, and so, by the same measure, is the paused session's.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(range(max = 60000))]
+        quiet_ms: Option<u64>,
         /// Step deadline in ms before `--timeout-scale` (default 5000).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         timeout_ms: Option<u64>,

@@ -189,14 +189,25 @@ impl Driver<'_> {
 
     /// `Step::Drain`: reads `conn` past every check until `bytes` bytes of text frames or its
     /// close, then drops it. A deadline first is a timeout: the backend did not produce that much.
-    pub(super) async fn drain(&mut self, conn: &str, bytes: u64, deadline: Instant) -> Result<(), StepError> {
+    pub(super) async fn drain(
+        &mut self,
+        conn: &str,
+        bytes: u64,
+        quiet: Option<Duration>,
+        deadline: Instant,
+    ) -> Result<(), StepError> {
         let mut got = 0u64;
         let mut frames = 0u64;
         let ended = loop {
-            if got >= bytes {
-                break "the byte count";
-            }
-            let Some(incoming) = self.conn_mut(conn)?.ws.recv(deadline).await else {
+            let wait_until = match quiet {
+                _ if got < bytes => deadline,
+                None => break "the byte count",
+                Some(quiet) => (Instant::now() + quiet).min(deadline),
+            };
+            let Some(incoming) = self.conn_mut(conn)?.ws.recv(wait_until).await else {
+                if got >= bytes && Instant::now() < deadline {
+                    break "the byte count and a quiet pause";
+                }
                 self.drop_conn(conn);
                 return Err(StepError::new(
                     Verdict::Timeout,

@@ -753,9 +753,9 @@ impl Driver<'_> {
                 let deadline = self.step_deadline(*timeout_ms);
                 self.wait_idle(&conn, Duration::from_millis(quiet_ms.unwrap_or(200)), deadline).await
             }
-            Step::Drain { bytes, timeout_ms, .. } => {
+            Step::Drain { bytes, quiet_ms, timeout_ms, .. } => {
                 let deadline = self.step_deadline(*timeout_ms);
-                self.drain(&conn, *bytes, deadline).await
+                self.drain(&conn, *bytes, quiet_ms.map(Duration::from_millis), deadline).await
             }
             Step::Sleep { ms } => {
                 tokio::time::sleep_until((Instant::now() + Duration::from_millis(*ms)).min(self.deadline)).await;
