@@ -131,6 +131,7 @@ fn keys(step: &Step) -> Option<Vec<String>> {
         | Step::SendBinary { .. }
         | Step::SendViolation { .. }
         | Step::PauseReading { .. }
+        | Step::Drain { .. }
         | Step::Sleep { .. } => return None,
     })
 }

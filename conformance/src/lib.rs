@@ -31,5 +31,7 @@ pub mod runner;
 pub mod scenario;
 pub mod schemas;
 pub mod snapshot;
+pub mod stall;
+pub mod step;
 pub mod sweep;
 pub mod wirelog;

@@ -15,6 +15,7 @@ use crate::report::{
     SWEEP_APPLICABLE_CHECK,
 };
 use crate::scenario::Scenario;
+use crate::stall::{StallWatch, HARNESS_STALL};
 use crate::sweep::{not_sweepable_reason, variant_id};
 
 /// Everything a run needs besides the scenarios.
@@ -40,6 +41,11 @@ pub struct RunOptions {
     /// with `conformance_mode: false`; `None` derives it from `target` where possible
     /// ([`Target::outside_conformance`]), else those scenarios are not applicable.
     pub plain_target: Option<Target>,
+    /// Run each scenario that resumes with the runner's default cursor a second time as
+    /// `<scenario>@reload`, every such resume a reload (`DriverConfig::reload_resumes`), where the
+    /// offer can put `resume_catch_up` in force: the first run proves the catch-up path, the
+    /// variant the snapshot path. Not with `sweep`.
+    pub reload_variants: bool,
 }
 
 impl Default for RunOptions {
@@ -53,6 +59,7 @@ impl Default for RunOptions {
             start_timeout: Duration::from_secs(15),
             sweep: None,
             plain_target: None,
+            reload_variants: true,
         }
     }
 }
@@ -105,10 +112,38 @@ pub enum Progress<'a> {
 /// A progress callback.
 pub type ProgressFn = Arc<dyn Fn(Progress<'_>) + Send + Sync>;
 
-/// Scenarios run at once unless told: the machine's available parallelism, at most 4 (scenarios
-/// spend most of their time waiting on the backend, which shares the machine).
-pub fn default_jobs() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4)
+/// Scenarios run at once unless told, against the bundled reference: 16, whatever the core count.
+/// A scenario spends almost all of its time waiting (on deadlines of silence, on a backend's `wait`
+/// and `run_ms`, on restarts), not computing: on 2 shared cores the runner used 0.05 of a core per
+/// second of wall time at 2 jobs, and the whole suite (157 runs) took 17 s at 16 jobs against 26 s
+/// at 8 and 62 s at the old default of 2, with every verdict the same; 24 gained nothing more. The
+/// heavy scenarios run alone (`Scenario::isolated`) and a runner too loaded to read in time reports
+/// a harness error ([`crate::stall`]), so more jobs cannot fail a scenario.
+pub const DEFAULT_JOBS: usize = 16;
+
+/// Scenarios run at once unless told, against any other backend (`--url`, `--exec`): 8. What such
+/// a backend costs per scenario is unknown (an interpreted one spends seconds of CPU on each start
+/// of its own instance), so half the reference's, which is what the suite measured with every
+/// verdict the same against a Python backend sharing 2 cores.
+pub const DEFAULT_JOBS_OTHER: usize = 8;
+
+/// The default parallelism for `target`: [`DEFAULT_JOBS`] for the bundled reference, otherwise
+/// [`DEFAULT_JOBS_OTHER`].
+pub fn default_jobs(target: &Target) -> usize {
+    match target {
+        Target::Bundled { .. } => DEFAULT_JOBS,
+        _ => DEFAULT_JOBS_OTHER,
+    }
+}
+
+/// The suffix of a reload variant's id.
+pub const RELOAD_SUFFIX: &str = "@reload";
+
+/// Whether `driver`'s offer can put `resume_catch_up` in force (a version above 1.0, and no
+/// feature list leaving it out), so that default resumes take the catch-up path.
+pub fn offer_may_catch_up(driver: &DriverConfig) -> bool {
+    driver.versions.iter().any(|v| v != "1.0")
+        && driver.features.as_ref().is_none_or(|f| f.iter().any(|name| name == "resume_catch_up"))
 }
 
 /// Grace after a scenario's own deadline before the runner abandons its task.
@@ -152,20 +187,36 @@ pub async fn run_suite(
     };
 
     let validator = Arc::new(FrameValidator::new());
-    let semaphore = Arc::new(tokio::sync::Semaphore::new(opts.jobs.max(1)));
-    let total = scenarios.len();
+    let stalls = StallWatch::start();
+    let jobs = opts.jobs.max(1);
+    let semaphore = Arc::new(tokio::sync::Semaphore::new(jobs));
+    // Each scenario, then its reload variant where one applies; the isolated ones last, so that
+    // they wait for what runs before them and nothing starts while they run (the semaphore is fair).
+    let reload = opts.reload_variants && sweep.is_none() && offer_may_catch_up(&opts.driver);
+    let mut runs: Vec<(Arc<Scenario>, bool)> = Vec::new();
+    for scenario in scenarios {
+        let variant = reload && scenario.resumes_by_default();
+        let scenario = Arc::new(scenario);
+        runs.push((scenario.clone(), false));
+        if variant {
+            runs.push((scenario, true));
+        }
+    }
+    runs.sort_by_key(|(scenario, _)| scenario.isolated);
+    let total = runs.len();
     let done = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let mut handles = Vec::new();
-    for scenario in scenarios {
-        let scenario = Arc::new(scenario);
-        let (validator, semaphore, progress, done) =
-            (validator.clone(), semaphore.clone(), progress.clone(), done.clone());
+    for (scenario, reload) in runs {
+        let (validator, semaphore, progress, done, stalls) =
+            (validator.clone(), semaphore.clone(), progress.clone(), done.clone(), stalls.clone());
         let (opts, url) = (opts.clone(), url.clone());
         let task_scenario = scenario.clone();
         let handle = tokio::spawn(async move {
             let scenario = task_scenario;
-            let permit = semaphore.clone().acquire_owned().await.ok();
-            progress(Progress::Started(&scenario.id));
+            let permits = if scenario.isolated { jobs } else { 1 };
+            let permit = semaphore.clone().acquire_many_owned(permits as u32).await.ok();
+            let label = if reload { format!("{}{RELOAD_SUFFIX}", scenario.id) } else { scenario.id.clone() };
+            progress(Progress::Started(&label));
             let began = Instant::now();
             let mut reports = if began >= run_deadline {
                 vec![synthetic(
@@ -179,39 +230,49 @@ pub async fn run_suite(
                 let reports =
                     sweep_one(&scenario, &opts, &url, &validator, run_deadline, max, &semaphore, &progress).await;
                 reports
+            } else if reload {
+                let opts =
+                    RunOptions { driver: DriverConfig { reload_resumes: true, ..opts.driver.clone() }, ..opts.clone() };
+                let mut report = run_one(&scenario, &opts, &url, &validator, run_deadline, start_timeout).await;
+                report.id = label.clone();
+                report.title =
+                    format!("{} (every resume a reload: no state held, answered by a snapshot)", report.title);
+                vec![report]
             } else {
                 vec![run_one(&scenario, &opts, &url, &validator, run_deadline, start_timeout).await]
             };
+            for report in &mut reports {
+                blame_stalls(report, &stalls, began, Instant::now());
+            }
             let n = done.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
             if let Some(first) = reports.first_mut() {
                 progress(Progress::Finished { report: first, done: n, total });
             }
             reports
         });
-        handles.push((scenario, handle));
+        handles.push((scenario, reload, handle));
     }
 
     let mut reports = Vec::new();
-    for (scenario, handle) in handles {
+    for (scenario, reload, handle) in handles {
         let abort = handle.abort_handle();
-        match tokio::time::timeout_at(run_deadline + scale(ABANDON_GRACE) * 2, handle).await {
-            Ok(Ok(mut r)) => reports.append(&mut r),
-            Ok(Err(e)) => reports.push(synthetic(
-                &scenario,
-                Verdict::HarnessError,
-                "harness",
-                &format!("the scenario task failed: {e}"),
-            )),
+        let mut lost = match tokio::time::timeout_at(run_deadline + scale(ABANDON_GRACE) * 2, handle).await {
+            Ok(Ok(mut r)) => {
+                reports.append(&mut r);
+                continue;
+            }
+            Ok(Err(e)) => {
+                synthetic(&scenario, Verdict::HarnessError, "harness", &format!("the scenario task failed: {e}"))
+            }
             Err(_) => {
                 abort.abort();
-                reports.push(synthetic(
-                    &scenario,
-                    Verdict::Timeout,
-                    "run-deadline",
-                    "the run deadline passed during the scenario",
-                ))
+                synthetic(&scenario, Verdict::Timeout, "run-deadline", "the run deadline passed during the scenario")
             }
+        };
+        if reload {
+            lost.id = format!("{}{RELOAD_SUFFIX}", scenario.id);
         }
+        reports.push(lost);
     }
     reports.sort_by(|a, b| a.id.cmp(&b.id));
 
@@ -267,16 +328,20 @@ async fn run_one(
     };
     // A scenario that kills the backend gets its own instance, so parallel scenarios are unaffected;
     // so does one outside conformance mode, as the shared instance is in conformance mode.
-    let own_instance = scenario.restarts() || !scenario.conformance_mode;
+    // An isolated one too, so the load it leaves behind (a session still producing for a client
+    // gone) ends with it.
+    let own_instance = scenario.restarts() || !scenario.conformance_mode || scenario.isolated;
     let mut endpoint = if own_instance && target.is_spawned() {
         match ServerProcess::start(&target, &scenario.id, start_timeout).await {
             Ok(p) => Endpoint::Process(Box::new(p)),
+            // The shared instance started, so this one is the same command on fresh storage: a
+            // start that fails here is the machine's load or the runner's, not a requirement.
             Err(e) => {
                 return synthetic(
                     scenario,
-                    Verdict::Fail,
+                    Verdict::HarnessError,
                     "backend-start",
-                    &format!("the backend could not be started: {e}"),
+                    &format!("the scenario's own backend instance could not be started: {e}"),
                 )
             }
         }
@@ -430,6 +495,36 @@ async fn sweep_one(
         }
     }
     reports
+}
+
+/// A scenario that timed out while the runner itself stalled for [`HARNESS_STALL`] or more: its
+/// timeouts say nothing about the backend (the answer may have sat unread), so each becomes a
+/// harness error naming the stall, and no requirement is charged.
+fn blame_stalls(report: &mut ScenarioReport, stalls: &StallWatch, from: Instant, to: Instant) {
+    if report.verdict != Verdict::Timeout {
+        return;
+    }
+    let stalled = stalls.stalled_between(from, to);
+    if stalled < HARNESS_STALL {
+        return;
+    }
+    let message = format!(
+        "the runner itself was stalled for {} ms during the scenario (its own load or the machine's), so its \
+         deadlines did not measure the backend; rerun with fewer --jobs or a larger --timeout-scale",
+        stalled.as_millis()
+    );
+    for check in report.checks.iter_mut().filter(|c| c.verdict == Verdict::Timeout) {
+        check.verdict = Verdict::HarnessError;
+        check.requirements.clear();
+        check.findings.push(crate::report::Finding {
+            message: message.clone(),
+            step: None,
+            requirement: None,
+            frame: None,
+            version: None,
+        });
+    }
+    report.verdict = crate::report::scenario_verdict(&report.checks);
 }
 
 /// A report for a scenario the driver could not report on itself.

@@ -29,6 +29,7 @@ fn options(url: &str) -> RunOptions {
         start_timeout: Duration::from_secs(5),
         sweep: None,
         plain_target: None,
+        reload_variants: false,
     }
 }
 

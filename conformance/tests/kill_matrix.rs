@@ -19,7 +19,9 @@
 //!
 //! Each row names the offer its runs make: the runner's default (1.1 with every feature once the
 //! reference speaks it), or 1.0 only for faults in what only a 1.0 connection receives (the
-//! whole-state update, the resume snapshot), which patches and catch-ups never take.
+//! whole-state update), which patches never take. A fault in the resume snapshot runs under the
+//! default offer: there every scenario that resumes also runs as `<scenario>@reload`, whose
+//! resumes are reloads answered by a snapshot, so the default run kills it.
 //!
 //! The matrix (fault × failing scenarios × requirement ids) is written deterministically to
 //! `fixtures/kill-matrix.json`; the test fails when the committed file differs from the fresh one.
@@ -36,7 +38,7 @@ use chatwire_conformance::checklog::check_log;
 use chatwire_conformance::driver::{DriverConfig, SnapshotMode};
 use chatwire_conformance::monitor::ALWAYS_ON;
 use chatwire_conformance::report::{RunReport, ScenarioReport, Verdict};
-use chatwire_conformance::runner::{run_suite, RunOptions};
+use chatwire_conformance::runner::{run_suite, RunOptions, RELOAD_SUFFIX};
 use chatwire_conformance::scenario::{glob_match, Level, Scenario};
 use chatwire_conformance::snapshot::SnapshotStore;
 use chatwire_reference::fault::Fault;
@@ -62,9 +64,8 @@ enum Offer {
     /// The runner's default: every version it supports, newest first (1.1 with every feature once
     /// the reference speaks it).
     Default,
-    /// `--versions 1.0`: for faults in what only a 1.0 connection receives, the whole-state update
-    /// and the resume snapshot, which a 1.1 connection's patches and catch-ups never take; a loss
-    /// the log hides shows there as a state that differs from the one before the reconnect.
+    /// `--versions 1.0`: for faults in what only a 1.0 connection receives, the whole-state update,
+    /// which a 1.1 connection's patches never take.
     V1_0,
 }
 
@@ -102,7 +103,7 @@ const TABLE: &[Expectation] = &[
         scenarios: &["inline-completed-survives-resume", "resume-pending-then-answer", "crash-after-response"],
         violates: &["RESUME-009", "RESUME-011"],
         caught_by: Caught::MustFailure,
-        offer: Offer::V1_0,
+        offer: Offer::Default,
     },
     // The resume snapshot leaves pending calls out: a pending call must stay answerable (RESUME-008)
     // and the snapshot must hold the whole state (RESUME-002).
@@ -111,7 +112,7 @@ const TABLE: &[Expectation] = &[
         scenarios: &["inline-pending-survives-resume", "rapid-reconnects", "artifact-surface-survives-resume"],
         violates: &["RESUME-008", "RESUME-002"],
         caught_by: Caught::MustFailure,
-        offer: Offer::V1_0,
+        offer: Offer::Default,
     },
     // The rewind is announced but not logged: it must survive resume, reload and restart (REWIND-004).
     Expectation {
@@ -167,7 +168,7 @@ const TABLE: &[Expectation] = &[
         scenarios: &["dismissal-client-survives-resume", "multi-tool-server-dismissal", "dismissal-superseded*"],
         violates: &["RESUME-009"],
         caught_by: Caught::MustFailure,
-        offer: Offer::V1_0,
+        offer: Offer::Default,
     },
     // seq starts at 1 after a reload: seq strictly grows across reconnects and restarts (SEQ-001),
     // and the restarted server refuses the resume whose last_seq is above its restarted counter, so
@@ -238,7 +239,7 @@ const TABLE: &[Expectation] = &[
         scenarios: &["rapid-reconnects"],
         violates: &["STATE-002", "RESUME-001", "RESUME-002"],
         caught_by: Caught::MustFailure,
-        offer: Offer::V1_0,
+        offer: Offer::Default,
     },
     // Deadlines are ignored: a pending call past its deadline must expire (TOOL-018, SCRIPT-013).
     Expectation {
@@ -726,9 +727,10 @@ async fn every_fault_of_the_reference_is_killed_by_a_must_check_naming_a_violate
         // Only the fault's own scenarios decide the kill and enter the committed matrix: a fault that
         // kills the shared backend fails the always-on scenarios or not depending on timing, which
         // would make the drift check flaky. Their failures are printed for information.
+        // A scenario's reload variant (`<id>@reload`) is the scenario's own.
         let own: BTreeSet<String> = pick(&all, e.scenarios).into_iter().map(|s| s.id).collect();
         let (failing, extra): (BTreeMap<_, _>, BTreeMap<_, _>) =
-            kill.failing.into_iter().partition(|(id, _)| own.contains(id));
+            kill.failing.into_iter().partition(|(id, _)| own.contains(id.strip_suffix(RELOAD_SUFFIX).unwrap_or(id)));
         let named: BTreeSet<String> = failing.values().flatten().cloned().collect();
         let mut matched: Vec<&str> = e.violates.iter().copied().filter(|id| named.contains(*id)).collect();
         matched.sort_unstable();

@@ -27,6 +27,8 @@ fn bundled(snapshots: SnapshotMode) -> RunOptions {
         start_timeout: Duration::from_secs(20),
         sweep: None,
         plain_target: None,
+        // The default run: each scenario that resumes also as its reload variant.
+        reload_variants: true,
     }
 }
 

@@ -49,6 +49,7 @@ fn options(target: Target) -> RunOptions {
         start_timeout: Duration::from_secs(20),
         sweep: None,
         plain_target: None,
+        reload_variants: false,
     }
 }
 

@@ -30,6 +30,8 @@ fn options(fault: Option<&str>, max: usize) -> RunOptions {
         start_timeout: Duration::from_secs(20),
         sweep: Some(max),
         plain_target: None,
+        // A sweep runs no reload variants.
+        reload_variants: false,
     }
 }
 

@@ -29,8 +29,9 @@ pub struct ScriptTurn {
     /// Steps in order. A turn without an `end` step ends `completed`.
     pub steps: Vec<ScriptStep>,
     /// What the agent plays when the turn is retried (since 1.1, `SCRIPT-020`): the k-th accepted
-    /// `chat.retry` of the turn, counted from 0 over the session's log, plays `retries[k]` in a new
-    /// run slice; without a `retries[k]` that slice ends `completed` at once.
+    /// `chat.retry` of the turn, counted from 0 over the session's log (`SCRIPT-023`), plays
+    /// `retries[k]` in a new run slice; without a `retries[k]` that slice ends at once with
+    /// `chat.run_complete` `status: "failed"` and `reason: "script_exhausted"`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(extend("x-chatwire-since" = "1.1"))]
     pub retries: Vec<ScriptRetry>,
@@ -62,7 +63,8 @@ pub enum ScriptStep {
         /// The message body, CommonMark.
         markdown: String,
         /// The chunks to stream, one `chat.assistant_message_delta` each, in order (since 1.1):
-        /// each non-empty, at most [`MAX_SAY_CHUNKS`], their concatenation exactly `markdown`.
+        /// each non-empty, at most [`MAX_SAY_CHUNKS`], their concatenation exactly `markdown`; an
+        /// empty list (beside an empty `markdown`) plays as a `say` without chunks (`SCRIPT-024`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[schemars(extend("x-chatwire-since" = "1.1"))]
         chunks: Option<Vec<String>>,

@@ -112,6 +112,7 @@ pub fn describe(step: &Step) -> String {
             items.map(|n| format!(" with {n} items")).unwrap_or_default()
         ),
         Step::WaitIdle { .. } => "wait until the run is idle".to_owned(),
+        Step::Drain { bytes, .. } => format!("read {bytes} bytes unchecked, to pace a pause"),
         Step::Sleep { ms } => format!("sleep {ms} ms"),
         Step::Snapshot { name, .. } => format!("snapshot {name}"),
     };

@@ -62,6 +62,10 @@ pub struct DriverConfig {
     pub start_timeout: Duration,
     /// Write one JSON Lines wire log per scenario into this directory (`run --wire-log`).
     pub wire_log_dir: Option<std::path::PathBuf>,
+    /// Every resume step that leaves its cursor to the runner (`Step::is_default_resume`) resumes
+    /// as a reload does: holding no state, with `last_seq` 0, so a snapshot answers it
+    /// (RESUME-018). The runner's `@reload` variants set it.
+    pub reload_resumes: bool,
 }
 
 impl Default for DriverConfig {
@@ -75,6 +79,7 @@ impl Default for DriverConfig {
             snapshots: SnapshotMode::Collect,
             start_timeout: Duration::from_secs(15),
             wire_log_dir: None,
+            reload_resumes: false,
         }
     }
 }
@@ -172,6 +177,10 @@ struct Conn {
     /// The monitor's (and the wire log's) number for this connection; never reused in a scenario.
     id: u64,
     last_sent_id: Option<String>,
+    /// Bytes of text frames read from it.
+    bytes_in: u64,
+    /// When a read of it last ended (the start of a pause in reading).
+    last_read: Instant,
 }
 
 /// Runs `scenario` and reports every check. Never panics on anything the server sends; every wait
@@ -236,6 +245,8 @@ async fn run_with(
                     Some(k) => format!("{}@cut-{k}", scenario.id),
                     None => format!("{}@uncut", scenario.id),
                 },
+                // A reload variant's log beside its scenario's, named as its report is.
+                None if cfg.reload_resumes => format!("{}{}", scenario.id, crate::runner::RELOAD_SUFFIX),
                 None => scenario.id.clone(),
             };
             Some(WireLog::create(&dir.join(format!("{name}.jsonl"))))
@@ -271,6 +282,7 @@ async fn run_with(
         caught_up: false,
         negotiated: None,
         step_conn: DEFAULT_CONN.to_owned(),
+        history: resume::History::default(),
     };
     let applicable = driver.run_steps().await;
     let mut recorded = None;
@@ -356,6 +368,8 @@ struct Driver<'a> {
     negotiated: Option<chatwire_schema::ProtocolVersion>,
     /// The connection of the step being run.
     step_conn: String,
+    /// Each session's frames, for the cursors that count events (`resume_retention`).
+    history: resume::History,
 }
 
 impl Driver<'_> {
@@ -579,6 +593,9 @@ impl Driver<'_> {
                 self.connect(&conn, handshake, versions, features, None).await
             }
             Step::Resume { last_seq, cursor, answer, compare_with_snapshot, takeover, .. } => {
+                // A reload holds no state: it names none, and gets the snapshot.
+                let last_seq = if self.cfg.reload_resumes && step.is_default_resume() { Some(0) } else { *last_seq };
+                let last_seq = &last_seq;
                 let cursor = last_seq.map_or(*cursor, |_| None);
                 self.resume(&conn, *last_seq, cursor, *answer, *takeover).await?;
                 if *compare_with_snapshot {
@@ -744,9 +761,14 @@ impl Driver<'_> {
                     json!({"type": "error", "code": code.as_str(), "fatal": code.is_fatal(), "in_reply_to": reply});
                 self.expect_one(&conn, &pattern, deadline, true).await
             }
-            Step::ExpectClose { code, timeout_ms, after_frames, .. } => {
+            Step::ExpectClose { code, timeout_ms, after_frames, max_bytes, drop_allowed_after_ms, .. } => {
                 let deadline = self.step_deadline(*timeout_ms);
-                self.expect_close(&conn, *code, *after_frames, deadline).await
+                let allowance = expect::CloseAllowance {
+                    after_frames: *after_frames,
+                    max_bytes: *max_bytes,
+                    drop_allowed_after: drop_allowed_after_ms.map(Duration::from_millis),
+                };
+                self.expect_close(&conn, *code, allowance, deadline).await
             }
             Step::ExpectSilence { ms, .. } => {
                 let deadline = (Instant::now() + Duration::from_millis(*ms)).min(self.deadline);
@@ -768,6 +790,10 @@ impl Driver<'_> {
                 self.wait_idle(&conn, Duration::from_millis(quiet_ms.unwrap_or(200)), deadline).await
             }
             Step::AttachToBound { prefix, .. } => self.attach_to_bound(prefix).await,
+            Step::Drain { bytes, quiet_ms, timeout_ms, .. } => {
+                let deadline = self.step_deadline(*timeout_ms);
+                self.drain(&conn, *bytes, quiet_ms.map(Duration::from_millis), deadline).await
+            }
             Step::Sleep { ms } => {
                 tokio::time::sleep_until((Instant::now() + Duration::from_millis(*ms)).min(self.deadline)).await;
                 Ok(())

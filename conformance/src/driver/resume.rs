@@ -2,8 +2,13 @@
 //! (a snapshot, or a catch-up patch where `resume_catch_up` is in force), the comparison of a
 //! catch-up with a snapshot (RESUME-019), and expectations on the state the runner holds.
 
+use std::collections::HashMap;
+
+use chatwire_schema::ServerFrame;
 use serde_json::{json, Value};
 use tokio::time::Instant;
+
+use crate::report::Verdict;
 
 use super::{unexpected, Driver, Handshake, Next, StepError};
 use crate::monitor::oracle::divergence;
@@ -35,7 +40,14 @@ impl Driver<'_> {
         // A connection that had this name resumes from what it held; a new one from the
         // session's latest state (a tab that copies another's cursor).
         let held = self.last_ids.get(conn).copied();
-        let last_seq = last_seq.unwrap_or_else(|| self.cursor(&session, cursor, held));
+        let last_seq = match (last_seq, cursor) {
+            (Some(seq), _) => seq,
+            (None, Some(edge @ (ResumeCursor::Retention | ResumeCursor::PastRetention))) => {
+                let beyond = u64::from(edge == ResumeCursor::PastRetention);
+                self.history.retention_base(&session, beyond)?
+            }
+            (None, cursor) => self.cursor(&session, cursor, held),
+        };
         let resume = json!({"session_id": session, "resume_token": token, "last_seq": last_seq});
         let handshake = Handshake { hello: true, subprotocol: true, with_script: false, own_offer: false };
         let (versions, features) = match takeover {
@@ -108,6 +120,8 @@ impl Driver<'_> {
             Some(ResumeCursor::Highest) => highest,
             Some(ResumeCursor::State) => state_seq.unwrap_or(highest),
             Some(ResumeCursor::NonState) => self.monitor.latest_non_state_seq(session, highest).unwrap_or(0),
+            // Picked by `History::retention_base` before this is asked.
+            Some(ResumeCursor::Retention | ResumeCursor::PastRetention) => highest,
             None if catch_up => state_seq.unwrap_or(highest),
             None => highest,
         }
@@ -184,5 +198,115 @@ impl Driver<'_> {
             StepError::fail(format!("the UiState does not match {}: {m}", pattern::excerpt(pattern, 120)))
                 .with_frame(Some(excerpt))
         })
+    }
+}
+
+/// What the runner saw of each session, in order: per frame its seq, whether it is an event and
+/// whether it carried a state; and the latest `resume_retention` a welcome announced.
+#[derive(Debug, Default)]
+pub(super) struct History {
+    /// The session of each connection (by the monitor's number), from its welcome.
+    sessions: HashMap<u64, String>,
+    frames: HashMap<String, Vec<Seen>>,
+    retention: HashMap<String, u32>,
+}
+
+/// One frame of a session as [`History`] keeps it.
+#[derive(Clone, Copy, Debug)]
+struct Seen {
+    seq: u64,
+    event: bool,
+    state: bool,
+}
+
+impl History {
+    /// Notes a frame received on connection `conn`.
+    pub(super) fn note(&mut self, conn: u64, frame: &ServerFrame) {
+        if let ServerFrame::Welcome(w) = frame {
+            let session = w.session_id.to_string();
+            match w.resume_retention {
+                Some(r) => self.retention.insert(session.clone(), r),
+                None => self.retention.remove(&session),
+            };
+            self.sessions.insert(conn, session);
+        }
+        let (Some(session), Some(seq)) = (self.sessions.get(&conn), frame.seq()) else { return };
+        let seen = Seen { seq, event: frame.ui_event().is_some(), state: frame.carries_state() };
+        self.frames.entry(session.clone()).or_default().push(seen);
+    }
+
+    /// The seq of the latest frame of `session` that carried a state and after which exactly
+    /// `resume_retention + beyond` events were committed (`ResumeCursor::Retention`,
+    /// `ResumeCursor::PastRetention`). Not applicable where no welcome announced a retention or the
+    /// session is too short for one: the scenario cannot reach that server's edge.
+    pub(super) fn retention_base(&self, session: &str, beyond: u64) -> Result<u64, StepError> {
+        let Some(retention) = self.retention.get(session) else {
+            return Err(StepError::new(
+                Verdict::NotApplicable,
+                "the welcome announced no resume_retention, so there is no retention edge to resume from",
+            ));
+        };
+        let target = u64::from(*retention) + beyond;
+        let frames = self.frames.get(session).map_or(&[][..], Vec::as_slice);
+        edge(frames, target).ok_or_else(|| {
+            StepError::new(
+                Verdict::NotApplicable,
+                format!(
+                    "no state frame of the session has exactly {target} events after it: the scenario's turn is \
+                     too short for a resume_retention of {retention}"
+                ),
+            )
+        })
+    }
+}
+
+/// The latest frame that carried a state with exactly `target` events after it.
+fn edge(frames: &[Seen], target: u64) -> Option<u64> {
+    let mut after = 0u64;
+    for seen in frames.iter().rev() {
+        // A delta is both: the events after it do not include itself.
+        if seen.state && after == target {
+            return Some(seen.seq);
+        }
+        if seen.event {
+            after += 1;
+            if after > target {
+                return None;
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seen(seq: u64, event: bool, state: bool) -> Seen {
+        Seen { seq, event, state }
+    }
+
+    #[test]
+    fn the_edge_counts_events_after_a_state_frame_deltas_included() {
+        // welcome, snapshot, accepted + patch, started + patch, delta, delta, message + patch
+        let frames = [
+            seen(1, false, false),
+            seen(2, false, true),
+            seen(3, true, false),
+            seen(4, false, true),
+            seen(5, true, false),
+            seen(6, false, true),
+            seen(7, true, true),
+            seen(8, true, true),
+            seen(9, true, false),
+            seen(10, false, true),
+        ];
+        assert_eq!(edge(&frames, 0), Some(10));
+        assert_eq!(edge(&frames, 1), Some(8), "the second delta has the message after it");
+        assert_eq!(edge(&frames, 2), Some(7));
+        assert_eq!(edge(&frames, 3), Some(6), "the run_started patch: two deltas and the message");
+        assert_eq!(edge(&frames, 4), Some(4));
+        assert_eq!(edge(&frames, 5), Some(2), "the snapshot has every event after it");
+        assert_eq!(edge(&frames, 6), None, "no frame has more events after it than there are");
     }
 }

@@ -82,10 +82,10 @@ impl Driver<'_> {
         let offer_max = versions.iter().filter_map(|v| chatwire_schema::ProtocolVersion::parse(v).ok()).max();
         let decides =
             !own_offer || self.scenario.features_since().is_none_or(|since| offer_max.is_some_and(|m| m >= since));
-        if hello && !self.capabilities_checked && decides && needs.minor > 0 {
+        if !self.capabilities_checked && decides && needs.minor > 0 {
             // Its script or frames use members of a later minor, which a server speaking only an
             // older one refuses as invalid: find out first, on a connection of its own, what this
-            // offer negotiates.
+            // offer negotiates (also before a connection that sends its own hello).
             match self.probe_version(&versions, deadline).await {
                 Some(v) if v >= needs => {}
                 got => {
@@ -105,7 +105,7 @@ impl Driver<'_> {
         let id = self.next_conn;
         self.next_conn += 1;
         self.monitor.open(id);
-        self.conns.insert(conn.to_owned(), Conn { ws, id, last_sent_id: None });
+        self.conns.insert(conn.to_owned(), Conn { ws, id, last_sent_id: None, bytes_in: 0, last_read: Instant::now() });
         self.last_ids.insert(conn.to_owned(), id);
         if !hello {
             return Ok(());
@@ -269,8 +269,13 @@ impl Driver<'_> {
         }
         let c = self.conn_mut(conn)?;
         let Some(incoming) = c.ws.recv(deadline).await else {
+            c.last_read = Instant::now();
             return Ok(Next::Deadline);
         };
+        c.last_read = Instant::now();
+        if let Incoming::Text(text) = &incoming {
+            c.bytes_in = c.bytes_in.saturating_add(text.len() as u64);
+        }
         let next = self.observe(conn, incoming);
         if self.take_cut() {
             return Err(StepError::cut());
@@ -395,6 +400,7 @@ impl Driver<'_> {
                     }
                 }
             }
+            self.history.note(id, frame);
             if let ServerFrame::Welcome(w) = frame {
                 if self.negotiated.is_none() {
                     self.negotiated = self.monitor.version(id);

@@ -674,7 +674,8 @@ export interface ScriptStepSay {
   markdown: string;
   /**
    * The chunks to stream, one `chat.assistant_message_delta` each, in order (since 1.1):
-   * each non-empty, at most [`MAX_SAY_CHUNKS`], their concatenation exactly `markdown`.
+   * each non-empty, at most [`MAX_SAY_CHUNKS`], their concatenation exactly `markdown`; an
+   * empty list (beside an empty `markdown`) plays as a `say` without chunks (`SCRIPT-024`).
    */
   chunks?: string[];
   /**
@@ -790,8 +791,9 @@ export interface ScriptTurn {
   steps: ScriptStep[];
   /**
    * What the agent plays when the turn is retried (since 1.1, `SCRIPT-020`): the k-th accepted
-   * `chat.retry` of the turn, counted from 0 over the session's log, plays `retries[k]` in a new
-   * run slice; without a `retries[k]` that slice ends `completed` at once.
+   * `chat.retry` of the turn, counted from 0 over the session's log (`SCRIPT-023`), plays
+   * `retries[k]` in a new run slice; without a `retries[k]` that slice ends at once with
+   * `chat.run_complete` `status: "failed"` and `reason: "script_exhausted"`.
    */
   retries?: ScriptRetry[];
 }

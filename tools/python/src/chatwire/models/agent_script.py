@@ -26,7 +26,7 @@ class ScriptStepSay(BaseModel):
     chunks: Annotated[
         list[StrictStr] | None,
         Field(
-            description='The chunks to stream, one `chat.assistant_message_delta` each, in order (since 1.1):\neach non-empty, at most [`MAX_SAY_CHUNKS`], their concatenation exactly `markdown`.'
+            description='The chunks to stream, one `chat.assistant_message_delta` each, in order (since 1.1):\neach non-empty, at most [`MAX_SAY_CHUNKS`], their concatenation exactly `markdown`; an\nempty list (beside an empty `markdown`) plays as a `say` without chunks (`SCRIPT-024`).'
         ),
     ] = None
     chunk_delay_ms: Annotated[
@@ -313,7 +313,7 @@ class ScriptTurn(BaseModel):
     retries: Annotated[
         list[ScriptRetry] | None,
         Field(
-            description="What the agent plays when the turn is retried (since 1.1, `SCRIPT-020`): the k-th accepted\n`chat.retry` of the turn, counted from 0 over the session's log, plays `retries[k]` in a new\nrun slice; without a `retries[k]` that slice ends `completed` at once."
+            description='What the agent plays when the turn is retried (since 1.1, `SCRIPT-020`): the k-th accepted\n`chat.retry` of the turn, counted from 0 over the session\'s log (`SCRIPT-023`), plays\n`retries[k]` in a new run slice; without a `retries[k]` that slice ends at once with\n`chat.run_complete` `status: "failed"` and `reason: "script_exhausted"`.'
         ),
     ] = None
 
