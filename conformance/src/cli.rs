@@ -203,6 +203,12 @@ struct RunArgs {
     #[arg(long, value_name = "N", default_value_t = crate::sweep::DEFAULT_SWEEP_MAX, requires = "sweep",
           value_parser = clap::value_parser!(u16).range(1..=10_000))]
     sweep_max: u16,
+    /// With --sweep: where `multi_attach` is in force, a second tab attaches right after the main
+    /// connection opens and stays attached through every cut; at the end it must hold the main
+    /// connection's final state (ATTACH-004, ATTACH-007). The session then never leaves memory, so
+    /// run the plain sweep too: only it reloads the session on each resume.
+    #[arg(long, requires = "sweep")]
+    sweep_watch: bool,
     /// Deadline of the whole run in seconds (before scaling).
     #[arg(long, value_name = "SECONDS", default_value_t = 900)]
     run_timeout: u64,
@@ -572,6 +578,7 @@ fn run(args: RunArgs) -> u8 {
             wire_log_dir: args.wire_log.clone(),
             versions,
             features,
+            sweep_watch: args.sweep_watch,
             ..DriverConfig::default()
         },
         scenario_timeout: Duration::from_secs(args.scenario_timeout.max(1)),

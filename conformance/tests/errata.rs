@@ -103,7 +103,7 @@ fn a_backend_meeting_1_0_as_released_passes_with_its_errata_as_warnings_and_fail
     for (scenario, check, note) in [
         ("int-opaque-numbers", "step-09-expect_error", "INT-002: erratum to 1.0 of 2026-11-23"),
         ("int-opaque-numbers", "wire-schema-valid", "INT-002: erratum to 1.0 of 2026-11-23"),
-        ("send-queue-overflow-resume", "step-04-expect_close", "TRANSPORT-016: erratum to 1.0 of 2026-11-23"),
+        ("send-queue-overflow-resume", "step-06-expect_close", "TRANSPORT-016: erratum to 1.0 of 2026-11-23"),
     ] {
         let c = lenient.check(scenario, check);
         assert_eq!(c["verdict"], "warn", "{scenario} / {check}: {text}");
@@ -142,7 +142,7 @@ fn a_backend_meeting_1_0_as_released_passes_with_its_errata_as_warnings_and_fail
     assert_eq!(strict.output.status.code(), Some(1), "{text}");
     assert_eq!(strict.json["strict"], true);
     for (scenario, check) in
-        [("int-opaque-numbers", "step-09-expect_error"), ("send-queue-overflow-resume", "step-04-expect_close")]
+        [("int-opaque-numbers", "step-09-expect_error"), ("send-queue-overflow-resume", "step-06-expect_close")]
     {
         let c = strict.check(scenario, check);
         assert!(c["verdict"] == "fail" || c["verdict"] == "timeout", "{scenario} / {check}: {text}");

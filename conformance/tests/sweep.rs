@@ -157,3 +157,24 @@ async fn sweep_max_caps_the_variants() {
     assert_eq!(cuts, vec![1, 2, 3]);
     assert!(report.scenarios.iter().all(|s| s.verdict == Verdict::Pass), "{}", failures(&report));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_a_watching_tab_every_variant_ends_in_the_state_the_watching_tab_holds() {
+    // `--sweep-watch`: a second tab attaches (multi_attach) and stays through every cut of the main
+    // connection; each variant, and the uninterrupted run, compares the two final states.
+    let mut opts = options(None, 60);
+    opts.driver.sweep_watch = true;
+    let report = run_suite(picked(&["hitl-submit"]), &opts, Arc::new(|_| {})).await.expect("the reference starts");
+    let runs: Vec<_> = report.scenarios.iter().filter(|s| s.id.starts_with("hitl-submit")).collect();
+    assert!(runs.len() > 2, "the uninterrupted run and its variants are reported");
+    for run in runs {
+        let watch = run.checks.iter().find(|c| c.id == "sweep-watch-agrees");
+        assert!(
+            watch.is_some_and(|c| c.verdict == Verdict::Pass && c.requirements.iter().any(|r| r == "ATTACH-007")),
+            "{} has no passing sweep-watch-agrees:\n{}",
+            run.id,
+            failures(&report)
+        );
+    }
+    assert_eq!(report.sweep.as_ref().map(|s| s.failed), Some(0), "{}", failures(&report));
+}

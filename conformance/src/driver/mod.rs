@@ -66,6 +66,8 @@ pub struct DriverConfig {
     /// as a reload does: holding no state, with `last_seq` 0, so a snapshot answers it
     /// (RESUME-018). The runner's `@reload` variants set it.
     pub reload_resumes: bool,
+    /// In a sweep, keep a second tab attached through every cut (`run --sweep-watch`).
+    pub sweep_watch: bool,
 }
 
 impl Default for DriverConfig {
@@ -80,6 +82,7 @@ impl Default for DriverConfig {
             start_timeout: Duration::from_secs(15),
             wire_log_dir: None,
             reload_resumes: false,
+            sweep_watch: false,
         }
     }
 }

@@ -150,7 +150,10 @@ impl Driver<'_> {
             }
             ("ui_state_snapshot", _) => None,
             ("ui_state_patch", _) => {
-                self.caught_up = true;
+                // The sweep's watching tab attaches by catch-up; the variant's own resume decides.
+                if conn != super::sweep::SWEEP_WATCH {
+                    self.caught_up = true;
+                }
                 None
             }
             _ => Some(("STATE-002", "expected ui_state_snapshot (or a catch-up ui_state_patch) after the welcome")),

@@ -292,6 +292,9 @@ impl Driver<'_> {
     /// is known), and must then hold the main connection's state (`ATTACH-004`, `ATTACH-007`).
     pub(super) async fn open_sweep_watch(&mut self) {
         use chatwire_schema::session::welcome::Capability;
+        if !self.cfg.sweep_watch {
+            return;
+        }
         let Some(id) = self.conns.get(DEFAULT_CONN).map(|c| c.id) else { return };
         if !self.monitor.features(id).contains(&Capability::MultiAttach) || self.conns.contains_key(SWEEP_WATCH) {
             return;

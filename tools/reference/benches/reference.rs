@@ -316,11 +316,13 @@ async fn bench_idle_session_memory(dir: &Path) {
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
     let before = rss_bytes(pid);
+    let mut opened = Vec::new();
     for _ in 0..SESSIONS {
         let mut ws = connect(&url).await;
         send(&mut ws, json!({"type": "session.hello", "id": "h", "versions": ["1.0"], "script": {"turns": []}})).await;
+        let welcome: Value = serde_json::from_str(&recv_text(&mut ws).await).unwrap_or(Value::Null);
         recv_text(&mut ws).await;
-        recv_text(&mut ws).await;
+        opened.push((welcome["session_id"].clone(), welcome["resume_token"].clone()));
         clients.push(ws);
     }
     tokio::time::sleep(Duration::from_millis(500)).await;
@@ -329,6 +331,24 @@ async fn bench_idle_session_memory(dir: &Path) {
     println!(
         "memory per idle session (connected, server RSS delta over {SESSIONS} sessions): {per} bytes (~{:.1} KiB)",
         per as f64 / 1024.0
+    );
+    // A second tab attached to each of those sessions (multi_attach, spec/attach.md): what one
+    // more connection on a session costs, next to what a session with its connection costs.
+    for (session, token) in opened {
+        let mut ws = connect(&url).await;
+        let resume = json!({"session_id": session, "resume_token": token, "last_seq": 0});
+        send(&mut ws, json!({"type": "session.hello", "id": "h2", "versions": ["1.2"], "resume": resume})).await;
+        recv_text(&mut ws).await;
+        recv_text(&mut ws).await;
+        clients.push(ws);
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let attached = rss_bytes(pid).saturating_sub(after) / SESSIONS as u64;
+    println!(
+        "memory per attached connection (a second tab on each of the {SESSIONS} sessions): {attached} bytes \
+         (~{:.1} KiB); attached tab / idle session = {:.2}",
+        attached as f64 / 1024.0,
+        attached as f64 / per.max(1) as f64
     );
     drop(clients);
     let _ = child.kill();

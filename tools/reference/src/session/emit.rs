@@ -112,10 +112,18 @@ pub(crate) async fn emit(session: &Arc<Session>, g: &mut Inner, change: Change) 
             return Err(e);
         }
     };
-    if let Some(first) = staged.groups.first() {
-        let wire: Vec<String> = first.wire.iter().map(|p| p.text.clone()).collect();
-        let conn = first.members.first().and_then(|i| g.attached.get(*i)).map(|a| &a.conn);
-        sh.hooks.before_commit(&wire, conn);
+    // The seam sees what the change announces: a connection's frames, or with none attached (a
+    // recovery) the events it commits.
+    match staged.groups.first() {
+        Some(first) => {
+            let wire: Vec<String> = first.wire.iter().map(|p| p.text.clone()).collect();
+            let conn = first.members.first().and_then(|i| g.attached.get(*i)).map(|a| &a.conn);
+            sh.hooks.before_commit(&wire, conn);
+        }
+        None => {
+            let events = staged.log.iter().filter(|row| matches!(row.kind, LogKind::Event));
+            sh.hooks.before_commit(&events.map(|row| row.frame.clone()).collect::<Vec<_>>(), None);
+        }
     }
     let commit = (|| {
         Ok::<_, serde_json::Error>(Commit {
