@@ -292,7 +292,8 @@ impl Driver<'_> {
     /// is known), and must then hold the main connection's state (`ATTACH-004`, `ATTACH-007`).
     pub(super) async fn open_sweep_watch(&mut self) {
         use chatwire_schema::session::welcome::Capability;
-        if !self.cfg.sweep_watch {
+        // Only where the sweep itself applies: a scenario it runs as it is stays the scenario's.
+        if !self.cfg.sweep_watch || crate::sweep::not_sweepable_reason(self.scenario).is_some() {
             return;
         }
         let Some(id) = self.conns.get(DEFAULT_CONN).map(|c| c.id) else { return };
@@ -307,7 +308,9 @@ impl Driver<'_> {
 
     /// The watching tab, read to the end, holds the main connection's final state.
     pub(super) async fn check_sweep_watch(&mut self) {
-        if !self.conns.contains_key(SWEEP_WATCH) {
+        // Without a known final state on the main connection the run has nothing to compare, and
+        // the sweep reports it not applicable.
+        if !self.conns.contains_key(SWEEP_WATCH) || self.main_state().is_none() {
             return;
         }
         let ids = ["ATTACH-004".to_owned(), "ATTACH-007".to_owned()];
