@@ -10,7 +10,7 @@ from chatwire import facts, load_schema
 def test_error_codes_are_the_closed_list_of_the_schema() -> None:
     schema = load_schema("error.json")
     assert set(facts.ERROR_CODES) == {branch["const"] for branch in schema["$defs"]["ErrorCode"]["oneOf"]}
-    assert facts.FATAL_CLOSE_CODES == {"unsupported_version": 4002, "session_taken_over": 4001}
+    assert facts.FATAL_CLOSE_CODES == {"unsupported_version": 4002, "session_taken_over": 4001, "session_detached": 4003}
 
 
 def test_limits_versions_and_ids_match_the_schemas() -> None:
