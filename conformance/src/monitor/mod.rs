@@ -12,6 +12,8 @@
 //! - [`stream`]: streamed text against the script (since 1.1): chunks, the end, resumes;
 //! - [`retry`]: answers to `chat.retry` and the retried run (since 1.1);
 //! - [`errors`]: `fatal` flags, closes after errors;
+//! - [`attach`]: several connections on one session (since 1.2): every event reaches every tab
+//!   under one seq, answers only the requester, the tabs' views agree;
 //! - [`advice`]: the should-level checks.
 
 pub mod advice;
@@ -21,6 +23,7 @@ pub mod check;
 pub mod errors;
 pub mod features;
 pub mod frame;
+mod holding;
 pub mod oracle;
 pub mod patch;
 mod redact;
