@@ -103,16 +103,11 @@ struct Tab {
     limit: Option<u32>,
 }
 
-/// A frame sent to every attached connection: its seq names it (`ATTACH-006`).
-#[derive(Debug)]
-struct Broadcast {
-    frame: ServerFrame,
-}
-
 #[derive(Debug, Default)]
 struct SessionTabs {
     tabs: BTreeMap<u64, Tab>,
-    ledger: BTreeMap<u64, Broadcast>,
+    /// The frames sent to every attached connection, by the seq that names them (`ATTACH-006`).
+    ledger: BTreeMap<u64, ServerFrame>,
 }
 
 /// The multi-connection checks' own state.
@@ -227,8 +222,8 @@ impl AttachWatch {
         let missed: Vec<(u64, &'static str)> = tabs
             .ledger
             .range(gap)
-            .filter(|(s, b)| **s > since && view.gets(&b.frame))
-            .map(|(s, b)| (*s, b.frame.type_name()))
+            .filter(|(s, f)| **s > since && view.gets(f))
+            .map(|(s, f)| (*s, f.type_name()))
             .collect();
         for (s, wire) in missed {
             out.fail(
@@ -243,7 +238,7 @@ impl AttachWatch {
         }
         match tabs.ledger.get(&seq) {
             Some(b) => {
-                if same_frame(&b.frame, frame) {
+                if same_frame(b, frame) {
                     out.eval(&EVENTS_REACH_EVERY_TAB, ATTACH_006);
                 } else {
                     out.fail(
@@ -252,7 +247,7 @@ impl AttachWatch {
                         format!(
                             "seq {seq} is a {} here and a {} on another connection of the session",
                             frame.type_name(),
-                            b.frame.type_name()
+                            b.type_name()
                         ),
                     );
                 }
@@ -278,7 +273,7 @@ impl AttachWatch {
                 if tabs.tabs.len() > 1 {
                     out.eval(&EVENTS_REACH_EVERY_TAB, ATTACH_004);
                 }
-                tabs.ledger.insert(seq, Broadcast { frame: frame.clone() });
+                tabs.ledger.insert(seq, frame.clone());
                 if tabs.ledger.len() > LEDGER_MEMORY {
                     tabs.ledger.pop_first();
                 }

@@ -93,9 +93,8 @@ pub(super) fn groups(attached: &[Attachment]) -> Vec<Group> {
 }
 
 /// Queues each group's frames to its members and moves their views on; a member whose queue
-/// overflows is closing with 4008 and leaves the session alone (`ATTACH-010`). Returns how many
-/// connections were dropped.
-pub(super) fn deliver(attached: &mut Vec<Attachment>, groups: Vec<Group>) -> usize {
+/// overflows is closing with 4008 and leaves the session alone (`ATTACH-010`).
+pub(super) fn deliver(attached: &mut Vec<Attachment>, groups: Vec<Group>) {
     let mut dropped = Vec::new();
     for group in groups {
         for &index in &group.members {
@@ -110,5 +109,4 @@ pub(super) fn deliver(attached: &mut Vec<Attachment>, groups: Vec<Group>) -> usi
         }
     }
     attached.retain(|a| !dropped.contains(&a.conn.id));
-    dropped.len()
 }
