@@ -240,7 +240,7 @@ fn catch_up_frame(base: &UiState, missed: &[ServerFrame]) -> String {
 /// What it sends in its place without the feature, or past the retention: the snapshot.
 fn snapshot_frame(base: &UiState, missed: &[ServerFrame]) -> String {
     let state = chatwire_schema::reduce_all(base, missed.iter().map(ui_event)).expect("the missed events apply");
-    let frame = UiStateSnapshot { seq: 30, v: UiStateVersion::V1, state };
+    let frame = UiStateSnapshot { seq: 30, v: UiStateVersion::V1, state, window: None };
     serde_json::to_string(&ServerFrame::UiStateSnapshot(frame)).expect("serializes")
 }
 

@@ -101,6 +101,10 @@ pub enum ErrorCode {
     /// closed (`ATTACH-003`) (since 1.2).
     #[schemars(extend("x-chatwire-since" = "1.2"))]
     SessionDetached,
+    /// A `chat.history_request` names a cursor other than the connection's current one (a cut
+    /// removed it, or a page already moved past it); nothing changes (`WINDOW-010`) (since 1.2).
+    #[schemars(extend("x-chatwire-since" = "1.2"))]
+    StaleCursor,
 }
 
 impl ErrorCode {
@@ -133,6 +137,7 @@ impl ErrorCode {
         ErrorCode::RunNotActive,
         ErrorCode::ResponseInvalid,
         ErrorCode::SessionDetached,
+        ErrorCode::StaleCursor,
     ];
 
     /// The wire name, e.g. `"unknown_tool_call"`.
@@ -165,6 +170,7 @@ impl ErrorCode {
             ErrorCode::RunNotActive => "run_not_active",
             ErrorCode::ResponseInvalid => "response_invalid",
             ErrorCode::SessionDetached => "session_detached",
+            ErrorCode::StaleCursor => "stale_cursor",
         }
     }
 

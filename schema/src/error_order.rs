@@ -41,6 +41,7 @@ pub const OWN_CHECKS: &[(&str, &[ErrorCode])] = &[
         ],
     ),
     ("chat.cancel", &[ErrorCode::CapabilityNotOffered, ErrorCode::UnknownInvocation, ErrorCode::RunNotActive]),
+    ("chat.history_request", &[ErrorCode::CapabilityNotOffered, ErrorCode::StaleCursor]),
 ];
 
 /// The own checks of a client frame type, first to last (empty when its checks cannot both fail).

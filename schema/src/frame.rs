@@ -9,6 +9,8 @@ use crate::chat::assistant_message::AssistantMessage;
 use crate::chat::assistant_message_delta::AssistantMessageDelta;
 use crate::chat::cancel::Cancel;
 use crate::chat::cancel_accepted::CancelAccepted;
+use crate::chat::history_page::HistoryPage;
+use crate::chat::history_request::HistoryRequest;
 use crate::chat::retry::Retry;
 use crate::chat::retry_accepted::RetryAccepted;
 use crate::chat::rewind::Rewind;
@@ -92,6 +94,8 @@ frame_union! {
         "chat.retry" => Retry(Retry),
         #[schemars(extend("x-chatwire-since" = "1.2"))]
         "chat.cancel" => Cancel(Cancel),
+        #[schemars(extend("x-chatwire-since" = "1.2"))]
+        "chat.history_request" => HistoryRequest(HistoryRequest),
     }
 }
 
@@ -119,6 +123,8 @@ frame_union! {
         "chat.retry_accepted" => RetryAccepted(RetryAccepted),
         #[schemars(extend("x-chatwire-since" = "1.2"))]
         "chat.cancel_accepted" => CancelAccepted(CancelAccepted),
+        #[schemars(extend("x-chatwire-since" = "1.2"))]
+        "chat.history_page" => HistoryPage(HistoryPage),
         "error" => Error(ErrorFrame),
     }
 }

@@ -10,6 +10,8 @@ use crate::chat::assistant_message::AssistantMessage;
 use crate::chat::assistant_message_delta::AssistantMessageDelta;
 use crate::chat::cancel::Cancel;
 use crate::chat::cancel_accepted::CancelAccepted;
+use crate::chat::history_page::HistoryPage;
+use crate::chat::history_request::HistoryRequest;
 use crate::chat::retry::Retry;
 use crate::chat::retry_accepted::RetryAccepted;
 use crate::chat::rewind::Rewind;
@@ -271,6 +273,15 @@ server_facts!(CancelAccepted {
     invocation_id: |f| Some(&f.invocation_id),
     ui_event: |_f| None,
 });
+server_facts!(HistoryPage {
+    carries_state: false,
+    seq: |f| Some(f.seq),
+    set_seq: |f, s| f.seq = s,
+    in_reply_to: |f| Some(&f.in_reply_to),
+    tool_call_id: |_f| None,
+    invocation_id: |_f| None,
+    ui_event: |_f| None,
+});
 server_facts!(ErrorFrame {
     carries_state: false,
     seq: |f| f.seq,
@@ -299,3 +310,4 @@ client_facts!(ToolCallResponse { id: |f| &f.id });
 client_facts!(Rewind { id: |f| &f.id });
 client_facts!(Retry { id: |f| &f.id });
 client_facts!(Cancel { id: |f| &f.id });
+client_facts!(HistoryRequest { id: |f| &f.id });

@@ -13,6 +13,8 @@
 //! | client → server | `chat.tool_call_response` | [`chat::tool_call_response`] |
 //! | client → server | `chat.rewind` | [`chat::rewind`] |
 //! | client → server | `chat.retry` (since 1.1) | [`chat::retry`] |
+//! | client → server | `chat.cancel` (since 1.2) | [`chat::cancel`] |
+//! | client → server | `chat.history_request` (since 1.2) | [`chat::history_request`] |
 //! | server → client | `session.welcome` | [`session::welcome`] |
 //! | server → client | `ui_state_snapshot` | [`ui_state_snapshot`] |
 //! | server → client | `ui_state_updated` | [`ui_state_updated`] |
@@ -29,6 +31,8 @@
 //! | server → client | `chat.run_complete` | [`chat::run_complete`] |
 //! | server → client | `chat.rewind_complete` | [`chat::rewind_complete`] |
 //! | server → client | `chat.retry_accepted` (since 1.1) | [`chat::retry_accepted`] |
+//! | server → client | `chat.cancel_accepted` (since 1.2) | [`chat::cancel_accepted`] |
+//! | server → client | `chat.history_page` (since 1.2) | [`chat::history_page`] |
 //! | server → client | `error` | [`error_frame`] |
 #![warn(missing_docs)]
 
@@ -57,6 +61,7 @@ pub mod ui_state_snapshot;
 pub mod ui_state_updated;
 pub mod validate;
 pub mod version;
+pub mod window;
 
 pub use error_frame::{ErrorCode, ErrorFrame};
 

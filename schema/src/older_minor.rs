@@ -37,7 +37,7 @@ pub fn state(state: &UiState, version: ProtocolVersion) -> Cow<'_, UiState> {
 /// not define (a server never sends it there).
 pub fn frame(frame: &ServerFrame, version: ProtocolVersion) -> Option<Cow<'_, ServerFrame>> {
     match frame {
-        ServerFrame::CancelAccepted(_) if version < RESPONSE_SCHEMA_SINCE => None,
+        ServerFrame::CancelAccepted(_) | ServerFrame::HistoryPage(_) if version < RESPONSE_SCHEMA_SINCE => None,
         ServerFrame::ToolCall(call) if version < RESPONSE_SCHEMA_SINCE && call.response_schema.is_some() => {
             let mut older = call.clone();
             older.response_schema = None;

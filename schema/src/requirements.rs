@@ -42,6 +42,7 @@ pub const SPEC_FILES: &[(&str, &str)] = &[
     ("rewind.md", include_str!(concat!(env!("CHATWIRE_SPEC_DIR"), "/rewind.md"))),
     ("retry.md", include_str!(concat!(env!("CHATWIRE_SPEC_DIR"), "/retry.md"))),
     ("attach.md", include_str!(concat!(env!("CHATWIRE_SPEC_DIR"), "/attach.md"))),
+    ("window.md", include_str!(concat!(env!("CHATWIRE_SPEC_DIR"), "/window.md"))),
     ("cancel.md", include_str!(concat!(env!("CHATWIRE_SPEC_DIR"), "/cancel.md"))),
     ("streaming.md", include_str!(concat!(env!("CHATWIRE_SPEC_DIR"), "/streaming.md"))),
     ("multi-tool.md", include_str!(concat!(env!("CHATWIRE_SPEC_DIR"), "/multi-tool.md"))),

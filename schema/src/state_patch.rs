@@ -88,6 +88,32 @@ impl PatchOp {
             | PatchOp::Test { path, .. } => path,
         }
     }
+
+    /// The op's wire name (`"add"`, `"test"`, …).
+    pub fn name(&self) -> &'static str {
+        match self {
+            PatchOp::Add { .. } => "add",
+            PatchOp::Remove { .. } => "remove",
+            PatchOp::Replace { .. } => "replace",
+            PatchOp::Move { .. } => "move",
+            PatchOp::Copy { .. } => "copy",
+            PatchOp::Test { .. } => "test",
+        }
+    }
+
+    /// The same op at another `path` (`from` is kept).
+    pub fn with_path(&self, path: String) -> PatchOp {
+        let mut op = self.clone();
+        match &mut op {
+            PatchOp::Add { path: p, .. }
+            | PatchOp::Remove { path: p }
+            | PatchOp::Replace { path: p, .. }
+            | PatchOp::Move { path: p, .. }
+            | PatchOp::Copy { path: p, .. }
+            | PatchOp::Test { path: p, .. } => *p = path,
+        }
+        op
+    }
 }
 
 /// What an event can change besides appending: the items it names, as they were before.

@@ -5,6 +5,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::window::Window;
 use crate::{UiState, UiStateVersion};
 
 /// The base the client renders from after connecting or resuming (`STATE-002`).
@@ -16,6 +17,12 @@ pub struct UiStateSnapshot {
     pub seq: u64,
     /// The UiState format.
     pub v: UiStateVersion,
-    /// The session's effective state.
+    /// The session's effective state; on a windowed connection, the view its window holds
+    /// (`WINDOW-002`).
     pub state: UiState,
+    /// Present exactly on a connection that asked for a window where `state_window` is in force
+    /// (since 1.2, `WINDOW-002`): where the window starts and how many items the state holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-chatwire-since" = "1.2"))]
+    pub window: Option<Window>,
 }

@@ -30,7 +30,12 @@ static VALIDATOR: LazyLock<FrameValidator> = LazyLock::new(FrameValidator::new);
 // ---------------------------------------------------------------------------------------------
 
 fn snapshot_value(state: &UiState) -> Value {
-    let frame = ServerFrame::UiStateSnapshot(UiStateSnapshot { seq: 1, v: UiStateVersion::V1, state: state.clone() });
+    let frame = ServerFrame::UiStateSnapshot(UiStateSnapshot {
+        seq: 1,
+        v: UiStateVersion::V1,
+        state: state.clone(),
+        window: None,
+    });
     serde_json::to_value(&frame).expect("a UiState always serializes")
 }
 

@@ -31,6 +31,7 @@ pub mod retry;
 pub mod session;
 pub mod stream;
 pub mod version;
+pub mod window;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
@@ -75,6 +76,9 @@ pub static ALWAYS_ON: &[&CheckDef] = &[
     &attach::ANSWERS_TO_REQUESTER,
     &attach::ATTACHED_VIEWS_AGREE,
     &attach::ATTACH_LIMIT_ANNOUNCED,
+    &window::WINDOW_SNAPSHOT,
+    &window::WINDOW_VIEW,
+    &window::HISTORY_PAGES,
     &oracle::EVENTS_ACCEPTED,
     &session::IDS_CONSISTENT,
     &session::BATCH_ORDER,
@@ -216,6 +220,13 @@ impl Monitor {
         let session = self.conns.get(&conn).and_then(|c| c.session.as_ref()).and_then(|s| self.sessions.get(s));
         self.asks.client(frame, session.map(|t| &t.retry));
         self.cancels.client(frame);
+        if frame.get("type").and_then(Value::as_str) == Some("chat.history_request") {
+            let before = frame.get("before").and_then(Value::as_str);
+            let limit = frame.get("limit").and_then(Value::as_u64).and_then(|n| u32::try_from(n).ok());
+            if let (Some(id), Some(before), Some(limit)) = (&id, before, limit) {
+                self.conns.entry(conn).or_default().window.asked(id.clone(), before.to_owned(), limit);
+            }
+        }
         if frame.get("type").and_then(Value::as_str) != Some("session.hello") {
             return;
         }
@@ -239,7 +250,9 @@ impl Monitor {
         });
         let script = frame.get("script").map(|s| Arc::new(SessionScript::from_script(s)));
         if let Some(id) = id {
-            let hello = PendingHello { id, versions, resume_floor, resume_last_seq, features, script };
+            let window = frame.get("window").and_then(Value::as_u64).and_then(|n| u32::try_from(n).ok());
+            let before = frame.pointer("/resume/before").and_then(Value::as_str).map(str::to_owned);
+            let hello = PendingHello { id, versions, resume_floor, resume_last_seq, features, script, window, before };
             self.conns.entry(conn).or_default().hello = Some(hello);
         }
     }

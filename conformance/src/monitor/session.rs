@@ -16,6 +16,7 @@ use super::patch::{
     self, CatchUpWindow, Held, HeldStates, SeqKinds, SinceState, PATCH_IN_PLACE_OF_UPDATE, STATE_036, STREAM_002,
 };
 use super::retry::{self, RetryTrack};
+use super::window::{self, WindowTrack};
 use super::{errors, stream, Monitor, Out, SessionScript};
 use crate::scenario::Level;
 
@@ -97,6 +98,10 @@ pub(super) struct PendingHello {
     pub features: Option<Vec<Capability>>,
     /// The script it carried, as the monitor reads it.
     pub script: Option<std::sync::Arc<SessionScript>>,
+    /// The window it asked for (`WINDOW-001`).
+    pub window: Option<u32>,
+    /// For a resume: the cursor of the view it holds (`WINDOW-012`).
+    pub before: Option<String>,
 }
 
 /// What the monitor knows about one connection.
@@ -146,6 +151,10 @@ pub(super) struct ConnState {
     /// Frames went to other connections since its latest state frame that no connection here
     /// received (answers, `ATTACH-005`): its next state frame is taken as given (`ATTACH-004`).
     pub foreign_unknown: bool,
+    /// Its window, where it asked for one (`spec/window.md`).
+    pub window: WindowTrack,
+    /// For a resume welcome: the cursor of the view the resume said it holds (`WINDOW-012`).
+    pub resume_before: Option<chatwire_schema::Id>,
 }
 
 /// Where an id of a session was seen first (ID-002): several attached connections see the same
@@ -156,6 +165,11 @@ pub(super) enum IdSeen {
     Introduced(u64),
     /// Shown by the state frame of this seq.
     Shown(u64),
+}
+
+/// The latest state any connection of the session held, in `view` where one held it so.
+fn latest_state(track: &SessionTrack, view: (chatwire_schema::ProtocolVersion, bool)) -> Option<UiState> {
+    track.state_seq.and_then(|seq| track.held.at(seq, view)).map(|held| (*held.state).clone())
 }
 
 /// Events kept per session for attached connections.
@@ -241,6 +255,15 @@ impl Monitor {
                 c.run_after_retry = None;
                 let hello = c.hello.take();
                 c.in_force = features::welcome(w, hello.as_ref().and_then(|h| h.features.as_deref()), out);
+                c.window = WindowTrack::default();
+                c.resume_before = None;
+                if c.in_force.has(&Capability::StateWindow) {
+                    let holds = hello.as_ref().and_then(|h| h.before.clone());
+                    let asked = hello.as_ref().and_then(|h| h.window);
+                    // WINDOW-012: a resume that holds a window but names no size keeps the largest.
+                    c.window.size = asked.or(holds.as_ref().map(|_| chatwire_schema::window::MAX_WINDOW_ITEMS));
+                    c.resume_before = holds.and_then(|b| chatwire_schema::Id::try_from(b).ok());
+                }
                 c.catch_up = hello.as_ref().and_then(|h| h.resume_last_seq).filter(|_| w.resumed).map(|last_seq| {
                     CatchUpWindow {
                         last_seq,
@@ -326,13 +349,35 @@ impl Monitor {
                 if c.awaiting_snapshot {
                     out.eval(&WELCOME_THEN_SNAPSHOT, STATE_002);
                 }
+                // A snapshot after the first is a windowed connection's fresh window (WINDOW-006).
+                let fresh = !c.awaiting_snapshot;
+                let new_session = c.new_session;
                 c.new_session = false;
                 c.awaiting_snapshot = false;
                 c.catch_up = None;
-                c.oracle.snapshot(&s.state);
                 c.batch = None;
+                let view = view_of(c);
                 let track = c.session.as_ref().and_then(|s| self.sessions.get_mut(s));
-                let held = took_state(c, track, s.seq, Some(&s.state), true);
+                if !c.window.windowed() {
+                    window::snapshot(&mut c.window, None, s, fresh, out);
+                    c.oracle.snapshot(&s.state);
+                    let held = took_state(c, track, s.seq, Some(&s.state), true);
+                    self.attach_state(conn, s.seq, held, out);
+                    return self.after_typed(conn, frame, None, out);
+                }
+                // The whole state it is a window of: after a cut the fold's; after a welcome the
+                // session's latest as any connection here held it.
+                let full = match (fresh, new_session) {
+                    (true, _) => c.oracle.expected().cloned(),
+                    (false, true) => Some(UiState::default()),
+                    (false, false) => track.as_deref().and_then(|t| latest_state(t, view)),
+                };
+                window::snapshot(&mut c.window, full.as_ref(), s, fresh, out);
+                match &full {
+                    Some(full) => c.oracle.snapshot(full),
+                    None => c.oracle.clear(),
+                }
+                let held = took_state(c, track, s.seq, full.as_ref(), true);
                 self.attach_state(conn, s.seq, held, out);
             }
             ServerFrame::UiStatePatch(p) if c.awaiting_snapshot => {
@@ -350,6 +395,26 @@ impl Monitor {
                 c.batch = None;
                 let mut track = c.session.as_ref().and_then(|s| self.sessions.get_mut(s));
                 let view = view_of(c);
+                if c.window.windowed() {
+                    let base =
+                        track.as_deref().and_then(|t| t.held.at(window.last_seq, view)).or(held_elsewhere.as_ref());
+                    let base = base.map(|h| h.state.clone());
+                    // The whole state now, where a connection here saw it after the base.
+                    let full = match track.as_deref() {
+                        Some(t) if t.state_seq.is_some_and(|seq| seq > window.last_seq) => latest_state(t, view),
+                        _ if p.patch.is_empty() => base.as_deref().cloned(),
+                        _ => None,
+                    };
+                    let before = c.resume_before.clone();
+                    window::catch_up(&mut c.window, base.as_deref(), before.as_ref(), full.as_ref(), &p.patch, out);
+                    match &full {
+                        Some(full) => c.oracle.snapshot(full),
+                        None => c.oracle.clear(),
+                    }
+                    let held = took_state(c, track.take(), p.seq, full.as_ref(), true);
+                    self.attach_state(conn, p.seq, held, out);
+                    return self.after_typed(conn, frame, None, out);
+                }
                 let (held, kinds) = match track.as_deref() {
                     Some(t) => (t.held.at(window.last_seq, view).or(held_elsewhere.as_ref()), Some(&t.kinds)),
                     None => (None, None),
@@ -368,6 +433,14 @@ impl Monitor {
                     c.in_force.require(Capability::UiStatePatch, "ui_state_patch", out);
                 }
                 let track = c.session.as_ref().and_then(|s| self.sessions.get_mut(s));
+                if c.window.windowed() {
+                    c.foreign_unknown = false;
+                    let full = c.oracle.expected().cloned();
+                    window::patch(&mut c.window, full.as_ref(), &p.patch, out);
+                    let held = took_state(c, track, p.seq, full.as_ref(), false);
+                    self.attach_state(conn, p.seq, held, out);
+                    return self.after_typed(conn, frame, None, out);
+                }
                 let adopt = std::mem::take(&mut c.foreign_unknown);
                 let held = c.held.as_ref().filter(|h| Some(h.seq) == c.state_seq);
                 // `None`: changed by frames no connection here received, taken as given.
@@ -386,6 +459,15 @@ impl Monitor {
                         STATE_036,
                         "ui_state_updated on a connection where ui_state_patch is in force",
                     );
+                }
+                if c.window.windowed() {
+                    c.foreign_unknown = false;
+                    let full = c.oracle.expected().cloned();
+                    window::updated(&mut c.window, full.as_ref(), &u.state, out);
+                    let track = c.session.as_ref().and_then(|s| self.sessions.get_mut(s));
+                    let held = took_state(c, track, u.seq, full.as_ref(), false);
+                    self.attach_state(conn, u.seq, held, out);
+                    return self.after_typed(conn, frame, None, out);
                 }
                 if std::mem::take(&mut c.foreign_unknown) {
                     // Changed by answers sent to another connection (ATTACH-004): taken as given;
@@ -407,6 +489,7 @@ impl Monitor {
             ServerFrame::Error(e) => {
                 in_reply_to = e.in_reply_to.as_ref();
                 errors::error_frame(e.code, e.fatal, out);
+                window::error(&mut c.window, e.in_reply_to.as_ref(), e.code, out);
                 if e.fatal {
                     c.fatal = Some(e.code);
                 } else {
@@ -420,6 +503,10 @@ impl Monitor {
                         STATE_002,
                         format!("{} before the ui_state_snapshot", other.type_name()),
                     );
+                }
+                if let ServerFrame::HistoryPage(page) = other {
+                    let full = c.oracle.expected().cloned();
+                    window::page(&mut c.window, full.as_ref(), page, out);
                 }
                 check_batch(c, other, out);
                 let script = c.session.as_ref().and_then(|s| self.sessions.get(s)).and_then(|t| t.script.clone());
@@ -548,7 +635,12 @@ impl Monitor {
                 }
             }
         }
-        if let Some(reply) = in_reply_to {
+        self.after_typed(conn, frame, in_reply_to.cloned(), out);
+    }
+
+    /// What every typed frame ends with: the reply's id, the session's seq record, the attach watch.
+    fn after_typed(&mut self, conn: u64, frame: &ServerFrame, in_reply_to: Option<chatwire_schema::Id>, out: &mut Out) {
+        if let Some(reply) = &in_reply_to {
             if self.sent_ids.contains(reply.as_str()) {
                 out.eval(&IDS_CONSISTENT, ERROR_004);
             } else {

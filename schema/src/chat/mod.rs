@@ -1,13 +1,15 @@
 //! Chat frames: turns, streamed assistant text, tool calls and their lifecycle, run completion,
-//! rewind, retry and cancel.
+//! rewind, retry and cancel, and paged history.
 //!
 //! Spec: `spec/tool-calls.md`, `spec/run-completion.md`, `spec/rewind.md`, `spec/multi-tool.md`,
-//! `spec/streaming.md`, `spec/retry.md`, `spec/cancel.md`.
+//! `spec/streaming.md`, `spec/retry.md`, `spec/cancel.md`, `spec/window.md`.
 
 pub mod assistant_message;
 pub mod assistant_message_delta;
 pub mod cancel;
 pub mod cancel_accepted;
+pub mod history_page;
+pub mod history_request;
 pub mod retry;
 pub mod retry_accepted;
 pub mod rewind;

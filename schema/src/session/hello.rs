@@ -36,6 +36,13 @@ pub struct SessionHello {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("x-chatwire-since" = "1.1"))]
     pub features: Option<Vec<Capability>>,
+    /// Asks for a window of the newest `window` items (since 1.2, `state_window`): a snapshot
+    /// this connection gets holds those and the always-held older items, and it pages back with
+    /// `chat.history_request` (`WINDOW-001`, `WINDOW-002`). Ignored where `state_window` is not
+    /// in force.
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "crate::window::window_size")]
+    #[schemars(extend("x-chatwire-since" = "1.2"), range(min = 1, max = crate::window::MAX_WINDOW_ITEMS))]
+    pub window: Option<u32>,
 }
 
 /// What a client needs to resume a session (`spec/resume.md`).
@@ -49,4 +56,10 @@ pub struct Resume {
     /// The highest `seq` the client has seen on this session (0 if none).
     #[serde(deserialize_with = "crate::serde_util::integer")]
     pub last_seq: u64,
+    /// The cursor of the window the client holds (since 1.2, `state_window`): the `before` of its
+    /// latest windowed snapshot or page. Absent when it holds the whole state. A catch-up patches
+    /// that view (`WINDOW-012`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-chatwire-since" = "1.2"))]
+    pub before: Option<Id>,
 }

@@ -100,6 +100,9 @@ pub enum Capability {
     /// `multi_attach` (since 1.2, a feature): a resume of a session that other connections hold
     /// attaches beside them instead of taking it over (`spec/attach.md`).
     MultiAttach,
+    /// `state_window` (since 1.2, a feature): a hello may ask for a window of the newest items,
+    /// and the connection pages back with `chat.history_request` (`spec/window.md`).
+    StateWindow,
     /// A capability this crate does not know.
     Other(String),
 }
@@ -119,6 +122,7 @@ impl Capability {
             Capability::Retry => "retry",
             Capability::Cancel => "cancel",
             Capability::MultiAttach => "multi_attach",
+            Capability::StateWindow => "state_window",
             Capability::Other(s) => s,
         }
     }
@@ -136,12 +140,13 @@ impl Capability {
         "retry",
         "cancel",
         "multi_attach",
+        "state_window",
     ];
 
     /// The capabilities that are features (since 1.1): they change what the server sends, so they
     /// are in force only where negotiated (`SESSION-012`).
     pub const FEATURES: &'static [&'static str] =
-        &["ui_state_patch", "resume_catch_up", "assistant_stream", "multi_attach"];
+        &["ui_state_patch", "resume_catch_up", "assistant_stream", "multi_attach", "state_window"];
 
     /// The minor version that defines this capability as a feature (`spec/session.md#features`),
     /// or `None` for a capability that is not a feature.
@@ -150,7 +155,7 @@ impl Capability {
             Capability::UiStatePatch | Capability::ResumeCatchUp | Capability::AssistantStream => {
                 Some(ProtocolVersion { major: 1, minor: 1 })
             }
-            Capability::MultiAttach => Some(ProtocolVersion { major: 1, minor: 2 }),
+            Capability::MultiAttach | Capability::StateWindow => Some(ProtocolVersion { major: 1, minor: 2 }),
             _ => None,
         }
     }
@@ -160,7 +165,7 @@ impl Capability {
     pub fn since(&self) -> ProtocolVersion {
         let minor = match self {
             Capability::UiStatePatch | Capability::ResumeCatchUp | Capability::AssistantStream | Capability::Retry => 1,
-            Capability::Cancel | Capability::MultiAttach => 2,
+            Capability::Cancel | Capability::MultiAttach | Capability::StateWindow => 2,
             _ => 0,
         };
         ProtocolVersion { major: 1, minor }
@@ -180,6 +185,7 @@ impl Capability {
             "retry" => Capability::Retry,
             "cancel" => Capability::Cancel,
             "multi_attach" => Capability::MultiAttach,
+            "state_window" => Capability::StateWindow,
             other => Capability::Other(other.to_owned()),
         }
     }
@@ -243,7 +249,7 @@ impl JsonSchema for Capability {
 
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
         json_schema!({
-            "description": "An optional feature the server offers. Known names: rewind, tool_output, tool_expiry, conformance_script, restart_durability, and since 1.1 ui_state_patch, resume_catch_up, assistant_stream and retry, and since 1.2 cancel and multi_attach; receivers must tolerate others.",
+            "description": "An optional feature the server offers. Known names: rewind, tool_output, tool_expiry, conformance_script, restart_durability, and since 1.1 ui_state_patch, resume_catch_up, assistant_stream and retry, and since 1.2 cancel, multi_attach and state_window; receivers must tolerate others.",
             "type": "string",
             "minLength": 1,
             "examples": Capability::KNOWN,

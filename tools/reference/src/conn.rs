@@ -160,6 +160,12 @@ impl Conn {
             return Err(Refusal::new(ErrorCode::UnsupportedVersion, message));
         };
         self.handle.negotiated = self.negotiate_features(version, hello.features.as_deref());
+        if self.handle.negotiated.has(&Capability::StateWindow) {
+            // WINDOW-012: a client that holds a window but asks for no size keeps the largest one.
+            let holds_window = hello.resume.as_ref().is_some_and(|r| r.before.is_some());
+            self.handle.negotiated.window =
+                hello.window.or(holds_window.then_some(chatwire_schema::window::MAX_WINDOW_ITEMS));
+        }
         let session = match &hello.resume {
             Some(resume) => {
                 if hello.script.is_some() {
@@ -209,6 +215,7 @@ impl Conn {
             version,
             features: hooks.welcome_features(features),
             patches: hooks.sends_patches(patches, version),
+            window: None,
         }
     }
 
@@ -230,6 +237,7 @@ impl Conn {
             ClientFrame::Rewind(r) => session::rewind(&session, &mut g, r).await,
             ClientFrame::Retry(r) => session::retry(&session, &mut g, &self.handle.negotiated, r).await,
             ClientFrame::Cancel(c) => session::cancel(&session, &mut g, &self.handle.negotiated, c).await,
+            ClientFrame::HistoryRequest(r) => session::history(&session, &mut g, &self.handle, r).await,
             other => Err(Refusal::new(ErrorCode::UnknownType, format!("unexpected frame type {}", other.type_name()))),
         };
         g.requester = None;

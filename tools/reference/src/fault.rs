@@ -204,6 +204,20 @@ faults! {
     /// The fan-out waits for the slowest tab, so one tab that stops reading stalls the others.
     StalledTabSlowsOthers = "stalled-tab-slows-others":
         "one attached tab that stops reading stalls the session's other tabs",
+    /// A history page leaves out the item just before the cursor.
+    PageSkipsBoundaryItem = "page-skips-boundary-item": "a history page leaves out the item just before the cursor",
+    /// A history page ends with the cursor item, which the client already holds.
+    PageRepeatsBoundaryItem = "page-repeats-boundary-item":
+        "a history page repeats the cursor item, which the window already holds",
+    /// A window holds only its newest items: a form asked long ago is not in it.
+    WindowDropsOldPendingCall = "window-drops-old-pending-call":
+        "a window leaves out the awaiting tool calls older than it",
+    /// A windowed connection gets the patch of the whole state, ops on items it does not hold included.
+    UnheldChangeSent = "unheld-change-sent":
+        "a windowed connection gets patches of the whole state, addressing items it does not hold",
+    /// Pages come from a copy taken when the window opened: a cursor a cut removed still pages, with removed items.
+    PageFromCache = "page-from-cache":
+        "pages are served from a copy of the history taken at open, so a cursor a cut removed returns removed items",
 }
 
 /// `--fault` named no known fault.
@@ -564,6 +578,29 @@ impl Hooks for Fault {
 
     fn fan_out_waits_for_slowest(&self) -> bool {
         *self == Fault::StalledTabSlowsOthers
+    }
+
+    fn pins_older_items(&self) -> bool {
+        *self != Fault::WindowDropsOldPendingCall
+    }
+
+    fn projects_patches(&self) -> bool {
+        *self != Fault::UnheldChangeSent
+    }
+
+    fn page_items(&self, mut items: Vec<DisplayItem>, cursor_item: Option<&DisplayItem>) -> Vec<DisplayItem> {
+        match self {
+            Fault::PageSkipsBoundaryItem => {
+                items.pop();
+            }
+            Fault::PageRepeatsBoundaryItem => items.extend(cursor_item.cloned()),
+            _ => {}
+        }
+        items
+    }
+
+    fn pages_from_cache(&self) -> bool {
+        *self == Fault::PageFromCache
     }
 }
 

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use chatwire_schema::script::ScriptError;
 use chatwire_schema::session::welcome::Capability;
 use chatwire_schema::state_patch::PatchOp;
-use chatwire_schema::{ClientFrame, Id, ProtocolVersion, ServerFrame, UiState};
+use chatwire_schema::{ClientFrame, DisplayItem, Id, ProtocolVersion, ServerFrame, UiState};
 
 use crate::agent::Agent;
 use crate::session::Refusal;
@@ -170,6 +170,27 @@ pub(crate) trait Hooks: Send + Sync + std::fmt::Debug {
 
     /// Fan-out: whether a change waits until every attached connection has taken its frames.
     fn fan_out_waits_for_slowest(&self) -> bool {
+        false
+    }
+
+    /// Windows: whether a window holds the always-held items older than it (`WINDOW-003`).
+    fn pins_older_items(&self) -> bool {
+        true
+    }
+
+    /// Windows: whether a windowed connection's patches are projected onto its view (`WINDOW-005`).
+    fn projects_patches(&self) -> bool {
+        true
+    }
+
+    /// Windows: the items a `chat.history_page` carries, given the right ones and the cursor item.
+    fn page_items(&self, items: Vec<DisplayItem>, _cursor_item: Option<&DisplayItem>) -> Vec<DisplayItem> {
+        items
+    }
+
+    /// Windows: whether pages come from a copy of the older items taken when the window opened,
+    /// for any cursor that copy holds (`WINDOW-010`).
+    fn pages_from_cache(&self) -> bool {
         false
     }
 

@@ -4,7 +4,8 @@
 use std::sync::Arc;
 
 use chatwire_schema::state_patch::{catch_up as catch_up_patch, PatchOp};
-use chatwire_schema::{ServerFrame, UiState};
+use chatwire_schema::window::WindowView;
+use chatwire_schema::{Id, ServerFrame, UiState};
 
 use super::registry::fold_log;
 use super::{EmitError, Inner, Session};
@@ -25,6 +26,15 @@ pub(crate) const RESUME_RETENTION: u32 = 1000;
 pub(super) struct CatchUp {
     pub base_seq: u64,
     pub patch: Vec<PatchOp>,
+    /// On a windowed connection, its window after the patch (`WINDOW-012`).
+    pub window: Option<WindowView>,
+}
+
+/// The view a resuming client says it holds (`WINDOW-012`): the window size it asked for and the
+/// cursor of the view it holds (`None`: the whole state).
+pub(super) struct HeldWindow<'a> {
+    pub size: u32,
+    pub cursor: Option<&'a Id>,
 }
 
 /// The catch-up patch for a resume from `last_seq`, or `None` when the resume gets a snapshot:
@@ -45,6 +55,7 @@ pub(super) async fn catch_up(
     g: &Inner,
     last_seq: u64,
     streams: bool,
+    held: Option<HeldWindow<'_>>,
 ) -> Result<Option<CatchUp>, EmitError> {
     let hooks = &session.shared.hooks;
     let log = session.shared.store.catch_up_log(session.id.as_str(), last_seq, u64::from(RESUME_RETENTION)).await?;
@@ -74,9 +85,26 @@ pub(super) async fn catch_up(
         true => base.into_state(),
         false => base.without_open_stream(),
     };
+    // WINDOW-012: the view the client holds at last_seq; a cursor a cut removed gets a snapshot.
+    let mut window = match &held {
+        Some(HeldWindow { size, cursor }) => match WindowView::at_cursor(&base, *size, *cursor) {
+            Some(window) => Some(window),
+            None => return Ok(None),
+        },
+        None => None,
+    };
     match catch_up_patch(&base, events) {
         // The log and the session agree (they always do but in a faulty build): the patch is good.
-        Ok((state, patch)) if reached(&state, g, streams) => Ok(Some(CatchUp { base_seq: last_seq, patch })),
+        Ok((state, patch)) if reached(&state, g, streams) => {
+            let patch = match window.as_mut() {
+                Some(window) if hooks.projects_patches() => match window.project(&patch) {
+                    Ok(projected) => projected,
+                    Err(_) => return Ok(None),
+                },
+                _ => patch,
+            };
+            Ok(Some(CatchUp { base_seq: last_seq, patch, window }))
+        }
         Ok(_) => {
             eprintln!("chatwire-reference: session {}: the log does not fold to the state; snapshot", session.id);
             Ok(None)

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use chatwire_schema::script::{ScriptStep, ScriptToolCall, ScriptTurn};
 use chatwire_schema::state_patch::PatchOp;
 use chatwire_schema::ui_state_patch::UiStatePatch;
+use chatwire_schema::window::{ProjectError, Window, WindowView};
 use chatwire_schema::{
     older_minor, ClientFrame, ErrorFrame, Id, ProtocolVersion, RunStatus, ServerFrame, UiEvent, UiState, UiStateVersion,
 };
@@ -51,10 +52,29 @@ struct StateFrame<'a> {
     seq: u64,
     v: UiStateVersion,
     state: &'a UiState,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    window: Option<&'a Window>,
 }
 
 pub(super) fn state_frame(frame_type: &'static str, seq: u64, state: &UiState) -> Result<String, serde_json::Error> {
-    serde_json::to_string(&StateFrame { frame_type, seq, v: UiStateVersion::V1, state })
+    serde_json::to_string(&StateFrame { frame_type, seq, v: UiStateVersion::V1, state, window: None })
+}
+
+/// A windowed `ui_state_snapshot` (`WINDOW-002`): the view and where its window starts.
+pub(super) fn window_snapshot(seq: u64, view: &UiState, window: &Window) -> Result<String, serde_json::Error> {
+    let frame =
+        StateFrame { frame_type: "ui_state_snapshot", seq, v: UiStateVersion::V1, state: view, window: Some(window) };
+    serde_json::to_string(&frame)
+}
+
+/// Opens a window of `size` on `state` (`WINDOW-002`, `WINDOW-003`); the planted fault
+/// `window-drops-old-pending-call` leaves the always-held older items out.
+pub(super) fn open_window(hooks: &dyn crate::hooks::Hooks, state: &UiState, size: u32) -> WindowView {
+    let window = WindowView::open(state, size);
+    match hooks.pins_older_items() {
+        true => window,
+        false => WindowView::from_parts(size, state.items.len().saturating_sub(size as usize), Vec::new()),
+    }
 }
 
 /// The state as a connection sees it: without the open stream where it does not see streams
@@ -211,7 +231,8 @@ fn stage(session: &Session, g: &mut Inner, requests: &[ClientFrame], units: Vec<
     let only_requester = requester.filter(|_| hooks.events_only_to_requester());
     let answers_to_all = hooks.answers_to_all();
     let mut groups = fanout::groups(&g.attached);
-    let any_patches = groups.iter().any(|gr| gr.view.patches);
+    // Windows move with the ops too, whatever their connection gets (`WINDOW-004`).
+    let any_patches = groups.iter().any(|gr| gr.view.patches || gr.window.is_some());
     let mut staged = Staged { next_seq: g.next_seq, log: Vec::new(), groups: Vec::new(), state_seqs: Vec::new() };
     for request in requests {
         staged.log.push(LogRow {
@@ -316,6 +337,13 @@ fn stage(session: &Session, g: &mut Inner, requests: &[ClientFrame], units: Vec<
         let seq = staged.next_seq;
         for group in &mut groups {
             let View { patches, streams, version } = group.view;
+            if let Some(window) = group.window.as_mut() {
+                let ops = if streams { &ops_seen } else { &ops_unseen };
+                let text = windowed_state_frame(hooks.as_ref(), &g.state, window, group.view, seq, group.base, ops)?;
+                group.push(None, text);
+                group.base = seq;
+                continue;
+            }
             let text = match patches {
                 true => {
                     let ops = if streams { ops_seen.clone() } else { ops_unseen.clone() };
@@ -334,6 +362,38 @@ fn stage(session: &Session, g: &mut Inner, requests: &[ClientFrame], units: Vec<
     }
     staged.groups = groups;
     Ok(staged)
+}
+
+/// The state frame of a windowed connection for a change whose ops on the whole state (as the
+/// connection sees it) are `ops` (`WINDOW-004`, `WINDOW-005`): the ops projected onto its view, or
+/// the view itself where it gets whole states; a fresh windowed snapshot where the change cut its
+/// cursor item away (`WINDOW-006`).
+fn windowed_state_frame(
+    hooks: &dyn crate::hooks::Hooks,
+    state: &UiState,
+    window: &mut WindowView,
+    view: View,
+    seq: u64,
+    base: u64,
+    ops: &[PatchOp],
+) -> Result<String, serde_json::Error> {
+    let projected = match hooks.projects_patches() {
+        true => window.project(ops),
+        // The planted fault `unheld-change-sent`: the whole state's ops, as a client holding it all would get them.
+        false => Ok(ops.to_vec()),
+    };
+    match projected {
+        Ok(ops) if view.patches => patch_frame(seq, base, hooks.patch(ops), view.version),
+        Ok(_) => {
+            let seen = seen_state(state, view.streams, view.version);
+            state_frame("ui_state_updated", seq, &window.view(&seen))
+        }
+        Err(ProjectError::CursorRemoved | ProjectError::Unsupported { .. }) => {
+            let seen = seen_state(state, view.streams, view.version);
+            *window = open_window(hooks, &seen, window.size);
+            window_snapshot(seq, &window.view(&seen), &window.window(&seen))
+        }
+    }
 }
 
 /// After a failed change: the state goes back to the fold of the log, which holds exactly what

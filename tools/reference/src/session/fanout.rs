@@ -7,7 +7,8 @@
 //! (`ATTACH-005`).
 
 use chatwire_schema::session::welcome::Capability;
-use chatwire_schema::ProtocolVersion;
+use chatwire_schema::window::WindowView;
+use chatwire_schema::{DisplayItem, ProtocolVersion};
 
 use crate::transport::ConnHandle;
 
@@ -18,6 +19,17 @@ pub(crate) struct Attachment {
     pub last_state_seq: u64,
     /// It resumed while a stream was open and has had no delta since (`STREAM-003`).
     pub resumed_mid_stream: bool,
+    /// Where its window stands, on a connection that asked for one (`spec/window.md`).
+    pub window: Option<WindowView>,
+    /// The planted fault `page-from-cache`: the items older than the window when it opened.
+    pub page_cache: Option<Vec<DisplayItem>>,
+}
+
+impl Attachment {
+    /// A connection whose latest state frame had seq `last_state_seq`.
+    pub fn new(conn: ConnHandle, last_state_seq: u64, resumed_mid_stream: bool, window: Option<WindowView>) -> Self {
+        Attachment { conn, last_state_seq, resumed_mid_stream, window, page_cache: None }
+    }
 }
 
 /// How a connection sees the session: whether state frames go out as patches (`STATE-036`),
@@ -47,9 +59,12 @@ pub(super) struct Piece {
 }
 
 /// The attached connections that get the same bytes for a change: one view, one patch base, one
-/// stream position. Its frames are built once.
+/// stream position. Its frames are built once. A windowed connection is a group of its own: what
+/// it holds is its own (`WINDOW-004`).
 pub(super) struct Group {
     pub view: View,
+    /// The window of its one member, moved by each state frame staged for it.
+    pub window: Option<WindowView>,
     /// The base of the group's next patch; moved by each state frame staged for it.
     pub base: u64,
     pub resumed_mid_stream: bool,
@@ -75,13 +90,18 @@ pub(super) fn groups(attached: &[Attachment]) -> Vec<Group> {
     let mut groups: Vec<Group> = Vec::new();
     for (index, a) in attached.iter().enumerate() {
         let view = View::of(&a.conn);
-        let same = groups
-            .iter_mut()
-            .find(|g| g.view == view && g.base == a.last_state_seq && g.resumed_mid_stream == a.resumed_mid_stream);
+        let same = groups.iter_mut().find(|g| {
+            a.window.is_none()
+                && g.window.is_none()
+                && g.view == view
+                && g.base == a.last_state_seq
+                && g.resumed_mid_stream == a.resumed_mid_stream
+        });
         match same {
             Some(g) => g.members.push(index),
             None => groups.push(Group {
                 view,
+                window: a.window.clone(),
                 base: a.last_state_seq,
                 resumed_mid_stream: a.resumed_mid_stream,
                 members: vec![index],
@@ -101,6 +121,9 @@ pub(super) fn deliver(attached: &mut Vec<Attachment>, groups: Vec<Group>) {
             let Some(a) = attached.get_mut(index) else { continue };
             a.last_state_seq = group.base;
             a.resumed_mid_stream = group.resumed_mid_stream;
+            if a.window.is_some() {
+                a.window.clone_from(&group.window);
+            }
             let texts = group.texts_for(a.conn.id);
             if !texts.is_empty() && !a.conn.send_all(texts) {
                 eprintln!("chatwire-reference: connection {} too slow, dropped", a.conn.id);

@@ -7,8 +7,8 @@ use chatwire_schema::session::welcome::{Capability, Limits, SessionWelcome};
 use chatwire_schema::{ErrorCode, Id, IndexedUiState, ServerFrame};
 use tokio::sync::Mutex;
 
-use super::catch_up::{catch_up, CatchUp, RESUME_RETENTION};
-use super::emit::{patch_frame, seen_state, state_frame};
+use super::catch_up::{catch_up, CatchUp, HeldWindow, RESUME_RETENTION};
+use super::emit::{open_window, patch_frame, seen_state, state_frame, window_snapshot};
 use super::fanout::Attachment;
 use super::{DriverLaunch, EmitError, History, Inner, Refusal, Session, Shared};
 use crate::agent::{AgentSpec, Cursor};
@@ -49,7 +49,7 @@ pub(crate) async fn open_session(
             plan: None,
             history: History::default(),
             last_delta: None,
-            attached: vec![Attachment { conn: conn.clone(), last_state_seq: 2, resumed_mid_stream: false }],
+            attached: vec![Attachment::new(conn.clone(), 2, false, None)],
             requester: None,
             driver_active: false,
             driver_epoch: 0,
@@ -107,20 +107,45 @@ fn greet(
     let streams = negotiated.has(&Capability::AssistantStream);
     // The deltas that follow continue the text this state frame holds (STREAM-003, ATTACH-008).
     let resumed_mid_stream = w.resumed && streams && g.state.open_stream().is_some();
+    let mut window = None;
+    let mut page_cache = None;
+    if let Some(CatchUp { base_seq, patch, window: held }) = catch_up {
+        window = held;
+        texts.push(patch_frame(seq, base_seq, patch, negotiated.version).map_err(EmitError::from)?);
+    } else {
+        let state = seen_state(&g.state, streams, negotiated.version);
+        if let Some(size) = negotiated.window {
+            // WINDOW-002: the newest `size` items and the always-held older ones.
+            let view = open_window(sh.hooks.as_ref(), &state, size);
+            let held = view.view(&state);
+            let held = if w.resumed { sh.hooks.resume_snapshot(&held) } else { Some(sh.hooks.present(&held, true)) };
+            if let Some(held) = held {
+                texts.push(window_snapshot(seq, &held, &view.window(&state)).map_err(EmitError::from)?);
+            }
+            if sh.hooks.pages_from_cache() {
+                page_cache = Some(view.start());
+            }
+            window = Some(view);
+        } else {
+            let snapshot =
+                if w.resumed { sh.hooks.resume_snapshot(&state) } else { Some(sh.hooks.present(&state, true)) };
+            if let Some(state) = snapshot {
+                texts.push(state_frame("ui_state_snapshot", seq, &state).map_err(EmitError::from)?);
+            }
+        }
+    }
+    let page_cache = page_cache.map(|end| g.state.items[..end].to_vec());
     match g.attached.iter_mut().find(|a| a.conn.id == conn.id) {
         Some(a) => {
             a.last_state_seq = seq;
             a.resumed_mid_stream = resumed_mid_stream;
+            a.window = window;
+            a.page_cache = page_cache;
         }
-        None => g.attached.push(Attachment { conn: conn.clone(), last_state_seq: seq, resumed_mid_stream }),
-    }
-    if let Some(CatchUp { base_seq, patch }) = catch_up {
-        texts.push(patch_frame(seq, base_seq, patch, negotiated.version).map_err(EmitError::from)?);
-    } else {
-        let state = seen_state(&g.state, streams, negotiated.version);
-        let snapshot = if w.resumed { sh.hooks.resume_snapshot(&state) } else { Some(sh.hooks.present(&state, true)) };
-        if let Some(state) = snapshot {
-            texts.push(state_frame("ui_state_snapshot", seq, &state).map_err(EmitError::from)?);
+        None => {
+            let mut a = Attachment::new(conn.clone(), seq, resumed_mid_stream, window);
+            a.page_cache = page_cache;
+            g.attached.push(a);
         }
     }
     // One unit: a snapshot larger than the send queue's bound still goes out after its welcome.
@@ -194,7 +219,11 @@ pub(crate) async fn resume_session(
             }
         }
         let catch_up = match conn.negotiated.has(&Capability::ResumeCatchUp) {
-            true => catch_up(&session, &g, resume.last_seq, conn.negotiated.has(&Capability::AssistantStream)).await?,
+            true => {
+                let streams = conn.negotiated.has(&Capability::AssistantStream);
+                let held = conn.negotiated.window.map(|size| HeldWindow { size, cursor: resume.before.as_ref() });
+                catch_up(&session, &g, resume.last_seq, streams, held).await?
+            }
             false => None,
         };
         let first = g.next_seq;

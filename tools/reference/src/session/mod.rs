@@ -40,6 +40,7 @@ mod emit;
 mod expiry;
 mod fanout;
 mod handshake;
+mod history;
 mod recovery;
 mod registry;
 mod requests;
@@ -47,6 +48,7 @@ mod retry;
 
 pub(crate) use cancel::cancel;
 pub(crate) use handshake::{detach, open_session, resume_session};
+pub(crate) use history::history;
 pub(crate) use registry::Shared;
 pub(crate) use requests::{rewind, tool_call_response, user_message};
 pub(crate) use retry::retry;
@@ -92,12 +94,15 @@ pub(crate) struct Negotiated {
     pub features: Option<Vec<Capability>>,
     /// Whether state changes go out as `ui_state_patch` (`STATE-036`): `ui_state_patch` in force.
     pub patches: bool,
+    /// The window the hello asked for where `state_window` is in force (`WINDOW-001`): the size
+    /// of every snapshot's window on this connection; `None` holds the whole state.
+    pub window: Option<u32>,
 }
 
 impl Negotiated {
     /// A connection that negotiated nothing yet: 1.0 behaviour.
     pub fn none() -> Self {
-        Negotiated { version: ProtocolVersion { major: 1, minor: 0 }, features: None, patches: false }
+        Negotiated { version: ProtocolVersion { major: 1, minor: 0 }, features: None, patches: false, window: None }
     }
 
     /// Whether `feature` is in force on the connection.

@@ -91,9 +91,13 @@ impl Shared {
     /// 1.1 features only where 1.1 was negotiated (`COMPAT-005`).
     pub(crate) fn capabilities(&self, version: ProtocolVersion) -> Vec<Capability> {
         let mut caps = vec![Capability::Rewind, Capability::ToolOutput, Capability::ToolExpiry];
-        for feature in
-            [Capability::UiStatePatch, Capability::ResumeCatchUp, Capability::AssistantStream, Capability::MultiAttach]
-        {
+        for feature in [
+            Capability::UiStatePatch,
+            Capability::ResumeCatchUp,
+            Capability::AssistantStream,
+            Capability::MultiAttach,
+            Capability::StateWindow,
+        ] {
             if feature.feature_since().is_some_and(|since| since <= version) {
                 caps.push(feature);
             }
