@@ -118,6 +118,7 @@ fn keys(step: &Step) -> Option<Vec<String>> {
         Step::ExpectError { code, .. } => vec![code.as_str().to_owned(), quoted(code.as_str())],
         Step::ExpectClose { code, .. } => code.map(|c| vec![c.to_string()]).unwrap_or_default(),
         Step::WaitIdle { .. } => vec!["chat.run_complete".to_owned()],
+        Step::PageThrough { .. } => vec!["chat.history_request".to_owned(), "chat.history_page".into()],
         Step::ExpectSilence { .. } | Step::Snapshot { .. } | Step::ExpectState { .. } => Vec::new(),
         Step::Disconnect { .. }
         | Step::Restart { .. }

@@ -54,6 +54,12 @@ pub struct Scenario {
     /// timeout charged to a requirement it does not break.
     #[serde(default, skip_serializing_if = "is_false")]
     pub isolated: bool,
+    /// The window every hello of the scenario asks for (since 1.2, `spec/window.md`), unless a
+    /// step names its own; such hellos offer only the runner's versions from 1.2 on, and the
+    /// scenario needs `state_window` in its `features`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 1000))]
+    pub window: Option<u32>,
     /// What the runner does, in order. The scenario stops at the first step that fails.
     #[schemars(length(min = 1))]
     pub steps: Vec<Step>,
@@ -236,7 +242,11 @@ impl Scenario {
         let typed = steps().any(
             |s| matches!(s, ScriptStep::ToolCalls { calls, .. } if calls.iter().any(|c| c.response_schema.is_some())),
         );
-        if typed || self.steps.iter().any(|s| matches!(s, Step::Cancel { .. })) {
+        let windowed = self.window.is_some() || self.steps.iter().any(|s| {
+            matches!(s, Step::Cancel { .. } | Step::PageThrough { .. })
+                || matches!(s, Step::Connect { window: Some(n), .. } | Step::Resume { window: Some(n), .. } if *n > 0)
+        });
+        if typed || windowed {
             return v(2);
         }
         let script_1_1 = turns.clone().any(|t| !t.retries.is_empty())

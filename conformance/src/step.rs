@@ -53,6 +53,11 @@ pub enum Step {
         /// same (TRANSPORT-004).
         #[serde(default = "yes", skip_serializing_if = "is_true")]
         subprotocol: bool,
+        /// `session.hello.window` (since 1.2, `WINDOW-001`) in place of the scenario's `window`;
+        /// 0 asks for none. A hello with a window offers only the runner's versions from 1.2 on.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(range(max = 1000))]
+        window: Option<u32>,
     },
     /// Open a new connection and resume the session with the captured id, token and cursor; expect
     /// `session.welcome` (resumed=true, same session) then `ui_state_snapshot`, or, where
@@ -84,6 +89,12 @@ pub enum Step {
         /// that leave `multi_attach` out; on older sessions every resume takes over.
         #[serde(default, skip_serializing_if = "is_false")]
         takeover: bool,
+        /// `session.hello.window` in place of the scenario's `window`, as for `connect`; a
+        /// windowed resume sends the cursor of the view the connection held as `resume.before`
+        /// (`WINDOW-012`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(range(max = 1000))]
+        window: Option<u32>,
     },
     /// Close the connection with code 1000 and wait for the close to complete.
     Disconnect {
@@ -388,6 +399,21 @@ pub enum Step {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         timeout_ms: Option<u64>,
     },
+    /// Page a windowed connection back to the session's first item (since 1.2, `WINDOW-009`): send
+    /// `chat.history_request` with its current cursor and `limit` until a `chat.history_page`
+    /// comes without `before`; the monitor checks each page and the view they build.
+    PageThrough {
+        /// The requirement ids this step proves; when absent they are derived from the step and the
+        /// scenario's ids (rules: conformance/src/attribution.rs).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        requirements: Vec<RequirementId>,
+        /// Connection name (default `main`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        conn: ConnName,
+        /// Items per page, 1 to 500.
+        #[schemars(range(min = 1, max = 500))]
+        limit: u32,
+    },
     /// Attach connections named `<prefix>-1`, `<prefix>-2`, … (each a resume, `ATTACH-001`) until
     /// as many are open as the latest welcome's `limits.max_attached_connections` (since 1.2,
     /// `ATTACH-003`); a bound above 64 makes the scenario not applicable.
@@ -510,6 +536,7 @@ impl Step {
             Step::ExpectState { .. } => "expect_state",
             Step::WaitIdle { .. } => "wait_idle",
             Step::Drain { .. } => "drain",
+            Step::PageThrough { .. } => "page_through",
             Step::Sleep { .. } => "sleep",
             Step::AttachToBound { .. } => "attach_to_bound",
             Step::Snapshot { .. } => "snapshot",
@@ -558,6 +585,7 @@ impl Step {
             | Step::ExpectSilence { conn, .. }
             | Step::PauseReading { conn, .. }
             | Step::Drain { conn, .. }
+            | Step::PageThrough { conn, .. }
             | Step::ExpectState { conn, .. }
             | Step::WaitIdle { conn, .. }
             | Step::Snapshot { conn, .. } => conn,

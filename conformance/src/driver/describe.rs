@@ -113,6 +113,9 @@ pub fn describe(step: &Step) -> String {
         ),
         Step::WaitIdle { .. } => "wait until the run is idle".to_owned(),
         Step::Drain { bytes, .. } => format!("read {bytes} bytes unchecked, to pace a pause"),
+        Step::PageThrough { limit, .. } => {
+            format!("page back to the first item, {limit} items per chat.history_request")
+        }
         Step::Sleep { ms } => format!("sleep {ms} ms"),
         Step::Snapshot { name, .. } => format!("snapshot {name}"),
     };

@@ -24,6 +24,7 @@ mod endpoint;
 mod expect;
 mod resume;
 mod sweep;
+mod window;
 mod wire;
 
 pub use describe::describe;
@@ -173,6 +174,8 @@ struct Handshake {
     /// The step names its own versions (not the runner's offer): where they cannot put the
     /// scenario's features in force, another connection decides whether it applies.
     own_offer: bool,
+    /// `session.hello.window` to send (`WINDOW-001`).
+    window: Option<u32>,
 }
 
 struct Conn {
@@ -582,7 +585,7 @@ impl Driver<'_> {
     pub(super) async fn run_step(&mut self, step: &Step) -> Result<(), StepError> {
         let conn = step.conn().unwrap_or(DEFAULT_CONN).to_owned();
         match step {
-            Step::Connect { versions, features, with_script, hello, subprotocol, .. } => {
+            Step::Connect { versions, features, with_script, hello, subprotocol, window, .. } => {
                 // The runner's features go with the runner's offer; a step's own offer sends the
                 // step's features only (SESSION-014).
                 let features = match versions {
@@ -591,21 +594,29 @@ impl Driver<'_> {
                 };
                 let own_offer = versions.is_some();
                 let versions = versions.clone().unwrap_or_else(|| self.cfg.versions.clone());
-                let handshake =
-                    Handshake { hello: *hello, subprotocol: *subprotocol, with_script: *with_script, own_offer };
+                let window = self.window_of(*window);
+                let handshake = Handshake {
+                    hello: *hello,
+                    subprotocol: *subprotocol,
+                    with_script: *with_script,
+                    own_offer,
+                    window,
+                };
                 self.connect(&conn, handshake, versions, features, None).await
             }
-            Step::Resume { last_seq, cursor, answer, compare_with_snapshot, takeover, .. } => {
+            Step::Resume { last_seq, cursor, answer, compare_with_snapshot, takeover, window, .. } => {
                 // A reload holds no state: it names none, and gets the snapshot.
                 let last_seq = if self.cfg.reload_resumes && step.is_default_resume() { Some(0) } else { *last_seq };
                 let last_seq = &last_seq;
                 let cursor = last_seq.map_or(*cursor, |_| None);
-                self.resume(&conn, *last_seq, cursor, *answer, *takeover).await?;
+                let window = self.window_of(*window);
+                self.resume(&conn, *last_seq, cursor, *answer, *takeover, window).await?;
                 if *compare_with_snapshot {
                     self.compare_catch_up_with_snapshot(&conn).await?;
                 }
                 Ok(())
             }
+            Step::PageThrough { limit, .. } => self.page_through(&conn, *limit).await,
             Step::PauseReading { ms, scaled, .. } => {
                 self.conn_mut(&conn)?;
                 let pause =

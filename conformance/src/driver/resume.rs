@@ -26,6 +26,7 @@ impl Driver<'_> {
         cursor: Option<ResumeCursor>,
         answer: Option<ResumeAnswer>,
         takeover: bool,
+        window: Option<u32>,
     ) -> Result<(), StepError> {
         let session = self
             .monitor
@@ -48,8 +49,14 @@ impl Driver<'_> {
             }
             (None, cursor) => self.cursor(&session, cursor, held),
         };
-        let resume = json!({"session_id": session, "resume_token": token, "last_seq": last_seq});
-        let handshake = Handshake { hello: true, subprotocol: true, with_script: false, own_offer: false };
+        let mut resume = json!({"session_id": session, "resume_token": token, "last_seq": last_seq});
+        // WINDOW-012: a windowed client that holds a state says from which cursor it holds it.
+        if let Some(before) =
+            held.filter(|_| window.is_some() && last_seq > 0).and_then(|id| self.monitor.window_cursor(id))
+        {
+            resume["before"] = Value::String(before);
+        }
+        let handshake = Handshake { hello: true, subprotocol: true, with_script: false, own_offer: false, window };
         let (versions, features) = match takeover {
             true => self.takeover_offer(),
             false => (self.cfg.versions.clone(), self.cfg.features.clone()),
@@ -74,7 +81,8 @@ impl Driver<'_> {
         }
         let open = self.conns.len() as u32;
         for k in 1..=limit.saturating_sub(open) {
-            self.resume(&format!("{prefix}-{k}"), None, None, None, false).await?;
+            let window = self.window_of(None);
+            self.resume(&format!("{prefix}-{k}"), None, None, None, false, window).await?;
         }
         Ok(())
     }
@@ -174,7 +182,7 @@ impl Driver<'_> {
     pub(super) async fn compare_catch_up_with_snapshot(&mut self, conn: &str) -> Result<(), StepError> {
         let caught_up =
             self.conn_state(conn).cloned().ok_or_else(|| StepError::fail("no state after the resume to compare"))?;
-        self.resume(conn, Some(0), None, Some(ResumeAnswer::Snapshot), false).await?;
+        self.resume(conn, Some(0), None, Some(ResumeAnswer::Snapshot), false, None).await?;
         let snapshot =
             self.conn_state(conn).cloned().ok_or_else(|| StepError::fail("no state after the second resume"))?;
         match divergence(&snapshot, &caught_up, self.monitor.redactor()) {

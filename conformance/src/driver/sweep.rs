@@ -159,6 +159,7 @@ impl Driver<'_> {
             answer: None,
             compare_with_snapshot: false,
             takeover: false,
+            window: None,
             requirements: Vec::new(),
         };
         let summary = match cursor {
@@ -201,7 +202,10 @@ impl Driver<'_> {
                         }
                     }
                 }
-                Step::Disconnect { .. } | Step::Resume { .. } | Step::Sleep { .. } => step.clone(),
+                // Paging from wherever the resumed window starts still reaches the first item.
+                Step::Disconnect { .. } | Step::Resume { .. } | Step::Sleep { .. } | Step::PageThrough { .. } => {
+                    step.clone()
+                }
                 // Expectations and snapshots: the frames they name may have been lost in the cut.
                 _ => continue,
             };
@@ -300,7 +304,7 @@ impl Driver<'_> {
         if !self.monitor.features(id).contains(&Capability::MultiAttach) || self.conns.contains_key(SWEEP_WATCH) {
             return;
         }
-        if let Err(e) = self.resume(SWEEP_WATCH, None, None, None, false).await {
+        if let Err(e) = self.resume(SWEEP_WATCH, None, None, None, false, None).await {
             self.log(format!("the sweep's watching tab could not attach: {}", e.message));
             self.drop_conn(SWEEP_WATCH);
         }

@@ -35,6 +35,9 @@ impl Driver<'_> {
         if let Some(id) = self.conns.get(conn).and_then(|c| c.last_sent_id.clone()) {
             builtins.insert("last_sent_id", Value::String(id));
         }
+        if let Some(cursor) = self.conns.get(conn).and_then(|c| self.monitor.window_cursor(c.id)) {
+            builtins.insert("cursor", Value::String(cursor));
+        }
         let lookup = |name: &str| builtins.get(name).cloned();
         substitute(template, &self.bindings, &lookup).map_err(|e| StepError::harness(format!("scenario bug: {e}")))
     }
@@ -74,7 +77,21 @@ impl Driver<'_> {
         features: Option<Vec<String>>,
         resume: Option<(Value, Option<ResumeAnswer>)>,
     ) -> Result<(), StepError> {
-        let Handshake { hello, subprotocol, with_script, own_offer } = handshake;
+        let Handshake { hello, subprotocol, with_script, own_offer, window } = handshake;
+        // A hello with a window offers no version below 1.2, like one with `features` (WINDOW-001).
+        let versions = match window {
+            Some(_) => {
+                let windowed: Vec<String> = versions
+                    .into_iter()
+                    .filter(|v| chatwire_schema::ProtocolVersion::parse(v).is_ok_and(|v| v.major > 1 || v.minor >= 2))
+                    .collect();
+                if windowed.is_empty() {
+                    return Err(StepError::new(Verdict::NotApplicable, "a window needs an offer of 1.2 or later"));
+                }
+                windowed
+            }
+            None => versions,
+        };
         let deadline = self.step_deadline(None);
         let needs = self.scenario.needs_version();
         // A connection whose offer cannot put the scenario's features in force (a 1.0 tab that a
@@ -124,6 +141,9 @@ impl Driver<'_> {
         }
         if let Some(features) = features {
             frame["features"] = json!(features);
+        }
+        if let Some(window) = window {
+            frame["window"] = json!(window);
         }
         let resumed = resume.is_some();
         let answer = resume.as_ref().and_then(|(_, a)| *a);

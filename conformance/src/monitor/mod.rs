@@ -401,6 +401,16 @@ impl Monitor {
         self.conns.values().find_map(|c| c.version)
     }
 
+    /// Whether `conn` asked for a window where `state_window` is in force (`WINDOW-001`).
+    pub fn windowed(&self, conn: u64) -> bool {
+        self.conns.get(&conn).is_some_and(|c| c.window.windowed())
+    }
+
+    /// The cursor of the view `conn` holds: `None` when it holds every item, or holds no window.
+    pub fn window_cursor(&self, conn: u64) -> Option<String> {
+        self.conns.get(&conn).and_then(|c| c.window.cursor.as_ref()).map(ToString::to_string)
+    }
+
     /// The features in force on `conn` by its welcome (SESSION-012), sorted; empty on 1.0.
     pub fn features(&self, conn: u64) -> &[chatwire_schema::session::welcome::Capability] {
         self.conns.get(&conn).map_or(&[], |c| c.in_force.list())

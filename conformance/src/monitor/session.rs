@@ -366,11 +366,15 @@ impl Monitor {
                     return self.after_typed(conn, frame, None, out);
                 }
                 // The whole state it is a window of: after a cut the fold's; after a welcome the
-                // session's latest as any connection here held it.
+                // session's latest as any connection here held it, brought up to date by the view.
+                let before = s.window.as_ref().and_then(|w| w.before.as_ref());
                 let full = match (fresh, new_session) {
                     (true, _) => c.oracle.expected().cloned(),
                     (false, true) => Some(UiState::default()),
-                    (false, false) => track.as_deref().and_then(|t| latest_state(t, view)),
+                    (false, false) => match track.as_deref().and_then(|t| latest_state(t, view)) {
+                        Some(latest) => window::splice(&latest, before, &s.state),
+                        None => window::splice(&UiState::default(), before, &s.state),
+                    },
                 };
                 window::snapshot(&mut c.window, full.as_ref(), s, fresh, out);
                 match &full {
@@ -400,13 +404,17 @@ impl Monitor {
                         track.as_deref().and_then(|t| t.held.at(window.last_seq, view)).or(held_elsewhere.as_ref());
                     let base = base.map(|h| h.state.clone());
                     // The whole state now, where a connection here saw it after the base.
-                    let full = match track.as_deref() {
+                    let latest = match track.as_deref() {
                         Some(t) if t.state_seq.is_some_and(|seq| seq > window.last_seq) => latest_state(t, view),
-                        _ if p.patch.is_empty() => base.as_deref().cloned(),
                         _ => None,
                     };
                     let before = c.resume_before.clone();
-                    window::catch_up(&mut c.window, base.as_deref(), before.as_ref(), full.as_ref(), &p.patch, out);
+                    window::catch_up(&mut c.window, base.as_deref(), before.as_ref(), latest.as_ref(), &p.patch, out);
+                    // Unseen changes: the base brought up to date by the view the catch-up gave.
+                    let full = latest.or_else(|| {
+                        let view = c.window.view.as_ref()?;
+                        window::splice(base.as_deref()?, c.window.cursor.as_ref(), view)
+                    });
                     match &full {
                         Some(full) => c.oracle.snapshot(full),
                         None => c.oracle.clear(),
@@ -506,7 +514,10 @@ impl Monitor {
                 }
                 if let ServerFrame::HistoryPage(page) = other {
                     let full = c.oracle.expected().cloned();
-                    window::page(&mut c.window, full.as_ref(), page, out);
+                    if let Some(whole) = window::page(&mut c.window, full.as_ref(), page, out) {
+                        // Paged to the first item: the whole state is known again.
+                        c.oracle.snapshot(&whole);
+                    }
                 }
                 check_batch(c, other, out);
                 let script = c.session.as_ref().and_then(|s| self.sessions.get(s)).and_then(|t| t.script.clone());
@@ -629,6 +640,10 @@ impl Monitor {
                     // A delta is its own state change (STREAM-002): the state it gives is the base
                     // of the next patch and a catch-up's possible cursor.
                     let state = c.oracle.expected().cloned();
+                    if c.window.windowed() {
+                        // The delta grows the open stream, the last item, which every view holds.
+                        window::delta(&mut c.window, state.as_ref());
+                    }
                     let track = c.session.as_ref().and_then(|s| self.sessions.get_mut(s));
                     let held = took_state(c, track, d.seq, state.as_ref(), false);
                     self.attach_state(conn, d.seq, held, out);
@@ -745,6 +760,11 @@ fn check_update_flow(c: &mut ConnState, frame: &ServerFrame, out: &mut Out) {
             if c.batch.is_some() {
                 c.batch_updated = true;
             }
+        }
+        // A windowed connection's fresh window is the state frame of the cut (WINDOW-006).
+        ServerFrame::UiStateSnapshot(_) if c.update_due && c.window.windowed() => {
+            out.eval(&UPDATE_AFTER_EVENT, STATE_007);
+            c.update_due = false;
         }
         _ if continues_batch && c.batch_updated => {
             out.fail(&UPDATE_AFTER_EVENT, MULTI_002, format!("a {due_frame} came between the tool calls of one batch"));

@@ -4,8 +4,9 @@
 //!
 //! The monitor keeps two things per windowed connection: the view as the connection's own frames
 //! built it (snapshots, patches, pages), and its cursor. The whole state stays the connection's
-//! oracle fold of every event (events reach a windowed connection unchanged). After a finding the
-//! view is reset to the expected one, so one wrong frame is charged once.
+//! oracle fold of every event (events reach a windowed connection unchanged). After a finding on
+//! what the connection holds, what it holds is unknown until its next snapshot: later state frames
+//! build on the server's wrong view, so judging them would charge the same fault again.
 
 use chatwire_schema::chat::history_page::HistoryPage;
 use chatwire_schema::state_patch::PatchOp;
@@ -63,6 +64,8 @@ pub(super) struct WindowTrack {
     pub view: Option<UiState>,
     /// History requests sent and not answered yet: id, cursor, limit.
     pub asked: Vec<(String, String, u32)>,
+    /// A finding made what it holds unknown: state frames are not judged until a snapshot.
+    pub diverged: bool,
 }
 
 impl WindowTrack {
@@ -96,6 +99,7 @@ pub(super) fn snapshot(w: &mut WindowTrack, full: Option<&UiState>, s: &UiStateS
         return;
     };
     let requirement = if fresh { WINDOW_006 } else { WINDOW_011 };
+    w.diverged = false;
     let Some(window) = &s.window else {
         out.fail(
             &WINDOW_SNAPSHOT,
@@ -135,12 +139,21 @@ pub(super) fn snapshot(w: &mut WindowTrack, full: Option<&UiState>, s: &UiStateS
     let broken = if missing_held.is_empty() { requirement } else { WINDOW_003 };
     let broken = if broken == WINDOW_011 { WINDOW_002 } else { broken };
     out.fail(&WINDOW_SNAPSHOT, broken, message);
-    w.view = Some(expected);
     w.cursor = expected_window.before;
+    diverge(w);
+}
+
+/// After a finding on what the connection holds: nothing more is judged of it until a snapshot.
+fn diverge(w: &mut WindowTrack) {
+    w.view = None;
+    w.diverged = true;
 }
 
 /// A `ui_state_patch` on a windowed connection whose whole state is now `full`.
 pub(super) fn patch(w: &mut WindowTrack, full: Option<&UiState>, ops: &[PatchOp], out: &mut Out) {
+    if w.diverged {
+        return;
+    }
     let Some(view) = w.view.take() else { return resync(w, full) };
     match super::patch::apply(&view, ops) {
         Ok(next) => compare(w, full, next, WINDOW_004, out),
@@ -150,13 +163,16 @@ pub(super) fn patch(w: &mut WindowTrack, full: Option<&UiState>, ops: &[PatchOp]
                 WINDOW_005,
                 format!("the patch does not apply to the view this connection holds (it addresses an item the view does not hold?): {e}"),
             );
-            resync(w, full);
+            diverge(w);
         }
     }
 }
 
 /// A `ui_state_updated` on a windowed connection: it carries the view itself.
 pub(super) fn updated(w: &mut WindowTrack, full: Option<&UiState>, state: &UiState, out: &mut Out) {
+    if w.diverged {
+        return;
+    }
     compare(w, full, state.clone(), WINDOW_004, out);
 }
 
@@ -170,6 +186,7 @@ pub(super) fn catch_up(
     out: &mut Out,
 ) {
     w.cursor = before.cloned();
+    w.diverged = false;
     let Some(view) = base.and_then(|base| held_view(base, before)) else { return resync(w, full) };
     match super::patch::apply(&view, ops) {
         Ok(next) => compare(w, full, next, WINDOW_012, out),
@@ -179,7 +196,7 @@ pub(super) fn catch_up(
                 WINDOW_012,
                 format!("the catch-up does not apply to the view the client holds: {e}"),
             );
-            resync(w, full);
+            diverge(w);
         }
     }
 }
@@ -206,13 +223,21 @@ fn compare(w: &mut WindowTrack, full: Option<&UiState>, got: UiState, requiremen
                 false => format!("the view holds items {held:?}, the fold's view from its cursor {want:?}"),
             };
             out.fail(&WINDOW_VIEW, requirement, message);
-            w.view = Some(expected);
+            diverge(w);
         }
         // The cursor item left the state without a fresh window: WINDOW-006's to report.
         None => {
             out.fail(&WINDOW_SNAPSHOT, WINDOW_006, "a cut removed the cursor item and no fresh window followed");
-            w.view = None;
+            diverge(w);
         }
+    }
+}
+
+/// A delta on a windowed connection: its own state change (`STREAM-002`), to the open stream,
+/// which is the last item and so always in the view.
+pub(super) fn delta(w: &mut WindowTrack, full: Option<&UiState>) {
+    if !w.diverged {
+        resync(w, full);
     }
 }
 
@@ -221,9 +246,11 @@ fn resync(w: &mut WindowTrack, full: Option<&UiState>) {
     w.view = full.and_then(|f| held_view(f, w.cursor.as_ref()));
 }
 
-/// A `chat.history_page` on a connection whose whole state is `full`.
-pub(super) fn page(w: &mut WindowTrack, full: Option<&UiState>, page: &HistoryPage, out: &mut Out) {
-    let Some((before, limit)) = w.take_request(page.in_reply_to.as_str()) else { return };
+/// A `chat.history_page` on a connection whose whole state is `full`. Where that is unknown (the
+/// server ran on while no connection here watched), a page that reaches the first item makes it
+/// known: the view the pages built is the whole state, returned.
+pub(super) fn page(w: &mut WindowTrack, full: Option<&UiState>, page: &HistoryPage, out: &mut Out) -> Option<UiState> {
+    let Some((before, limit)) = w.take_request(page.in_reply_to.as_str()) else { return None };
     if w.cursor.as_ref().map(Id::as_str) != Some(before.as_str()) {
         out.fail(
             &HISTORY_PAGES,
@@ -233,16 +260,17 @@ pub(super) fn page(w: &mut WindowTrack, full: Option<&UiState>, page: &HistoryPa
             ),
         );
         resync(w, full);
-        return;
+        return None;
     }
     out.eval(&HISTORY_PAGES, WINDOW_010);
+    let Some(cursor) = w.cursor.clone() else { return None };
     let Some(full) = full else {
+        let assembled = w.view.take().map(|view| assemble(&view, &cursor, page));
         w.cursor = page.before.clone();
-        w.view = None;
-        return;
+        w.view = assembled;
+        return w.view.clone().filter(|_| page.before.is_none());
     };
-    let Some(cursor) = w.cursor.clone() else { return };
-    let Some((items, next)) = page_of(full, &cursor, limit) else { return };
+    let Some((items, next)) = page_of(full, &cursor, limit) else { return None };
     if page.items != items || page.before != next || page.total != full.items.len() as u64 {
         let got: Vec<&str> = page.items.iter().map(|i| i.id().as_str()).collect();
         let want: Vec<&str> = items.iter().map(|i| i.id().as_str()).collect();
@@ -259,17 +287,10 @@ pub(super) fn page(w: &mut WindowTrack, full: Option<&UiState>, page: &HistoryPa
         );
         w.cursor = next;
         resync(w, Some(full));
-        return;
+        return None;
     }
     out.eval(&HISTORY_PAGES, WINDOW_008);
-    // The view the client builds: its older always-held items the page does not repeat, the page,
-    // then what it held from the old cursor on.
-    let assembled = w.view.take().map(|view| {
-        let at = view.items.iter().position(|i| i.id() == &cursor).unwrap_or(view.items.len());
-        let older = view.items[..at].iter().filter(|i| !page.items.iter().any(|p| p.id() == i.id()));
-        let items = older.chain(&page.items).chain(&view.items[at..]).cloned().collect();
-        UiState { items, run: view.run.clone() }
-    });
+    let assembled = w.view.take().map(|view| assemble(&view, &cursor, page));
     w.cursor = page.before.clone();
     let expected = held_view(full, w.cursor.as_ref());
     if page.before.is_none() {
@@ -288,6 +309,16 @@ pub(super) fn page(w: &mut WindowTrack, full: Option<&UiState>, page: &HistoryPa
         }
     }
     w.view = expected;
+    None
+}
+
+/// The view a client builds from `view` and a page before `cursor`: its older always-held items
+/// the page does not repeat, the page, then what it held from the old cursor on.
+fn assemble(view: &UiState, cursor: &Id, page: &HistoryPage) -> UiState {
+    let at = view.items.iter().position(|i| i.id() == cursor).unwrap_or(view.items.len());
+    let older = view.items[..at].iter().filter(|i| !page.items.iter().any(|p| p.id() == i.id()));
+    let items = older.chain(&page.items).chain(&view.items[at..]).cloned().collect();
+    UiState { items, run: view.run.clone() }
 }
 
 /// An `error` answering `in_reply_to`: a `stale_cursor` must answer a cursor that is not current.
@@ -301,4 +332,32 @@ pub(super) fn error(w: &mut WindowTrack, in_reply_to: Option<&Id>, code: ErrorCo
     } else {
         out.eval(&HISTORY_PAGES, WINDOW_010);
     }
+}
+
+/// The whole state the monitor can know from `base`, a state the session had earlier, and `view`,
+/// what a windowed connection holds now from `cursor`: the items of `base` older than the cursor
+/// (those the view holds in their newer form), then the view's items from the cursor on. Exact
+/// whenever nothing changed the unheld older items since `base` (a cut never does: it removes from
+/// the end, and a cut through the cursor brings a fresh window). `None` when `base` does not hold
+/// the cursor item, or the view does not.
+pub(super) fn splice(base: &UiState, cursor: Option<&Id>, view: &UiState) -> Option<UiState> {
+    let Some(cursor) = cursor else { return Some(view.clone()) };
+    let at = base.items.iter().position(|i| i.id() == cursor)?;
+    let view_at = view.items.iter().position(|i| i.id() == cursor)?;
+    let held = &view.items[..view_at];
+    let mut items = Vec::with_capacity(at + view.items.len() - view_at);
+    for item in &base.items[..at] {
+        let newer = held.iter().find(|h| h.id() == item.id());
+        items.push(newer.unwrap_or(item).clone());
+        // An output item the view holds that `base` did not have yet follows its call.
+        if let chatwire_schema::DisplayItem::ToolCall(call) = item {
+            let output = held.iter().find(|h| {
+                matches!(h, chatwire_schema::DisplayItem::ToolOutput(o) if o.tool_call_id == call.id)
+                    && !base.items[..at].iter().any(|b| b.id() == h.id())
+            });
+            items.extend(output.cloned());
+        }
+    }
+    items.extend(view.items[view_at..].iter().cloned());
+    Some(UiState { items, run: view.run.clone() })
 }

@@ -24,7 +24,12 @@ _SINCE: Final[dict[str, dict[str, tuple[str, ...]]]] = {
         "client_types": ("chat.retry",),
         "hello_members": ("features",),
     },
-    "1.2": {"features": (), "capabilities": ("cancel",), "client_types": ("chat.cancel",), "hello_members": ()},
+    "1.2": {
+        "features": (),
+        "capabilities": ("cancel",),
+        "client_types": ("chat.cancel", "chat.history_request"),
+        "hello_members": ("window",),
+    },
 }
 
 

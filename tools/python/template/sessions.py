@@ -178,6 +178,10 @@ class Hub(Turns):
                     self._retry(s, frame)
                 elif kind == "chat.cancel" and peer.negotiated.knows_client_type(kind):
                     self._cancel(s, peer.negotiated, frame)
+                elif kind == "chat.history_request" and peer.negotiated.knows_client_type(kind):
+                    # WINDOW-007: this template does not implement state_window, so a window
+                    # was never in force and there is nothing to page.
+                    raise Refusal("capability_not_offered", "this server does not offer state_window")
                 else:
                     raise Refusal("unknown_type", f"unknown frame type {kind!r}")
             except Refusal as refusal:

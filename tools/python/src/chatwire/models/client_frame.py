@@ -16,6 +16,16 @@ from pydantic import (
 )
 
 
+class Id(RootModel[StrictStr]):
+    root: Annotated[
+        StrictStr,
+        Field(
+            description='An opaque identifier: 1-128 characters from [A-Za-z0-9._:-], the first alphanumeric.',
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+
+
 class ProtocolVersion(RootModel[StrictStr]):
     root: Annotated[
         StrictStr,
@@ -53,6 +63,12 @@ class Resume(BaseModel):
             le=9007199254740991,
         ),
     ]
+    before: Annotated[
+        Id | None,
+        Field(
+            description='The cursor of the window the client holds (since 1.2, `state_window`): the `before` of its\nlatest windowed snapshot or page. Absent when it holds the whole state. A catch-up patches\nthat view (`WINDOW-012`).'
+        ),
+    ] = None
 
 
 class ScriptStepSay(BaseModel):
@@ -229,8 +245,8 @@ class Capability(RootModel[StrictStr]):
     root: Annotated[
         StrictStr,
         Field(
-            description='An optional feature the server offers. Known names: rewind, tool_output, tool_expiry, conformance_script, restart_durability, and since 1.1 ui_state_patch, resume_catch_up, assistant_stream and retry, and since 1.2 cancel and multi_attach; receivers must tolerate others.',
-            examples=['rewind', 'tool_output', 'tool_expiry', 'conformance_script', 'restart_durability', 'ui_state_patch', 'resume_catch_up', 'assistant_stream', 'retry', 'cancel', 'multi_attach'],
+            description='An optional feature the server offers. Known names: rewind, tool_output, tool_expiry, conformance_script, restart_durability, and since 1.1 ui_state_patch, resume_catch_up, assistant_stream and retry, and since 1.2 cancel, multi_attach and state_window; receivers must tolerate others.',
+            examples=['rewind', 'tool_output', 'tool_expiry', 'conformance_script', 'restart_durability', 'ui_state_patch', 'resume_catch_up', 'assistant_stream', 'retry', 'cancel', 'multi_attach', 'state_window'],
             min_length=1,
         ),
     ]
@@ -361,6 +377,36 @@ class ClientFrameChatCancel(BaseModel):
         Field(
             description="The turn whose run to stop: the session's current run, `running` or `awaiting_input`.",
             pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+
+
+class ClientFrameChatHistoryRequest(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    type: Literal['chat.history_request']
+    id: Annotated[
+        StrictStr,
+        Field(
+            description='Client-chosen id of this frame; the answer carries it as `in_reply_to`.',
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+    before: Annotated[
+        StrictStr,
+        Field(
+            description="The connection's current cursor: the `before` of its latest windowed snapshot or page\n(`WINDOW-010`).",
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+    limit: Annotated[
+        int,
+        Field(
+            description='How many items at most, 1 to [`MAX_HISTORY_PAGE_ITEMS`] (`WINDOW-007`).',
+            ge=1,
+            le=500,
         ),
     ]
 
@@ -550,6 +596,14 @@ class ClientFrameSessionHello(BaseModel):
             description='The features the client asks for (since 1.1); absent, every feature the server implements\nand the negotiated version defines is in force. Sent only by a client that offers no version\nbelow 1.1, because a 1.0 server refuses a hello with a member 1.0 does not define\n(`SESSION-012`, `SESSION-014`).'
         ),
     ] = None
+    window: Annotated[
+        int | None,
+        Field(
+            description='Asks for a window of the newest `window` items (since 1.2, `state_window`): a snapshot\nthis connection gets holds those and the always-held older items, and it pages back with\n`chat.history_request` (`WINDOW-001`, `WINDOW-002`). Ignored where `state_window` is not\nin force.',
+            ge=1,
+            le=1000,
+        ),
+    ] = None
 
 
 class ClientFrame(
@@ -560,10 +614,11 @@ class ClientFrame(
         | ClientFrameChatRewind
         | ClientFrameChatRetry
         | ClientFrameChatCancel
+        | ClientFrameChatHistoryRequest
     ]
 ):
     root: Annotated[
-        ClientFrameSessionHello | ClientFrameChatUserMessage | ClientFrameChatToolCallResponse | ClientFrameChatRewind | ClientFrameChatRetry | ClientFrameChatCancel,
+        ClientFrameSessionHello | ClientFrameChatUserMessage | ClientFrameChatToolCallResponse | ClientFrameChatRewind | ClientFrameChatRetry | ClientFrameChatCancel | ClientFrameChatHistoryRequest,
         Field(description='Any frame a client sends to a server.', title='ClientFrame'),
     ]
 

@@ -40,8 +40,8 @@ class Capability(RootModel[StrictStr]):
     root: Annotated[
         StrictStr,
         Field(
-            description='An optional feature the server offers. Known names: rewind, tool_output, tool_expiry, conformance_script, restart_durability, and since 1.1 ui_state_patch, resume_catch_up, assistant_stream and retry, and since 1.2 cancel and multi_attach; receivers must tolerate others.',
-            examples=['rewind', 'tool_output', 'tool_expiry', 'conformance_script', 'restart_durability', 'ui_state_patch', 'resume_catch_up', 'assistant_stream', 'retry', 'cancel', 'multi_attach'],
+            description='An optional feature the server offers. Known names: rewind, tool_output, tool_expiry, conformance_script, restart_durability, and since 1.1 ui_state_patch, resume_catch_up, assistant_stream and retry, and since 1.2 cancel, multi_attach and state_window; receivers must tolerate others.',
+            examples=['rewind', 'tool_output', 'tool_expiry', 'conformance_script', 'restart_durability', 'ui_state_patch', 'resume_catch_up', 'assistant_stream', 'retry', 'cancel', 'multi_attach', 'state_window'],
             min_length=1,
         ),
     ]
@@ -234,6 +234,27 @@ class RunStatus(str, Enum):
     cancelled = 'cancelled'
 
 
+class Window(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    before: Annotated[
+        Id | None,
+        Field(
+            description="The cursor of the page before the window: the id of the window's first (oldest) item.\nAbsent when the window holds the session's first item, so there is nothing to page."
+        ),
+    ] = None
+    total: Annotated[
+        int,
+        Field(
+            description='How many items the whole state holds.',
+            ge=0,
+            le=9007199254740991,
+        ),
+    ]
+
+
 class PatchOpAdd(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -334,6 +355,7 @@ class ErrorCode(str, Enum):
     run_not_active = 'run_not_active'
     response_invalid = 'response_invalid'
     session_detached = 'session_detached'
+    stale_cursor = 'stale_cursor'
 
 
 class ServerFrameSessionWelcome(BaseModel):
@@ -1180,6 +1202,49 @@ class DisplayItemToolCall(BaseModel):
     ] = None
 
 
+class ServerFrameChatHistoryPage(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    type: Literal['chat.history_page']
+    seq: Annotated[
+        int,
+        Field(
+            description="Position of this frame in the session's frame sequence.",
+            ge=0,
+            le=9007199254740991,
+        ),
+    ]
+    in_reply_to: Annotated[
+        StrictStr,
+        Field(
+            description='The `id` of the `chat.history_request` this answers.',
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+    items: Annotated[
+        list[DisplayItemUserMessage | DisplayItemAssistantMarkdown | DisplayItemToolCall | DisplayItemToolOutput],
+        Field(
+            description="The items immediately before the request's cursor, oldest first, as the state holds them\nnow (always-held ones included, `WINDOW-008`)."
+        ),
+    ]
+    before: Annotated[
+        Id | None,
+        Field(
+            description="The cursor for the next older page: the id of the first item of this page. Absent once the\npage reaches the session's first item."
+        ),
+    ] = None
+    total: Annotated[
+        int,
+        Field(
+            description='How many items the whole state holds.',
+            ge=0,
+            le=9007199254740991,
+        ),
+    ]
+
+
 class UiState(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -1207,7 +1272,18 @@ class ServerFrameUiStateSnapshot(BaseModel):
         ),
     ]
     v: Annotated[Literal['ui_state_v1'], Field(description='The UiState format.')]
-    state: Annotated[UiState, Field(description="The session's effective state.")]
+    state: Annotated[
+        UiState,
+        Field(
+            description="The session's effective state; on a windowed connection, the view its window holds\n(`WINDOW-002`)."
+        ),
+    ]
+    window: Annotated[
+        Window | None,
+        Field(
+            description='Present exactly on a connection that asked for a window where `state_window` is in force\n(since 1.2, `WINDOW-002`): where the window starts and how many items the state holds.'
+        ),
+    ] = None
 
 
 class ServerFrameUiStateUpdated(BaseModel):
@@ -1247,11 +1323,12 @@ class ServerFrame(
         | ServerFrameChatRewindComplete
         | ServerFrameChatRetryAccepted
         | ServerFrameChatCancelAccepted
+        | ServerFrameChatHistoryPage
         | ServerFrameError
     ]
 ):
     root: Annotated[
-        ServerFrameSessionWelcome | ServerFrameUiStateSnapshot | ServerFrameUiStateUpdated | ServerFrameUiStatePatch | ServerFrameChatUserMessageAccepted | ServerFrameChatRunStarted | ServerFrameChatAssistantMessage | ServerFrameChatAssistantMessageDelta | ServerFrameChatToolCall | ServerFrameChatToolProgress | ServerFrameChatToolOutput | ServerFrameChatToolCallComplete | ServerFrameChatToolCallDismiss | ServerFrameChatRunComplete | ServerFrameChatRewindComplete | ServerFrameChatRetryAccepted | ServerFrameChatCancelAccepted | ServerFrameError,
+        ServerFrameSessionWelcome | ServerFrameUiStateSnapshot | ServerFrameUiStateUpdated | ServerFrameUiStatePatch | ServerFrameChatUserMessageAccepted | ServerFrameChatRunStarted | ServerFrameChatAssistantMessage | ServerFrameChatAssistantMessageDelta | ServerFrameChatToolCall | ServerFrameChatToolProgress | ServerFrameChatToolOutput | ServerFrameChatToolCallComplete | ServerFrameChatToolCallDismiss | ServerFrameChatRunComplete | ServerFrameChatRewindComplete | ServerFrameChatRetryAccepted | ServerFrameChatCancelAccepted | ServerFrameChatHistoryPage | ServerFrameError,
         Field(description='Any frame a server sends to a client.', title='ServerFrame'),
     ]
 
