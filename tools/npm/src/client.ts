@@ -285,6 +285,7 @@ export const ERROR_HANDLING: { readonly [C in ErrorCode]: "reject" | "final" | "
   retry_keeps_open_call: "reject",
   run_not_active: "reject",
   response_invalid: "reject",
+  stale_cursor: "reject",
 };
 
 interface Pending {
