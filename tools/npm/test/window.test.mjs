@@ -244,4 +244,24 @@ describe("windows and paged history (1.2, state_window)", () => {
     while ((await w.loadOlder(500)) !== null);
     assert.deepEqual(w.state, full.state);
   });
+  test("a resume whose cursor a cut removed meanwhile gets a fresh window (WINDOW-012), and paging goes on from it", async () => {
+    const script = { turns: [{ steps: says(40, "Kept") }, { steps: says(40, "Cut") }] };
+    const full = await longSession(script);
+    const firstTurn = full.state.run.invocation_id;
+    await full.sendMessage("Again");
+    await until("the second turn", () => full.state.run.status === "completed" && full.state.run.invocation_id !== firstTurn);
+    const secondTurn = full.state.run.invocation_id;
+    const { client: w, sockets, sent } = await attachWindowed(full, 10, { reconnect: { initialDelayMs: 1000, maxDelayMs: 1000, maxAttempts: 5 } });
+    const cursor = w.window.before;
+    sockets.cut();
+    await until("the windowed client reconnecting", () => w.status !== "open" || undefined);
+    await full.rewind(secondTurn);
+    await until("the rewind", () => full.state.items.length === 41);
+    await until("the windowed client back with a fresh window", () => w.status === "open" && w.window?.before !== cursor && w.window?.total === 41);
+    assert.equal(sent.filter((f) => f.type === "session.hello").at(-1).resume.before, cursor);
+    await viewsAgree(w, full, "the fresh window after the resume");
+    assert.equal(w.state.items.length, 10);
+    while ((await w.loadOlder(7)) !== null);
+    assert.deepEqual(w.state, full.state);
+  });
 });
