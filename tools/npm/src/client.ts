@@ -12,6 +12,10 @@
 // without `multi_attach` instead, closing the others (`ATTACH-002`). A client that another tab
 // took the session from (`session_taken_over`) or that the server detached past its bound
 // (`session_detached`, `ATTACH-003`) stops: reconnecting on its own would displace another view.
+// With the `window` option and 1.2's `state_window` it holds a view: the newest items and the
+// always-held older ones (spec/window.md), pages back with `loadOlder()` (`chat.history_request`,
+// merged from its `chat.history_page`), takes a fresh window's snapshot after a cut like any
+// snapshot, and resumes naming its cursor (`resume.before`) so a catch-up patches that view.
 //
 // The socket is injected: browsers use the global WebSocket; Node 20 has none, so pass
 // `(url, protocols) => new WebSocket(url, protocols)` from the `ws` package.
@@ -20,6 +24,7 @@ import {
   type AgentScript,
   type Capability,
   type ChatCancelAccepted,
+  type ChatHistoryPage,
   type ChatRetryAccepted,
   type ChatRewindComplete,
   type ChatToolCallComplete,
@@ -36,6 +41,7 @@ import {
   type UiState,
 } from "./generated/protocol.js";
 import { StateTracker, type PatchRefusal } from "./state.js";
+import { MAX_HISTORY_PAGE_ITEMS, MAX_WINDOW_ITEMS } from "./window.js";
 import { parseServerFrame, type FrameError } from "./validate.js";
 
 // Timers and crypto exist in every runtime the client targets (browsers, Node 20+, Deno, Bun);
@@ -123,6 +129,14 @@ function before11(version: string): boolean {
   return below(version, 1);
 }
 
+/** Whether `version` is below 1.2, where `session.hello` has no `window` (`WINDOW-001`). */
+function before12(version: string): boolean {
+  return below(version, 2);
+}
+
+/** The items a {@link ChatwireClient.loadOlder} page asks for when no limit is given. */
+export const DEFAULT_PAGE_ITEMS = 100;
+
 /** Bounded reconnection: the delay doubles from `initialDelayMs` up to `maxDelayMs`, with jitter. */
 export interface ReconnectOptions {
   /** Delay before the first retry. Default 250 ms. */
@@ -163,6 +177,19 @@ export interface ClientOptions {
   takeOver?: boolean;
   /** A scripted agent (conformance mode only): sent with the hello that opens a new session. */
   script?: AgentScript;
+  /**
+   * Open and resume with a window of the newest `window` items (1 to 1000; 1.2, feature
+   * `state_window`, spec/window.md): the state the client holds is then a *view*, those items plus
+   * every older call that awaits (or awaited) a response and its output, and
+   * {@link ChatwireClient.loadOlder} pages back from it. Default: no window, the whole state.
+   *
+   * `session.hello` carries `window` only with an offer of 1.2 or later alone (`WINDOW-001`): with
+   * `versions` absent a windowed client offers the versions of {@link OFFERED_VERSIONS} from 1.2 on,
+   * and if the server speaks none of them it falls back to the whole offer without a window; an
+   * explicit `versions` with one below 1.2, or `features` without `state_window`, throws.
+   * Where the server does not put `state_window` in force the client simply holds the whole state.
+   */
+  window?: number;
   /** Deadline for an answer to a request. Default 15 s. */
   requestTimeoutMs?: number;
   /** Deadline for the welcome after the socket opens. Default 10 s. */
@@ -203,6 +230,26 @@ export type ClientErrorCode =
   | "no_session"
   /** A `ui_state_patch` or a stream's delta did not apply to the state held; the client resumes to get the state again (`STATE-041`, `STREAM-007`). */
   | "resync";
+
+/**
+ * Where a windowed client's view stands ({@link ChatwireClient.window}): the window it asked for,
+ * its cursor, and the size of the whole state.
+ */
+export interface WindowInfo {
+  /** The window the hello asked for (`window`). */
+  size: number;
+  /**
+   * The cursor: the id of the oldest item of the contiguous part of the view (the `before` of the
+   * latest windowed snapshot or page). Null once the view reaches the session's first item:
+   * nothing older to load.
+   */
+  before: string | null;
+  /**
+   * How many items the whole state holds: the `total` of the latest windowed snapshot or page,
+   * moved by every item the state frames since added to the view or removed from it.
+   */
+  total: number;
+}
 
 /** An error the client reports, from the server (`frame` set) or its own. */
 export class ChatwireError extends Error {
@@ -285,6 +332,7 @@ export const ERROR_HANDLING: { readonly [C in ErrorCode]: "reject" | "final" | "
   retry_keeps_open_call: "reject",
   run_not_active: "reject",
   response_invalid: "reject",
+  stale_cursor: "reject",
 };
 
 interface Pending {
@@ -337,7 +385,7 @@ function utf8Length(text: string): number {
 }
 
 export class ChatwireClient {
-  readonly #options: Required<Omit<ClientOptions, "resume" | "script" | "clientName" | "reconnect" | "features" | "takeOver">> & {
+  readonly #options: Required<Omit<ClientOptions, "resume" | "script" | "clientName" | "reconnect" | "features" | "takeOver" | "window">> & {
     reconnect: Required<ReconnectOptions> | false;
   };
   readonly #script: AgentScript | undefined;
@@ -374,6 +422,21 @@ export class ChatwireClient {
   #takingOver = false;
   /** The hello in flight takes over with a 1.2-only offer (its `unsupported_version` is not final). */
   #helloTakesOver = false;
+  /** The window every hello asks for; undefined: none (or dropped for a server without 1.2). */
+  #window: number | undefined;
+  /** The offer without a window, for a server that speaks no version from 1.2 on; null: no fallback. */
+  #windowFallback: string[] | null = null;
+  /** The hello in flight asks for a window with the defaulted 1.2 offer (its `unsupported_version` is not final). */
+  #helloWindowed = false;
+  /**
+   * The view's cursor, and how many items older than it the view does not hold (the latest windowed
+   * snapshot's or page's `total` less the items held then); null: the whole state is held.
+   */
+  #view: { before: string | null; hidden: number } | null = null;
+  /** The `chat.history_request` awaiting its page: the page merges at the cursor it named. */
+  #pageRequest: { id: string; before: string } | null = null;
+  /** `loadOlder()` calls, one after another. */
+  #older: Promise<unknown> = Promise.resolve();
 
   constructor(options: ClientOptions) {
     const reconnect = options.reconnect === false ? false : { initialDelayMs: 250, maxDelayMs: 10_000, maxAttempts: 10, ...options.reconnect };
@@ -387,6 +450,22 @@ export class ChatwireClient {
       newId: options.newId ?? defaultId,
       reconnect,
     };
+    if (options.window !== undefined) {
+      const size = options.window;
+      if (!Number.isInteger(size) || size < 1 || size > MAX_WINDOW_ITEMS) {
+        throw new RangeError(`window must be an integer from 1 to ${MAX_WINDOW_ITEMS} (WINDOW-001), not ${size}`);
+      }
+      if (options.versions === undefined) {
+        this.#windowFallback = this.#options.versions;
+        this.#options.versions = this.#options.versions.filter((v) => !before12(v));
+      } else if (options.versions.some(before12)) {
+        throw new TypeError("window needs an offer of 1.2 or later only: hello.window is a 1.2 member (WINDOW-001)");
+      }
+      if (options.features !== undefined && !options.features.includes("state_window")) {
+        throw new TypeError("window needs the state_window feature: list it in features, or leave features out");
+      }
+      this.#window = size;
+    }
     if (options.features !== undefined && this.#options.versions.some(before11)) {
       throw new TypeError("features need an offer of 1.1 or later only: a 1.0 server refuses hello.features (SESSION-014)");
     }
@@ -436,6 +515,20 @@ export class ChatwireClient {
    */
   get attached(): boolean {
     return this.#session?.features.includes("multi_attach") ?? false;
+  }
+
+  /**
+   * Where the view a windowed client holds stands (spec/window.md): null when the client holds the
+   * whole state (no `window` asked for, `state_window` not in force, or no state yet).
+   */
+  get window(): WindowInfo | null {
+    if (this.#view === null || this.#window === undefined) return null;
+    return { size: this.#window, before: this.#view.before, total: this.#view.hidden + (this.#tracker.state?.items.length ?? 0) };
+  }
+
+  /** Whether there are items older than the view to load ({@link loadOlder}). */
+  get hasOlder(): boolean {
+    return this.#view !== null && this.#view.before !== null;
   }
 
   /** Listens to an event; returns the function that stops listening. */
@@ -542,6 +635,47 @@ export class ChatwireClient {
     return this.#request({ type: "chat.cancel", id, invocation_id: invocationId }, ["chat.cancel_accepted"]) as Promise<ChatCancelAccepted>;
   }
 
+  /**
+   * Loads up to `limit` (1 to 500, default {@link DEFAULT_PAGE_ITEMS}) items just older than the
+   * view a windowed client holds (1.2, `state_window`, `WINDOW-008`): sends `chat.history_request`
+   * naming the current cursor and merges the `chat.history_page` that answers into the state held
+   * (the always-held items the page carries replace the copies held, so no item is held twice),
+   * then resolves with that page; `window.before` moves to the page's `before`. Later patches reach
+   * the paged-in items like any others (an old call that settles shows it).
+   *
+   * Resolves with null, sending nothing, when the client holds the session's first item (its
+   * window reached it, or it holds the whole state). Calls run one after another, each from the
+   * cursor the previous one left. Rejects with a {@link ChatwireError}: `stale_cursor` when a cut
+   * (rewind, retry) removed the cursor item before the request was read (the fresh window's snapshot
+   * has already replaced the state held: call again to page from it), `capability_not_offered`
+   * where `state_window` is not in force, `disconnected`, `timeout` or `closed` as any request;
+   * with a RangeError for a `limit` out of range.
+   */
+  loadOlder(limit: number = DEFAULT_PAGE_ITEMS): Promise<ChatHistoryPage | null> {
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_HISTORY_PAGE_ITEMS) {
+      return Promise.reject(new RangeError(`limit must be an integer from 1 to ${MAX_HISTORY_PAGE_ITEMS} (WINDOW-007), not ${limit}`));
+    }
+    const page = this.#older.then(() => this.#loadOlder(limit));
+    this.#older = page.catch(() => undefined);
+    return page;
+  }
+
+  async #loadOlder(limit: number): Promise<ChatHistoryPage | null> {
+    if (this.#status === "closed") throw this.#closeError ?? new ChatwireError("closed", "the client is closed");
+    if (this.#status !== "open" || this.#tracker.state === null) {
+      throw new ChatwireError("disconnected", "not connected, or no state held yet; retry once the status is open");
+    }
+    const before = this.#view?.before ?? null;
+    if (before === null) return null;
+    const id = this.#options.newId();
+    this.#pageRequest = { id, before };
+    try {
+      return (await this.#request({ type: "chat.history_request", id, before, limit }, ["chat.history_page"])) as ChatHistoryPage;
+    } finally {
+      if (this.#pageRequest?.id === id) this.#pageRequest = null;
+    }
+  }
+
   /** Closes the connection for good; pending requests fail with `closed`. */
   close(): void {
     this.#finish(null);
@@ -627,8 +761,13 @@ export class ChatwireClient {
     if (this.#clientName !== undefined) hello.client = this.#clientName;
     if (this.#features !== undefined) hello.features = [...this.#features];
     this.#helloTakesOver = false;
+    this.#helloWindowed = this.#window !== undefined && this.#windowFallback !== null;
+    if (this.#window !== undefined) hello.window = this.#window;
     if (this.#resume !== null) {
       hello.resume = { ...this.#resume, last_seq: this.#resumeSeq(this.#resume) };
+      // The view held at that seq, for a catch-up that patches it (`WINDOW-012`).
+      const before = this.#view?.before ?? null;
+      if (hello.resume.last_seq > 0 && before !== null) hello.resume.before = before;
       const takeover = this.#takingOver ? this.#takeoverOffer() : null;
       if (takeover !== null) {
         hello.versions = takeover.versions;
@@ -766,7 +905,13 @@ export class ChatwireClient {
         break;
       case "ui_state_snapshot":
         this.#resyncs = 0;
+        // A windowed snapshot (at open, on a resume, or a fresh window after a cut, `WINDOW-006`)
+        // replaces the view and its cursor; any other holds the whole state.
+        this.#view = frame.window === undefined ? null : { before: frame.window.before ?? null, hidden: frame.window.total - frame.state.items.length };
         this.#emit("state", this.#tracker.snapshot(frame));
+        break;
+      case "chat.history_page":
+        if (!this.#page(frame)) return;
         break;
       case "ui_state_updated":
         this.#resyncs = 0;
@@ -791,6 +936,28 @@ export class ChatwireClient {
     this.#emit("frame", frame);
   }
 
+  /**
+   * Merges the page that answers the `chat.history_request` awaiting one (`WINDOW-008`): its items
+   * go just before the cursor item, the always-held items it carries replace the copies held, and
+   * its `before` is the new cursor. It changes no state, so the state's `seq` stays. A page that
+   * answers nothing awaited (a request of a dropped connection) is ignored; one that does not fit
+   * the view held makes the client resume for a snapshot, as a patch that does not apply does.
+   */
+  #page(frame: ChatHistoryPage): boolean {
+    const request = this.#pageRequest;
+    if (request === null || request.id !== frame.in_reply_to) return true;
+    this.#pageRequest = null;
+    const state = request.before === (this.#view?.before ?? null) ? this.#tracker.page(request.before, frame.items) : null;
+    if (state === null) {
+      this.#resync({ reason: "page_mismatch", before: request.before });
+      return false;
+    }
+    this.#view = { before: frame.before ?? null, hidden: frame.total - state.items.length };
+    this.#resyncs = 0;
+    this.#emit("state", state);
+    return true;
+  }
+
   /** Keeps the highest `seq` seen: it is the `last_seq` of the next resume. */
   #advance(seq: number): void {
     if (this.#session !== null && seq > this.#session.last_seq) {
@@ -806,7 +973,10 @@ export class ChatwireClient {
     this.#helloId = null;
     this.#attempts = 0;
     this.#takingOver = this.#helloTakesOver = false;
-    if (this.#session !== null && this.#session.session_id !== frame.session_id) this.#tracker.reset();
+    if (this.#session !== null && this.#session.session_id !== frame.session_id) {
+      this.#tracker.reset();
+      this.#view = null;
+    }
     this.#wantSnapshot = false;
     this.#session = {
       session_id: frame.session_id,
@@ -842,6 +1012,18 @@ export class ChatwireClient {
       // resume takes over, so offer every version again on a new connection.
       this.#helloTakesOver = false;
       this.#takingOver = false;
+      if (this.#socket !== null) this.#discard(this.#socket, 1000, "offering older versions");
+      this.#clearTimers();
+      this.#open();
+      return;
+    }
+    if (toHello && this.#helloWindowed && frame.code === "unsupported_version" && this.#windowFallback !== null) {
+      // The server speaks no version from 1.2 on, so no window: offer every version without one
+      // and hold the whole state.
+      this.#options.versions = this.#windowFallback;
+      this.#windowFallback = null;
+      this.#window = undefined;
+      this.#helloWindowed = false;
       if (this.#socket !== null) this.#discard(this.#socket, 1000, "offering older versions");
       this.#clearTimers();
       this.#open();
@@ -895,20 +1077,22 @@ export class ChatwireClient {
    * held (a catch-up after a reload), asks for a snapshot; more than {@link MAX_RESYNCS} in a row
    * mean the server's patches never apply, and the client stops.
    */
-  #resync(refusal: PatchRefusal): void {
+  #resync(refusal: PatchRefusal | { reason: "page_mismatch"; before: string }): void {
     const why =
       refusal.reason === "base_mismatch"
         ? `a ui_state_patch for base_seq ${refusal.base_seq} arrived while the state held is ${refusal.held === null ? "none" : `of seq ${refusal.held}`}`
         : refusal.reason === "patch_failed"
           ? `a ui_state_patch did not apply: ${refusal.error.message}`
-          : `a chat.assistant_message_delta was refused (${refusal.refusal}): ${refusal.message}`;
+          : refusal.reason === "page_mismatch"
+            ? `a chat.history_page before ${refusal.before} does not fit the view held`
+            : `a chat.assistant_message_delta was refused (${refusal.refusal}): ${refusal.message}`;
     this.#resyncs += 1;
     if (this.#resyncs > MAX_RESYNCS) {
       this.#finish(new ChatwireError("protocol_violation", `${why}; gave up after ${MAX_RESYNCS} resumes`));
       return;
     }
     const heldNone = this.#tracker.state === null;
-    if (heldNone || this.#resyncs > 1) this.#wantSnapshot = true;
+    if (heldNone || this.#resyncs > 1 || refusal.reason === "page_mismatch") this.#wantSnapshot = true;
     // Without a state, a catch-up is simply unusable (a reload): nothing went wrong.
     if (!heldNone) this.#emit("error", new ChatwireError("resync", `${why}; resuming`));
     if (this.#socket !== null) this.#discard(this.#socket, 1000, "resync");
@@ -920,6 +1104,7 @@ export class ChatwireClient {
   #forgetSession(): void {
     this.#session = null;
     this.#resume = null;
+    this.#view = null;
     this.#tracker.reset();
   }
 }

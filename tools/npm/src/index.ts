@@ -26,9 +26,11 @@ export {
   type ResponseViolation,
   type ResponseViolationKeyword,
 } from "./response_schema.js";
+export { mergePage, MAX_HISTORY_PAGE_ITEMS, MAX_WINDOW_ITEMS } from "./window.js";
 export {
   ChatwireClient,
   ChatwireError,
+  DEFAULT_PAGE_ITEMS,
   ERROR_HANDLING,
   OFFERED_VERSIONS,
   type ChatwireSocket,
@@ -43,4 +45,5 @@ export {
   type SessionResume,
   type SocketFactory,
   type SocketHandler,
+  type WindowInfo,
 } from "./client.js";

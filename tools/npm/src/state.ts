@@ -4,9 +4,12 @@
 // as it was: the client then resumes (`STATE-041`) naming the held state's `seq`, and gets a
 // catch-up patch from it or a snapshot (`RESUME-017`, `RESUME-018`). A 1.1 stream's delta is a
 // state change of its own (`STREAM-002`): applied with `STATE-042`, it gives the state of its `seq`.
-import type { ChatAssistantMessageDelta, UiState, UiStatePatch, UiStateSnapshot, UiStateUpdated } from "./generated/protocol.js";
+// On a windowed connection (1.2, `state_window`) the state is the view the connection holds, and a
+// `chat.history_page` joins it without changing its `seq` (`WINDOW-008`).
+import type { ChatAssistantMessageDelta, DisplayItem, UiState, UiStatePatch, UiStateSnapshot, UiStateUpdated } from "./generated/protocol.js";
 import { applyJsonPatch, JsonPatchError } from "./json_patch.js";
 import { applyDelta, type DeltaRefusal } from "./stream.js";
+import { mergePage } from "./window.js";
 
 /** Why a patch or a delta was not applied: no state is held, a patch's base is not the state held, a patch op failed, or the reducer refused a delta. */
 export type PatchRefusal =
@@ -73,6 +76,17 @@ export class StateTracker {
     this.#state = result.state;
     this.#seq = frame.seq;
     return { ok: true, state: this.#state };
+  }
+
+  /**
+   * Joins a `chat.history_page` before `cursor` to the view held (`WINDOW-008`, {@link mergePage});
+   * a page changes no state, so the `seq` stays. Null, the state unchanged, when it does not fit.
+   */
+  page(cursor: string, items: readonly DisplayItem[]): UiState | null {
+    if (this.#state === null) return null;
+    const merged = mergePage(this.#state, cursor, items);
+    if (merged !== null) this.#state = merged;
+    return merged;
   }
 
   /** Forgets the state (a new session starts from its own snapshot). */

@@ -64,16 +64,17 @@ export async function startRelay(target) {
 
 /**
  * A browser page on the reference chat page, `width` px wide. The server is stopped and the browser
- * closed when the test ends. `server` options go to startReference (`addr`, `db`); with `relay`
+ * closed when the test ends. `args` are the reference's (default `--ui --demo`), `server` options go
+ * to startReference (`addr`, `db`); with `relay`
  * the browser reaches the server through startRelay's relay, returned as `relay`.
  *
  * CHATWIRE_UI_DIR (a development aid, never set in CI) serves the page's files from that directory
  * instead of the copies embedded in the reference binary, with the binary's own headers (CSP), so
  * the page can be iterated on without rebuilding the reference.
  */
-export async function openPage(t, width, { relay: withRelay = false, ...server } = {}) {
+export async function openPage(t, width, { relay: withRelay = false, args: serverArgs = ["--ui", "--demo"], ...server } = {}) {
   await mkdir(SHOTS, { recursive: true });
-  const reference = await startReference(["--ui", "--demo"], server);
+  const reference = await startReference(serverArgs, server);
   t.after(() => reference.stop());
   const relay = withRelay ? await startRelay(new URL(reference.url).host) : null;
   if (relay !== null) t.after(() => relay.stop());

@@ -1,6 +1,8 @@
 // The transcript follows new content while the user is at its bottom. Once the user scrolls up to
 // read, new content leaves the transcript where it is and shows a "new messages" button instead,
-// which scrolls to the bottom; reaching the bottom by hand hides it too.
+// which scrolls to the bottom; reaching the bottom by hand hides it too. Older items put above what
+// the user reads (a page of a long thread, ui/older.ts) are no new messages: only content that
+// grows below the view shows the button.
 
 /** How close to the bottom (px) still counts as "at the bottom". */
 const SLACK = 24;
@@ -12,6 +14,8 @@ export class Follow {
   #pinned = true;
   #lastTop = 0;
   #lastHeight = 0;
+  /** The distance from the view's bottom to the content's, as last seen. */
+  #lastGap = 0;
 
   constructor(scroller: HTMLElement, button: HTMLElement) {
     this.#scroller = scroller;
@@ -30,6 +34,7 @@ export class Follow {
     this.#button.hidden = true;
     this.#scroller.scrollTop = this.#scroller.scrollHeight;
     this.#lastTop = this.#scroller.scrollTop;
+    this.#lastGap = this.#gap();
   }
 
   #gap(): number {
@@ -47,13 +52,17 @@ export class Follow {
       this.#pinned = false;
     }
     this.#lastTop = top;
+    this.#lastGap = this.#gap();
   }
 
   #changed(): void {
     const height = this.#scroller.scrollHeight;
-    const grew = height > this.#lastHeight;
+    const gap = this.#gap();
+    // Content grew below the view: items put above it keep the gap (ui/older.ts's anchor).
+    const grewBelow = height > this.#lastHeight && gap > this.#lastGap + 1;
     this.#lastHeight = height;
+    this.#lastGap = gap;
     if (this.#pinned) this.toBottom();
-    else if (grew && this.#gap() > SLACK) this.#button.hidden = false;
+    else if (grewBelow && gap > SLACK) this.#button.hidden = false;
   }
 }

@@ -5,11 +5,19 @@
 // live (spec/attach.md): what one tab does (a message, an answer, a Stop) reaches the others as
 // state. A tab whose session went elsewhere (another tab took it over, or the server detached it,
 // the oldest, past its bound) says so and offers "Use here", which takes the session over.
+// A long thread opens with a window of its newest items (1.2, `state_window`, spec/window.md) and
+// loads older ones as the user scrolls up (ui/older.ts).
 import { ChatwireClient, ChatwireError, type ClientStatus, type DisplacedCode } from "../dist/index.js";
 import { Follow } from "./follow.js";
+import { anchor, OlderLoader } from "./older.js";
 import { Renderer } from "./render.js";
 import { addressedSession, keepRunError, keepSession, leaveSession, sessionToResume, showInAddress, storedRunError } from "./sessions.js";
 import { StopButton } from "./stop.js";
+
+/** The newest items a page opens a session with; older ones load as the user scrolls up. */
+const WINDOW_ITEMS = 100;
+/** The items each scroll to the top loads. */
+const PAGE_ITEMS = 100;
 
 /** What the page says while it cannot send, by connection status. */
 const OFFLINE: { readonly [S in ClientStatus]?: string } = {
@@ -85,7 +93,7 @@ function start(): void {
   const scheme = location.protocol === "https:" ? "wss" : "ws";
   const { resume, unknown } = sessionToResume();
   if (unknown) showNotice("This link names a conversation this browser does not hold (the key to it stays in the browser that opened it), so a new conversation was started.");
-  const client = new ChatwireClient({ url: `${scheme}://${location.host}/ws`, resume, clientName: "chatwire reference page" });
+  const client = new ChatwireClient({ url: `${scheme}://${location.host}/ws`, resume, clientName: "chatwire reference page", window: WINDOW_ITEMS });
   // Answering a call another tab answered first is refused: say so gently, the state shows the answer.
   const settledElsewhere = (error: unknown): undefined => {
     if (!answeredElsewhere(error)) throw error;
@@ -93,8 +101,19 @@ function start(): void {
     return undefined;
   };
   const showArtifact = artifactsPanel(byId("artifact-list"));
+  const older = new OlderLoader(
+    byId("transcript"),
+    {
+      hasOlder: () => client.hasOlder,
+      ready: () => client.status === "open" && client.state !== null,
+      load: () => client.loadOlder(PAGE_ITEMS),
+      retryable: (error) => error instanceof ChatwireError && error.code === "stale_cursor",
+    },
+    (message) => showError(message),
+  );
   const renderer = new Renderer(
     {
+      older: older.line,
       conversation: byId("conversation"),
       transcript: byId("transcript"),
       view: byId("view"),
@@ -180,9 +199,16 @@ function start(): void {
   const stop = new StopButton(byId("run"), { canCancel: () => client.session?.capabilities.includes("cancel") ?? false, cancel: (id) => client.cancel(id) }, showError);
   stop.setSendable(client.status === "open");
   client.on("status", (status) => stop.setSendable(status === "open"));
+  client.on("status", () => older.later());
+  const transcript = byId("transcript");
   client.subscribe((state) => {
-    renderer.render(state);
+    // A page of older items goes above what the user reads: keep that where it is.
+    const keep = anchor(transcript);
+    renderer.render(state, client.window?.before ?? null);
+    keep();
     stop.render(state);
+    document.body.dataset["older"] = String(client.hasOlder);
+    older.later();
   });
 
   const composer = byId<HTMLFormElement>("composer");

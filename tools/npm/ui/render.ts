@@ -18,7 +18,10 @@ export interface Regions {
   composer: HTMLElement;
   inputRequest: HTMLElement;
   run: HTMLElement;
+  /** The line shown where a windowed view's window starts while older items exist (ui/older.ts). */
+  older: HTMLElement;
 }
+
 
 /**
  * Keeps one DOM node per item while the item is unchanged, so a form being filled survives renders.
@@ -39,6 +42,8 @@ export class Renderer {
   #shownView: string | null = null;
   #answerable = false;
   #last: UiState | null = null;
+  /** The cursor item of a windowed view with older items to load: the older line goes before it. */
+  #cursor: string | null = null;
 
   /** `showArtifact` brings an artifact into sight (on a narrow screen, opens the panel first). */
   constructor(regions: Regions, answer: Answer, onError: (message: string) => void, showArtifact: (callId: string) => void) {
@@ -74,7 +79,7 @@ export class Renderer {
   }
 
   #again(): void {
-    if (this.#last !== null) this.render(this.#last);
+    if (this.#last !== null) this.render(this.#last, this.#cursor);
   }
 
   #node(slot: string, item: DisplayItem, build: () => HTMLElement, seen: Set<string>): HTMLElement {
@@ -89,6 +94,8 @@ export class Renderer {
       return held.node;
     }
     const node = build();
+    // Every transcript line names its item, so the page (and its tests) can tell items apart.
+    if (slot === "t") node.dataset["itemId"] = item.id;
     this.#nodes.set(id, { key, node, item });
     return node;
   }
@@ -117,14 +124,20 @@ export class Renderer {
     return this.#runError.node;
   }
 
-  render(state: UiState): void {
+  /**
+   * Shows `state`. `cursor` names the first item of a windowed view's window while older items
+   * exist (1.2, `client.window.before`): the older line goes just before it, after the always-held items.
+   */
+  render(state: UiState, cursor: string | null = null): void {
     this.#last = state;
+    this.#cursor = cursor;
     const seen = new Set<string>();
     const transcript: HTMLElement[] = [];
     const artifacts: HTMLElement[] = [];
     const views: { call: ToolCallItem; node: HTMLElement }[] = [];
     let request: HTMLElement | null = null;
     for (const item of state.items) {
+      if (item.id === cursor) transcript.push(this.#regions.older);
       switch (item.kind) {
         case "user_message":
           transcript.push(this.#node("t", item, () => el("div", { class: "msg user" }, item.text), seen));

@@ -28,7 +28,7 @@ export type ApprovalDecision = "approve" | "deny_continue" | "deny_abort";
 export const APPROVAL_DECISION_VALUES = ["approve", "deny_continue", "deny_abort"] as const satisfies readonly ApprovalDecision[];
 
 /**
- * An optional feature the server offers. Known names: rewind, tool_output, tool_expiry, conformance_script, restart_durability, and since 1.1 ui_state_patch, resume_catch_up, assistant_stream and retry, and since 1.2 cancel and multi_attach; receivers must tolerate others.
+ * An optional feature the server offers. Known names: rewind, tool_output, tool_expiry, conformance_script, restart_durability, and since 1.1 ui_state_patch, resume_catch_up, assistant_stream and retry, and since 1.2 cancel, multi_attach and state_window; receivers must tolerate others.
  */
 export type Capability = string;
 
@@ -284,10 +284,12 @@ export const DISPLAY_MODE_VALUES = ["inline", "artifact", "composer", "view"] as
  * JSON Pointer, and the call stays pending (`TOOL-023`) (since 1.2).
  * - `session_detached`: More connections attached to the session than it keeps; this one, attached earliest, is
  * closed (`ATTACH-003`) (since 1.2).
+ * - `stale_cursor`: A `chat.history_request` names a cursor other than the connection's current one (a cut
+ * removed it, or a page already moved past it); nothing changes (`WINDOW-010`) (since 1.2).
  */
-export type ErrorCode = "malformed_frame" | "binary_frame" | "unknown_type" | "invalid_frame" | "frame_too_large" | "hello_required" | "already_open" | "unsupported_version" | "resume_rejected" | "resume_cursor_ahead" | "script_not_allowed" | "invalid_script" | "duplicate_message" | "run_in_progress" | "unknown_tool_call" | "tool_call_settled" | "tool_call_not_awaiting" | "unknown_invocation" | "session_taken_over" | "internal_error" | "capability_not_offered" | "unknown_item" | "item_not_in_latest_turn" | "retry_keeps_open_call" | "run_not_active" | "response_invalid" | "session_detached";
+export type ErrorCode = "malformed_frame" | "binary_frame" | "unknown_type" | "invalid_frame" | "frame_too_large" | "hello_required" | "already_open" | "unsupported_version" | "resume_rejected" | "resume_cursor_ahead" | "script_not_allowed" | "invalid_script" | "duplicate_message" | "run_in_progress" | "unknown_tool_call" | "tool_call_settled" | "tool_call_not_awaiting" | "unknown_invocation" | "session_taken_over" | "internal_error" | "capability_not_offered" | "unknown_item" | "item_not_in_latest_turn" | "retry_keeps_open_call" | "run_not_active" | "response_invalid" | "session_detached" | "stale_cursor";
 /** Every value of {@link ErrorCode}, in schema order. */
-export const ERROR_CODE_VALUES = ["malformed_frame", "binary_frame", "unknown_type", "invalid_frame", "frame_too_large", "hello_required", "already_open", "unsupported_version", "resume_rejected", "resume_cursor_ahead", "script_not_allowed", "invalid_script", "duplicate_message", "run_in_progress", "unknown_tool_call", "tool_call_settled", "tool_call_not_awaiting", "unknown_invocation", "session_taken_over", "internal_error", "capability_not_offered", "unknown_item", "item_not_in_latest_turn", "retry_keeps_open_call", "run_not_active", "response_invalid", "session_detached"] as const satisfies readonly ErrorCode[];
+export const ERROR_CODE_VALUES = ["malformed_frame", "binary_frame", "unknown_type", "invalid_frame", "frame_too_large", "hello_required", "already_open", "unsupported_version", "resume_rejected", "resume_cursor_ahead", "script_not_allowed", "invalid_script", "duplicate_message", "run_in_progress", "unknown_tool_call", "tool_call_settled", "tool_call_not_awaiting", "unknown_invocation", "session_taken_over", "internal_error", "capability_not_offered", "unknown_item", "item_not_in_latest_turn", "retry_keeps_open_call", "run_not_active", "response_invalid", "session_detached", "stale_cursor"] as const satisfies readonly ErrorCode[];
 
 /**
  * A number from 0 to 1 inclusive.
@@ -502,6 +504,12 @@ export interface Resume {
    * The highest `seq` the client has seen on this session (0 if none).
    */
   last_seq: number;
+  /**
+   * The cursor of the window the client holds (since 1.2, `state_window`): the `before` of its
+   * latest windowed snapshot or page. Absent when it holds the whole state. A catch-up patches
+   * that view (`WINDOW-012`).
+   */
+  before?: Id;
 }
 
 /**
@@ -836,6 +844,21 @@ export type UiStateVersion = "ui_state_v1";
 export const UI_STATE_VERSION_VALUES = ["ui_state_v1"] as const satisfies readonly UiStateVersion[];
 
 /**
+ * What a windowed `ui_state_snapshot` says about the part of the state it leaves out.
+ */
+export interface Window {
+  /**
+   * The cursor of the page before the window: the id of the window's first (oldest) item.
+   * Absent when the window holds the session's first item, so there is nothing to page.
+   */
+  before?: Id;
+  /**
+   * How many items the whole state holds.
+   */
+  total: number;
+}
+
+/**
  * Confirms the session: the chosen version, the ids to resume it later, and what the server offers.
  */
 export interface SessionWelcome {
@@ -902,9 +925,15 @@ export interface UiStateSnapshot {
    */
   v: UiStateVersion;
   /**
-   * The session's effective state.
+   * The session's effective state; on a windowed connection, the view its window holds
+   * (`WINDOW-002`).
    */
   state: UiState;
+  /**
+   * Present exactly on a connection that asked for a window where `state_window` is in force
+   * (since 1.2, `WINDOW-002`): where the window starts and how many items the state holds.
+   */
+  window?: Window;
 }
 
 /**
@@ -1377,6 +1406,35 @@ export interface ChatCancelAccepted {
 }
 
 /**
+ * Up to `limit` items before the cursor, in display order, and the cursor before them.
+ */
+export interface ChatHistoryPage {
+  type: "chat.history_page";
+  /**
+   * Position of this frame in the session's frame sequence.
+   */
+  seq: number;
+  /**
+   * The `id` of the `chat.history_request` this answers.
+   */
+  in_reply_to: Id;
+  /**
+   * The items immediately before the request's cursor, oldest first, as the state holds them
+   * now (always-held ones included, `WINDOW-008`).
+   */
+  items: DisplayItem[];
+  /**
+   * The cursor for the next older page: the id of the first item of this page. Absent once the
+   * page reaches the session's first item.
+   */
+  before?: Id;
+  /**
+   * How many items the whole state holds.
+   */
+  total: number;
+}
+
+/**
  * A typed error. `fatal` says whether the server closes the connection after it.
  */
 export interface ErrorFrame {
@@ -1440,6 +1498,13 @@ export interface SessionHello {
    * (`SESSION-012`, `SESSION-014`).
    */
   features?: Capability[];
+  /**
+   * Asks for a window of the newest `window` items (since 1.2, `state_window`): a snapshot
+   * this connection gets holds those and the always-held older items, and it pages back with
+   * `chat.history_request` (`WINDOW-001`, `WINDOW-002`). Ignored where `state_window` is not
+   * in force.
+   */
+  window?: number;
 }
 
 /**
@@ -1523,6 +1588,26 @@ export interface ChatCancel {
   invocation_id: Id;
 }
 
+/**
+ * Asks for up to `limit` items immediately before the cursor `before`.
+ */
+export interface ChatHistoryRequest {
+  type: "chat.history_request";
+  /**
+   * Client-chosen id of this frame; the answer carries it as `in_reply_to`.
+   */
+  id: Id;
+  /**
+   * The connection's current cursor: the `before` of its latest windowed snapshot or page
+   * (`WINDOW-010`).
+   */
+  before: Id;
+  /**
+   * How many items at most, 1 to [`MAX_HISTORY_PAGE_ITEMS`] (`WINDOW-007`).
+   */
+  limit: number;
+}
+
 /** Any frame a server sends to a client, tagged on `type`. */
 export type ServerFrame =
   | SessionWelcome
@@ -1542,6 +1627,7 @@ export type ServerFrame =
   | ChatRewindComplete
   | ChatRetryAccepted
   | ChatCancelAccepted
+  | ChatHistoryPage
   | ErrorFrame;
 /** Any frame a client sends to a server, tagged on `type`. */
 export type ClientFrame =
@@ -1550,7 +1636,8 @@ export type ClientFrame =
   | ChatToolCallResponse
   | ChatRewind
   | ChatRetry
-  | ChatCancel;
+  | ChatCancel
+  | ChatHistoryRequest;
 /** Any frame, either direction. */
 export type Frame = ServerFrame | ClientFrame;
 /** The wire name of a frame. */
@@ -1563,12 +1650,12 @@ export type FrameOf<T extends FrameType> = Extract<Frame, { type: T }>;
 export type ItemOf<K extends DisplayItem["kind"]> = Extract<DisplayItem, { kind: K }>;
 
 /** Every server frame type, in schema order. */
-export const SERVER_FRAME_TYPES = ["session.welcome","ui_state_snapshot","ui_state_updated","ui_state_patch","chat.user_message_accepted","chat.run_started","chat.assistant_message","chat.assistant_message_delta","chat.tool_call","chat.tool_progress","chat.tool_output","chat.tool_call_complete","chat.tool_call_dismiss","chat.run_complete","chat.rewind_complete","chat.retry_accepted","chat.cancel_accepted","error"] as const satisfies readonly ServerFrameType[];
+export const SERVER_FRAME_TYPES = ["session.welcome","ui_state_snapshot","ui_state_updated","ui_state_patch","chat.user_message_accepted","chat.run_started","chat.assistant_message","chat.assistant_message_delta","chat.tool_call","chat.tool_progress","chat.tool_output","chat.tool_call_complete","chat.tool_call_dismiss","chat.run_complete","chat.rewind_complete","chat.retry_accepted","chat.cancel_accepted","chat.history_page","error"] as const satisfies readonly ServerFrameType[];
 /** Every client frame type, in schema order. */
-export const CLIENT_FRAME_TYPES = ["session.hello","chat.user_message","chat.tool_call_response","chat.rewind","chat.retry","chat.cancel"] as const satisfies readonly ClientFrameType[];
+export const CLIENT_FRAME_TYPES = ["session.hello","chat.user_message","chat.tool_call_response","chat.rewind","chat.retry","chat.cancel","chat.history_request"] as const satisfies readonly ClientFrameType[];
 
 /** @internal Which optional members admit null, per frame type (see validate.ts). */
-export const NULL_PLANS: { readonly [type: string]: NullPlan | null } = {"session.welcome":{"o":{"limits":{"n":["max_attached_connections"]}},"n":["server","features","resume_retention"]},"ui_state_snapshot":{"o":{"state":{"o":{"items":{"a":{"t":"kind","v":{"tool_call":{"o":{"progress":{"n":["message","fraction"]},"dismissal":{"n":["reason"]}},"n":["component_type","workflow_name","response_schema","progress","summary","error","dismissal","settled_ts"]},"tool_output":{"n":["command","exit_code"]}}}},"run":{"n":["invocation_id"]}}}}},"ui_state_updated":{"o":{"state":{"o":{"items":{"a":{"t":"kind","v":{"tool_call":{"o":{"progress":{"n":["message","fraction"]},"dismissal":{"n":["reason"]}},"n":["component_type","workflow_name","response_schema","progress","summary","error","dismissal","settled_ts"]},"tool_output":{"n":["command","exit_code"]}}}},"run":{"n":["invocation_id"]}}}}},"ui_state_patch":null,"chat.user_message_accepted":null,"chat.run_started":null,"chat.assistant_message":null,"chat.assistant_message_delta":null,"chat.tool_call":{"n":["corr","component_type","workflow_name","response_schema"]},"chat.tool_progress":{"n":["message","fraction"]},"chat.tool_output":{"n":["command","approval","stdout","stderr","exit_code"]},"chat.tool_call_complete":{"n":["error","summary","in_reply_to"]},"chat.tool_call_dismiss":{"n":["reason","in_reply_to"]},"chat.run_complete":{"n":["reason","error"]},"chat.rewind_complete":null,"chat.retry_accepted":null,"chat.cancel_accepted":null,"error":{"n":["seq","in_reply_to","supported_versions"]},"session.hello":{"o":{"script":{"o":{"turns":{"a":{"o":{"steps":{"a":{"t":"op","v":{"say":{"n":["chunks","chunk_delay_ms"]},"tool_calls":{"o":{"calls":{"a":{"o":{"progress":{"a":{"n":["message","fraction"]}},"output":{"n":["command","stdout","stderr","exit_code"]},"outcome":{"t":"kind","v":{"result":{"n":["summary"]},"await_response":{"n":["expire_after_ms","summary"]},"dismiss":{"n":["reason"]}}}},"n":["component_type","workflow_name","output","response_schema"]}}},"n":["settle_order"]},"end":{"n":["error"]}}}},"retries":{"a":{"o":{"steps":{"a":{"t":"op","v":{"say":{"n":["chunks","chunk_delay_ms"]},"tool_calls":{"o":{"calls":{"a":{"o":{"progress":{"a":{"n":["message","fraction"]}},"output":{"n":["command","stdout","stderr","exit_code"]},"outcome":{"t":"kind","v":{"result":{"n":["summary"]},"await_response":{"n":["expire_after_ms","summary"]},"dismiss":{"n":["reason"]}}}},"n":["component_type","workflow_name","output","response_schema"]}}},"n":["settle_order"]},"end":{"n":["error"]}}}}}}}}}}}}},"n":["resume","script","client","features"]},"chat.user_message":null,"chat.tool_call_response":{"o":{"outcome":{"t":"action","v":{"dismiss":{"n":["reason"]}}}}},"chat.rewind":null,"chat.retry":null,"chat.cancel":null};
+export const NULL_PLANS: { readonly [type: string]: NullPlan | null } = {"session.welcome":{"o":{"limits":{"n":["max_attached_connections"]}},"n":["server","features","resume_retention"]},"ui_state_snapshot":{"o":{"state":{"o":{"items":{"a":{"t":"kind","v":{"tool_call":{"o":{"progress":{"n":["message","fraction"]},"dismissal":{"n":["reason"]}},"n":["component_type","workflow_name","response_schema","progress","summary","error","dismissal","settled_ts"]},"tool_output":{"n":["command","exit_code"]}}}},"run":{"n":["invocation_id"]}}},"window":{"n":["before"]}},"n":["window"]},"ui_state_updated":{"o":{"state":{"o":{"items":{"a":{"t":"kind","v":{"tool_call":{"o":{"progress":{"n":["message","fraction"]},"dismissal":{"n":["reason"]}},"n":["component_type","workflow_name","response_schema","progress","summary","error","dismissal","settled_ts"]},"tool_output":{"n":["command","exit_code"]}}}},"run":{"n":["invocation_id"]}}}}},"ui_state_patch":null,"chat.user_message_accepted":null,"chat.run_started":null,"chat.assistant_message":null,"chat.assistant_message_delta":null,"chat.tool_call":{"n":["corr","component_type","workflow_name","response_schema"]},"chat.tool_progress":{"n":["message","fraction"]},"chat.tool_output":{"n":["command","approval","stdout","stderr","exit_code"]},"chat.tool_call_complete":{"n":["error","summary","in_reply_to"]},"chat.tool_call_dismiss":{"n":["reason","in_reply_to"]},"chat.run_complete":{"n":["reason","error"]},"chat.rewind_complete":null,"chat.retry_accepted":null,"chat.cancel_accepted":null,"chat.history_page":{"o":{"items":{"a":{"t":"kind","v":{"tool_call":{"o":{"progress":{"n":["message","fraction"]},"dismissal":{"n":["reason"]}},"n":["component_type","workflow_name","response_schema","progress","summary","error","dismissal","settled_ts"]},"tool_output":{"n":["command","exit_code"]}}}}},"n":["before"]},"error":{"n":["seq","in_reply_to","supported_versions"]},"session.hello":{"o":{"resume":{"n":["before"]},"script":{"o":{"turns":{"a":{"o":{"steps":{"a":{"t":"op","v":{"say":{"n":["chunks","chunk_delay_ms"]},"tool_calls":{"o":{"calls":{"a":{"o":{"progress":{"a":{"n":["message","fraction"]}},"output":{"n":["command","stdout","stderr","exit_code"]},"outcome":{"t":"kind","v":{"result":{"n":["summary"]},"await_response":{"n":["expire_after_ms","summary"]},"dismiss":{"n":["reason"]}}}},"n":["component_type","workflow_name","output","response_schema"]}}},"n":["settle_order"]},"end":{"n":["error"]}}}},"retries":{"a":{"o":{"steps":{"a":{"t":"op","v":{"say":{"n":["chunks","chunk_delay_ms"]},"tool_calls":{"o":{"calls":{"a":{"o":{"progress":{"a":{"n":["message","fraction"]}},"output":{"n":["command","stdout","stderr","exit_code"]},"outcome":{"t":"kind","v":{"result":{"n":["summary"]},"await_response":{"n":["expire_after_ms","summary"]},"dismiss":{"n":["reason"]}}}},"n":["component_type","workflow_name","output","response_schema"]}}},"n":["settle_order"]},"end":{"n":["error"]}}}}}}}}}}}}},"n":["resume","script","client","features","window"]},"chat.user_message":null,"chat.tool_call_response":{"o":{"outcome":{"t":"action","v":{"dismiss":{"n":["reason"]}}}}},"chat.rewind":null,"chat.retry":null,"chat.cancel":null,"chat.history_request":null};
 /** @internal */
 export type NullPlan =
   | { readonly o?: { readonly [member: string]: NullPlan }; readonly n?: readonly string[] }

@@ -7,7 +7,11 @@ import {
   parseResponseSchema,
   SERVER_FRAME_TYPES,
   type ChatCancel,
+  type ChatHistoryRequest,
   type ChatwireClient,
+  ChatwireError,
+  mergePage,
+  type WindowInfo,
   type DisplacedCode,
   type ChatToolCallResponse,
   type ChatUserMessage,
@@ -63,6 +67,8 @@ export function describe(frame: ServerFrame): string {
       return `retried ${frame.invocation_id} after ${frame.after_item_id}`;
     case "chat.cancel_accepted":
       return `cancelling ${frame.invocation_id}`;
+    case "chat.history_page":
+      return `page of ${frame.items.length} before ${frame.before ?? "the start"}`;
     case "error":
       return `error ${frame.code}${frame.fatal ? " (fatal)" : ""}`;
     default:
@@ -82,6 +88,7 @@ export function errorLabel(code: ErrorCode): string {
     internal_error: "server error", capability_not_offered: "not offered", unknown_item: "unknown item",
     item_not_in_latest_turn: "not latest turn", retry_keeps_open_call: "keeps open call",
     run_not_active: "run over", response_invalid: "answer does not fit", session_detached: "open elsewhere",
+    stale_cursor: "page again",
   };
   return labels[code];
 }
@@ -185,3 +192,21 @@ export async function useHere(client: ChatwireClient): Promise<boolean> {
 }
 // @ts-expect-error displaced is one of the two codes of a session that went elsewhere
 export const notDisplaced: DisplacedCode = "run_in_progress";
+
+// 1.2 state_window: a windowed view pages back; a cut's stale cursor is paged again.
+export async function showOlder(client: ChatwireClient): Promise<number> {
+  const info: WindowInfo | null = client.window;
+  if (info === null || info.before === null) return 0;
+  try {
+    const page = await client.loadOlder(50);
+    return page === null ? 0 : page.items.length;
+  } catch (error) {
+    if (error instanceof ChatwireError && error.code === "stale_cursor") return showOlder(client);
+    throw error;
+  }
+}
+export const older: ChatHistoryRequest = { type: "chat.history_request", id: "p-1", before: "item-9", limit: 100 };
+export const windowedHello: SessionHello = { type: "session.hello", id: "h-2", versions: ["1.2"], window: 200 };
+export const merged: UiState | null = mergePage({ items: [], run: { status: "idle" } }, "item-9", []);
+// @ts-expect-error a history request names the cursor it pages from
+export const noCursor: ChatHistoryRequest = { type: "chat.history_request", id: "p-2", limit: 100 };
