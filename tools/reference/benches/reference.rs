@@ -15,84 +15,17 @@
 //! `cargo bench -p chatwire-reference --bench reference -- --bench [NAME...]` runs the named
 //! parts (turn, resume, memory, concurrent, attach), all by default.
 
+mod common;
+
+use common::*;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use chatwire_reference::agent::{AgentSpec, Cursor};
-use chatwire_reference::store::{Commit, LogKind, LogRow, NewSession};
-use chatwire_reference::util::{hash_token, random_id, rfc3339_now};
-use chatwire_reference::{DbLocation, Durability, ServeConfig, Server, Store};
-use chatwire_schema::chat::assistant_message::AssistantMessage;
-use chatwire_schema::chat::run_complete::{RunComplete, RunCompleteStatus};
-use chatwire_schema::chat::run_started::RunStarted;
-use chatwire_schema::chat::user_message_accepted::UserMessageAccepted;
-use chatwire_schema::{Id, ServerFrame, UiState};
-use futures_util::{SinkExt, StreamExt};
+use chatwire_reference::{DbLocation, Durability, ServeConfig, Store};
+use chatwire_schema::Id;
 use serde_json::{json, Value};
-use tokio::net::TcpStream;
-use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
-
-type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
-const DEADLINE: Duration = Duration::from_secs(30);
-
-async fn connect(url: &str) -> Ws {
-    tokio::time::timeout(DEADLINE, tokio_tungstenite::connect_async_with_config(url, None, true))
-        .await
-        .expect("deadline")
-        .expect("connect")
-        .0
-}
-
-async fn send(ws: &mut Ws, v: Value) {
-    tokio::time::timeout(DEADLINE, ws.send(Message::text(v.to_string()))).await.expect("deadline").expect("send");
-}
-
-/// The next text frame's raw text.
-async fn recv_text(ws: &mut Ws) -> String {
-    loop {
-        match tokio::time::timeout(DEADLINE, ws.next()).await.expect("deadline") {
-            Some(Ok(Message::Text(t))) => return t.as_str().to_owned(),
-            Some(Ok(_)) => {}
-            other => panic!("connection ended: {other:?}"),
-        }
-    }
-}
-
-fn frame_type(text: &str) -> String {
-    serde_json::from_str::<Value>(text).ok().and_then(|v| v["type"].as_str().map(str::to_owned)).unwrap_or_default()
-}
-
-fn median_and_p95(mut samples: Vec<Duration>) -> (Duration, Duration) {
-    samples.sort();
-    (samples[samples.len() / 2], samples[samples.len() * 95 / 100])
-}
-
-/// A server running in this process until [`BenchServer::stop`].
-struct BenchServer {
-    url: String,
-    stop: tokio::sync::oneshot::Sender<()>,
-    task: tokio::task::JoinHandle<Result<(), chatwire_reference::ServeError>>,
-}
-
-impl BenchServer {
-    async fn start(config: ServeConfig) -> BenchServer {
-        let server = Server::bind(config).await.unwrap();
-        let url = server.url();
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let task = tokio::spawn(server.run(async {
-            let _ = stopped.await;
-        }));
-        BenchServer { url, stop, task }
-    }
-
-    async fn stop(self) {
-        let _ = self.stop.send(());
-        let _ = self.task.await;
-    }
-}
 
 async fn bench_turn_round_trip() {
     const WARMUP: usize = 20;
@@ -131,76 +64,6 @@ async fn bench_turn_round_trip() {
 }
 
 /// Writes a session whose effective state holds `items` display items (one turn of assistant messages).
-fn seed_transcript(store: &Store, items: usize) -> (Id, Id) {
-    let id = random_id("s", 16);
-    let token = random_id("rt", 32);
-    let agent = serde_json::to_string(&AgentSpec::Server).unwrap();
-    let cursor = serde_json::to_string(&Cursor { turns_accepted: 1, ..Cursor::default() }).unwrap();
-    store
-        .create_session(&NewSession {
-            id: id.as_str(),
-            token_hash: &hash_token(token.as_str()),
-            agent: &agent,
-            cursor: &cursor,
-            next_seq: 3,
-            snapshot_seq: 2,
-        })
-        .unwrap();
-    let ts = rfc3339_now();
-    let inv = Id::new_unchecked_valid("inv-1");
-    let mut frames = vec![
-        ServerFrame::UserMessageAccepted(UserMessageAccepted {
-            seq: 0,
-            in_reply_to: Id::new_unchecked_valid("m1"),
-            invocation_id: inv.clone(),
-            item_id: Id::new_unchecked_valid("um-1"),
-            text: "tell me a long story".into(),
-            ts: ts.clone(),
-        }),
-        ServerFrame::RunStarted(RunStarted { seq: 0, invocation_id: inv.clone(), ts: ts.clone() }),
-    ];
-    for n in 1..items {
-        frames.push(ServerFrame::AssistantMessage(AssistantMessage {
-            seq: 0,
-            invocation_id: inv.clone(),
-            item_id: Id::new_unchecked_valid(format!("am-{n}")),
-            markdown: format!("Paragraph {n}: the quick brown fox jumps over the lazy dog."),
-            ts: ts.clone(),
-        }));
-    }
-    frames.push(ServerFrame::RunComplete(RunComplete {
-        seq: 0,
-        invocation_id: inv,
-        status: RunCompleteStatus::Completed,
-        reason: None,
-        error: None,
-        ts,
-    }));
-    let mut log = Vec::new();
-    let mut state = UiState::default();
-    let mut seq = 3;
-    for mut f in frames {
-        match &mut f {
-            ServerFrame::UserMessageAccepted(x) => x.seq = seq,
-            ServerFrame::RunStarted(x) => x.seq = seq,
-            ServerFrame::AssistantMessage(x) => x.seq = seq,
-            ServerFrame::RunComplete(x) => x.seq = seq,
-            _ => unreachable!(),
-        }
-        state.apply(f.ui_event().unwrap()).unwrap();
-        log.push(LogRow {
-            seq: Some(seq),
-            kind: LogKind::Event,
-            frame_type: f.type_name().into(),
-            frame: serde_json::to_string(&f).unwrap(),
-        });
-        seq += 2;
-    }
-    assert_eq!(state.items.len(), items);
-    store.commit(id.as_str(), &Commit { next_seq: seq, log, ..Commit::default() }).unwrap();
-    (id, token)
-}
-
 /// Resumes once; returns the connection (left open so the session stays loaded), the time from
 /// sending the hello to holding the whole snapshot, and the snapshot's size.
 async fn resume_once(url: &str, id: &Id, token: &Id, last_seq: &mut u64) -> (Ws, Duration, usize) {
