@@ -9,6 +9,7 @@
 //! - [`features`]: the features in force (since 1.1) and nothing of a feature where it is not;
 //! - [`oracle`]: the differential oracle and the reducer's refusals;
 //! - [`patch`]: the patch oracle (since 1.1): base_seq, shape, application, catch-up;
+//! - `owed`: a snapshot where a catch-up is owed (since 1.1, RESUME-017);
 //! - [`stream`]: streamed text against the script (since 1.1): chunks, the end, resumes;
 //! - [`retry`]: answers to `chat.retry` and the retried run (since 1.1);
 //! - [`errors`]: `fatal` flags, closes after errors;
@@ -25,6 +26,7 @@ pub mod features;
 pub mod frame;
 mod holding;
 pub mod oracle;
+mod owed;
 pub mod patch;
 mod redact;
 pub mod retry;

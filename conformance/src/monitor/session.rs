@@ -16,7 +16,7 @@ use super::patch::{
     self, CatchUpWindow, Held, HeldStates, SeqKinds, SinceState, PATCH_IN_PLACE_OF_UPDATE, STATE_036, STREAM_002,
 };
 use super::retry::{self, RetryTrack};
-use super::{errors, stream, Monitor, Out, SessionScript};
+use super::{errors, owed, stream, Monitor, Out, SessionScript};
 use crate::scenario::Level;
 
 const SEQ_001: ReqId = ReqId::new("SEQ-001");
@@ -246,6 +246,7 @@ impl Monitor {
                         last_seq,
                         in_force: c.in_force.has(&Capability::ResumeCatchUp),
                         retention: w.resume_retention,
+                        welcome_seq: w.seq,
                     }
                 });
                 match &hello {
@@ -325,6 +326,12 @@ impl Monitor {
                 }
                 if c.awaiting_snapshot {
                     out.eval(&WELCOME_THEN_SNAPSHOT, STATE_002);
+                }
+                if let (true, Some(window), Some(track)) =
+                    (c.awaiting_snapshot, c.catch_up.as_ref(), c.session.as_ref().and_then(|s| self.sessions.get(s)))
+                {
+                    let script = track.script.as_ref().map(|s| s.says.streams());
+                    owed::snapshot_answered(window, &track.kinds, &track.held, view_of(c).1, script, out);
                 }
                 c.new_session = false;
                 c.awaiting_snapshot = false;
