@@ -15,12 +15,15 @@
 //! - [`errors`]: `fatal` flags, closes after errors;
 //! - [`attach`]: several connections on one session (since 1.2): every event reaches every tab
 //!   under one seq, answers only the requester, the tabs' views agree;
-//! - [`advice`]: the should-level checks.
+//! - [`advice`]: the should-level checks;
+//! - `diverge`: after a divergence from the oracle's fold, later findings that follow from it are
+//!   not charged again, until a state frame gives the server's state.
 
 pub mod advice;
 pub mod attach;
 pub mod cancel;
 pub mod check;
+mod diverge;
 pub mod errors;
 pub mod features;
 pub mod frame;
@@ -296,7 +299,14 @@ impl Monitor {
         }
         out.raws.extend(bad_ts);
         if let Some(frame) = &typed {
+            // One fault, one charge: what follows from an earlier divergence is not charged again.
+            let diverged = self.conns.get(&conn).is_some_and(|c| c.diverged);
+            let first = out.raws.len();
             self.typed(conn, frame, &mut out);
+            let still = diverge::after_frame(diverged, frame, &mut out, first);
+            if let Some(c) = self.conns.get_mut(&conn) {
+                c.diverged = still;
+            }
         }
         self.collect(conn, out, Some(&value), None);
         Received { value: Some(value), frame: typed }

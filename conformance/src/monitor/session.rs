@@ -146,6 +146,9 @@ pub(super) struct ConnState {
     /// Frames went to other connections since its latest state frame that no connection here
     /// received (answers, `ATTACH-005`): its next state frame is taken as given (`ATTACH-004`).
     pub foreign_unknown: bool,
+    /// The state it holds left the oracle's fold at a finding, and no state frame came since
+    /// (`super::diverge`).
+    pub diverged: bool,
 }
 
 /// Where an id of a session was seen first (ID-002): several attached connections see the same
