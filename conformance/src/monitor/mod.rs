@@ -9,22 +9,27 @@
 //! - [`features`]: the features in force (since 1.1) and nothing of a feature where it is not;
 //! - [`oracle`]: the differential oracle and the reducer's refusals;
 //! - [`patch`]: the patch oracle (since 1.1): base_seq, shape, application, catch-up;
+//! - `owed`: a snapshot where a catch-up is owed (since 1.1, RESUME-017);
 //! - [`stream`]: streamed text against the script (since 1.1): chunks, the end, resumes;
 //! - [`retry`]: answers to `chat.retry` and the retried run (since 1.1);
 //! - [`errors`]: `fatal` flags, closes after errors;
 //! - [`attach`]: several connections on one session (since 1.2): every event reaches every tab
 //!   under one seq, answers only the requester, the tabs' views agree;
-//! - [`advice`]: the should-level checks.
+//! - [`advice`]: the should-level checks;
+//! - `diverge`: after a divergence from the oracle's fold, later findings that follow from it are
+//!   not charged again, until a state frame gives the server's state.
 
 pub mod advice;
 pub mod attach;
 pub mod cancel;
 pub mod check;
+mod diverge;
 pub mod errors;
 pub mod features;
 pub mod frame;
 mod holding;
 pub mod oracle;
+mod owed;
 pub mod patch;
 mod redact;
 pub mod retry;
@@ -307,7 +312,14 @@ impl Monitor {
         }
         out.raws.extend(bad_ts);
         if let Some(frame) = &typed {
+            // One fault, one charge: what follows from an earlier divergence is not charged again.
+            let diverged = self.conns.get(&conn).is_some_and(|c| c.diverged);
+            let first = out.raws.len();
             self.typed(conn, frame, &mut out);
+            let still = diverge::after_frame(diverged, frame, &mut out, first);
+            if let Some(c) = self.conns.get_mut(&conn) {
+                c.diverged = still;
+            }
         }
         self.collect(conn, out, Some(&value), None);
         Received { value: Some(value), frame: typed }

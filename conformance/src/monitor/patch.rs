@@ -60,7 +60,7 @@ pub static PATCH_MATCHES_REDUCER: CheckDef = CheckDef {
 pub static CATCH_UP_RESUME: CheckDef = CheckDef {
     id: "catch-up-resume",
     requirements: &[RESUME_017, RESUME_018],
-    summary: "a catch-up patch comes only where resume_catch_up is in force and last_seq named a state frame within the retention, with base_seq = last_seq, and applies to that state",
+    summary: "a catch-up patch comes exactly where resume_catch_up is in force and last_seq named a state frame within the retention (no snapshot there), with base_seq = last_seq, and applies to that state",
     level: Level::Must,
 };
 
@@ -105,6 +105,11 @@ impl HeldStates {
         let at_seq = self.states.get(&seq)?;
         at_seq.iter().find(|h| h.view == view).or_else(|| at_seq.first())
     }
+
+    /// Every view's state of the frame of seq `seq` that is still kept.
+    pub(super) fn views(&self, seq: u64) -> &[Held] {
+        self.states.get(&seq).map_or(&[], Vec::as_slice)
+    }
 }
 
 /// After a resume welcome: what the frame right after it is checked against.
@@ -116,6 +121,8 @@ pub(super) struct CatchUpWindow {
     pub in_force: bool,
     /// The welcome's `resume_retention`.
     pub retention: Option<u32>,
+    /// The welcome's seq: the frames after `last_seq` before it bound the events the client missed.
+    pub welcome_seq: u64,
 }
 
 /// How many seqs of each kind a session remembers (the most recent ones).
@@ -151,6 +158,11 @@ impl SeqKinds {
         self.state.range(range.clone()).count()
             + self.event.range(range.clone()).count()
             + self.other.range(range).count()
+    }
+
+    /// Whether `seq` is known to name a frame that carried a state.
+    pub(super) fn is_known_state(&self, seq: u64) -> bool {
+        self.state.contains(&seq)
     }
 
     /// Whether `seq` is known to name a frame that carried no state.

@@ -17,7 +17,7 @@ use super::patch::{
 };
 use super::retry::{self, RetryTrack};
 use super::window::{self, WindowTrack};
-use super::{errors, stream, Monitor, Out, SessionScript};
+use super::{errors, owed, stream, Monitor, Out, SessionScript};
 use crate::scenario::Level;
 
 const SEQ_001: ReqId = ReqId::new("SEQ-001");
@@ -155,6 +155,9 @@ pub(super) struct ConnState {
     pub window: WindowTrack,
     /// For a resume welcome: the cursor of the view the resume said it holds (`WINDOW-012`).
     pub resume_before: Option<chatwire_schema::Id>,
+    /// The state it holds left the oracle's fold at a finding, and no state frame came since
+    /// (`super::diverge`).
+    pub diverged: bool,
 }
 
 /// Where an id of a session was seen first (ID-002): several attached connections see the same
@@ -269,6 +272,7 @@ impl Monitor {
                         last_seq,
                         in_force: c.in_force.has(&Capability::ResumeCatchUp),
                         retention: w.resume_retention,
+                        welcome_seq: w.seq,
                     }
                 });
                 match &hello {
@@ -348,6 +352,16 @@ impl Monitor {
                 }
                 if c.awaiting_snapshot {
                     out.eval(&WELCOME_THEN_SNAPSHOT, STATE_002);
+                }
+                // A windowed resume may get a snapshot in place of a catch-up (WINDOW-012).
+                if let (true, false, Some(window), Some(track)) = (
+                    c.awaiting_snapshot,
+                    c.window.windowed(),
+                    c.catch_up.as_ref(),
+                    c.session.as_ref().and_then(|s| self.sessions.get(s)),
+                ) {
+                    let script = track.script.as_ref().map(|s| s.says.streams());
+                    owed::snapshot_answered(window, &track.kinds, &track.held, view_of(c).1, script, out);
                 }
                 // A snapshot after the first is a windowed connection's fresh window (WINDOW-006).
                 let fresh = !c.awaiting_snapshot;

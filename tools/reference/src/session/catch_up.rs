@@ -59,22 +59,15 @@ pub(super) async fn catch_up(
 ) -> Result<Option<CatchUp>, EmitError> {
     let hooks = &session.shared.hooks;
     let log = session.shared.store.catch_up_log(session.id.as_str(), last_seq, u64::from(RESUME_RETENTION)).await?;
-    let CatchUpLog::Events { before, after } = log else { return Ok(None) };
+    let CatchUpLog::Events { before, after, streamed } = log else { return Ok(None) };
     let split = hooks.catch_up_split(before.len()).min(before.len());
     let (base, _) = fold_log(&session.id, &before[..split]);
-    if base.open_stream().is_some() {
-        // STREAM-006: a frame sent while a stream was open is a base only where both its
-        // connection and the resumed one see streams, which a delta's seq proves of the former.
-        let names_delta = match before.last() {
-            Some(text) => {
-                let frame = serde_json::from_str::<ServerFrame>(text)?;
-                frame.seq() == Some(last_seq) && frame.ui_event().is_some_and(|e| e.is_stream_delta())
-            }
-            None => false,
-        };
-        if !(streams && names_delta) {
-            return Ok(None);
-        }
+    // STREAM-006: a frame sent while a stream was open is a base only where both its connection
+    // and the resumed one see streams. The store says so of every state frame: a delta's seq, and
+    // the snapshot or catch-up a streaming connection got when it resumed mid-stream, which a
+    // second resume from it is owed a catch-up for (RESUME-017).
+    if base.open_stream().is_some() && !(streams && streamed) {
+        return Ok(None);
     }
     let mut frames = Vec::with_capacity(before.len() - split + after.len());
     for text in before[split..].iter().chain(&after) {

@@ -113,6 +113,8 @@ struct Staged {
     /// The frames for each group of attached connections.
     groups: Vec<Group>,
     state_seqs: Vec<u64>,
+    /// Those that went only to connections that see streams (STREAM-006).
+    streamed_state_seqs: Vec<u64>,
 }
 
 /// Commits `change` and sends what it announces. On error nothing is committed or sent, and the
@@ -158,6 +160,7 @@ pub(crate) async fn emit(session: &Arc<Session>, g: &mut Inner, change: Change) 
             add_pending: change.add_pending.iter().map(|(id, f)| (id.to_string(), f.clone())).collect(),
             remove_pending: change.remove_pending.iter().map(ToString::to_string).collect(),
             state_seqs: staged.state_seqs,
+            streamed_state_seqs: staged.streamed_state_seqs,
         })
     })();
     let committed = match commit {
@@ -233,7 +236,13 @@ fn stage(session: &Session, g: &mut Inner, requests: &[ClientFrame], units: Vec<
     let mut groups = fanout::groups(&g.attached);
     // Windows move with the ops too, whatever their connection gets (`WINDOW-004`).
     let any_patches = groups.iter().any(|gr| gr.view.patches || gr.window.is_some());
-    let mut staged = Staged { next_seq: g.next_seq, log: Vec::new(), groups: Vec::new(), state_seqs: Vec::new() };
+    let mut staged = Staged {
+        next_seq: g.next_seq,
+        log: Vec::new(),
+        groups: Vec::new(),
+        state_seqs: Vec::new(),
+        streamed_state_seqs: Vec::new(),
+    };
     for request in requests {
         staged.log.push(LogRow {
             seq: None,
@@ -331,6 +340,7 @@ fn stage(session: &Session, g: &mut Inner, requests: &[ClientFrame], units: Vec<
             // of its next patch; a connection that does not see streams has not moved.
             let seq = staged.next_seq - 1;
             staged.state_seqs.push(seq);
+            staged.streamed_state_seqs.push(seq);
             groups.iter_mut().filter(|gr| gr.view.streams).for_each(|gr| gr.base = seq);
             continue;
         }
@@ -358,6 +368,9 @@ fn stage(session: &Session, g: &mut Inner, requests: &[ClientFrame], units: Vec<
             group.base = seq;
         }
         staged.state_seqs.push(seq);
+        if !groups.is_empty() && groups.iter().all(|gr| gr.view.streams) {
+            staged.streamed_state_seqs.push(seq);
+        }
         staged.next_seq += 1;
     }
     staged.groups = groups;

@@ -227,7 +227,15 @@ pub(crate) async fn resume_session(
             false => None,
         };
         let first = g.next_seq;
-        let reserve = Commit { next_seq: first + 2, state_seqs: vec![first + 1], ..Commit::default() };
+        // The state frame's view is the resumed connection's: a base for a streaming resume even
+        // mid-stream where this connection streams (STREAM-006).
+        let streamed = conn.negotiated.has(&Capability::AssistantStream).then_some(first + 1);
+        let reserve = Commit {
+            next_seq: first + 2,
+            state_seqs: vec![first + 1],
+            streamed_state_seqs: streamed.into_iter().collect(),
+            ..Commit::default()
+        };
         shared.store.commit(session.id.as_str(), reserve).await.map_err(EmitError::from)?;
         g.next_seq = first + 2;
         let welcome = Welcome { hello_id, token: resume.resume_token.clone(), resumed: true, first };

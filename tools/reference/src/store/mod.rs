@@ -133,6 +133,9 @@ const MIGRATIONS: &[&str] = &[
         seq INTEGER NOT NULL,
         PRIMARY KEY (session_id, seq)
     ) WITHOUT ROWID;",
+    // 3: whether every connection a state frame went to saw streams: a frame sent while a stream
+    // was open is a catch-up base only then (STREAM-006). Older rows say no: a snapshot, as before.
+    "ALTER TABLE state_frames ADD COLUMN streams INTEGER NOT NULL DEFAULT 0;",
 ];
 
 /// A new session's row.
@@ -229,6 +232,8 @@ pub struct Commit {
     pub remove_pending: Vec<String>,
     /// Seqs of frames this change sends that carry a state (snapshot, update or patch).
     pub state_seqs: Vec<u64>,
+    /// Those of `state_seqs` that went only to connections that see streams (STREAM-006).
+    pub streamed_state_seqs: Vec<u64>,
 }
 
 /// What the log holds for a catch-up resume from `last_seq` ([`Store::catch_up_log`]).
@@ -244,6 +249,8 @@ pub enum CatchUpLog {
         before: Vec<String>,
         /// Committed after `last_seq`, at most the retention.
         after: Vec<String>,
+        /// Whether every connection the frame of `last_seq` went to saw streams (STREAM-006).
+        streamed: bool,
     },
 }
 
@@ -324,14 +331,11 @@ impl Store {
     pub fn catch_up_log(&self, id: &str, last_seq: u64, retention: u64) -> Result<CatchUpLog, StoreError> {
         let conn = self.conn()?;
         let last = i64::try_from(last_seq).unwrap_or(i64::MAX);
-        let is_state = conn
-            .prepare_cached("SELECT 1 FROM state_frames WHERE session_id = ?1 AND seq = ?2")?
-            .query_row(params![id, last], |_| Ok(()))
-            .optional()?
-            .is_some();
-        if !is_state {
-            return Ok(CatchUpLog::NotAState);
-        }
+        let streamed = conn
+            .prepare_cached("SELECT streams FROM state_frames WHERE session_id = ?1 AND seq = ?2")?
+            .query_row(params![id, last], |r| r.get::<_, bool>(0))
+            .optional()?;
+        let Some(streamed) = streamed else { return Ok(CatchUpLog::NotAState) };
         let after: i64 = conn
             .prepare_cached("SELECT COUNT(*) FROM log WHERE session_id = ?1 AND kind = 'event' AND seq > ?2")?
             .query_row(params![id, last], |r| r.get(0))?;
@@ -350,7 +354,7 @@ impl Store {
                 after.push(frame);
             }
         }
-        Ok(CatchUpLog::Events { before, after })
+        Ok(CatchUpLog::Events { before, after, streamed })
     }
 
     /// The stored SHA-256 of a session's resume token, or `None` if there is no such session:
@@ -425,14 +429,15 @@ fn insert_session(conn: &Connection, s: &NewSession<'_>) -> Result<(), StoreErro
         "INSERT INTO sessions (id, token_hash, agent, next_seq, cursor, created_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     )?
     .execute(params![s.id, s.token_hash, s.agent, s.next_seq as i64, s.cursor, crate::util::now_ms()])?;
-    insert_state_seqs(conn, s.id, &[s.snapshot_seq])
+    insert_state_seqs(conn, s.id, &[s.snapshot_seq], &[])
 }
 
-/// Records the seqs of frames that carried a state.
-fn insert_state_seqs(conn: &Connection, session_id: &str, seqs: &[u64]) -> Result<(), StoreError> {
-    let mut insert = conn.prepare_cached("INSERT OR IGNORE INTO state_frames (session_id, seq) VALUES (?1, ?2)")?;
+/// Records the seqs of frames that carried a state, and which of them only streaming connections got.
+fn insert_state_seqs(conn: &Connection, session_id: &str, seqs: &[u64], streamed: &[u64]) -> Result<(), StoreError> {
+    let mut insert =
+        conn.prepare_cached("INSERT OR IGNORE INTO state_frames (session_id, seq, streams) VALUES (?1, ?2, ?3)")?;
     for seq in seqs {
-        insert.execute(params![session_id, *seq as i64])?;
+        insert.execute(params![session_id, *seq as i64, streamed.contains(seq)])?;
     }
     Ok(())
 }
@@ -474,7 +479,7 @@ fn apply_commit(tx: &Connection, session_id: &str, c: &Commit) -> Result<(), Sto
         tx.prepare_cached("INSERT INTO pending_responses (session_id, tool_call_id, frame) VALUES (?1, ?2, ?3)")?
             .execute(params![session_id, id, frame])?;
     }
-    insert_state_seqs(tx, session_id, &c.state_seqs)
+    insert_state_seqs(tx, session_id, &c.state_seqs, &c.streamed_state_seqs)
 }
 
 fn migrate(conn: &Connection) -> Result<(), StoreError> {

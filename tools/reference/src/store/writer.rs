@@ -35,9 +35,9 @@ pub struct NewSessionRow {
     pub snapshot_seq: u64,
 }
 
-/// One write of a group.
+/// One write of a group. The commit is boxed: it is the largest job by far, and jobs queue.
 enum Write {
-    Commit { session_id: String, commit: Commit },
+    Commit { session_id: String, commit: Box<Commit> },
     Create(NewSessionRow),
 }
 
@@ -96,7 +96,7 @@ impl StoreWriter {
         let records_response = !commit.add_pending.is_empty();
         self.crash_if(CrashPoint::ResponseReceived, records_response);
         let session_id = session_id.to_owned();
-        self.ask(|reply| Job::Write(Write::Commit { session_id, commit }, reply)).await?;
+        self.ask(|reply| Job::Write(Write::Commit { session_id, commit: Box::new(commit) }, reply)).await?;
         self.crash_if(CrashPoint::ResponseCommitted, records_response);
         Ok(())
     }
