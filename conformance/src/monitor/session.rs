@@ -10,12 +10,13 @@ use chatwire_schema::{ErrorCode, ReqId, ServerFrame, UiState};
 
 use super::check::CheckDef;
 use super::features::{self, InForce};
-use super::holding::{fold_foreign, took_state, view_of};
+use super::holding::{fold_foreign, model_state, took_state, view_of};
 use super::oracle::{self, StateOracle, EVENTS_ACCEPTED};
 use super::patch::{
     self, CatchUpWindow, Held, HeldStates, SeqKinds, SinceState, PATCH_IN_PLACE_OF_UPDATE, STATE_036, STREAM_002,
 };
 use super::retry::{self, RetryTrack};
+use super::shared::SharedState;
 use super::{errors, stream, Monitor, Out, SessionScript};
 use crate::scenario::Level;
 
@@ -332,7 +333,7 @@ impl Monitor {
                 c.oracle.snapshot(&s.state);
                 c.batch = None;
                 let track = c.session.as_ref().and_then(|s| self.sessions.get_mut(s));
-                let held = took_state(c, track, s.seq, Some(&s.state), true);
+                let held = took_state(c, track, s.seq, Some(SharedState::from_state(&s.state)), true);
                 self.attach_state(conn, s.seq, held, out);
             }
             ServerFrame::UiStatePatch(p) if c.awaiting_snapshot => {
@@ -357,9 +358,9 @@ impl Monitor {
                 let empty = SeqKinds::default();
                 let state = patch::catch_up(p, &window, held, kinds.unwrap_or(&empty), out);
                 if let Some(state) = &state {
-                    c.oracle.snapshot(state);
+                    c.oracle.snapshot(&state.to_state());
                 }
-                let held = took_state(c, track.take(), p.seq, state.as_ref(), true);
+                let held = took_state(c, track.take(), p.seq, state, true);
                 self.attach_state(conn, p.seq, held, out);
             }
             ServerFrame::UiStatePatch(p) => {
@@ -373,7 +374,7 @@ impl Monitor {
                 // `None`: changed by frames no connection here received, taken as given.
                 let since = (!adopt).then_some(&c.since_state);
                 let state = patch::after_event(p, c.state_seq, held, since, &mut c.oracle, &mut self.redactor, out);
-                let held = took_state(c, track, p.seq, state.as_ref(), false);
+                let held = took_state(c, track, p.seq, state, false);
                 self.attach_state(conn, p.seq, held, out);
             }
             ServerFrame::UiStateUpdated(u) => {
@@ -401,7 +402,7 @@ impl Monitor {
                     }
                 }
                 let track = c.session.as_ref().and_then(|s| self.sessions.get_mut(s));
-                let held = took_state(c, track, u.seq, Some(&u.state), false);
+                let held = took_state(c, track, u.seq, Some(SharedState::from_state(&u.state)), false);
                 self.attach_state(conn, u.seq, held, out);
             }
             ServerFrame::Error(e) => {
@@ -541,9 +542,9 @@ impl Monitor {
                 if let ServerFrame::AssistantMessageDelta(d) = other {
                     // A delta is its own state change (STREAM-002): the state it gives is the base
                     // of the next patch and a catch-up's possible cursor.
-                    let state = c.oracle.expected().cloned();
+                    let state = model_state(c);
                     let track = c.session.as_ref().and_then(|s| self.sessions.get_mut(s));
-                    let held = took_state(c, track, d.seq, state.as_ref(), false);
+                    let held = took_state(c, track, d.seq, state, false);
                     self.attach_state(conn, d.seq, held, out);
                 }
             }
@@ -571,7 +572,7 @@ impl Monitor {
     }
 
     /// Hands the state `conn` holds after its state frame of seq `seq` to the attach watch.
-    fn attach_state(&mut self, conn: u64, seq: u64, held: Option<std::sync::Arc<UiState>>, out: &mut Out) {
+    fn attach_state(&mut self, conn: u64, seq: u64, held: Option<SharedState>, out: &mut Out) {
         if let Some(state) = held {
             self.attach.state(conn, seq, &state, &mut self.redactor, out);
         }
