@@ -431,16 +431,58 @@ struct Tracked {
     guarded: bool,
 }
 
+/// The state a patch applies to, read item by item: a holder that shares states in pieces (the
+/// conformance monitor) checks a patch's shape without building the whole state.
+pub trait PatchBase {
+    /// How many items it has.
+    fn item_count(&self) -> usize;
+    /// The item at `index` (`index < item_count()`).
+    fn item(&self, index: usize) -> &DisplayItem;
+    /// The whole state, for the rare check that folds several events over it.
+    fn to_state(&self) -> UiState;
+}
+
+impl PatchBase for UiState {
+    fn item_count(&self) -> usize {
+        self.items.len()
+    }
+
+    fn item(&self, index: usize) -> &DisplayItem {
+        &self.items[index]
+    }
+
+    fn to_state(&self) -> UiState {
+        self.clone()
+    }
+}
+
 /// Checks the shape of a patch against the events it covers, without applying it: every op on an
 /// existing item is guarded by a `test` of that item's id (`STATE-039`), and the patch touches
 /// only `/run`, appends, and the items the events name (`STATE-040`). `base` is the state the
 /// patch applies to, `events` the events committed since then (one for a `ui_state_patch` after
 /// an event, several for a catch-up). Whether the patch gives the right state is `STATE-038`:
 /// apply it (RFC 6902) and compare with the reducer's result.
-pub fn check_shape(base: &UiState, events: &[UiEvent<'_>], ops: &[PatchOp]) -> Result<(), PatchShapeError> {
+///
+/// Its cost follows the patch, not the state: only the items from the lowest index an op names
+/// on are tracked (ops never shift the items below it).
+pub fn check_shape<B: PatchBase + ?Sized>(
+    base: &B,
+    events: &[UiEvent<'_>],
+    ops: &[PatchOp],
+) -> Result<(), PatchShapeError> {
     let named = named_items(base, events);
+    let len = base.item_count();
+    // The item before the lowest index named may guard an insertion there.
+    let start = ops
+        .iter()
+        .filter_map(|op| op.path().strip_prefix("/items/"))
+        .filter_map(|rest| rest.split('/').next().and_then(|t| t.parse::<usize>().ok()))
+        .min()
+        .unwrap_or(len)
+        .min(len)
+        .saturating_sub(1);
     let mut items: Vec<Tracked> =
-        base.items.iter().map(|i| Tracked { id: Some(i.id().to_string()), guarded: false }).collect();
+        (start..len).map(|i| Tracked { id: Some(base.item(i).id().to_string()), guarded: false }).collect();
     for (n, op) in ops.iter().enumerate() {
         let fail = |requirement, reason: String| PatchShapeError { requirement, op: n, path: op.path().into(), reason };
         if let PatchOp::Move { .. } | PatchOp::Copy { .. } = op {
@@ -464,26 +506,29 @@ pub fn check_shape(base: &UiState, events: &[UiEvent<'_>], ops: &[PatchOp]) -> R
             items.push(Tracked { id: new_item_id(op), guarded: false });
             continue;
         }
+        let count = start + items.len();
         let index = match token.parse::<usize>() {
-            Ok(i) if i < items.len() || (i == items.len() && below.is_none() && matches!(op, PatchOp::Add { .. })) => i,
+            Ok(i) if i < count || (i == count && below.is_none() && matches!(op, PatchOp::Add { .. })) => i,
             _ => return Err(fail("STATE-038", format!("no item at index {token}"))),
         };
+        // Every index an op names is at least `start + 1` (or 0 with `start` 0).
+        let at = index - start;
         match (op, below) {
             (PatchOp::Test { value, .. }, Some("id")) => {
-                if value.as_str() == items[index].id.as_deref() {
-                    items[index].guarded = true;
+                if value.as_str() == items[at].id.as_deref() {
+                    items[at].guarded = true;
                 }
             }
             (PatchOp::Test { .. }, _) => {}
             (PatchOp::Add { .. }, None) => {
                 // An insertion at `index`: guarded by a test of the item it follows.
-                if index == 0 || !items[index - 1].guarded {
+                if index == 0 || !items[at - 1].guarded {
                     return Err(fail("STATE-039", "an insertion needs a test of the item it follows".into()));
                 }
-                items.insert(index, Tracked { id: new_item_id(op), guarded: false });
+                items.insert(at, Tracked { id: new_item_id(op), guarded: false });
             }
             _ => {
-                let item = &items[index];
+                let item = &items[at];
                 if !item.guarded {
                     return Err(fail("STATE-039", format!("no test of /items/{index}/id before it")));
                 }
@@ -491,7 +536,7 @@ pub fn check_shape(base: &UiState, events: &[UiEvent<'_>], ops: &[PatchOp]) -> R
                     return Err(fail("STATE-040", format!("item {:?} is not named by the events", item.id)));
                 }
                 if matches!(op, PatchOp::Remove { .. }) && below.is_none() {
-                    items.remove(index);
+                    items.remove(at);
                 }
             }
         }
@@ -499,14 +544,25 @@ pub fn check_shape(base: &UiState, events: &[UiEvent<'_>], ops: &[PatchOp]) -> R
     Ok(())
 }
 
+/// Whether the items `event` names depend on the state it applies to (not only on the event).
+fn names_by_state(event: UiEvent<'_>) -> bool {
+    matches!(
+        event,
+        UiEvent::RewindComplete(_)
+            | UiEvent::RetryAccepted(_)
+            | UiEvent::AssistantMessageDelta(_)
+            | UiEvent::AssistantMessage(_)
+    )
+}
+
 /// The ids of the items `events`, applied in order from `base`, name: the tool call each call
 /// event names, that call's output item, every item a rewind or a retry cuts, and the open stream
 /// a delta appends to or a message ends. Events the reducer refuses
-/// name nothing.
-fn named_items(base: &UiState, events: &[UiEvent<'_>]) -> std::collections::BTreeSet<String> {
+/// name nothing. The state after earlier events is built only when a later event needs it.
+fn named_items<B: PatchBase + ?Sized>(base: &B, events: &[UiEvent<'_>]) -> std::collections::BTreeSet<String> {
     let mut named = std::collections::BTreeSet::new();
-    let mut state = base.clone();
-    for &event in events {
+    let mut state: Option<UiState> = None;
+    for (position, &event) in events.iter().enumerate() {
         let call = match event {
             UiEvent::ToolProgress(e) => Some(&e.tool_call_id),
             UiEvent::ToolOutput(e) => Some(&e.tool_call_id),
@@ -520,31 +576,60 @@ fn named_items(base: &UiState, events: &[UiEvent<'_>]) -> std::collections::BTre
                 named.insert(output.to_string());
             }
         }
-        match event {
-            UiEvent::RewindComplete(e) => {
-                if let Some(cut) = state.items.iter().position(|i| i.invocation_id() == &e.before_invocation_id) {
-                    named.extend(state.items[cut..].iter().map(|i| i.id().to_string()));
-                }
+        if position > 0 && state.is_none() && events[position..].iter().any(|e| names_by_state(*e)) {
+            let mut folded = base.to_state();
+            for &earlier in &events[..position] {
+                // A refused event changes nothing; the next one applies to the same state.
+                let _ = folded.apply(earlier);
             }
-            UiEvent::RetryAccepted(e) => {
-                if let Some(named_at) = state.items.iter().rposition(|i| i.id() == &e.after_item_id) {
-                    let cut = crate::reducer::retry_cut(&state.items, named_at);
-                    named.extend(state.items[cut..].iter().map(|i| i.id().to_string()));
-                }
-            }
-            // A delta appending to the open stream, or the message ending it, names that item.
-            UiEvent::AssistantMessageDelta(e) if state.is_open_stream(&e.item_id, &e.invocation_id) => {
-                named.insert(e.item_id.to_string());
-            }
-            UiEvent::AssistantMessage(e) if state.is_open_stream(&e.item_id, &e.invocation_id) => {
-                named.insert(e.item_id.to_string());
-            }
-            _ => {}
+            state = Some(folded);
         }
-        // A refused event changes nothing; the next one applies to the same state.
-        let _ = state.apply(event);
+        match &state {
+            Some(state) => name_by_state(state, event, &mut named),
+            None if position == 0 => name_by_state(base, event, &mut named),
+            None => {}
+        }
+        if let Some(state) = state.as_mut() {
+            let _ = state.apply(event);
+        }
     }
     named
+}
+
+/// The items `event`, applied to `state`, names by where they are: what a rewind or a retry cuts,
+/// the open stream a delta appends to or a message ends.
+fn name_by_state<B: PatchBase + ?Sized>(state: &B, event: UiEvent<'_>, named: &mut std::collections::BTreeSet<String>) {
+    let len = state.item_count();
+    let cut_ids = |cut: usize, named: &mut std::collections::BTreeSet<String>| {
+        named.extend((cut..len).map(|i| state.item(i).id().to_string()));
+    };
+    let open_stream = |id: &Id, invocation: &Id| {
+        len > 0
+            && matches!(state.item(len - 1), DisplayItem::AssistantMarkdown(m)
+                if m.streaming && &m.id == id && &m.invocation_id == invocation)
+    };
+    match event {
+        UiEvent::RewindComplete(e) => {
+            if let Some(cut) = (0..len).find(|&i| state.item(i).invocation_id() == &e.before_invocation_id) {
+                cut_ids(cut, named);
+            }
+        }
+        UiEvent::RetryAccepted(e) => {
+            if let Some(named_at) = (0..len).rev().find(|&i| state.item(i).id() == &e.after_item_id) {
+                // The cut looks at the named item and the one after it only.
+                let pair: Vec<DisplayItem> = (named_at..len.min(named_at + 2)).map(|i| state.item(i).clone()).collect();
+                cut_ids(named_at + crate::reducer::retry_cut(&pair, 0), named);
+            }
+        }
+        // A delta appending to the open stream, or the message ending it, names that item.
+        UiEvent::AssistantMessageDelta(e) if open_stream(&e.item_id, &e.invocation_id) => {
+            named.insert(e.item_id.to_string());
+        }
+        UiEvent::AssistantMessage(e) if open_stream(&e.item_id, &e.invocation_id) => {
+            named.insert(e.item_id.to_string());
+        }
+        _ => {}
+    }
 }
 
 fn new_item_id(op: &PatchOp) -> Option<String> {

@@ -5,12 +5,12 @@
 //! connection's frames and the state each connection holds after a state frame.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::Arc;
 
 use chatwire_schema::session::welcome::Capability;
 use chatwire_schema::{older_minor, ProtocolVersion, ReqId, ServerFrame, UiState, MIN_ATTACHED_CONNECTIONS};
 
 use super::check::CheckDef;
+use super::shared::SharedState;
 use super::Out;
 use crate::scenario::Level;
 use crate::snapshot::Normalizer;
@@ -95,7 +95,7 @@ struct Tab {
     max_seen: u64,
     received: BTreeSet<u64>,
     /// The states it held, by the seq of the state frame that gave them.
-    states: BTreeMap<u64, Arc<UiState>>,
+    states: BTreeMap<u64, SharedState>,
     /// The ids of the requests it sent.
     sent: BTreeSet<String>,
     ended: bool,
@@ -283,7 +283,7 @@ impl AttachWatch {
 
     /// `conn` holds `state` after its state frame of seq `seq`: compared with every other attached
     /// connection's state as of that seq (`ATTACH-007`).
-    pub fn state(&mut self, conn: u64, seq: u64, state: &Arc<UiState>, redactor: &mut Normalizer, out: &mut Out) {
+    pub(crate) fn state(&mut self, conn: u64, seq: u64, state: &SharedState, redactor: &mut Normalizer, out: &mut Out) {
         let Some(tabs) = self.session_of.get(&conn).and_then(|s| self.sessions.get_mut(s)) else { return };
         let Some(tab) = tabs.tabs.get_mut(&conn) else { return };
         tab.states.insert(seq, state.clone());
@@ -291,13 +291,16 @@ impl AttachWatch {
             tab.states.pop_first();
         }
         let view = tab.view;
+        // Whole states only where another tab has one to compare with.
+        let mut whole: Option<UiState> = None;
         for (id, other) in &tabs.tabs {
             if *id == conn || other.since >= seq || other.max_seen < seq {
                 continue;
             }
             let Some((_, theirs)) = other.states.range(..=seq).next_back() else { continue };
             let meet = view.meet(other.view);
-            let (mine, theirs) = (meet.show(state), meet.show(theirs));
+            let state = whole.get_or_insert_with(|| state.to_state());
+            let (mine, theirs) = (meet.show(state), meet.show(&theirs.to_state()));
             match super::oracle::divergence(&theirs, &mine, redactor) {
                 None => out.eval(&ATTACHED_VIEWS_AGREE, ATTACH_007),
                 Some(diff) => out.fail(

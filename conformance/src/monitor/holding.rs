@@ -3,10 +3,11 @@
 //! session (`spec/attach.md`), the frames its seqs skip because they went to another connection.
 
 use chatwire_schema::session::welcome::Capability;
-use chatwire_schema::{ServerFrame, UiState};
+use chatwire_schema::ServerFrame;
 
 use super::patch::Held;
 use super::session::{ConnState, IdSeen, SessionTrack};
+use super::shared::SharedState;
 
 /// The view a connection holds its state in: its minor, and whether it sees open streams.
 pub(super) fn view_of(c: &ConnState) -> (chatwire_schema::ProtocolVersion, bool) {
@@ -44,21 +45,32 @@ pub(super) fn fold_foreign(c: &mut ConnState, track: &SessionTrack, gap: std::op
     }
 }
 
+/// The state the connection's model (its oracle) gives, shared with the state it held last: what a
+/// delta leaves the client with. O(change) while the model follows the held state.
+pub(super) fn model_state(c: &ConnState) -> Option<SharedState> {
+    match &c.held {
+        Some(held) => c.oracle.shared_from(held),
+        None => c.oracle.expected().map(SharedState::from_state),
+    }
+}
+
 /// Bookkeeping after a state frame of seq `seq`: the connection's latest state and the session's
-/// held state (`state`: what the client now holds, when known). A snapshot or catch-up also
-/// registers the ids it shows as used (ID-002).
+/// held state (`state`: what the client now holds, when known; the model, the oracle, equals it).
+/// A snapshot or catch-up also registers the ids it shows as used (ID-002).
 pub(super) fn took_state(
     c: &mut ConnState,
     track: Option<&mut SessionTrack>,
     seq: u64,
-    state: Option<&UiState>,
+    state: Option<SharedState>,
     whole: bool,
-) -> Option<std::sync::Arc<UiState>> {
+) -> Option<SharedState> {
     c.state_seq = Some(seq);
     c.state_seen = true;
     c.since_state.clear();
-    let shared = state.map(|s| std::sync::Arc::new(s.clone()));
-    c.held = shared.clone().map(|state| Held { seq, state, view: view_of(c) });
+    if state.is_some() {
+        c.oracle.synced(seq);
+    }
+    c.held = state.clone().map(|state| Held { seq, state, view: view_of(c) });
     let track = track?;
     // The latest state of the session, whichever connection is read last (ATTACH-004).
     if track.state_seq.is_none_or(|latest| seq >= latest) {
@@ -66,7 +78,7 @@ pub(super) fn took_state(
         track.catch_up_base = c.in_force.has(&Capability::ResumeCatchUp);
     }
     if whole {
-        for item in state.iter().flat_map(|s| s.items.iter()) {
+        for item in state.iter().flat_map(|s| s.iter()) {
             for id in [item.id().to_string(), item.invocation_id().to_string()] {
                 track.ids.entry(id).or_insert(IdSeen::Shown(seq));
             }
@@ -76,5 +88,5 @@ pub(super) fn took_state(
     if let Some(held) = &c.held {
         track.held.record(held.clone());
     }
-    shared
+    state
 }

@@ -34,6 +34,7 @@ pub mod patch;
 mod redact;
 pub mod retry;
 pub mod session;
+mod shared;
 pub mod stream;
 pub mod version;
 pub mod window;

@@ -11,7 +11,9 @@ use chatwire_schema::{ReduceError, ReqId, UiEvent, UiState};
 use serde_json::Value;
 
 use super::check::{CheckDef, Raw};
+use super::patch::Held;
 use super::redact;
+use super::shared::SharedState;
 use crate::scenario::Level;
 use crate::snapshot::{self, Normalizer};
 
@@ -44,6 +46,17 @@ pub fn rule_of_refusal(error: &ReduceError) -> ReqId {
 #[derive(Clone, Debug, Default)]
 pub struct StateOracle {
     state: Option<UiState>,
+    /// Since the model last equalled a state the client held (`Sync`): where it changed since,
+    /// so comparing it with the next state costs what changed, not the whole state.
+    sync: Option<Sync>,
+}
+
+/// The model equalled the state of seq `seq`, and has changed since only from item `from` on (and
+/// in its run).
+#[derive(Clone, Copy, Debug)]
+struct Sync {
+    seq: u64,
+    from: usize,
 }
 
 impl StateOracle {
@@ -55,20 +68,65 @@ impl StateOracle {
     /// Forgets the state (a new welcome: a snapshot follows).
     pub fn clear(&mut self) {
         self.state = None;
+        self.sync = None;
     }
 
     /// A snapshot replaces the model.
     pub fn snapshot(&mut self, state: &UiState) {
         self.state = Some(state.clone());
+        self.sync = None;
     }
 
     /// Folds an event in. Refusals the monitor charges elsewhere come back as `Err` too; the caller
     /// decides under which check they are reported.
     pub fn apply(&mut self, event: UiEvent<'_>) -> Result<(), ReduceError> {
-        match self.state.as_mut() {
-            Some(state) => state.apply(event),
-            None => Ok(()),
+        let Some(state) = self.state.as_mut() else { return Ok(()) };
+        let Some(sync) = self.sync.as_mut() else { return state.apply(event) };
+        // The event's own patch says which items it changed.
+        let len = state.items.len();
+        let ops = state.apply_with_patch(event)?;
+        for op in &ops {
+            let changed = match op.path().strip_prefix("/items/").map(|r| r.split('/').next().unwrap_or("")) {
+                Some("-") => len,
+                Some(index) => index.parse().unwrap_or(0),
+                None => continue,
+            };
+            sync.from = sync.from.min(changed);
         }
+        Ok(())
+    }
+
+    /// The client now holds the model's state, as the state frame of seq `seq` left it.
+    pub(crate) fn synced(&mut self, seq: u64) {
+        self.sync = self.state.is_some().then_some(Sync { seq, from: usize::MAX });
+    }
+
+    /// The model as a shared state, built from `base` (the state of the client's latest state
+    /// frame) where the model still equals it below the items it changed since: O(change).
+    pub(super) fn shared_from(&self, base: &Held) -> Option<SharedState> {
+        let state = self.state.as_ref()?;
+        Some(match self.sync {
+            Some(sync) if sync.seq == base.seq => base.state.synced_to(state, sync.from),
+            _ => SharedState::from_state(state),
+        })
+    }
+
+    /// [`StateOracle::adopt`] for a state patched from the state of seq `base_seq` at items `low`
+    /// and above: where the model equalled that state, only what either changed is compared.
+    pub(crate) fn adopt_shared(
+        &mut self,
+        got: &SharedState,
+        base_seq: u64,
+        low: usize,
+        redactor: &mut Normalizer,
+    ) -> Option<String> {
+        let expected = self.state.as_ref()?;
+        if let Some(sync) = self.sync.filter(|s| s.seq == base_seq) {
+            if got.equals_from(expected, sync.from.min(low)) {
+                return None;
+            }
+        }
+        self.adopt(&got.to_state(), redactor)
     }
 
     /// Compares a state the server sent with the reduction; on a divergence the model takes the
@@ -88,6 +146,7 @@ impl StateOracle {
         let expected = self.state.as_ref()?;
         let found = divergence(expected, got, redactor)?;
         self.state = Some(got.clone());
+        self.sync = None;
         Some(found)
     }
 }

@@ -39,7 +39,7 @@ pub(super) fn snapshot_answered(
     if views.is_empty() {
         return;
     }
-    let stream_open = views.iter().any(|h| h.state.open_stream().is_some());
+    let stream_open = views.iter().any(|h| h.state.has_open_stream());
     let all_stream = views.iter().all(|h| h.view.1);
     let owed = match (stream_open, all_stream) {
         // A stream was open: a base only where both connections stream (STREAM-006).

@@ -18,7 +18,6 @@
 //!   `last_seq` may name it (STREAM-002).
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
 
 use chatwire_schema::state_patch::{check_shape, PatchOp};
 use chatwire_schema::ui_state_patch::UiStatePatch;
@@ -26,6 +25,7 @@ use chatwire_schema::{ReqId, ServerFrame, UiEvent, UiState};
 
 use super::check::CheckDef;
 use super::oracle::StateOracle;
+use super::shared::SharedState;
 use super::Out;
 use crate::scenario::Level;
 use crate::snapshot::Normalizer;
@@ -64,12 +64,13 @@ pub static CATCH_UP_RESUME: CheckDef = CheckDef {
     level: Level::Must,
 };
 
-/// The latest state a session's client holds, and the seq of the frame that carried it. Shared,
-/// because a patch and a catch-up after a reconnect start from the same state.
+/// The latest state a session's client holds, and the seq of the frame that carried it. Shared
+/// (in chunks, `SharedState`), because a patch and a catch-up after a reconnect start from the same
+/// state, and each frame's state differs from the last one's only where the frame says.
 #[derive(Clone, Debug)]
 pub(super) struct Held {
     pub seq: u64,
-    pub state: Arc<UiState>,
+    pub state: SharedState,
     /// The view it was held in (minor, open streams seen): a catch-up starts from the state of
     /// the resuming client's own view (`spec/attach.md`: several views share a seq).
     pub view: (chatwire_schema::ProtocolVersion, bool),
@@ -226,7 +227,7 @@ pub(super) fn after_event(
     oracle: &mut StateOracle,
     redactor: &mut Normalizer,
     out: &mut Out,
-) -> Option<UiState> {
+) -> Option<SharedState> {
     match state_seq {
         Some(seq) if seq == p.base_seq => out.eval(&PATCH_MATCHES_REDUCER, STATE_037),
         Some(seq) => out.fail(
@@ -241,12 +242,12 @@ pub(super) fn after_event(
     let Some(since) = since else {
         // The change came from answers sent to another connection that this monitor has not seen
         // (ATTACH-004): the patch is taken as given; the attached views' agreement judges it.
-        let patched = apply(&base.state, &p.patch);
+        let patched = base.state.apply(&p.patch);
         if let Err(e) = &patched {
             out.fail(&PATCH_MATCHES_REDUCER, STATE_038, e.clone());
         }
-        let patched = patched.ok()?;
-        oracle.snapshot(&patched);
+        let (patched, _) = patched.ok()?;
+        oracle.snapshot(&patched.to_state());
         return Some(patched);
     };
     if let Some(events) = since.events() {
@@ -264,9 +265,9 @@ pub(super) fn after_event(
             }
         }
     }
-    match apply(&base.state, &p.patch) {
-        Ok(patched) => {
-            match oracle.adopt(&patched, redactor) {
+    match base.state.apply(&p.patch) {
+        Ok((patched, low)) => {
+            match oracle.adopt_shared(&patched, base.seq, low, redactor) {
                 Some(diff) => out.fail(
                     &PATCH_MATCHES_REDUCER,
                     STATE_038,
@@ -279,7 +280,7 @@ pub(super) fn after_event(
         }
         Err(e) => {
             out.fail(&PATCH_MATCHES_REDUCER, STATE_038, e);
-            oracle.expected().cloned()
+            oracle.shared_from(base)
         }
     }
 }
@@ -292,7 +293,7 @@ pub(super) fn catch_up(
     held: Option<&Held>,
     kinds: &SeqKinds,
     out: &mut Out,
-) -> Option<UiState> {
+) -> Option<SharedState> {
     let last = window.last_seq;
     if !window.in_force {
         out.fail(
@@ -328,8 +329,8 @@ pub(super) fn catch_up(
         );
     }
     let base = held?;
-    match apply(&base.state, &p.patch) {
-        Ok(state) => {
+    match base.state.apply(&p.patch) {
+        Ok((state, _)) => {
             out.eval(&CATCH_UP_RESUME, RESUME_017);
             Some(state)
         }
@@ -344,7 +345,8 @@ pub(super) fn catch_up(
     }
 }
 
-/// Applies `ops` to the JSON of `base`, all or nothing, and reads the result as a UiState.
+/// Applies `ops` to the JSON of `base`, all or nothing, and reads the result as a UiState: the
+/// reference the monitor's in-place application (`SharedState::apply`) falls back to and agrees with.
 pub fn apply(base: &UiState, ops: &[PatchOp]) -> Result<UiState, String> {
     let mut doc = serde_json::to_value(base).map_err(|e| format!("the base state does not serialize: {e}"))?;
     let patch: json_patch::Patch = serde_json::to_value(ops)

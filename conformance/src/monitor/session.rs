@@ -10,12 +10,13 @@ use chatwire_schema::{ErrorCode, ReqId, ServerFrame, UiState};
 
 use super::check::CheckDef;
 use super::features::{self, InForce};
-use super::holding::{fold_foreign, took_state, view_of};
+use super::holding::{fold_foreign, model_state, took_state, view_of};
 use super::oracle::{self, StateOracle, EVENTS_ACCEPTED};
 use super::patch::{
     self, CatchUpWindow, Held, HeldStates, SeqKinds, SinceState, PATCH_IN_PLACE_OF_UPDATE, STATE_036, STREAM_002,
 };
 use super::retry::{self, RetryTrack};
+use super::shared::SharedState;
 use super::window::{self, WindowTrack};
 use super::{errors, owed, stream, Monitor, Out, SessionScript};
 use crate::scenario::Level;
@@ -172,7 +173,7 @@ pub(super) enum IdSeen {
 
 /// The latest state any connection of the session held, in `view` where one held it so.
 fn latest_state(track: &SessionTrack, view: (chatwire_schema::ProtocolVersion, bool)) -> Option<UiState> {
-    track.state_seq.and_then(|seq| track.held.at(seq, view)).map(|held| (*held.state).clone())
+    track.state_seq.and_then(|seq| track.held.at(seq, view)).map(|held| held.state.to_state())
 }
 
 /// Events kept per session for attached connections.
@@ -375,7 +376,7 @@ impl Monitor {
                 if !c.window.windowed() {
                     window::snapshot(&mut c.window, None, s, fresh, out);
                     c.oracle.snapshot(&s.state);
-                    let held = took_state(c, track, s.seq, Some(&s.state), true);
+                    let held = took_state(c, track, s.seq, Some(SharedState::from_state(&s.state)), true);
                     self.attach_state(conn, s.seq, held, out);
                     return self.after_typed(conn, frame, None, out);
                 }
@@ -395,7 +396,7 @@ impl Monitor {
                     Some(full) => c.oracle.snapshot(full),
                     None => c.oracle.clear(),
                 }
-                let held = took_state(c, track, s.seq, full.as_ref(), true);
+                let held = took_state(c, track, s.seq, full.as_ref().map(SharedState::from_state), true);
                 self.attach_state(conn, s.seq, held, out);
             }
             ServerFrame::UiStatePatch(p) if c.awaiting_snapshot => {
@@ -416,24 +417,24 @@ impl Monitor {
                 if c.window.windowed() {
                     let base =
                         track.as_deref().and_then(|t| t.held.at(window.last_seq, view)).or(held_elsewhere.as_ref());
-                    let base = base.map(|h| h.state.clone());
+                    let base = base.map(|h| h.state.to_state());
                     // The whole state now, where a connection here saw it after the base.
                     let latest = match track.as_deref() {
                         Some(t) if t.state_seq.is_some_and(|seq| seq > window.last_seq) => latest_state(t, view),
                         _ => None,
                     };
                     let before = c.resume_before.clone();
-                    window::catch_up(&mut c.window, base.as_deref(), before.as_ref(), latest.as_ref(), &p.patch, out);
+                    window::catch_up(&mut c.window, base.as_ref(), before.as_ref(), latest.as_ref(), &p.patch, out);
                     // Unseen changes: the base brought up to date by the view the catch-up gave.
                     let full = latest.or_else(|| {
                         let view = c.window.view.as_ref()?;
-                        window::splice(base.as_deref()?, c.window.cursor.as_ref(), view)
+                        window::splice(base.as_ref()?, c.window.cursor.as_ref(), view)
                     });
                     match &full {
                         Some(full) => c.oracle.snapshot(full),
                         None => c.oracle.clear(),
                     }
-                    let held = took_state(c, track.take(), p.seq, full.as_ref(), true);
+                    let held = took_state(c, track.take(), p.seq, full.as_ref().map(SharedState::from_state), true);
                     self.attach_state(conn, p.seq, held, out);
                     return self.after_typed(conn, frame, None, out);
                 }
@@ -444,9 +445,9 @@ impl Monitor {
                 let empty = SeqKinds::default();
                 let state = patch::catch_up(p, &window, held, kinds.unwrap_or(&empty), out);
                 if let Some(state) = &state {
-                    c.oracle.snapshot(state);
+                    c.oracle.snapshot(&state.to_state());
                 }
-                let held = took_state(c, track.take(), p.seq, state.as_ref(), true);
+                let held = took_state(c, track.take(), p.seq, state, true);
                 self.attach_state(conn, p.seq, held, out);
             }
             ServerFrame::UiStatePatch(p) => {
@@ -459,7 +460,7 @@ impl Monitor {
                     c.foreign_unknown = false;
                     let full = c.oracle.expected().cloned();
                     window::patch(&mut c.window, full.as_ref(), &p.patch, out);
-                    let held = took_state(c, track, p.seq, full.as_ref(), false);
+                    let held = took_state(c, track, p.seq, full.as_ref().map(SharedState::from_state), false);
                     self.attach_state(conn, p.seq, held, out);
                     return self.after_typed(conn, frame, None, out);
                 }
@@ -468,7 +469,7 @@ impl Monitor {
                 // `None`: changed by frames no connection here received, taken as given.
                 let since = (!adopt).then_some(&c.since_state);
                 let state = patch::after_event(p, c.state_seq, held, since, &mut c.oracle, &mut self.redactor, out);
-                let held = took_state(c, track, p.seq, state.as_ref(), false);
+                let held = took_state(c, track, p.seq, state, false);
                 self.attach_state(conn, p.seq, held, out);
             }
             ServerFrame::UiStateUpdated(u) => {
@@ -487,7 +488,7 @@ impl Monitor {
                     let full = c.oracle.expected().cloned();
                     window::updated(&mut c.window, full.as_ref(), &u.state, out);
                     let track = c.session.as_ref().and_then(|s| self.sessions.get_mut(s));
-                    let held = took_state(c, track, u.seq, full.as_ref(), false);
+                    let held = took_state(c, track, u.seq, full.as_ref().map(SharedState::from_state), false);
                     self.attach_state(conn, u.seq, held, out);
                     return self.after_typed(conn, frame, None, out);
                 }
@@ -505,7 +506,7 @@ impl Monitor {
                     }
                 }
                 let track = c.session.as_ref().and_then(|s| self.sessions.get_mut(s));
-                let held = took_state(c, track, u.seq, Some(&u.state), false);
+                let held = took_state(c, track, u.seq, Some(SharedState::from_state(&u.state)), false);
                 self.attach_state(conn, u.seq, held, out);
             }
             ServerFrame::Error(e) => {
@@ -653,13 +654,13 @@ impl Monitor {
                 if let ServerFrame::AssistantMessageDelta(d) = other {
                     // A delta is its own state change (STREAM-002): the state it gives is the base
                     // of the next patch and a catch-up's possible cursor.
-                    let state = c.oracle.expected().cloned();
+                    let state = model_state(c);
                     if c.window.windowed() {
                         // The delta grows the open stream, the last item, which every view holds.
-                        window::delta(&mut c.window, state.as_ref());
+                        window::delta(&mut c.window, c.oracle.expected());
                     }
                     let track = c.session.as_ref().and_then(|s| self.sessions.get_mut(s));
-                    let held = took_state(c, track, d.seq, state.as_ref(), false);
+                    let held = took_state(c, track, d.seq, state, false);
                     self.attach_state(conn, d.seq, held, out);
                 }
             }
@@ -692,7 +693,7 @@ impl Monitor {
     }
 
     /// Hands the state `conn` holds after its state frame of seq `seq` to the attach watch.
-    fn attach_state(&mut self, conn: u64, seq: u64, held: Option<std::sync::Arc<UiState>>, out: &mut Out) {
+    fn attach_state(&mut self, conn: u64, seq: u64, held: Option<SharedState>, out: &mut Out) {
         if let Some(state) = held {
             self.attach.state(conn, seq, &state, &mut self.redactor, out);
         }
