@@ -633,6 +633,52 @@ const TABLE: &[Expectation] = &[
         caught_by: Caught::MustFailure,
         offer: Offer::Default,
     },
+    // A history page leaves out the item just before the cursor (WINDOW-008).
+    Expectation {
+        fault: "page-skips-boundary-item",
+        scenarios: &["window-reload-opens-tail-and-pages-back", "window-keeps-an-old-pending-call"],
+        violates: &["WINDOW-008"],
+        cascades: &[],
+        caught_by: Caught::MustFailure,
+        offer: Offer::Default,
+    },
+    // A history page repeats the cursor item, which the window already holds (WINDOW-008).
+    Expectation {
+        fault: "page-repeats-boundary-item",
+        scenarios: &["window-reload-opens-tail-and-pages-back", "window-keeps-an-old-pending-call"],
+        violates: &["WINDOW-008"],
+        cascades: &[],
+        caught_by: Caught::MustFailure,
+        offer: Offer::Default,
+    },
+    // A window leaves out the form asked before it (WINDOW-003).
+    Expectation {
+        fault: "window-drops-old-pending-call",
+        scenarios: &["window-keeps-an-old-pending-call"],
+        violates: &["WINDOW-003"],
+        cascades: &[],
+        caught_by: Caught::MustFailure,
+        offer: Offer::Default,
+    },
+    // A windowed connection gets the whole state's patches (WINDOW-005), and so no fresh window
+    // after a cut through its cursor (WINDOW-006).
+    Expectation {
+        fault: "unheld-change-sent",
+        scenarios: &["window-keeps-an-old-pending-call", "window-rewind-between-pages"],
+        violates: &["WINDOW-005", "WINDOW-006"],
+        cascades: &[],
+        caught_by: Caught::MustFailure,
+        offer: Offer::Default,
+    },
+    // Pages come from a copy taken at open: a cursor a cut removed pages removed items (WINDOW-010).
+    Expectation {
+        fault: "page-from-cache",
+        scenarios: &["window-rewind-between-pages"],
+        violates: &["WINDOW-010"],
+        cascades: &[],
+        caught_by: Caught::MustFailure,
+        offer: Offer::Default,
+    },
 ];
 
 fn options(fault: Option<&str>, store: &SnapshotStore, offer: Offer) -> RunOptions {
