@@ -51,7 +51,8 @@ async fn resume(url: &str, id: &Id, token: &Id, last_seq: u64, window: Option<u3
     if let Some(before) = before {
         resume["before"] = json!(before);
     }
-    let mut hello = json!({"type": "session.hello", "id": "h", "versions": ["1.2"], "features": features(), "resume": resume});
+    let mut hello =
+        json!({"type": "session.hello", "id": "h", "versions": ["1.2"], "features": features(), "resume": resume});
     if let Some(window) = window {
         hello["window"] = json!(window);
     }
@@ -84,7 +85,7 @@ fn verdict(met: bool) -> &'static str {
 /// time, its events, and the seqs of the state frames that followed each event.
 async fn turn(ws: &mut Ws, n: usize) -> (Duration, usize, Vec<u64>) {
     let start = Instant::now();
-    send(ws, json!({"type": "chat.user_message", "id": format!("m{n}"), "text": "echo this"})).await;
+    send(ws, json!({"type": "chat.user_message", "id": format!("bench-{n}"), "text": "echo this"})).await;
     let mut events = 0;
     let mut state_seqs = Vec::new();
     let mut ended = false;
@@ -113,17 +114,18 @@ async fn warm_figures(url: &str, sessions: &[(Id, Id)]) {
     let mut bytes = Vec::new();
     for (id, token) in sessions {
         // The first open loads the session; the figures are of a loaded one.
+        // Each open takes the session over from the one before, which stays open until then.
         let mut live = resume(url, id, token, 0, Some(WINDOW), None).await.ws;
         let (mut windowed, mut whole, mut sizes) = (Vec::new(), Vec::new(), (0, 0));
         for _ in 0..RUNS {
             let opened = resume(url, id, token, 0, Some(WINDOW), None).await;
             windowed.push(opened.elapsed);
             sizes.0 = opened.frame.len();
-            live = opened.ws;
+            drop(std::mem::replace(&mut live, opened.ws));
             let opened = resume(url, id, token, 0, None, None).await;
             whole.push(opened.elapsed);
             sizes.1 = opened.frame.len();
-            live = opened.ws;
+            drop(std::mem::replace(&mut live, opened.ws));
         }
         drop(live);
         window_times.push(median(windowed));
@@ -144,7 +146,10 @@ async fn warm_figures(url: &str, sessions: &[(Id, Id)]) {
         verdict(window_bytes <= 64 * 1024 && share <= 1.0 / 30.0)
     );
     let growth = window_times[1].as_secs_f64() / window_times[0].as_secs_f64();
-    println!("2. window-{WINDOW} open, warm, 10,000 / 100 items: {growth:.2}x (goal <= 1.5x): {}", verdict(growth <= 1.5));
+    println!(
+        "2. window-{WINDOW} open, warm, 10,000 / 100 items: {growth:.2}x (goal <= 1.5x): {}",
+        verdict(growth <= 1.5)
+    );
 }
 
 async fn paging_figure(url: &str, id: &Id, token: &Id) {
@@ -157,8 +162,11 @@ async fn paging_figure(url: &str, id: &Id, token: &Id) {
     let mut pages = 0;
     while let Some(before) = cursor.as_str().map(str::to_owned) {
         pages += 1;
-        send(&mut ws, json!({"type": "chat.history_request", "id": format!("p{pages}"), "before": before, "limit": 200}))
-            .await;
+        send(
+            &mut ws,
+            json!({"type": "chat.history_request", "id": format!("p{pages}"), "before": before, "limit": 200}),
+        )
+        .await;
         let page = recv_text(&mut ws).await;
         assert_eq!(frame_type(&page), "chat.history_page", "{page}");
         total += page.len();
@@ -224,7 +232,8 @@ async fn turn_and_catch_up_figures(url: &str, sessions: &[(Id, Id)]) {
 async fn first_resume_figure(db: &Path, sessions: &[(Id, Id)]) {
     let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); SIZES.len()];
     for _ in 0..ROUNDS {
-        let server = BenchServer::start(ServeConfig::new("127.0.0.1:0".parse().unwrap(), DbLocation::File(db.into()))).await;
+        let server =
+            BenchServer::start(ServeConfig::new("127.0.0.1:0".parse().unwrap(), DbLocation::File(db.into()))).await;
         // One connection first, so the figure is the session's load, not the server's warm-up.
         let mut warm = connect(&server.url).await;
         send(&mut warm, json!({"type": "session.hello", "id": "h", "versions": ["1.2"]})).await;
@@ -257,12 +266,14 @@ fn main() {
     let sessions: Vec<(Id, Id)> = SIZES.iter().map(|&n| seed_transcript(&store, n)).collect();
     drop(store);
     runtime.block_on(async {
-        let server = BenchServer::start(ServeConfig::new("127.0.0.1:0".parse().unwrap(), DbLocation::File(db.clone()))).await;
+        let server =
+            BenchServer::start(ServeConfig::new("127.0.0.1:0".parse().unwrap(), DbLocation::File(db.clone()))).await;
         warm_figures(&server.url, &sessions).await;
         paging_figure(&server.url, &sessions[1].0, &sessions[1].1).await;
         server.stop().await;
         first_resume_figure(&db, &sessions).await;
-        let server = BenchServer::start(ServeConfig::new("127.0.0.1:0".parse().unwrap(), DbLocation::File(db.clone()))).await;
+        let server =
+            BenchServer::start(ServeConfig::new("127.0.0.1:0".parse().unwrap(), DbLocation::File(db.clone()))).await;
         turn_and_catch_up_figures(&server.url, &sessions).await;
         server.stop().await;
     });

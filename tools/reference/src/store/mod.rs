@@ -136,6 +136,17 @@ const MIGRATIONS: &[&str] = &[
     // 3: whether every connection a state frame went to saw streams: a frame sent while a stream
     // was open is a catch-up base only then (STREAM-006). Older rows say no: a snapshot, as before.
     "ALTER TABLE state_frames ADD COLUMN streams INTEGER NOT NULL DEFAULT 0;",
+    // 4: the agent (with its script) and the turn's plan move out of the session row. A commit
+    // updates that row (next_seq, cursor) every time, and SQLite rewrites a whole row, overflow
+    // pages included, so a large script made every event cost its size (issue #22).
+    "CREATE TABLE session_agents (
+        session_id TEXT PRIMARY KEY REFERENCES sessions(id),
+        agent TEXT NOT NULL,
+        turn_plan TEXT
+    );
+    INSERT INTO session_agents (session_id, agent, turn_plan) SELECT id, agent, turn_plan FROM sessions;
+    ALTER TABLE sessions DROP COLUMN agent;
+    ALTER TABLE sessions DROP COLUMN turn_plan;",
 ];
 
 /// A new session's row.
@@ -295,15 +306,20 @@ impl Store {
     pub fn load_session(&self, id: &str) -> Result<Option<StoredSession>, StoreError> {
         let conn = self.conn()?;
         let row = conn
-            .query_row("SELECT token_hash, agent, next_seq, cursor, turn_plan FROM sessions WHERE id = ?1", [id], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, i64>(2)?,
-                    r.get::<_, String>(3)?,
-                    r.get::<_, Option<String>>(4)?,
-                ))
-            })
+            .query_row(
+                "SELECT s.token_hash, a.agent, s.next_seq, s.cursor, a.turn_plan
+                 FROM sessions s JOIN session_agents a ON a.session_id = s.id WHERE s.id = ?1",
+                [id],
+                |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, i64>(2)?,
+                        r.get::<_, String>(3)?,
+                        r.get::<_, Option<String>>(4)?,
+                    ))
+                },
+            )
             .optional()?;
         let Some((token_hash, agent, next_seq, cursor, turn_plan)) = row else { return Ok(None) };
         let mut stmt =
@@ -426,9 +442,11 @@ impl Store {
 /// Inserts a new session's row.
 fn insert_session(conn: &Connection, s: &NewSession<'_>) -> Result<(), StoreError> {
     conn.prepare_cached(
-        "INSERT INTO sessions (id, token_hash, agent, next_seq, cursor, created_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        "INSERT INTO sessions (id, token_hash, next_seq, cursor, created_ms) VALUES (?1, ?2, ?3, ?4, ?5)",
     )?
-    .execute(params![s.id, s.token_hash, s.agent, s.next_seq as i64, s.cursor, crate::util::now_ms()])?;
+    .execute(params![s.id, s.token_hash, s.next_seq as i64, s.cursor, crate::util::now_ms()])?;
+    conn.prepare_cached("INSERT INTO session_agents (session_id, agent) VALUES (?1, ?2)")?
+        .execute(params![s.id, s.agent])?;
     insert_state_seqs(conn, s.id, &[s.snapshot_seq], &[])
 }
 
@@ -455,7 +473,8 @@ fn apply_commit(tx: &Connection, session_id: &str, c: &Commit) -> Result<(), Sto
         tx.prepare_cached("UPDATE sessions SET cursor = ?2 WHERE id = ?1")?.execute(params![session_id, cursor])?;
     }
     if let Some(plan) = &c.turn_plan {
-        tx.prepare_cached("UPDATE sessions SET turn_plan = ?2 WHERE id = ?1")?.execute(params![session_id, plan])?;
+        tx.prepare_cached("UPDATE session_agents SET turn_plan = ?2 WHERE session_id = ?1")?
+            .execute(params![session_id, plan])?;
     }
     if let Some(active) = c.run_active {
         tx.prepare_cached("UPDATE sessions SET run_active = ?2 WHERE id = ?1")?.execute(params![session_id, active])?;
@@ -555,5 +574,42 @@ mod tests {
         assert_eq!(store.sessions_needing_recovery().unwrap(), vec!["s1".to_string()]);
         assert!(store.load_session("nope").unwrap().is_none());
         assert_eq!(store.count_log("nope", "x").unwrap(), 0);
+    }
+
+    #[test]
+    fn a_database_of_migration_3_keeps_its_agents_and_plans() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v3.sqlite");
+        {
+            let conn = Connection::open(&path).unwrap();
+            for (index, sql) in MIGRATIONS[..3].iter().enumerate() {
+                conn.execute_batch(&format!("BEGIN; {sql}; PRAGMA user_version = {}; COMMIT;", index + 1)).unwrap();
+            }
+            conn.execute(
+                "INSERT INTO sessions (id, token_hash, agent, next_seq, cursor, turn_plan, created_ms)
+                 VALUES ('s1', 'h', '{\"kind\":\"script\"}', 7, '{}', '{\"steps\":[]}', 0)",
+                [],
+            )
+            .unwrap();
+        }
+        let store = Store::open(&DbLocation::File(path), Durability::Full).unwrap();
+        let s = store.load_session("s1").unwrap().unwrap();
+        assert_eq!(
+            (s.agent.as_str(), s.turn_plan.as_deref(), s.next_seq),
+            ("{\"kind\":\"script\"}", Some("{\"steps\":[]}"), 7)
+        );
+        // The session row no longer holds them: a commit's update of it stays small.
+        let columns: Vec<String> = store
+            .conn()
+            .unwrap()
+            .prepare("SELECT name FROM pragma_table_info('sessions')")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert!(!columns.iter().any(|c| c == "agent" || c == "turn_plan"), "{columns:?}");
+        store.commit("s1", &Commit { next_seq: 9, turn_plan: Some("{}".into()), ..Commit::default() }).unwrap();
+        assert_eq!(store.load_session("s1").unwrap().unwrap().turn_plan.as_deref(), Some("{}"));
     }
 }
