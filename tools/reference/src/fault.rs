@@ -467,6 +467,10 @@ impl Hooks for Fault {
         in_force || (*self == Fault::PatchWithoutFeature && version >= ProtocolVersion { major: 1, minor: 1 })
     }
 
+    fn catch_up_from_memory(&self) -> bool {
+        *self != Fault::CatchUpWrongBase
+    }
+
     fn catch_up_split(&self, before: usize) -> usize {
         if *self == Fault::CatchUpWrongBase {
             0

@@ -95,6 +95,12 @@ pub(crate) trait Hooks: Send + Sync + std::fmt::Debug {
         before
     }
 
+    /// Catch-up: whether a catch-up may be put together from the patches of the events committed
+    /// in this process, rather than from a fold of the log.
+    fn catch_up_from_memory(&self) -> bool {
+        true
+    }
+
     /// Handshake: whether a resume token is accepted, given whether it matched.
     fn token_matches(&self, matches: bool) -> bool {
         matches

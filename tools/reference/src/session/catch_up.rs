@@ -58,6 +58,20 @@ pub(super) async fn catch_up(
     held: Option<HeldWindow<'_>>,
 ) -> Result<Option<CatchUp>, EmitError> {
     let hooks = &session.shared.hooks;
+    // The events committed in this process, put together: no fold of the log (issue #22). A
+    // windowed client's view is placed by positions in the base, which only the fold gives.
+    if held.is_none() && hooks.catch_up_from_memory() {
+        if let Some(recent) = g.recent.since(last_seq, streams) {
+            let Some(streamed) = session.shared.store.state_frame(session.id.as_str(), last_seq).await? else {
+                return Ok(None);
+            };
+            // STREAM-006, as below.
+            if recent.stream_open_at_base && !(streams && streamed) {
+                return Ok(None);
+            }
+            return Ok(Some(CatchUp { base_seq: last_seq, patch: recent.patch, window: None }));
+        }
+    }
     let log = session.shared.store.catch_up_log(session.id.as_str(), last_seq, u64::from(RESUME_RETENTION)).await?;
     let CatchUpLog::Events { before, after, streamed } = log else { return Ok(None) };
     let split = hooks.catch_up_split(before.len()).min(before.len());

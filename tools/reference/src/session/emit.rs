@@ -14,6 +14,7 @@ use serde::Serialize;
 
 use super::expiry::schedule_expiry;
 use super::fanout::{self, Group, View};
+use super::recent::RecentEvent;
 use super::{EmitError, Inner, Refusal, Session};
 use crate::agent::Cursor;
 use crate::store::{Commit, LogKind, LogRow};
@@ -115,6 +116,8 @@ struct Staged {
     state_seqs: Vec<u64>,
     /// Those that went only to connections that see streams (STREAM-006).
     streamed_state_seqs: Vec<u64>,
+    /// The change's events as patches, kept once committed (`recent.rs`).
+    recent: Vec<RecentEvent>,
 }
 
 /// Commits `change` and sends what it announces. On error nothing is committed or sent, and the
@@ -172,6 +175,9 @@ pub(crate) async fn emit(session: &Arc<Session>, g: &mut Inner, change: Change) 
         return Err(e);
     }
     g.next_seq = staged.next_seq;
+    for event in staged.recent {
+        g.recent.push(event);
+    }
     if let Some(cursor) = change.cursor {
         g.cursor = cursor;
     }
@@ -242,6 +248,7 @@ fn stage(session: &Session, g: &mut Inner, requests: &[ClientFrame], units: Vec<
         groups: Vec::new(),
         state_seqs: Vec::new(),
         streamed_state_seqs: Vec::new(),
+        recent: Vec::new(),
     };
     for request in requests {
         staged.log.push(LogRow {
@@ -281,19 +288,30 @@ fn stage(session: &Session, g: &mut Inner, requests: &[ClientFrame], units: Vec<
             if ends_stream {
                 groups.iter_mut().for_each(|gr| gr.resumed_mid_stream = false);
             }
-            if any_patches {
-                let event_ops = g.state.apply_with_patch(event)?;
-                if ends_stream {
-                    // A connection that never saw the stream: the whole item is new to it.
+            // Every event's patch is kept for catch-ups (`recent.rs`), whoever is attached.
+            let appends = is_delta && g.state.open_stream().is_some();
+            let event_ops = g.state.apply_with_patch(event)?;
+            let unseen = match (is_delta, ends_stream) {
+                (true, _) => Vec::new(),
+                // A connection that never saw the stream: the whole item is new to it.
+                (false, true) => {
                     let item = g.state.items.last().map(serde_json::to_value).transpose()?;
-                    ops_unseen.extend(item.map(|value| PatchOp::Add { path: "/items/-".into(), value }));
-                } else {
-                    ops_unseen.extend(event_ops.iter().cloned());
+                    item.map(|value| PatchOp::Add { path: "/items/-".into(), value }).into_iter().collect()
                 }
-                ops_seen.extend(event_ops);
-            } else {
-                g.state.apply(event)?;
+                (false, false) => event_ops.clone(),
+            };
+            if any_patches {
+                ops_unseen.extend(unseen.iter().cloned());
+                ops_seen.extend(event_ops.iter().cloned());
             }
+            staged.recent.push(RecentEvent {
+                seq,
+                delta: is_delta,
+                appends,
+                seen: event_ops,
+                unseen,
+                stream_open_after: g.state.open_stream().is_some(),
+            });
             if hooks.persists(applied) {
                 staged.log.push(LogRow {
                     seq: Some(seq),

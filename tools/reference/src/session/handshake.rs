@@ -56,6 +56,7 @@ pub(crate) async fn open_session(
             driver_launch: DriverLaunch::Spawn,
             timers: HashMap::new(),
             evicted: false,
+            recent: super::recent::Recent::new(2, false),
         }),
     });
     shared.sessions.lock().await.insert(id, session.clone());

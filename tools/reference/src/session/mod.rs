@@ -41,6 +41,7 @@ mod expiry;
 mod fanout;
 mod handshake;
 mod history;
+mod recent;
 mod recovery;
 mod registry;
 mod requests;
@@ -145,6 +146,8 @@ pub(crate) struct Inner {
     driver_launch: DriverLaunch,
     timers: HashMap<Id, AbortHandle>,
     evicted: bool,
+    /// The events committed in this process, as patches: what a catch-up puts together.
+    recent: recent::Recent,
 }
 
 /// What a session's log says about its turns, folded at load and kept up to date after: the

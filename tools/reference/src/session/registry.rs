@@ -171,6 +171,7 @@ impl Shared {
             None => None,
         };
         let next_seq = self.hooks.loaded_next_seq(stored.next_seq);
+        let recent = super::recent::Recent::new(next_seq.saturating_sub(1), state.open_stream().is_some());
         let session = Arc::new(Session {
             id: id.clone(),
             shared: self.clone(),
@@ -190,6 +191,7 @@ impl Shared {
                 driver_launch: DriverLaunch::Spawn,
                 timers: HashMap::new(),
                 evicted: false,
+                recent,
             }),
         });
         sessions.insert(id.clone(), session.clone());

@@ -342,6 +342,17 @@ impl Store {
         }))
     }
 
+    /// Whether the frame of `seq` carried a state (`None`: it did not), and if so whether every
+    /// connection it went to saw streams (`STREAM-006`). One primary-key read.
+    pub fn state_frame(&self, id: &str, seq: u64) -> Result<Option<bool>, StoreError> {
+        let seq = i64::try_from(seq).unwrap_or(i64::MAX);
+        Ok(self
+            .conn()?
+            .prepare_cached("SELECT streams FROM state_frames WHERE session_id = ?1 AND seq = ?2")?
+            .query_row(params![id, seq], |r| r.get::<_, bool>(0))
+            .optional()?)
+    }
+
     /// The log split at `last_seq` for a catch-up resume, when `last_seq` carried a state and at
     /// most `retention` events came after it.
     pub fn catch_up_log(&self, id: &str, last_seq: u64, retention: u64) -> Result<CatchUpLog, StoreError> {

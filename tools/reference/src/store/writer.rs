@@ -47,6 +47,7 @@ enum Job {
     TokenHash { id: String, reply: Reply<Option<String>> },
     NeedingRecovery { reply: Reply<Vec<String>> },
     CatchUp { id: String, last_seq: u64, retention: u64, reply: Reply<CatchUpLog> },
+    StateFrame { id: String, seq: u64, reply: Reply<Option<bool>> },
 }
 
 /// The async face of the [`Store`]: a handle to the thread that owns it.
@@ -128,6 +129,13 @@ impl StoreWriter {
         let id = id.to_owned();
         self.ask(|reply| Job::CatchUp { id, last_seq, retention, reply }).await
     }
+
+    /// Whether `seq` carried a state, and if so whether only streaming connections got it
+    /// ([`Store::state_frame`]).
+    pub async fn state_frame(&self, id: &str, seq: u64) -> Result<Option<bool>, StoreError> {
+        let id = id.to_owned();
+        self.ask(|reply| Job::StateFrame { id, seq, reply }).await
+    }
 }
 
 /// The thread: answers reads in queue order, and commits each run of consecutive writes as one
@@ -153,6 +161,10 @@ fn run(store: Store, mut rx: mpsc::Receiver<Job>) {
             }
             Job::CatchUp { id, last_seq, retention, reply } => {
                 let _ = reply.send(store.catch_up_log(&id, last_seq, retention));
+                continue;
+            }
+            Job::StateFrame { id, seq, reply } => {
+                let _ = reply.send(store.state_frame(&id, seq));
                 continue;
             }
         };

@@ -1,0 +1,136 @@
+//! The changes a session committed in this process, kept as patches, so that a catch-up
+//! (`RESUME-017`) is the patches of the events after the resume's `last_seq` put together, in
+//! time that follows the events missed, not the thread: no fold of the log from its start.
+//!
+//! Bounded by [`RESUME_RETENTION`](super::catch_up::RESUME_RETENTION) events: a resume from before
+//! the oldest kept one, or one after a restart, takes the log's way (`catch_up.rs`).
+
+use std::collections::VecDeque;
+
+use chatwire_schema::state_patch::PatchOp;
+
+use super::catch_up::RESUME_RETENTION;
+
+/// One committed event and what it did to the state, as each kind of connection sees it.
+pub(crate) struct RecentEvent {
+    pub seq: u64,
+    /// A `chat.assistant_message_delta` (`STREAM-002`): only connections that see streams see it.
+    pub delta: bool,
+    /// A delta that appended to a stream already open: its patch replaces the whole text, so of a
+    /// run of them only the last one's is needed.
+    pub appends: bool,
+    /// The patch for a connection that sees streams.
+    pub seen: Vec<PatchOp>,
+    /// The patch for one that does not (`STREAM-005`): nothing for a delta, the whole item for
+    /// the message that ends a stream.
+    pub unseen: Vec<PatchOp>,
+    /// Whether a stream is open in the state after it.
+    pub stream_open_after: bool,
+}
+
+/// The session's recent events, oldest first.
+pub(crate) struct Recent {
+    events: VecDeque<RecentEvent>,
+    /// Every event with a greater seq is in `events`.
+    floor: u64,
+    /// Whether a stream was open in the state of seq `floor`.
+    stream_open_at_floor: bool,
+}
+
+/// A catch-up from the recent events.
+pub(crate) struct RecentPatch {
+    pub patch: Vec<PatchOp>,
+    /// Whether a stream was open in the state of the resume's `last_seq` (`STREAM-006`).
+    pub stream_open_at_base: bool,
+}
+
+impl Recent {
+    /// Nothing known before `floor`, the last seq the session used when it was loaded.
+    pub fn new(floor: u64, stream_open: bool) -> Self {
+        Recent { events: VecDeque::new(), floor, stream_open_at_floor: stream_open }
+    }
+
+    /// Records a committed event; past the bound the oldest goes and the floor moves up to it.
+    pub fn push(&mut self, event: RecentEvent) {
+        self.events.push_back(event);
+        while self.events.len() > RESUME_RETENTION as usize {
+            if let Some(oldest) = self.events.pop_front() {
+                self.floor = oldest.seq;
+                self.stream_open_at_floor = oldest.stream_open_after;
+            }
+        }
+    }
+
+    /// The patch from the state of `last_seq` to the session's, for a connection that sees
+    /// streams or not; `None` when an event after `last_seq` is not kept here.
+    pub fn since(&self, last_seq: u64, streams: bool) -> Option<RecentPatch> {
+        if last_seq < self.floor {
+            return None;
+        }
+        let first = self.events.partition_point(|e| e.seq <= last_seq);
+        let stream_open_at_base = match first.checked_sub(1) {
+            Some(index) => self.events[index].stream_open_after,
+            None => self.stream_open_at_floor,
+        };
+        let mut patch = Vec::new();
+        // The last appending delta of a run of them: its text replaces all the run's.
+        let mut appended: Option<&Vec<PatchOp>> = None;
+        for event in self.events.range(first..) {
+            match (streams, event.delta) {
+                (false, true) => continue,
+                (false, false) => patch.extend(event.unseen.iter().cloned()),
+                (true, _) if event.appends => appended = Some(&event.seen),
+                (true, _) => {
+                    patch.extend(appended.take().into_iter().flatten().cloned());
+                    patch.extend(event.seen.iter().cloned());
+                }
+            }
+        }
+        patch.extend(appended.into_iter().flatten().cloned());
+        Some(RecentPatch { patch, stream_open_at_base })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn event(seq: u64, delta: bool, appends: bool, text: &str, open: bool) -> RecentEvent {
+        let op = PatchOp::Replace { path: "/items/0/markdown".into(), value: json!(text) };
+        RecentEvent {
+            seq,
+            delta,
+            appends,
+            seen: vec![op.clone()],
+            unseen: if delta { vec![] } else { vec![op] },
+            stream_open_after: open,
+        }
+    }
+
+    #[test]
+    fn a_run_of_appending_deltas_is_one_replace_and_unseen_deltas_are_left_out() {
+        let mut recent = Recent::new(2, false);
+        recent.push(event(3, true, false, "a", true));
+        recent.push(event(4, true, true, "ab", true));
+        recent.push(event(5, true, true, "abc", true));
+        recent.push(event(7, false, false, "end", false));
+        let seen = recent.since(3, true).unwrap();
+        let texts: Vec<_> = seen.patch.iter().map(|op| serde_json::to_value(op).unwrap()["value"].clone()).collect();
+        assert_eq!(texts, vec![json!("abc"), json!("end")]);
+        assert!(seen.stream_open_at_base);
+        assert_eq!(recent.since(3, false).unwrap().patch.len(), 1);
+        assert!(!recent.since(2, true).unwrap().stream_open_at_base);
+        assert!(recent.since(1, true).is_none(), "before the floor");
+    }
+
+    #[test]
+    fn past_the_bound_the_floor_moves_up() {
+        let mut recent = Recent::new(0, false);
+        for seq in 1..=u64::from(RESUME_RETENTION) + 5 {
+            recent.push(event(seq, false, false, "x", false));
+        }
+        assert!(recent.since(4, true).is_none());
+        assert_eq!(recent.since(5, true).unwrap().patch.len(), RESUME_RETENTION as usize);
+    }
+}
