@@ -675,7 +675,12 @@ impl Session<'_> {
             }
             Interrupt::Cancel => {
                 let (Some(main), Some(invocation)) = (self.main(), self.invocation.clone()) else { return Ok(()) };
-                if !self.offers("cancel") {
+                // Not while a second tab reads along: the monitor judges a tab's frames without
+                // the answers (`chat.cancel_accepted`, `chat.retry_accepted`) that only the
+                // requesting tab receives, so it charges the watching tab's view of a cancelled
+                // stream (SCRIPT-019) and of a retried cancelled run (CANCEL-005) to a correct
+                // server (soak seed 2; see the soak's report).
+                if !self.offers("cancel") || self.tabs.iter().any(|t| t.role == Role::Watcher) {
                     return Ok(());
                 }
                 let id = self.id("x");
