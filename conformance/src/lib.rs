@@ -10,7 +10,7 @@
 //! proves), [`driver`] (one scenario's I/O and steps), [`runner`] (a suite), [`wirelog`] (recorded
 //! traffic for `check-log`), [`snapshot`], [`report`], [`baseline`], [`output`], [`backend`]
 //! (spawning and killing backends), [`errata`] (judging by the negotiated version's frozen set,
-//! results per level), [`cli`].
+//! results per level), [`soak`] (seeded random sessions at once), [`cli`].
 #![warn(missing_docs)]
 
 pub mod attribution;
@@ -31,6 +31,7 @@ pub mod runner;
 pub mod scenario;
 pub mod schemas;
 pub mod snapshot;
+pub mod soak;
 pub mod stall;
 pub mod step;
 pub mod sweep;

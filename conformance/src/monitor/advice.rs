@@ -53,15 +53,16 @@ pub static TOOL_REPORTS_COHERENT: CheckDef = CheckDef {
 /// advisor serves every connection.
 #[derive(Debug, Default)]
 pub struct Advisor {
-    /// The last fraction reported per tool call.
-    fractions: HashMap<String, f64>,
-    /// Tool calls whose output reported an exit code.
-    exited: HashSet<String>,
+    /// The last fraction reported per tool call, per connection: attached tabs read the same
+    /// reports each at its own pace, so one tab's later report is no regression of another's.
+    fractions: HashMap<(u64, String), f64>,
+    /// Tool calls whose output reported an exit code, per connection.
+    exited: HashSet<(u64, String)>,
 }
 
 impl Advisor {
-    /// Checks `frame`, given the frames observed before it.
-    pub(crate) fn observe(&mut self, frame: &ServerFrame, out: &mut Out) {
+    /// Checks `frame` of connection `conn`, given the frames observed on it before.
+    pub(crate) fn observe(&mut self, conn: u64, frame: &ServerFrame, out: &mut Out) {
         match frame {
             ServerFrame::Welcome(w) => {
                 if w.limits.max_frame_bytes != DEFAULT_MAX_FRAME_BYTES {
@@ -110,7 +111,7 @@ impl Advisor {
             ServerFrame::ToolProgress(p) => {
                 if let Some(fraction) = p.fraction.map(|f| f.get()) {
                     let call = p.tool_call_id.to_string();
-                    if let Some(&before) = self.fractions.get(&call) {
+                    if let Some(&before) = self.fractions.get(&(conn, call.clone())) {
                         if fraction < before {
                             out.fail(
                                 &TOOL_REPORTS_COHERENT,
@@ -121,12 +122,12 @@ impl Advisor {
                             out.eval(&TOOL_REPORTS_COHERENT, TOOL_009);
                         }
                     }
-                    self.fractions.insert(call, fraction);
+                    self.fractions.insert((conn, call), fraction);
                 }
             }
             ServerFrame::ToolOutput(o) => {
                 let call = o.tool_call_id.to_string();
-                if self.exited.contains(&call) {
+                if self.exited.contains(&(conn, call.clone())) {
                     if o.stdout.is_some() || o.stderr.is_some() {
                         out.fail(
                             &TOOL_REPORTS_COHERENT,
@@ -138,7 +139,7 @@ impl Advisor {
                     }
                 }
                 if o.exit_code.is_some() {
-                    self.exited.insert(call);
+                    self.exited.insert((conn, call));
                 }
             }
             _ => {}
@@ -168,7 +169,7 @@ mod tests {
 
     fn advised(a: &mut Advisor, v: serde_json::Value) -> Vec<(&'static str, ReqId, String)> {
         let mut out = Out::default();
-        a.observe(&frame(v), &mut out);
+        a.observe(0, &frame(v), &mut out);
         out.raws.into_iter().map(|r| (r.check.id, r.requirement, r.message)).collect()
     }
 

@@ -210,7 +210,7 @@ pub(super) struct SessionTrack {
 impl Monitor {
     /// The checks on one typed server frame of connection `conn`.
     pub(super) fn typed(&mut self, conn: u64, frame: &ServerFrame, out: &mut Out) {
-        self.advisor.observe(frame, out);
+        self.advisor.observe(conn, frame, out);
         let others_open = frame.seq().is_some_and(|seq| self.attach.others_before(conn, seq));
         // A catch-up's base as the connection that held it last holds it, where the session's
         // recent states no longer have it (attached tabs read later push older seqs out).
