@@ -557,8 +557,23 @@ impl Step {
             | Step::ExpectState { requirements, .. }
             | Step::WaitIdle { requirements, .. }
             | Step::AttachToBound { requirements, .. }
+            | Step::PageThrough { requirements, .. }
             | Step::Snapshot { requirements, .. } => requirements,
-            _ => &[],
+            // Actions: what they assert is derived (attribution.rs).
+            Step::Disconnect { .. }
+            | Step::Restart { .. }
+            | Step::UserMessage { .. }
+            | Step::Respond { .. }
+            | Step::Rewind { .. }
+            | Step::Retry { .. }
+            | Step::Cancel { .. }
+            | Step::Send { .. }
+            | Step::SendText { .. }
+            | Step::SendBinary { .. }
+            | Step::SendViolation { .. }
+            | Step::PauseReading { .. }
+            | Step::Drain { .. }
+            | Step::Sleep { .. } => &[],
         }
     }
 
