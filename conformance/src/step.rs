@@ -557,6 +557,7 @@ impl Step {
             | Step::ExpectState { requirements, .. }
             | Step::WaitIdle { requirements, .. }
             | Step::AttachToBound { requirements, .. }
+            | Step::PageThrough { requirements, .. }
             | Step::Snapshot { requirements, .. } => requirements,
             _ => &[],
         }

@@ -64,8 +64,6 @@ pub(super) fn snapshot_answered(
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
     use chatwire_schema::{ProtocolVersion, UiState};
 
     use super::*;
@@ -74,7 +72,7 @@ mod tests {
     fn held(seq: u64, streams: bool) -> HeldStates {
         let mut h = HeldStates::default();
         let view = (ProtocolVersion { major: 1, minor: 1 }, streams);
-        h.record(Held { seq, state: Arc::new(UiState::default()), view });
+        h.record(Held { seq, state: crate::monitor::shared::SharedState::default(), view });
         h
     }
 

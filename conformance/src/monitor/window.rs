@@ -250,7 +250,7 @@ fn resync(w: &mut WindowTrack, full: Option<&UiState>) {
 /// server ran on while no connection here watched), a page that reaches the first item makes it
 /// known: the view the pages built is the whole state, returned.
 pub(super) fn page(w: &mut WindowTrack, full: Option<&UiState>, page: &HistoryPage, out: &mut Out) -> Option<UiState> {
-    let Some((before, limit)) = w.take_request(page.in_reply_to.as_str()) else { return None };
+    let (before, limit) = w.take_request(page.in_reply_to.as_str())?;
     if w.cursor.as_ref().map(Id::as_str) != Some(before.as_str()) {
         out.fail(
             &HISTORY_PAGES,
@@ -263,14 +263,14 @@ pub(super) fn page(w: &mut WindowTrack, full: Option<&UiState>, page: &HistoryPa
         return None;
     }
     out.eval(&HISTORY_PAGES, WINDOW_010);
-    let Some(cursor) = w.cursor.clone() else { return None };
+    let cursor = w.cursor.clone()?;
     let Some(full) = full else {
         let assembled = w.view.take().map(|view| assemble(&view, &cursor, page));
         w.cursor = page.before.clone();
         w.view = assembled;
         return w.view.clone().filter(|_| page.before.is_none());
     };
-    let Some((items, next)) = page_of(full, &cursor, limit) else { return None };
+    let (items, next) = page_of(full, &cursor, limit)?;
     if page.items != items || page.before != next || page.total != full.items.len() as u64 {
         let got: Vec<&str> = page.items.iter().map(|i| i.id().as_str()).collect();
         let want: Vec<&str> = items.iter().map(|i| i.id().as_str()).collect();

@@ -504,6 +504,7 @@ mod tests {
             seq: 2,
             v: UiStateVersion::V1,
             state: state.clone(),
+            window: None,
         });
         assert_eq!(state_frame("ui_state_snapshot", 2, &state).unwrap(), serde_json::to_string(&typed).unwrap());
     }
