@@ -444,6 +444,17 @@ const TABLE: &[Expectation] = &[
         caught_by: Caught::MustFailure,
         offer: Offer::Default,
     },
+    // A catch-up patch without its last op: its base_seq is right and it applies, but the state it
+    // gives is not the session's (RESUME-019). Killed by the always-on patch oracle where another
+    // tab saw the whole turn the resumed one missed, and by the comparison with a snapshot.
+    Expectation {
+        fault: "catch-up-missing-op",
+        scenarios: &["resume-catch-up-seen-by-another-tab", "resume-catch-up"],
+        violates: &["RESUME-019"],
+        cascades: &[],
+        caught_by: Caught::MustFailure,
+        offer: Offer::Default,
+    },
     // No bound on the send queue: a client that stops reading is never closed with 4008
     // (TRANSPORT-016), caught through the close-and-resume contract, not through memory.
     Expectation {

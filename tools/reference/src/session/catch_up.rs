@@ -96,7 +96,7 @@ pub(super) async fn catch_up(
                 },
                 _ => patch,
             };
-            Ok(Some(CatchUp { base_seq: last_seq, patch, window }))
+            Ok(Some(CatchUp { base_seq: last_seq, patch: hooks.catch_up_patch(patch), window }))
         }
         Ok(_) => {
             eprintln!("chatwire-reference: session {}: the log does not fold to the state; snapshot", session.id);
