@@ -444,6 +444,66 @@ const TABLE: &[Expectation] = &[
         caught_by: Caught::MustFailure,
         offer: Offer::Default,
     },
+    // A history page leaves out the item just before the cursor: pages are not exactly the items
+    // before the cursor (WINDOW-008).
+    Expectation {
+        fault: "page-skips-boundary-item",
+        scenarios: &["window-reload-opens-tail-and-pages-back", "window-pages-while-a-run-appends"],
+        violates: &["WINDOW-008"],
+        cascades: &[],
+        caught_by: Caught::MustFailure,
+        offer: Offer::Default,
+    },
+    // A history page repeats the cursor item, which the window already holds (WINDOW-008).
+    Expectation {
+        fault: "page-repeats-boundary-item",
+        scenarios: &["window-reload-opens-tail-and-pages-back", "window-pages-while-a-run-appends"],
+        violates: &["WINDOW-008"],
+        cascades: &[],
+        caught_by: Caught::MustFailure,
+        offer: Offer::Default,
+    },
+    // A window holds only its newest items: an awaiting call older than it is left out (WINDOW-003).
+    Expectation {
+        fault: "window-drops-old-pending-call",
+        scenarios: &["window-keeps-an-old-pending-call"],
+        violates: &["WINDOW-003"],
+        cascades: &[],
+        caught_by: Caught::MustFailure,
+        offer: Offer::Default,
+    },
+    // A windowed connection gets the patches of the whole state, ops on items it does not hold
+    // included: they are not projected onto its view (WINDOW-005), and a cut that removes its
+    // cursor item reaches it as that patch, not as a fresh window (WINDOW-006).
+    Expectation {
+        fault: "unheld-change-sent",
+        scenarios: &["window-keeps-an-old-pending-call", "window-rewind-between-pages"],
+        violates: &["WINDOW-005", "WINDOW-006"],
+        cascades: &[],
+        caught_by: Caught::MustFailure,
+        offer: Offer::Default,
+    },
+    // Pages come from a copy taken when the window opened: a cursor a cut removed still pages, with
+    // removed items, where stale_cursor is due (WINDOW-010).
+    Expectation {
+        fault: "page-from-cache",
+        scenarios: &["window-rewind-between-pages"],
+        violates: &["WINDOW-010"],
+        cascades: &[],
+        caught_by: Caught::MustFailure,
+        offer: Offer::Default,
+    },
+    // A catch-up patch without its last op: its base_seq is right and it applies, but the state it
+    // gives is not the session's (RESUME-019). Killed by the always-on patch oracle where another
+    // tab saw the whole turn the resumed one missed, and by the comparison with a snapshot.
+    Expectation {
+        fault: "catch-up-missing-op",
+        scenarios: &["resume-catch-up-seen-by-another-tab", "resume-catch-up"],
+        violates: &["RESUME-019"],
+        cascades: &[],
+        caught_by: Caught::MustFailure,
+        offer: Offer::Default,
+    },
     // No bound on the send queue: a client that stops reading is never closed with 4008
     // (TRANSPORT-016), caught through the close-and-resume contract, not through memory.
     Expectation {
@@ -630,52 +690,6 @@ const TABLE: &[Expectation] = &[
         scenarios: &["attach-stalled-tab-alone-closed"],
         violates: &["ATTACH-010"],
         cascades: &["TRANSPORT-016"],
-        caught_by: Caught::MustFailure,
-        offer: Offer::Default,
-    },
-    // A history page leaves out the item just before the cursor (WINDOW-008).
-    Expectation {
-        fault: "page-skips-boundary-item",
-        scenarios: &["window-reload-opens-tail-and-pages-back", "window-keeps-an-old-pending-call"],
-        violates: &["WINDOW-008"],
-        cascades: &[],
-        caught_by: Caught::MustFailure,
-        offer: Offer::Default,
-    },
-    // A history page repeats the cursor item, which the window already holds (WINDOW-008).
-    Expectation {
-        fault: "page-repeats-boundary-item",
-        scenarios: &["window-reload-opens-tail-and-pages-back", "window-keeps-an-old-pending-call"],
-        violates: &["WINDOW-008"],
-        cascades: &[],
-        caught_by: Caught::MustFailure,
-        offer: Offer::Default,
-    },
-    // A window leaves out the form asked before it (WINDOW-003).
-    Expectation {
-        fault: "window-drops-old-pending-call",
-        scenarios: &["window-keeps-an-old-pending-call"],
-        violates: &["WINDOW-003"],
-        cascades: &[],
-        caught_by: Caught::MustFailure,
-        offer: Offer::Default,
-    },
-    // A windowed connection gets the whole state's patches (WINDOW-005), and so no fresh window
-    // after a cut through its cursor (WINDOW-006).
-    Expectation {
-        fault: "unheld-change-sent",
-        scenarios: &["window-keeps-an-old-pending-call", "window-rewind-between-pages"],
-        violates: &["WINDOW-005", "WINDOW-006"],
-        cascades: &[],
-        caught_by: Caught::MustFailure,
-        offer: Offer::Default,
-    },
-    // Pages come from a copy taken at open: a cursor a cut removed pages removed items (WINDOW-010).
-    Expectation {
-        fault: "page-from-cache",
-        scenarios: &["window-rewind-between-pages"],
-        violates: &["WINDOW-010"],
-        cascades: &[],
         caught_by: Caught::MustFailure,
         offer: Offer::Default,
     },

@@ -7,10 +7,13 @@
 //!   STATE-039/040); applied, it gives exactly the reducer's state (STATE-038).
 //! - A catch-up patch, the frame right after a resume welcome: only where `resume_catch_up` is in
 //!   force and `last_seq` named a state frame within the retention (RESUME-018), with `base_seq`
-//!   equal to that `last_seq`, applying to the state of that frame (RESUME-017). Whether its result
-//!   is the session's effective state (RESUME-019) needs the events the client missed, which the
-//!   monitor has not seen: the driver proves it by comparing with a snapshot (the reconnect sweep,
-//!   and `resume` with `compare_with_snapshot`).
+//!   equal to that `last_seq`, applying to the state of that frame (RESUME-017). Its result must be
+//!   the session's effective state (RESUME-019): the monitor compares it with the latest state a
+//!   connection here held in the resumed connection's view wherever no seq between that state and
+//!   the welcome is unknown to it (another attached connection saw every change, or nothing
+//!   changed: [`known_at_welcome`]). Where the client missed events no connection here received,
+//!   the driver proves it by comparing with a snapshot (the reconnect sweep, and `resume` with
+//!   `compare_with_snapshot`). A windowed connection's catch-up is `super::window`'s (WINDOW-012).
 //! - Where patches are in force, a `ui_state_updated` is a finding and a patch is due wherever an
 //!   update would be (STATE-036; the flow itself is checked in `session`), except after a
 //!   `chat.assistant_message_delta`: a delta is its own state change, followed by no state frame,
@@ -38,6 +41,7 @@ const STATE_039: ReqId = ReqId::new("STATE-039");
 const STATE_040: ReqId = ReqId::new("STATE-040");
 const RESUME_017: ReqId = ReqId::new("RESUME-017");
 const RESUME_018: ReqId = ReqId::new("RESUME-018");
+const RESUME_019: ReqId = ReqId::new("RESUME-019");
 
 /// Where patches are in force, state changes come as patches, never as whole updates; a delta is
 /// its own state change and gets none.
@@ -56,11 +60,12 @@ pub static PATCH_MATCHES_REDUCER: CheckDef = CheckDef {
     level: Level::Must,
 };
 
-/// A resume gets a catch-up patch only where it may, built from the state of `last_seq`.
+/// A resume gets a catch-up patch only where it may, built from the state of `last_seq`, giving
+/// the session's state.
 pub static CATCH_UP_RESUME: CheckDef = CheckDef {
     id: "catch-up-resume",
-    requirements: &[RESUME_017, RESUME_018],
-    summary: "a catch-up patch comes exactly where resume_catch_up is in force and last_seq named a state frame within the retention (no snapshot there), with base_seq = last_seq, and applies to that state",
+    requirements: &[RESUME_017, RESUME_018, RESUME_019],
+    summary: "a catch-up patch comes exactly where resume_catch_up is in force and last_seq named a state frame within the retention (no snapshot there), with base_seq = last_seq, applies to that state and, where the monitor knows the session's state, gives it",
     level: Level::Must,
 };
 
@@ -111,6 +116,27 @@ impl HeldStates {
     pub(super) fn views(&self, seq: u64) -> &[Held] {
         self.states.get(&seq).map_or(&[], Vec::as_slice)
     }
+
+    /// The latest state kept below seq `below` as a connection of `view` held it.
+    fn latest_in_view(&self, below: u64, view: (chatwire_schema::ProtocolVersion, bool)) -> Option<&Held> {
+        self.states.range(..below).rev().find_map(|(_, views)| views.iter().find(|h| h.view == view))
+    }
+}
+
+/// The session's effective state at a resume's welcome of seq `welcome_seq`, as `view` shows it,
+/// where the monitor knows it: the latest state a connection of that view held, when every seq
+/// between it and the welcome names a frame a connection here received that leaves that view's
+/// state as it was (an error, another connection's welcome, an answer that changes no state; a
+/// delta where the view shows no open stream, `STREAM-005`). Another attached connection saw every
+/// change, or nothing changed since. `None`: a seq between is unknown or changed the state.
+pub(super) fn known_at_welcome<'h>(
+    held: &'h HeldStates,
+    kinds: &SeqKinds,
+    welcome_seq: u64,
+    view: (chatwire_schema::ProtocolVersion, bool),
+) -> Option<&'h Held> {
+    let latest = held.latest_in_view(welcome_seq, view)?;
+    (latest.seq + 1..welcome_seq).all(|seq| kinds.leaves_view(seq, view.1)).then_some(latest)
 }
 
 /// After a resume welcome: what the frame right after it is checked against.
@@ -136,6 +162,8 @@ pub(super) struct SeqKinds {
     state: BTreeSet<u64>,
     event: BTreeSet<u64>,
     other: BTreeSet<u64>,
+    /// Those of `state` that are deltas: they change no view without open streams (`STREAM-005`).
+    delta: BTreeSet<u64>,
 }
 
 impl SeqKinds {
@@ -152,6 +180,18 @@ impl SeqKinds {
         if set.len() > SEQ_MEMORY {
             set.pop_first();
         }
+        if matches!(frame, ServerFrame::AssistantMessageDelta(_)) {
+            self.delta.insert(seq);
+            if self.delta.len() > SEQ_MEMORY {
+                self.delta.pop_first();
+            }
+        }
+    }
+
+    /// Whether `seq` names a frame a connection here received that changes no state of a view
+    /// (`streams`: whether the view shows open streams).
+    fn leaves_view(&self, seq: u64, streams: bool) -> bool {
+        self.other.contains(&seq) || (!streams && self.delta.contains(&seq))
     }
 
     /// How many seqs in `range` name a frame some connection of the session received.
@@ -286,12 +326,17 @@ pub(super) fn after_event(
 }
 
 /// The frame right after a resume welcome is a patch; `held` is the state of the resume's
-/// `last_seq`. Returns the state it gives, when the monitor holds the state it applies to.
+/// `last_seq`, `known` the session's state at the welcome where the monitor knows it
+/// ([`known_at_welcome`]). Returns the state the client holds after it, when the monitor knows it:
+/// the patched state, or where it differs from `known`, `known` (the server's state, so the wrong
+/// catch-up is charged once, under RESUME-019, and not again by every later patch).
 pub(super) fn catch_up(
     p: &UiStatePatch,
     window: &CatchUpWindow,
     held: Option<&Held>,
+    known: Option<&Held>,
     kinds: &SeqKinds,
+    redactor: &mut Normalizer,
     out: &mut Out,
 ) -> Option<SharedState> {
     let last = window.last_seq;
@@ -329,10 +374,10 @@ pub(super) fn catch_up(
         );
     }
     let base = held?;
-    match base.state.apply(&p.patch) {
+    let state = match base.state.apply(&p.patch) {
         Ok((state, _)) => {
             out.eval(&CATCH_UP_RESUME, RESUME_017);
-            Some(state)
+            state
         }
         Err(e) => {
             out.fail(
@@ -340,7 +385,26 @@ pub(super) fn catch_up(
                 RESUME_017,
                 format!("the catch-up patch does not apply to the state of last_seq {last}: {e}"),
             );
-            None
+            // Charged once: the client goes on from the server's state where the monitor knows it.
+            return known.map(|k| k.state.clone());
+        }
+    };
+    let Some(known) = known else { return Some(state) };
+    match super::oracle::divergence(&known.state.to_state(), &state.to_state(), redactor) {
+        None => {
+            out.eval(&CATCH_UP_RESUME, RESUME_019);
+            Some(state)
+        }
+        Some(diff) => {
+            out.fail(
+                &CATCH_UP_RESUME,
+                RESUME_019,
+                format!(
+                    "the catch-up patch from last_seq {last} gives a state other than the session's, which the state of seq {} shows with nothing changed since (expected = session):\n{diff}",
+                    known.seq
+                ),
+            );
+            Some(known.state.clone())
         }
     }
 }

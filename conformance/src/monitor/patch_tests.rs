@@ -377,3 +377,76 @@ fn a_patch_in_place_of_the_first_snapshot_is_state_002() {
     server(&mut m, 0, json!({"type": "ui_state_patch", "seq": 2, "base_seq": 0, "v": "ui_state_v1", "patch": []}));
     assert_eq!(found(&mut m), vec![("welcome-then-snapshot", "STATE-002".to_owned())]);
 }
+
+/// Connection 0 plays a whole turn with patches (seqs 3..=10) and disconnects; connection 1
+/// resumes from the state of seq 4 with its welcome at `welcome_seq`, and gets the catch-up from
+/// that state to the turn's end, `tamper`ed. Returns the monitor and the session's state.
+fn caught_up_from_4(welcome_seq: u64, tamper: impl FnOnce(&mut Vec<Value>)) -> (Monitor, UiState) {
+    let mut m = bound(None);
+    let mut state = UiState::default();
+    play(&mut m, 0, 3, 2, &turn(), &mut state, |_, _| {});
+    assert_eq!(found(&mut m), vec![]);
+    m.client_close(0);
+    m.open(1);
+    m.client_frame(
+        1,
+        &json!({"type": "session.hello", "id": "h2", "versions": ["1.1"],
+        "resume": {"session_id": "s-1", "resume_token": "t-1", "last_seq": 4}}),
+    );
+    server(&mut m, 1, welcome(welcome_seq, "h2", &["resume_catch_up", "ui_state_patch"], json!({"resumed": true})));
+    // The state of seq 4 (the message accepted), then the patches of the events after it.
+    let mut base = UiState::default();
+    let mut e = turn()[0].clone();
+    e["seq"] = json!(3);
+    base.apply(serde_json::from_value::<ServerFrame>(e).unwrap().ui_event().unwrap()).unwrap();
+    let mut ops = Vec::new();
+    for (n, e) in turn()[1..].iter().enumerate() {
+        let mut e = e.clone();
+        e["seq"] = json!(5 + 2 * n as u64);
+        let frame: ServerFrame = serde_json::from_value(e).unwrap();
+        ops.extend(base.apply_with_patch(frame.ui_event().unwrap()).unwrap().into_iter().map(|op| json!(op)));
+    }
+    assert_eq!(base, state);
+    tamper(&mut ops);
+    let seq = welcome_seq + 1;
+    server(&mut m, 1, json!({"type": "ui_state_patch", "seq": seq, "base_seq": 4, "v": "ui_state_v1", "patch": ops}));
+    (m, state)
+}
+
+#[test]
+fn a_catch_up_is_compared_with_the_state_the_monitor_knows() {
+    // Nothing happened between seq 10, which connection 0 received, and the welcome at 11.
+    let (mut m, state) = caught_up_from_4(11, |_| {});
+    assert_eq!(found(&mut m), vec![]);
+    assert!(m.evaluated()["catch-up-resume"].contains(&ReqId::new("RESUME-019")));
+    assert_eq!(m.state(1), Some(&state));
+
+    // The same catch-up without its last op applies, but gives another state: RESUME-019, once,
+    // and the connection goes on from the session's state.
+    let (mut m, state) = caught_up_from_4(11, |ops| {
+        ops.pop();
+    });
+    let got = m.take_findings();
+    assert_eq!(got.len(), 1, "{got:#?}");
+    assert_eq!((got[0].check.id, got[0].requirement), ("catch-up-resume", ReqId::new("RESUME-019")));
+    assert!(got[0].message.contains("gives a state other than the session's"), "{}", got[0].message);
+    assert_eq!(m.state(1), Some(&state), "the monitor goes on with the session's state");
+    let mut s = state.clone();
+    let e = json!({"type": "chat.run_complete", "seq": 13, "invocation_id": "inv-1", "status": "completed", "ts": TS});
+    let frame: ServerFrame = serde_json::from_value(e.clone()).unwrap();
+    let ops = s.apply_with_patch(frame.ui_event().unwrap()).unwrap();
+    server(&mut m, 1, e);
+    server(&mut m, 1, json!({"type": "ui_state_patch", "seq": 14, "base_seq": 12, "v": "ui_state_v1", "patch": ops}));
+    assert_eq!(found(&mut m), vec![], "the next patch is judged from the session's state");
+}
+
+#[test]
+fn a_catch_up_after_seqs_no_connection_here_received_is_not_compared() {
+    // Seq 11 went to no connection here: the session may have changed, the driver's comparison
+    // with a snapshot judges it.
+    let (mut m, _) = caught_up_from_4(12, |ops| {
+        ops.pop();
+    });
+    assert_eq!(found(&mut m), vec![]);
+    assert!(!m.evaluated().get("catch-up-resume").is_some_and(|r| r.contains(&ReqId::new("RESUME-019"))));
+}

@@ -438,12 +438,16 @@ impl Monitor {
                     self.attach_state(conn, p.seq, held, out);
                     return self.after_typed(conn, frame, None, out);
                 }
-                let (held, kinds) = match track.as_deref() {
-                    Some(t) => (t.held.at(window.last_seq, view).or(held_elsewhere.as_ref()), Some(&t.kinds)),
-                    None => (None, None),
+                let (held, known, kinds) = match track.as_deref() {
+                    Some(t) => (
+                        t.held.at(window.last_seq, view).or(held_elsewhere.as_ref()),
+                        patch::known_at_welcome(&t.held, &t.kinds, window.welcome_seq, view),
+                        Some(&t.kinds),
+                    ),
+                    None => (None, None, None),
                 };
                 let empty = SeqKinds::default();
-                let state = patch::catch_up(p, &window, held, kinds.unwrap_or(&empty), out);
+                let state = patch::catch_up(p, &window, held, known, kinds.unwrap_or(&empty), &mut self.redactor, out);
                 if let Some(state) = &state {
                     c.oracle.snapshot(&state.to_state());
                 }

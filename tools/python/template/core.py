@@ -137,6 +137,9 @@ class HubCore:
         wire: list[JsonObject] = []
         events: list[JsonObject] = []
         state_seqs: list[int] = []
+        # STREAM-006: the state frames that went only to connections that see streams. This
+        # template attaches one connection at a time, so that is whether the attached one streams.
+        streamed_state_seqs: list[int] = []
         if answer is not None:
             wire.append({"type": answer["type"], "seq": seq, **{k: v for k, v in answer.items() if k != "type"}})
             seq += 1
@@ -163,6 +166,7 @@ class HubCore:
                 # STREAM-002: a delta is the state frame of a streaming connection and the base of
                 # its next patch; a connection that does not stream has not moved.
                 state_seqs.append(seq - 1)
+                streamed_state_seqs.append(seq - 1)  # deltas go only to streaming connections
                 if view is not None and view.streams:
                     base = seq - 1
                 continue
@@ -172,6 +176,8 @@ class HubCore:
             elif view is not None:
                 wire.append({"type": "ui_state_updated", "seq": seq, "v": UI_STATE_VERSION, "state": seen_state(state, view)})
             state_seqs.append(seq)
+            if view is not None and view.streams:
+                streamed_state_seqs.append(seq)
             base = seq
             seq += 1
         _check_outgoing(s.state, wire)
@@ -188,6 +194,7 @@ class HubCore:
                 add_timers=add_timers or {},
                 remove_timers=list(remove_timers),
                 state_seqs=state_seqs,
+                streamed_state_seqs=streamed_state_seqs,
             ),
         )
         s.state = state

@@ -94,7 +94,10 @@ class Hub(Turns):
                 old.close(FATAL_CLOSE_CODES["session_taken_over"], "session taken over")
             patch = self._catch_up(s, last_seq, peer.negotiated) if peer.negotiated.catches_up else None
             first = s.next_seq
-            self.store.commit(s.id, Commit(next_seq=first + 2, state_seqs=[first + 1]))
+            # The state frame's view is this connection's: where it streams, a base for a streaming
+            # resume even while a stream is open (STREAM-006).
+            streamed = [first + 1] if peer.negotiated.streams else []
+            self.store.commit(s.id, Commit(next_seq=first + 2, state_seqs=[first + 1], streamed_state_seqs=streamed))
             s.next_seq = first + 2
             s.peer = peer
             self._greet(s, hello["id"], resume["resume_token"], resumed=True, first=first, catch_up_patch=(last_seq, patch) if patch is not None else None)
@@ -135,17 +138,17 @@ class Hub(Turns):
         log = self.store.catch_up_log(s.id, last_seq, RESUME_RETENTION)
         if log is None:
             return None
-        before, after = log
+        after = log.after
         try:
             base = empty_state()
-            for event in before:
+            for event in log.before:
                 base = reduce(base, event)
-            if open_stream(base) is not None:
-                # STREAM-006: a frame sent while a stream was open is a base only where both its
-                # connection and this one stream, which a delta's seq proves of the former.
-                names_delta = bool(before) and before[-1]["seq"] == last_seq and before[-1]["type"] == DELTA
-                if not (n.streams and names_delta):
-                    return None
+            # STREAM-006: a frame sent while a stream was open is a base only where both its
+            # connection and this one stream. The store says so of every state frame: a delta's
+            # seq, and the snapshot or catch-up a streaming connection got when it resumed
+            # mid-stream, from which a second resume is owed a catch-up (RESUME-017).
+            if open_stream(base) is not None and not (n.streams and log.streamed):
+                return None
             if not n.streams:  # the view without deltas (STREAM-005)
                 base = without_open_stream(base)
                 after = [e for e in after if e["type"] != DELTA]

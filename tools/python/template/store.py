@@ -39,10 +39,14 @@ CREATE TABLE IF NOT EXISTS log (
     frame TEXT NOT NULL
 );
 -- The seqs of the frames that carried a state (snapshots, updates, patches, deltas): the only
--- valid bases of a catch-up (RESUME-017, RESUME-018).
+-- valid bases of a catch-up (RESUME-017, RESUME-018). `streams`: whether every connection the frame
+-- went to saw streams, so that a frame sent while a stream was open is a base for a streaming
+-- resume (STREAM-006): a delta, and the snapshot or catch-up a streaming connection got when it
+-- resumed mid-stream.
 CREATE TABLE IF NOT EXISTS state_frames (
     session_id TEXT NOT NULL,
     seq INTEGER NOT NULL,
+    streams INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (session_id, seq)
 );
 -- Deadlines of pending calls, in wall-clock milliseconds, so they survive a restart (TOOL-019).
@@ -85,6 +89,20 @@ class Commit:
     add_timers: dict[str, int] = field(default_factory=dict)
     remove_timers: list[str] = field(default_factory=list)
     state_seqs: list[int] = field(default_factory=list)
+    #: Those of `state_seqs` that went only to connections that see streams (STREAM-006).
+    streamed_state_seqs: list[int] = field(default_factory=list)
+
+
+@dataclass
+class CatchUpLog:
+    """What the log holds for a catch-up from `last_seq` (`Store.catch_up_log`)."""
+
+    #: The events committed up to `last_seq`: they fold to the state of that frame.
+    before: list[JsonObject]
+    #: The events committed after it.
+    after: list[JsonObject]
+    #: Whether every connection the frame of `last_seq` went to saw streams (STREAM-006).
+    streamed: bool
 
 
 class Store:
@@ -96,6 +114,9 @@ class Store:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(_SCHEMA)
+        columns = {str(row[1]) for row in self._db.execute("PRAGMA table_info(state_frames)")}
+        if "streams" not in columns:  # a database of an older template: its frames say no (a snapshot)
+            self._db.execute("ALTER TABLE state_frames ADD COLUMN streams INTEGER NOT NULL DEFAULT 0")
 
     def close(self) -> None:
         self._db.close()
@@ -106,7 +127,7 @@ class Store:
                 "INSERT INTO sessions (id, token_hash, agent, state, next_seq, turns, cursor) VALUES (?, ?, ?, ?, ?, ?, NULL)",
                 (row.id, row.token_hash, json.dumps(row.agent), json.dumps(row.state), row.next_seq, row.turns),
             )
-            self._db.execute("INSERT INTO state_frames VALUES (?, ?)", (row.id, snapshot_seq))
+            self._db.execute("INSERT INTO state_frames (session_id, seq) VALUES (?, ?)", (row.id, snapshot_seq))
 
     def load_session(self, session_id: str) -> SessionRow | None:
         found = self._db.execute(
@@ -140,11 +161,12 @@ class Store:
         ).fetchall()
         return [str(r[0]) for r in rows]
 
-    def catch_up_log(self, session_id: str, last_seq: int, retention: int) -> tuple[list[JsonObject], list[JsonObject]] | None:
+    def catch_up_log(self, session_id: str, last_seq: int, retention: int) -> CatchUpLog | None:
         """The events up to `last_seq` and those after it, or None when `last_seq` carried no
         state or more than `retention` events came after it (RESUME-018)."""
         db = self._db
-        if db.execute("SELECT 1 FROM state_frames WHERE session_id = ? AND seq = ?", (session_id, last_seq)).fetchone() is None:
+        frame = db.execute("SELECT streams FROM state_frames WHERE session_id = ? AND seq = ?", (session_id, last_seq)).fetchone()
+        if frame is None:
             return None
         (missed,) = db.execute("SELECT COUNT(*) FROM log WHERE session_id = ? AND kind = 'event' AND seq > ?", (session_id, last_seq)).fetchone()
         if int(missed) > retention:
@@ -154,7 +176,7 @@ class Store:
         after: list[JsonObject] = []
         for seq, frame in rows:
             (before if int(seq) <= last_seq else after).append(json.loads(frame))
-        return before, after
+        return CatchUpLog(before=before, after=after, streamed=bool(frame[0]))
 
     def turn_and_retries(self, session_id: str, invocation_id: str) -> tuple[int, int]:
         """For the turn of `invocation_id`: which accepted message opened it (SCRIPT-004) and how
@@ -198,7 +220,10 @@ class Store:
             for call, deadline in change.add_timers.items():
                 db.execute("INSERT OR REPLACE INTO timers VALUES (?, ?, ?)", (session_id, call, deadline))
             for seq in change.state_seqs:
-                db.execute("INSERT OR IGNORE INTO state_frames VALUES (?, ?)", (session_id, seq))
+                db.execute(
+                    "INSERT OR IGNORE INTO state_frames (session_id, seq, streams) VALUES (?, ?, ?)",
+                    (session_id, seq, seq in change.streamed_state_seqs),
+                )
             for call in change.remove_timers:
                 db.execute("DELETE FROM timers WHERE session_id = ? AND tool_call_id = ?", (session_id, call))
 

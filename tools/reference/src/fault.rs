@@ -151,6 +151,10 @@ faults! {
     /// A catch-up patch is built from the session's first (empty) state instead of `last_seq`'s.
     CatchUpWrongBase = "catch-up-wrong-base":
         "a catch-up patch is built from the session's first state, not last_seq's, so it replays every earlier event",
+    /// A catch-up patch of two or more ops goes out without its last op: its base_seq is right and
+    /// it applies, but it does not give the session's state.
+    CatchUpMissingOp = "catch-up-missing-op":
+        "a catch-up patch leaves out its last op, so the state it gives is not the session's",
     /// A connection's send queue has no bound: a client that stops reading is never closed with 4008.
     UnboundedSendQueue = "unbounded-send-queue":
         "a client that stops reading gets its frames queued without bound instead of a 4008 close",
@@ -477,6 +481,13 @@ impl Hooks for Fault {
         } else {
             before
         }
+    }
+
+    fn catch_up_patch(&self, mut ops: Vec<PatchOp>) -> Vec<PatchOp> {
+        if *self == Fault::CatchUpMissingOp && ops.len() >= 2 {
+            ops.pop();
+        }
+        ops
     }
 
     fn patch(&self, mut ops: Vec<PatchOp>) -> Vec<PatchOp> {

@@ -101,6 +101,11 @@ pub(crate) trait Hooks: Send + Sync + std::fmt::Debug {
         true
     }
 
+    /// Catch-up: the ops put on the wire in the catch-up patch that answers a resume (`RESUME-017`).
+    fn catch_up_patch(&self, ops: Vec<PatchOp>) -> Vec<PatchOp> {
+        ops
+    }
+
     /// Handshake: whether a resume token is accepted, given whether it matched.
     fn token_matches(&self, matches: bool) -> bool {
         matches

@@ -69,7 +69,7 @@ pub(super) async fn catch_up(
             if recent.stream_open_at_base && !(streams && streamed) {
                 return Ok(None);
             }
-            return Ok(Some(CatchUp { base_seq: last_seq, patch: recent.patch, window: None }));
+            return Ok(Some(CatchUp { base_seq: last_seq, patch: hooks.catch_up_patch(recent.patch), window: None }));
         }
     }
     let log = session.shared.store.catch_up_log(session.id.as_str(), last_seq, u64::from(RESUME_RETENTION)).await?;
@@ -110,7 +110,7 @@ pub(super) async fn catch_up(
                 },
                 _ => patch,
             };
-            Ok(Some(CatchUp { base_seq: last_seq, patch, window }))
+            Ok(Some(CatchUp { base_seq: last_seq, patch: hooks.catch_up_patch(patch), window }))
         }
         Ok(_) => {
             eprintln!("chatwire-reference: session {}: the log does not fold to the state; snapshot", session.id);
