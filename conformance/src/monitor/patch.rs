@@ -11,7 +11,7 @@
 //!   the session's effective state (RESUME-019): the monitor compares it with the latest state a
 //!   connection here held in the resumed connection's view wherever no seq between that state and
 //!   the welcome is unknown to it (another attached connection saw every change, or nothing
-//!   changed: [`known_at_welcome`]). Where the client missed events no connection here received,
+//!   changed: `known_at_welcome`). Where the client missed events no connection here received,
 //!   the driver proves it by comparing with a snapshot (the reconnect sweep, and `resume` with
 //!   `compare_with_snapshot`). A windowed connection's catch-up is `super::window`'s (WINDOW-012).
 //! - Where patches are in force, a `ui_state_updated` is a finding and a patch is due wherever an
