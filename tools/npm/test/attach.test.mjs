@@ -23,16 +23,7 @@ const clients = [];
 /** A client whose sockets record the frames it sent (`sent`) and received (`frames`). */
 function tab(options = {}, on = server) {
   const sockets = wsSockets();
-  const sent = [];
-  const factory = (url, protocols) => {
-    const socket = sockets.factory(url, protocols);
-    const send = socket.send.bind(socket);
-    socket.send = (text) => {
-      sent.push(JSON.parse(text));
-      send(text);
-    };
-    return socket;
-  };
+  const { sent, factory } = sockets;
   const c = new ChatwireClient({
     url: on.url,
     socket: factory,

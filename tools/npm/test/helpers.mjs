@@ -58,10 +58,18 @@ export async function startReference(extra = ["--conformance"], { addr = "127.0.
 /** A socket factory over `ws` that remembers its sockets, so a test can cut the connection. */
 export function wsSockets() {
   const sockets = [];
+  /** Every frame the client sent on them, parsed, in order. */
+  const sent = [];
   return {
     sockets,
+    sent,
     factory: (url, protocols) => {
       const socket = new WebSocket(url, protocols);
+      const send = socket.send.bind(socket);
+      socket.send = (text, ...rest) => {
+        sent.push(JSON.parse(text));
+        send(text, ...rest);
+      };
       sockets.push(socket);
       return socket;
     },

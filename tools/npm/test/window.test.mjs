@@ -22,16 +22,7 @@ const clients = [];
 /** A client on the reference whose sockets record every frame the client sends. */
 function client(options = {}) {
   const sockets = wsSockets();
-  const sent = [];
-  const factory = (url, protocols) => {
-    const socket = sockets.factory(url, protocols);
-    const send = socket.send.bind(socket);
-    socket.send = (text) => {
-      sent.push(JSON.parse(text));
-      send(text);
-    };
-    return socket;
-  };
+  const { sent, factory } = sockets;
   const c = new ChatwireClient({
     url: server.url,
     socket: factory,
