@@ -174,7 +174,14 @@ impl Conn {
                         "a script is only accepted when opening a session",
                     ));
                 }
-                session::resume_session(&self.shared, &self.handle, hello.id.clone(), resume).await?
+                let mut attempt = 0;
+                loop {
+                    match session::resume_session(&self.shared, &self.handle, hello.id.clone(), resume).await {
+                        // Another replica committed first: resume again from the newer state.
+                        Err(r) if r.contention && attempt < session::CONFLICT_RETRIES => attempt += 1,
+                        result => break result?,
+                    }
+                }
             }
             None => {
                 let agent = match hello.script {
@@ -224,23 +231,41 @@ impl Conn {
             return Err(Refusal::new(ErrorCode::HelloRequired, "send session.hello first"));
         };
         let mut g = session.inner.lock().await;
-        if !g.is_attached(&self.handle) {
-            // Taken over: this connection is closing and may no longer act on the session.
-            return Ok(());
-        }
-        g.requester = Some(self.handle.id);
-        let result = match frame {
-            ClientFrame::UserMessage(m) => session::user_message(&session, &mut g, m).await,
-            ClientFrame::ToolCallResponse(r) => {
-                session::tool_call_response(&session, &mut g, &self.handle.negotiated, r).await
+        let mut attempt = 0;
+        loop {
+            // What other replicas committed reaches this one before the request is judged.
+            session::sync(&session, &mut g).await;
+            if !g.is_attached(&self.handle) {
+                return Ok(());
             }
-            ClientFrame::Rewind(r) => session::rewind(&session, &mut g, r).await,
-            ClientFrame::Retry(r) => session::retry(&session, &mut g, &self.handle.negotiated, r).await,
-            ClientFrame::Cancel(c) => session::cancel(&session, &mut g, &self.handle.negotiated, c).await,
-            ClientFrame::HistoryRequest(r) => session::history(&session, &mut g, &self.handle, r).await,
+            g.requester = Some(self.handle.id);
+            let result = self.carry_out(&session, &mut g, frame.clone()).await;
+            g.requester = None;
+            match result {
+                // Another replica committed first: nothing changed; carry it out on the newer state.
+                Err(r) if r.contention && attempt < session::CONFLICT_RETRIES => attempt += 1,
+                result => return result,
+            }
+        }
+    }
+
+    async fn carry_out(
+        &self,
+        session: &Arc<Session>,
+        g: &mut session::Inner,
+        frame: ClientFrame,
+    ) -> Result<(), Refusal> {
+        let result = match frame {
+            ClientFrame::UserMessage(m) => session::user_message(session, g, m).await,
+            ClientFrame::ToolCallResponse(r) => {
+                session::tool_call_response(session, g, &self.handle.negotiated, r).await
+            }
+            ClientFrame::Rewind(r) => session::rewind(session, g, r).await,
+            ClientFrame::Retry(r) => session::retry(session, g, &self.handle.negotiated, r).await,
+            ClientFrame::Cancel(c) => session::cancel(session, g, &self.handle.negotiated, c).await,
+            ClientFrame::HistoryRequest(r) => session::history(session, g, &self.handle, r).await,
             other => Err(Refusal::new(ErrorCode::UnknownType, format!("unexpected frame type {}", other.type_name()))),
         };
-        g.requester = None;
         result
     }
 }

@@ -60,6 +60,18 @@ macro_rules! faults {
 }
 
 faults! {
+    /// A replica that lost the run lease still commits the run's steps.
+    OwnershipNotFenced = "ownership-not-fenced":
+        "a replica whose run lease expired and was claimed still commits steps (two replicas drive one run)",
+    /// The commit that ends a run is never announced to other replicas.
+    NotificationLost = "notification-lost":
+        "the commit that ends a run is not announced; a tab on another replica stalls until it resumes",
+    /// Each replica numbers a session's frames from what it last saw itself.
+    SeqPerReplica = "seq-per-replica":
+        "each replica allocates seqs from its own memory, so two replicas send different frames with one seq",
+    /// A run whose replica died is recovered only when that replica starts again.
+    RecoveryOnlyAtRestart = "recovery-only-at-restart":
+        "a run whose replica died stalls until that same replica restarts",
     /// A `completed` settlement is announced but never written to the log.
     CompletionNotPersisted = "completion-not-persisted":
         "a completed tool call comes back pending once the session is reloaded",
@@ -257,6 +269,24 @@ pub(crate) fn hooks(fault: Option<Fault>) -> Box<dyn Hooks> {
 }
 
 impl Hooks for Fault {
+    fn fences_commits(&self) -> bool {
+        *self != Fault::OwnershipNotFenced
+    }
+
+    fn syncs_before_commit(&self) -> bool {
+        *self != Fault::SeqPerReplica
+    }
+
+    fn notifies(&self, active: bool) -> bool {
+        // The commit that ends the work is the one never announced: a tab elsewhere waits for
+        // the run's end until it resumes.
+        active || *self != Fault::NotificationLost
+    }
+
+    fn reaps_expired_leases(&self) -> bool {
+        *self != Fault::RecoveryOnlyAtRestart
+    }
+
     fn requires_subprotocol(&self) -> bool {
         *self == Fault::SubprotocolRequired
     }

@@ -269,4 +269,27 @@ pub(crate) trait Hooks: Send + Sync + std::fmt::Debug {
     fn checks_response_schema(&self) -> bool {
         true
     }
+
+    /// Cluster: whether the run holder's commits are fenced by its lease token (`CLUSTER-003`).
+    fn fences_commits(&self) -> bool {
+        true
+    }
+
+    /// Cluster: whether a replica reads what others committed before it judges a request or
+    /// commits, and commits only from the newest seq (`CLUSTER-002`).
+    fn syncs_before_commit(&self) -> bool {
+        true
+    }
+
+    /// Cluster: whether other replicas are told of a commit after which the session is
+    /// `active` (its run or calls still open) or not (`CLUSTER-006`).
+    fn notifies(&self, _active: bool) -> bool {
+        true
+    }
+
+    /// Cluster: whether a replica claims leases nobody renewed and recovers their sessions
+    /// (`CLUSTER-004`), rather than waiting for the replica that held them to restart.
+    fn reaps_expired_leases(&self) -> bool {
+        true
+    }
 }

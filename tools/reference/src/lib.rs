@@ -303,6 +303,14 @@ impl Server {
     pub async fn run(self, shutdown: impl Future<Output = ()>) -> Result<(), ServeError> {
         let next_id = AtomicU64::new(1);
         let mut connections = JoinSet::new();
+        // On a shared store: replay other replicas' commits, renew this replica's run leases,
+        // recover the sessions of replicas that stopped (`spec/cluster.md`).
+        let mut replica_tasks = JoinSet::new();
+        if self.shared.store.is_shared() {
+            replica_tasks.spawn(session::follow(self.shared.clone()));
+            replica_tasks.spawn(session::hold_leases(self.shared.clone()));
+            replica_tasks.spawn(session::reap(self.shared.clone()));
+        }
         let (going_away, going_away_rx) = tokio::sync::watch::channel(false);
         tokio::pin!(shutdown);
         loop {
@@ -331,6 +339,7 @@ impl Server {
             let _ = tokio::time::timeout(grace, async { while connections.join_next().await.is_some() {} }).await;
         }
         connections.shutdown().await;
+        replica_tasks.shutdown().await;
         self.shared.clear().await;
         Ok(())
     }

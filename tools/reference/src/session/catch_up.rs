@@ -75,7 +75,7 @@ pub(super) async fn catch_up(
     let log = session.shared.store.catch_up_log(session.id.as_str(), last_seq, u64::from(RESUME_RETENTION)).await?;
     let CatchUpLog::Events { before, after, streamed } = log else { return Ok(None) };
     let split = hooks.catch_up_split(before.len()).min(before.len());
-    let (base, _) = fold_log(&session.id, &before[..split]);
+    let (base, _) = fold_log(&session.id, &before[..split], None);
     // STREAM-006: a frame sent while a stream was open is a base only where both its connection
     // and the resumed one see streams. The store says so of every state frame: a delta's seq, and
     // the snapshot or catch-up a streaming connection got when it resumed mid-stream, which a

@@ -18,6 +18,7 @@ use chatwire_schema::{Id, RunStatus, ServerFrame};
 
 use super::emit::{emit, Change, Unit};
 use super::recovery::end_run_failed;
+use super::replica::is_contention;
 use super::{DriverLaunch, EmitError, Inner, Session};
 use crate::agent::{BatchCursor, Cursor, StreamCursor};
 use crate::util::{now_ms, random_id, rfc3339_now};
@@ -47,7 +48,9 @@ pub(super) fn run_started(invocation: &Id) -> ServerFrame {
 /// Starts the run driver of the session unless it is already running: on a task of its own, or,
 /// while recovery holds the session, when recovery is done ([`play_held_driver`]).
 pub(crate) fn start_driver(session: &Arc<Session>, g: &mut Inner) {
-    if g.driver_active {
+    // On a shared store only the replica holding the run lease drives (`CLUSTER-003`); the
+    // holder starts its driver when it replays the change that gave the run a step to play.
+    if g.driver_active || (session.shared.store.is_shared() && g.lease.is_none()) {
         return;
     }
     g.driver_active = true;
@@ -130,10 +133,19 @@ async fn drive(session: &Arc<Session>, mut waiting: Option<Wait>, epoch: u64) {
                     }
                     return;
                 }
-                if let Err(e) = settle_tool(session, &mut g, &call, &id).await {
-                    abandon_turn(session, &mut g, &e).await;
-                    g.driver_active = false;
-                    return;
+                match settle_tool(session, &mut g, &call, &id).await {
+                    Ok(()) => {}
+                    // The turn looks again on the newer state (the tool runs again if it is still due).
+                    Err(e) if is_contention(&e) => {
+                        if !after_contention(session, &mut g).await {
+                            return;
+                        }
+                    }
+                    Err(e) => {
+                        abandon_turn(session, &mut g, &e).await;
+                        g.driver_active = false;
+                        return;
+                    }
                 }
             }
         }
@@ -147,7 +159,9 @@ async fn drive(session: &Arc<Session>, mut waiting: Option<Wait>, epoch: u64) {
 /// Plays the steps that are due now, each under the session lock; returns what the turn waits
 /// for next, or `None` once the slice is over (the driver is then inactive).
 async fn play_due_steps(session: &Arc<Session>, epoch: u64) -> Option<Wait> {
-    // Bounded: every iteration commits progress or returns; a plan has finitely many steps.
+    // Bounded: every iteration commits progress or returns (a plan has finitely many steps), or
+    // met another replica's commit, at most CONFLICT_RETRIES times in a row.
+    let mut contended = 0;
     loop {
         let mut g = session.inner.lock().await;
         if g.driver_epoch != epoch {
@@ -155,7 +169,17 @@ async fn play_due_steps(session: &Arc<Session>, epoch: u64) -> Option<Wait> {
             return None;
         }
         let next = match next_step(session, &mut g).await {
-            Ok(next) => next,
+            Ok(next) => {
+                contended = 0;
+                next
+            }
+            Err(e) if is_contention(&e) && contended < super::CONFLICT_RETRIES => {
+                contended += 1;
+                match after_contention(session, &mut g).await {
+                    true => Next::Continue,
+                    false => return None,
+                }
+            }
             Err(e) => {
                 abandon_turn(session, &mut g, &e).await;
                 Next::Stop
@@ -169,16 +193,34 @@ async fn play_due_steps(session: &Arc<Session>, epoch: u64) -> Option<Wait> {
             }
             Next::Sleep(0) => {}
             Next::Sleep(ms) => return Some(Wait::Sleep(ms)),
-            Next::RunTool { call, id } if call.run_ms == 0 => {
-                if let Err(e) = settle_tool(session, &mut g, &call, &id).await {
+            Next::RunTool { call, id } if call.run_ms == 0 => match settle_tool(session, &mut g, &call, &id).await {
+                Ok(()) => {}
+                Err(e) if is_contention(&e) => {
+                    if !after_contention(session, &mut g).await {
+                        return None;
+                    }
+                }
+                Err(e) => {
                     abandon_turn(session, &mut g, &e).await;
                     g.driver_active = false;
                     return None;
                 }
-            }
+            },
             Next::RunTool { call, id } => return Some(Wait::Tool { call, id }),
         }
     }
+}
+
+/// A commit of the driver met another replica's (`replica.rs`): unless this replica lost the
+/// run (fenced), the session is brought up to date and the driver looks again.
+async fn after_contention(session: &Arc<Session>, g: &mut Inner) -> bool {
+    if g.lease.is_none() {
+        // Fenced: another replica drives the run now (`CLUSTER-003`).
+        g.driver_active = false;
+        return false;
+    }
+    super::replica::sync(session, g).await;
+    true
 }
 
 /// A step failed (e.g. the agent planned a frame the reducer refuses): the run ends `failed`,

@@ -15,9 +15,10 @@ use serde::Serialize;
 use super::expiry::schedule_expiry;
 use super::fanout::{self, Group, View};
 use super::recent::RecentEvent;
+use super::replica::{self, ChangeRecord};
 use super::{EmitError, Inner, Refusal, Session};
 use crate::agent::Cursor;
-use crate::store::{Commit, LogKind, LogRow};
+use crate::store::{Commit, LogKind, LogRow, StoreError};
 use crate::transport::{ConnHandle, Outgoing};
 
 /// One step of emission: an event (followed by one state frame), or a batch of tool calls (one
@@ -130,7 +131,14 @@ struct Staged {
 /// see the same bytes ([`fanout`](super::fanout)).
 pub(crate) async fn emit(session: &Arc<Session>, g: &mut Inner, change: Change) -> Result<(), EmitError> {
     let sh = &session.shared;
-    let staged = match stage(session, g, &change.requests, change.units) {
+    // On a shared store the change is also committed as other replicas replay it (`replica.rs`).
+    let record = match sh.store.is_shared() {
+        true => Some(serde_json::to_string(&ChangeRecord::of(&change.units))?),
+        false => None,
+    };
+    let base_seq = g.next_seq;
+    let was_active = replica::is_active(&g.state);
+    let staged = match stage(session, g, &change.requests, change.units, false) {
         Ok(staged) => staged,
         Err(e) => {
             restore_state(session, g).await;
@@ -150,8 +158,13 @@ pub(crate) async fn emit(session: &Arc<Session>, g: &mut Inner, change: Change) 
             sh.hooks.before_commit(&events.map(|row| row.frame.clone()).collect::<Vec<_>>(), None);
         }
     }
+    let lease = replica::lease_op(sh, g.lease, was_active, replica::is_active(&g.state));
     let commit = (|| {
         Ok::<_, serde_json::Error>(Commit {
+            base_seq: replica::base_seq(sh, g.lease, base_seq),
+            lease,
+            notify: sh.hooks.notifies(replica::is_active(&g.state)),
+            units: record,
             next_seq: staged.next_seq,
             log: staged.log,
             cursor: change.cursor.as_ref().map(serde_json::to_string).transpose()?,
@@ -164,17 +177,23 @@ pub(crate) async fn emit(session: &Arc<Session>, g: &mut Inner, change: Change) 
             remove_pending: change.remove_pending.iter().map(ToString::to_string).collect(),
             state_seqs: staged.state_seqs,
             streamed_state_seqs: staged.streamed_state_seqs,
-            ..Commit::default()
         })
     })();
     let committed = match commit {
         Ok(commit) => sh.store.commit(session.id.as_str(), commit).await.map_err(EmitError::from),
         Err(e) => Err(EmitError::from(e)),
     };
-    if let Err(e) = committed {
-        restore_state(session, g).await;
-        return Err(e);
-    }
+    let token = match committed {
+        Ok(token) => token,
+        Err(e) => {
+            if matches!(e, EmitError::Store(StoreError::Fenced)) {
+                replica::lost_lease(g);
+            }
+            restore_state(session, g).await;
+            return Err(e);
+        }
+    };
+    replica::after_commit(g, lease, token);
     g.next_seq = staged.next_seq;
     for event in staged.recent {
         g.recent.push(event);
@@ -194,10 +213,26 @@ pub(crate) async fn emit(session: &Arc<Session>, g: &mut Inner, change: Change) 
             handle.abort();
         }
     }
-    for (id, deadline) in change.add_timers {
-        schedule_expiry(session, g, id, deadline);
+    // Deadlines are armed by the replica that drives the session (`CLUSTER-003`).
+    if !sh.store.is_shared() || g.lease.is_some() {
+        for (id, deadline) in change.add_timers {
+            schedule_expiry(session, g, id, deadline);
+        }
     }
     Ok(())
+}
+
+/// Replays a change another replica committed (`replica.rs`): its events are applied with the
+/// seqs they were committed with, and this replica's connections get what the committer's would
+/// have, answers excepted (they went to the requester, `ATTACH-005`). Returns the first seq the
+/// change did not use.
+pub(super) async fn replay_units(session: &Arc<Session>, g: &mut Inner, units: Vec<Unit>) -> Result<u64, EmitError> {
+    let staged = stage(session, g, &[], units, true)?;
+    for event in staged.recent {
+        g.recent.push(event);
+    }
+    fanout::deliver(&mut g.attached, staged.groups);
+    Ok(staged.next_seq)
 }
 
 /// The planted fault `stalled-tab-slows-others`: the fan-out waits until every attached
@@ -234,9 +269,21 @@ fn push_frame(
 /// A delta is its own state frame (`STREAM-002`): none follows it. A connection that does not see
 /// streams gets nothing for a delta, and the stream's end reaches it as a plain assistant message
 /// appended to its view (`STATE-012`), the view being the state without its open stream.
-fn stage(session: &Session, g: &mut Inner, requests: &[ClientFrame], units: Vec<Unit>) -> Result<Staged, EmitError> {
+///
+/// A `replay` (of another replica's commit) sends no answer: its requester is not here.
+fn stage(
+    session: &Session,
+    g: &mut Inner,
+    requests: &[ClientFrame],
+    units: Vec<Unit>,
+    replay: bool,
+) -> Result<Staged, EmitError> {
     let hooks = &session.shared.hooks;
     let requester = g.requester.filter(|id| g.attached.iter().any(|a| a.conn.id == *id));
+    let push_frame = |group: &mut Group, frame: &ServerFrame, requester, answers_to_all| match replay {
+        true if frame.is_answer() => Ok(()),
+        _ => push_frame(group, frame, requester, answers_to_all),
+    };
     // The planted fault `event-only-to-requester`: a change a request caused goes to its sender alone.
     let only_requester = requester.filter(|_| hooks.events_only_to_requester());
     let answers_to_all = hooks.answers_to_all();
@@ -433,7 +480,9 @@ fn windowed_state_frame(
 /// connection closed) so that the next resume loads it afresh.
 async fn restore_state(session: &Arc<Session>, g: &mut Inner) {
     match session.shared.store.load_session(session.id.as_str()).await {
-        Ok(Some(stored)) => g.state = super::registry::fold_log(&session.id, &stored.events).0,
+        // Only what this replica had reached: later commits (another replica's, on a shared
+        // store) reach its connections by replay, in order.
+        Ok(Some(stored)) => g.state = super::registry::fold_log(&session.id, &stored.events, Some(g.next_seq)).0,
         failed => {
             eprintln!("chatwire-reference: session {}: cannot restore the state from the log ({failed:?})", session.id);
             super::registry::discard(session, g);
@@ -476,10 +525,12 @@ impl Inner {
     /// without a seq and anything else is not sent.
     pub async fn send_outside_state(&mut self, session: &Session, conn: &ConnHandle, mut frame: ServerFrame) {
         let seq = self.next_seq;
+        let reserve =
+            Commit { next_seq: seq + 1, base_seq: super::replica::base_seq(&session.shared, self.lease, seq), ..Commit::default() };
         let persisted = session
             .shared
             .store
-            .commit(session.id.as_str(), Commit { next_seq: seq + 1, ..Commit::default() })
+            .commit(session.id.as_str(), reserve)
             .await
             .map_err(|e| eprintln!("chatwire-reference: cannot persist seq for an error: {e}"))
             .is_ok();

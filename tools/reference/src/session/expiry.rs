@@ -8,6 +8,7 @@ use chatwire_schema::{Id, ServerFrame, ToolCallStatus};
 
 use super::driver::{run_started, start_driver};
 use super::emit::{emit, Change, Unit};
+use super::replica::is_contention;
 use super::{EmitError, Inner, Session};
 use crate::util::{now_ms, rfc3339_now};
 
@@ -23,8 +24,21 @@ pub(super) fn schedule_expiry(session: &Arc<Session>, g: &mut Inner, tool_call_i
         tokio::time::sleep(Duration::from_millis(wait)).await;
         let mut g = s.inner.lock().await;
         g.timers.remove(&id);
-        if let Err(e) = expire(&s, &mut g, &id).await {
-            eprintln!("chatwire-reference: session {}: expiring {id}: {e}", s.id);
+        let mut attempt = 0;
+        loop {
+            match expire(&s, &mut g, &id).await {
+                Ok(()) => break,
+                // Another replica committed first: expire on the newer state, while this
+                // replica still drives the session (`CLUSTER-003`).
+                Err(e) if is_contention(&e) && g.lease.is_some() && attempt < super::CONFLICT_RETRIES => {
+                    attempt += 1;
+                    super::replica::sync(&s, &mut g).await;
+                }
+                Err(e) => {
+                    eprintln!("chatwire-reference: session {}: expiring {id}: {e}", s.id);
+                    break;
+                }
+            }
         }
         drop(g);
         s.shared.evict_if_quiescent(&s).await;

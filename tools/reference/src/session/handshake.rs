@@ -10,6 +10,7 @@ use tokio::sync::Mutex;
 use super::catch_up::{catch_up, CatchUp, HeldWindow, RESUME_RETENTION};
 use super::emit::{open_window, patch_frame, seen_state, state_frame, window_snapshot};
 use super::fanout::Attachment;
+use super::replica::ChangeRecord;
 use super::{DriverLaunch, EmitError, History, Inner, Refusal, Session, Shared};
 use crate::agent::{AgentSpec, Cursor};
 use crate::store::{Commit, NewSessionRow};
@@ -57,6 +58,8 @@ pub(crate) async fn open_session(
             timers: HashMap::new(),
             evicted: false,
             recent: super::recent::Recent::new(2, false),
+            lease: None,
+            replayed_to: 3,
         }),
     });
     shared.sessions.lock().await.insert(id, session.clone());
@@ -192,6 +195,11 @@ pub(crate) async fn resume_session(
         if g.evicted {
             continue;
         }
+        // What other replicas committed reaches this one first (`CLUSTER-001`).
+        super::replica::sync(&session, &mut g).await;
+        if g.evicted {
+            continue;
+        }
         if shared.legacy_resume_lookup {
             // The old path, kept to prove the timing check can fail: an unknown session is
             // refused before any hashing, a known one after a hash and compare.
@@ -204,7 +212,8 @@ pub(crate) async fn resume_session(
         if resume.last_seq > g.last_seq() {
             return Err(cursor_ahead());
         }
-        if shared.hooks.attaches(conn.negotiated.has(&Capability::MultiAttach)) {
+        let attaches = shared.hooks.attaches(conn.negotiated.has(&Capability::MultiAttach));
+        if attaches {
             // ATTACH-001: beside the others; past the bound the earliest goes (ATTACH-003).
             while g.attached.len() >= shared.max_attached.max(1) as usize {
                 let earliest = g.attached.remove(0).conn;
@@ -231,7 +240,12 @@ pub(crate) async fn resume_session(
         // The state frame's view is the resumed connection's: a base for a streaming resume even
         // mid-stream where this connection streams (STREAM-006).
         let streamed = conn.negotiated.has(&Capability::AssistantStream).then_some(first + 1);
+        // A takeover reaches the connections other replicas hold when they replay this commit.
+        let takeover = ChangeRecord { takeover: true, ..ChangeRecord::default() };
+        let units = (!attaches && shared.store.is_shared()).then(|| serde_json::to_string(&takeover));
         let reserve = Commit {
+            base_seq: super::replica::base_seq(shared, g.lease, first),
+            units: units.transpose().map_err(EmitError::from)?,
             next_seq: first + 2,
             state_seqs: vec![first + 1],
             streamed_state_seqs: streamed.into_iter().collect(),
@@ -248,7 +262,7 @@ pub(crate) async fn resume_session(
 }
 
 /// Sends `conn` a fatal error of the session and closes it with the error's close code.
-async fn end_connection(session: &Session, g: &mut Inner, conn: &ConnHandle, refusal: Refusal) {
+pub(super) async fn end_connection(session: &Session, g: &mut Inner, conn: &ConnHandle, refusal: Refusal) {
     let close = refusal.code.close_code();
     g.send_error(session, conn, refusal, None).await;
     if let Some(close) = close {

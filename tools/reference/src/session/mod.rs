@@ -44,6 +44,7 @@ mod history;
 mod recent;
 mod recovery;
 mod registry;
+mod replica;
 mod requests;
 mod retry;
 
@@ -51,6 +52,7 @@ pub(crate) use cancel::cancel;
 pub(crate) use handshake::{detach, open_session, resume_session};
 pub(crate) use history::history;
 pub(crate) use registry::Shared;
+pub(crate) use replica::{follow, hold_leases, reap, sync, take_over, CONFLICT_RETRIES};
 pub(crate) use requests::{rewind, tool_call_response, user_message};
 pub(crate) use retry::retry;
 
@@ -59,11 +61,14 @@ pub(crate) use retry::retry;
 pub(crate) struct Refusal {
     pub code: ErrorCode,
     pub message: String,
+    /// Another replica committed first (or holds the run): nothing changed, and the request is
+    /// carried out again on the newer state rather than refused (`replica.rs`).
+    pub contention: bool,
 }
 
 impl Refusal {
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        Refusal { code, message: message.into() }
+        Refusal { code, message: message.into(), contention: false }
     }
 }
 
@@ -82,8 +87,13 @@ pub(crate) enum EmitError {
 
 impl From<EmitError> for Refusal {
     fn from(e: EmitError) -> Self {
-        eprintln!("chatwire-reference: internal error: {e}");
-        Refusal::new(ErrorCode::InternalError, "the server failed and the session is unchanged")
+        let contention = replica::is_contention(&e);
+        if !contention {
+            eprintln!("chatwire-reference: internal error: {e}");
+        }
+        let mut refusal = Refusal::new(ErrorCode::InternalError, "the server failed and the session is unchanged");
+        refusal.contention = contention;
+        refusal
     }
 }
 
@@ -148,6 +158,12 @@ pub(crate) struct Inner {
     evicted: bool,
     /// The events committed in this process, as patches: what a catch-up puts together.
     recent: recent::Recent,
+    /// The token of the session's run lease where this replica holds it: it drives the run and
+    /// arms the deadlines (`CLUSTER-003`). Unused on an embedded store.
+    lease: Option<u64>,
+    /// The first seq of commits not yet replayed here (`replica.rs`): `next_seq`, except under
+    /// the planted fault `seq-per-replica`.
+    replayed_to: u64,
 }
 
 /// What a session's log says about its turns, folded at load and kept up to date after: the
@@ -161,6 +177,22 @@ pub(crate) struct History {
     pub turns: HashMap<Id, u64>,
     /// Invocation → accepted retries.
     pub retries: HashMap<Id, u64>,
+}
+
+impl History {
+    /// Notes what a committed event says about the session's turns.
+    pub fn note(&mut self, frame: &chatwire_schema::ServerFrame) {
+        use chatwire_schema::ServerFrame;
+        match frame {
+            ServerFrame::UserMessageAccepted(f) => {
+                let turn = self.turns.len() as u64;
+                self.accepted_messages.insert(f.in_reply_to.clone());
+                self.turns.insert(f.invocation_id.clone(), turn);
+            }
+            ServerFrame::RetryAccepted(f) => *self.retries.entry(f.invocation_id.clone()).or_default() += 1,
+            _ => {}
+        }
+    }
 }
 
 /// Where [`driver::start_driver`] puts a run driver.

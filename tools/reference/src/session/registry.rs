@@ -151,7 +151,7 @@ impl Shared {
             return Ok(Some(s.clone()));
         }
         let Some(stored) = self.store.load_session(id.as_str()).await? else { return Ok(None) };
-        let (state, history) = fold_log(id, &stored.events);
+        let (state, history) = fold_log(id, &stored.events, None);
         let parse_failed = |what: &str, e: serde_json::Error| {
             eprintln!("chatwire-reference: session {id}: stored {what} unreadable ({e}), using default");
         };
@@ -192,6 +192,8 @@ impl Shared {
                 timers: HashMap::new(),
                 evicted: false,
                 recent,
+                lease: None,
+                replayed_to: next_seq,
             }),
         });
         sessions.insert(id.clone(), session.clone());
@@ -206,7 +208,8 @@ impl Shared {
     pub async fn evict_if_quiescent(&self, session: &Arc<Session>) {
         let mut sessions = self.sessions.lock().await;
         let mut g = session.inner.lock().await;
-        if g.attached.is_empty() && !g.driver_active && g.timers.is_empty() && !g.evicted {
+        // The replica holding the run lease keeps the session: it renews the lease (`CLUSTER-003`).
+        if g.attached.is_empty() && !g.driver_active && g.timers.is_empty() && g.lease.is_none() && !g.evicted {
             g.evicted = true;
             sessions.remove(&session.id);
         }
@@ -225,7 +228,17 @@ impl Shared {
     }
 
     /// Loads every session with unfinished work so its turn, responses and deadlines proceed.
+    ///
+    /// On a shared store the other replicas are alive and drive their own sessions: a replica
+    /// recovers only those whose run lease it held itself before it stopped, before it serves
+    /// anyone (`RESUME-014`); the rest expire and are claimed as they do (`CLUSTER-004`).
     pub async fn recover_all(self: &Arc<Self>) -> Result<usize, StoreError> {
+        if self.store.is_shared() {
+            let own = self.store.claim_own_leases().await?;
+            let n = own.len();
+            super::take_over(self, own).await;
+            return Ok(n);
+        }
         let ids = self.store.sessions_needing_recovery().await?;
         let mut n = 0;
         for id in ids {
@@ -244,21 +257,18 @@ impl Shared {
 
 /// The state a session's log folds to (every event through the reducer), and what it says about
 /// the session's turns. Indexed: folding n events is O(n), so a load after a restart grows linearly.
-pub(super) fn fold_log(id: &Id, events: &[String]) -> (IndexedUiState, History) {
+///
+/// With `upto`, events from that seq on are left out: what a replica had reached before a
+/// failed change, the rest reaching it by replay (`replica.rs`).
+pub(super) fn fold_log(id: &Id, events: &[String], upto: Option<u64>) -> (IndexedUiState, History) {
     let mut fold = IndexedUiState::default();
     let mut history = History::default();
-    let mut turns = 0;
     for (index, text) in events.iter().enumerate() {
         let applied = serde_json::from_str::<ServerFrame>(text).map_err(|e| e.to_string()).and_then(|frame| {
-            match &frame {
-                ServerFrame::UserMessageAccepted(f) => {
-                    history.accepted_messages.insert(f.in_reply_to.clone());
-                    history.turns.insert(f.invocation_id.clone(), turns);
-                    turns += 1;
-                }
-                ServerFrame::RetryAccepted(f) => *history.retries.entry(f.invocation_id.clone()).or_default() += 1,
-                _ => {}
+            if upto.is_some_and(|upto| frame.seq().is_some_and(|seq| seq >= upto)) {
+                return Ok(());
             }
+            history.note(&frame);
             match frame.ui_event() {
                 Some(event) => fold.apply(event).map_err(|e| e.to_string()),
                 None => Err(format!("{} is not a state event", frame.type_name())),

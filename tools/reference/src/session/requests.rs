@@ -106,6 +106,7 @@ pub(crate) async fn tool_call_response(
     let frame = serde_json::to_string(&response).map_err(EmitError::from)?;
     let commit = Commit {
         next_seq: g.next_seq,
+        base_seq: super::replica::base_seq(&session.shared, g.lease, g.next_seq),
         log: vec![LogRow {
             seq: None,
             kind: LogKind::Request,
@@ -116,7 +117,18 @@ pub(crate) async fn tool_call_response(
         ..Commit::default()
     };
     session.shared.store.commit(session.id.as_str(), commit).await.map_err(EmitError::from)?;
-    execute_response(session, g, &response).await
+    // The response is committed, so it is executed exactly once: where another replica
+    // committed first, again on the newer state, never refused.
+    let mut attempt = 0;
+    loop {
+        match execute_response(session, g, &response).await {
+            Err(r) if r.contention && attempt < super::CONFLICT_RETRIES => {
+                attempt += 1;
+                super::sync(session, g).await;
+            }
+            result => return result,
+        }
+    }
 }
 
 /// The refusal of a value that breaks its call's `response_schema` (`TOOL-023`): `response_invalid`

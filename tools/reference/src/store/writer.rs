@@ -167,6 +167,13 @@ impl StoreWriter {
         Err(StoreError::NotShared)
     }
 
+    /// Claims (token + 1) every run lease whose owner is this replica's name, expired or not:
+    /// called at start, when whatever held them under this name has stopped. Returns
+    /// `(session id, new token)` for each. Shared store only.
+    pub async fn claim_own_leases(&self) -> Result<Vec<(String, u64)>, StoreError> {
+        Err(StoreError::NotShared)
+    }
+
     /// Inserts a new session.
     pub async fn create_session(&self, row: NewSessionRow) -> Result<(), StoreError> {
         self.ask(|reply| Job::Write(Write::Create(row), reply)).await
