@@ -44,6 +44,7 @@ pub const SPEC_FILES: &[(&str, &str)] = &[
     ("attach.md", include_str!(concat!(env!("CHATWIRE_SPEC_DIR"), "/attach.md"))),
     ("window.md", include_str!(concat!(env!("CHATWIRE_SPEC_DIR"), "/window.md"))),
     ("cancel.md", include_str!(concat!(env!("CHATWIRE_SPEC_DIR"), "/cancel.md"))),
+    ("cluster.md", include_str!(concat!(env!("CHATWIRE_SPEC_DIR"), "/cluster.md"))),
     ("streaming.md", include_str!(concat!(env!("CHATWIRE_SPEC_DIR"), "/streaming.md"))),
     ("multi-tool.md", include_str!(concat!(env!("CHATWIRE_SPEC_DIR"), "/multi-tool.md"))),
     ("errors.md", include_str!(concat!(env!("CHATWIRE_SPEC_DIR"), "/errors.md"))),
@@ -113,6 +114,11 @@ pub struct Requirement {
 
 /// The group of a requirement that belongs to no capability or feature.
 pub const CORE_GROUP: &str = "core";
+
+/// The group of the requirements a deployment of several instances owes its clients
+/// (`spec/cluster.md`): no capability announces it, and only a run against several instances
+/// (`chatwire-conformance run --replicas N`) can observe them.
+pub const CLUSTER_GROUP: &str = "cluster";
 
 impl Requirement {
     /// Where the requirement is defined, as a link relative to the repository root:

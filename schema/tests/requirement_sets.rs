@@ -3,7 +3,7 @@
 //! (`spec/versioning.md#frozen-requirement-sets`).
 
 use chatwire_schema::requirement_sets::{check_metadata, errata, released_set, RELEASES};
-use chatwire_schema::requirements::{self, Requirement, CORE_GROUP};
+use chatwire_schema::requirements::{self, Requirement, CLUSTER_GROUP, CORE_GROUP};
 use chatwire_schema::session::welcome::Capability;
 use chatwire_schema::ProtocolVersion;
 
@@ -24,11 +24,11 @@ fn metadata_of_the_spec_is_consistent_with_the_releases() {
 }
 
 #[test]
-fn every_group_is_core_or_a_capability() {
+fn every_group_is_core_cluster_or_a_capability() {
     for r in registry() {
         let capability: Capability = serde_json::from_value(serde_json::Value::String(r.group.clone()))
             .expect("any name deserializes as a capability");
-        let known = r.group == CORE_GROUP || !matches!(capability, Capability::Other(_));
+        let known = r.group == CORE_GROUP || r.group == CLUSTER_GROUP || !matches!(capability, Capability::Other(_));
         assert!(known, "{}: group {:?} names no capability or feature", r.id, r.group);
     }
 }

@@ -15,6 +15,7 @@
 //! - [`errors`]: `fatal` flags, closes after errors;
 //! - [`attach`]: several connections on one session (since 1.2): every event reaches every tab
 //!   under one seq, answers only the requester, the tabs' views agree;
+//! - [`cluster`]: several instances of one deployment (`--replicas`): one seq one frame, one driver;
 //! - [`advice`]: the should-level checks;
 //! - `diverge`: after a divergence from the oracle's fold, later findings that follow from it are
 //!   not charged again, until a state frame gives the server's state.
@@ -23,6 +24,7 @@ pub mod advice;
 pub mod attach;
 pub mod cancel;
 pub mod check;
+pub mod cluster;
 mod diverge;
 pub mod errors;
 pub mod features;
@@ -82,6 +84,8 @@ pub static ALWAYS_ON: &[&CheckDef] = &[
     &attach::ANSWERS_TO_REQUESTER,
     &attach::ATTACHED_VIEWS_AGREE,
     &attach::ATTACH_LIMIT_ANNOUNCED,
+    &cluster::ONE_SEQ_ONE_FRAME,
+    &cluster::RUN_DRIVEN_ONCE,
     &window::WINDOW_SNAPSHOT,
     &window::WINDOW_VIEW,
     &window::HISTORY_PAGES,
@@ -178,6 +182,8 @@ pub struct Monitor {
     cancels: cancel::CancelWatch,
     /// The checks of several connections on one session (since 1.2).
     attach: attach::AttachWatch,
+    /// The checks of several instances of one deployment.
+    cluster: cluster::ClusterWatch,
     advisor: advice::Advisor,
     versions: version::Versions,
     redactor: Normalizer,
@@ -197,12 +203,19 @@ impl Monitor {
             asks: retry::Asks::default(),
             cancels: cancel::CancelWatch::default(),
             attach: attach::AttachWatch::default(),
+            cluster: cluster::ClusterWatch::default(),
             advisor: advice::Advisor::default(),
             versions: version::Versions::default(),
             redactor: Normalizer::default(),
             findings: Vec::new(),
             evaluated: BTreeMap::new(),
         }
+    }
+
+    /// The traffic is that of a deployment of several instances (`run --replicas N`, N > 1): the
+    /// cluster checks (`spec/cluster.md`) run.
+    pub fn cluster(&mut self) {
+        self.cluster.enable();
     }
 
     /// A connection `conn` was opened.

@@ -682,6 +682,9 @@ impl Monitor {
             }
         }
         let session = self.conns.get(&conn).and_then(|c| c.session.clone());
+        if let Some(session) = &session {
+            self.cluster.frame(session, frame, out);
+        }
         if let (Some(seq), Some(session)) = (frame.seq(), session) {
             let track = self.sessions.entry(session).or_default();
             track.max_seq = track.max_seq.max(seq);

@@ -525,8 +525,11 @@ impl Inner {
     /// without a seq and anything else is not sent.
     pub async fn send_outside_state(&mut self, session: &Session, conn: &ConnHandle, mut frame: ServerFrame) {
         let seq = self.next_seq;
-        let reserve =
-            Commit { next_seq: seq + 1, base_seq: super::replica::base_seq(&session.shared, self.lease, seq), ..Commit::default() };
+        let reserve = Commit {
+            next_seq: seq + 1,
+            base_seq: super::replica::base_seq(&session.shared, self.lease, seq),
+            ..Commit::default()
+        };
         let persisted = session
             .shared
             .store
