@@ -504,7 +504,7 @@ impl Inner {
     /// Sends a typed error to `conn`, consuming a seq of the session.
     pub async fn send_error(
         &mut self,
-        session: &Session,
+        session: &Arc<Session>,
         conn: &ConnHandle,
         refusal: Refusal,
         in_reply_to: Option<Id>,
@@ -522,25 +522,32 @@ impl Inner {
 
     /// Sends a frame that changes no state (an error, or what a planted fault sends instead) to
     /// `conn` with the next seq, which is persisted first; if it cannot be, an error goes out
-    /// without a seq and anything else is not sent.
-    pub async fn send_outside_state(&mut self, session: &Session, conn: &ConnHandle, mut frame: ServerFrame) {
-        let seq = self.next_seq;
-        let reserve = Commit {
-            next_seq: seq + 1,
-            base_seq: super::replica::base_seq(&session.shared, self.lease, seq),
-            ..Commit::default()
-        };
-        let persisted = session
-            .shared
-            .store
-            .commit(session.id.as_str(), reserve)
-            .await
-            .map_err(|e| eprintln!("chatwire-reference: cannot persist seq for an error: {e}"))
-            .is_ok();
-        if persisted {
-            self.next_seq = seq + 1;
-            frame.set_seq(seq);
-        } else if !matches!(frame, ServerFrame::Error(_)) {
+    /// without a seq and anything else is not sent. Where another replica committed first, what
+    /// it committed is read (and sent on) before the seq is taken again (`CLUSTER-002`).
+    pub async fn send_outside_state(&mut self, session: &Arc<Session>, conn: &ConnHandle, mut frame: ServerFrame) {
+        let mut persisted = false;
+        for _ in 0..super::CONFLICT_RETRIES {
+            let seq = self.next_seq;
+            let reserve = Commit {
+                next_seq: seq + 1,
+                base_seq: super::replica::base_seq(&session.shared, self.lease, seq),
+                ..Commit::default()
+            };
+            match session.shared.store.commit(session.id.as_str(), reserve).await {
+                Ok(_) => {
+                    self.next_seq = seq + 1;
+                    frame.set_seq(seq);
+                    persisted = true;
+                    break;
+                }
+                Err(StoreError::Conflict { .. }) => Box::pin(super::replica::sync(session, self)).await,
+                Err(e) => {
+                    eprintln!("chatwire-reference: cannot persist seq for an error: {e}");
+                    break;
+                }
+            }
+        }
+        if !persisted && !matches!(frame, ServerFrame::Error(_)) {
             return;
         }
         if let Ok(text) = serde_json::to_string(&frame) {
