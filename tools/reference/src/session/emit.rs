@@ -228,6 +228,13 @@ pub(crate) async fn emit(session: &Arc<Session>, g: &mut Inner, change: Change) 
 /// change did not use.
 pub(super) async fn replay_units(session: &Arc<Session>, g: &mut Inner, units: Vec<Unit>) -> Result<u64, EmitError> {
     let staged = stage(session, g, &[], units, true)?;
+    // A state frame the committing replica marked as seen only by streaming connections went to
+    // one that does not stream here: recorded before it is sent (`STREAM-006`).
+    let unstreamed: Vec<u64> =
+        staged.state_seqs.iter().filter(|s| !staged.streamed_state_seqs.contains(s)).copied().collect();
+    if !unstreamed.is_empty() {
+        session.shared.store.mark_unstreamed(session.id.as_str(), &unstreamed).await?;
+    }
     for event in staged.recent {
         g.recent.push(event);
     }
@@ -434,7 +441,9 @@ fn stage(
             group.base = seq;
         }
         staged.state_seqs.push(seq);
-        if !groups.is_empty() && groups.iter().all(|gr| gr.view.streams) {
+        // Only what a connection that does not see streams got can be a base without the open
+        // stream; a frame nobody here got is judged by the replicas that sent it on (`replica.rs`).
+        if groups.iter().all(|gr| gr.view.streams) {
             staged.streamed_state_seqs.push(seq);
         }
         staged.next_seq += 1;

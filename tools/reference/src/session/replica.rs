@@ -379,6 +379,17 @@ async fn take_over_one(shared: &Arc<Shared>, id: &Id, token: u64) -> Result<(), 
     {
         let mut g = session.inner.lock().await;
         sync(&session, &mut g).await;
+        // Where the turn stands is what the replica that lost it committed last.
+        match serde_json::from_str::<Cursor>(&stored.cursor) {
+            Ok(cursor) => g.cursor = cursor,
+            Err(e) => eprintln!("chatwire-reference: session {id}: stored cursor unreadable: {e}"),
+        }
+        if let Some(plan) = stored.turn_plan.as_deref() {
+            match serde_json::from_str::<Option<ScriptTurn>>(plan) {
+                Ok(plan) => g.plan = plan,
+                Err(e) => eprintln!("chatwire-reference: session {id}: stored plan unreadable: {e}"),
+            }
+        }
         g.lease = Some(token);
     }
     recover(&session, stored.pending_responses, stored.timers).await;
