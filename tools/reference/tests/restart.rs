@@ -221,6 +221,33 @@ fn cli_lists_faults_and_refuses_non_loopback() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("use full or normal"));
 }
 
+#[tokio::test]
+async fn a_second_process_on_the_same_database_is_refused_and_the_first_keeps_serving() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("one.db");
+    let first = Proc::spawn(&db, None);
+    let out = tokio::time::timeout(
+        Duration::from_secs(20),
+        tokio::process::Command::new(BIN).args(["serve", "--addr", "127.0.0.1:0", "--db"]).arg(&db).output(),
+    )
+    .await
+    .expect("the second process exits by itself")
+    .unwrap();
+    assert!(!out.status.success(), "a second server on {db:?} must not start");
+    assert!(out.stdout.is_empty(), "no URL printed: {:?}", String::from_utf8_lossy(&out.stdout));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("another chatwire-reference process serves this database"), "{stderr}");
+    assert!(stderr.contains("--store postgres://"), "{stderr}");
+    // The first is unharmed, and once it is gone (kill -9: the kernel drops its lock) the
+    // database opens again.
+    let mut c = Client::connect(&first.url).await;
+    c.hello(None).await;
+    first.sigkill();
+    let second = Proc::spawn(&db, None);
+    let mut c = Client::connect(&second.url).await;
+    c.hello(None).await;
+}
+
 #[test]
 fn sigterm_stops_the_server_cleanly() {
     let dir = tempfile::tempdir().unwrap();

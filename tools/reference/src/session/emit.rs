@@ -164,6 +164,7 @@ pub(crate) async fn emit(session: &Arc<Session>, g: &mut Inner, change: Change) 
             remove_pending: change.remove_pending.iter().map(ToString::to_string).collect(),
             state_seqs: staged.state_seqs,
             streamed_state_seqs: staged.streamed_state_seqs,
+            ..Commit::default()
         })
     })();
     let committed = match commit {

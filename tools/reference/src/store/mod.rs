@@ -7,8 +7,12 @@
 //! can observe is committed, durably by default ([`Durability::Full`]), before the frames
 //! announcing it are sent.
 
+mod cluster;
+mod lock;
 mod writer;
 
+pub use cluster::{LeaseOp, Notice, StoredChange, LEASE_TTL};
+pub use lock::lock_path;
 pub use writer::{NewSessionRow, StoreWriter};
 
 use std::path::{Path, PathBuf};
@@ -59,6 +63,42 @@ pub enum StoreError {
     /// The group transaction this write was part of failed to commit.
     #[error("database commit failed: {0}")]
     GroupFailed(String),
+    /// Another process (or another store in this one) holds the SQLite database's lock.
+    #[error(
+        "another chatwire-reference process serves this database: {}; replicas need --store postgres://…",
+        path.display()
+    )]
+    InUse {
+        /// The database file.
+        path: PathBuf,
+    },
+    /// The lock file beside the SQLite database could not be opened or locked.
+    #[error("cannot lock the database with {}: {source}", path.display())]
+    LockFile {
+        /// The lock file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A shared store refused the commit: the session's `next_seq` is no longer the one the
+    /// change was staged from (another replica committed first). Nothing was written.
+    #[error("the session moved on: the change was staged at next_seq {expected}, the store is at {found}")]
+    Conflict {
+        /// The `base_seq` of the commit.
+        expected: u64,
+        /// The stored `next_seq`.
+        found: u64,
+    },
+    /// A shared store refused the commit: this replica does not hold the run lease with that
+    /// token (it expired and was claimed, or was released). Nothing was written.
+    #[error("the run lease is not held by this replica with this token")]
+    Fenced,
+    /// A shared store refused to start a run: another replica holds a live run lease.
+    #[error("another replica holds the run lease of this session")]
+    LeaseHeld,
+    /// A call only a shared store answers was made on the embedded SQLite store.
+    #[error("this call needs a shared store (postgres), the store is sqlite")]
+    NotShared,
 }
 
 /// How hard a commit tries to survive a crash (`PRAGMA synchronous` in WAL mode).
@@ -219,7 +259,7 @@ pub struct StoredSession {
 }
 
 /// Everything one state change writes, applied in one transaction.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Commit {
     /// The session's first unused seq after this change.
     pub next_seq: u64,
@@ -245,6 +285,42 @@ pub struct Commit {
     pub state_seqs: Vec<u64>,
     /// Those of `state_seqs` that went only to connections that see streams (STREAM-006).
     pub streamed_state_seqs: Vec<u64>,
+    /// The session's `next_seq` this change was staged from; a shared store refuses the commit
+    /// with [`StoreError::Conflict`] when the stored `next_seq` differs. `None`: no check
+    /// (planted fault). Ignored by SQLite.
+    pub base_seq: Option<u64>,
+    /// What the change does to the session's run lease. Ignored by SQLite.
+    pub lease: LeaseOp,
+    /// The change's units as JSON, replayed by other replicas (shared store only; opaque to the
+    /// store). Ignored by SQLite.
+    pub units: Option<String>,
+    /// Whether other replicas are told (`pg_notify`). True by default; false only for a planted
+    /// fault. Ignored by SQLite.
+    pub notify: bool,
+}
+
+impl Default for Commit {
+    /// An empty change (`next_seq` 0) that notifies other replicas.
+    fn default() -> Self {
+        Commit {
+            next_seq: 0,
+            log: Vec::new(),
+            cursor: None,
+            turn_plan: None,
+            run_active: None,
+            add_timers: Vec::new(),
+            remove_timers: Vec::new(),
+            clear_timers: false,
+            add_pending: Vec::new(),
+            remove_pending: Vec::new(),
+            state_seqs: Vec::new(),
+            streamed_state_seqs: Vec::new(),
+            base_seq: None,
+            lease: LeaseOp::Keep,
+            units: None,
+            notify: true,
+        }
+    }
 }
 
 /// What the log holds for a catch-up resume from `last_seq` ([`Store::catch_up_log`]).
@@ -265,23 +341,29 @@ pub enum CatchUpLog {
     },
 }
 
-/// The database.
+/// The SQLite database.
 #[derive(Debug)]
 pub struct Store {
     conn: Mutex<Connection>,
+    /// The exclusive lock of a database file, held while the store lives (see [`lock_path`]).
+    _lock: Option<std::fs::File>,
 }
 
 impl Store {
-    /// Opens (creating if needed) the database and brings its schema up to date.
+    /// Opens (creating if needed) the database and brings its schema up to date. A database
+    /// file is locked for this store alone: while another store (in this process or another)
+    /// has it open, opening waits a moment for it to let go, then fails with
+    /// [`StoreError::InUse`].
     pub fn open(location: &DbLocation, durability: Durability) -> Result<Store, StoreError> {
-        let conn = match location {
-            DbLocation::Memory => Connection::open_in_memory()?,
+        let (conn, lock) = match location {
+            DbLocation::Memory => (Connection::open_in_memory()?, None),
             DbLocation::File(path) => {
                 if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
                     std::fs::create_dir_all(dir)
                         .map_err(|source| StoreError::CreateDir { path: dir.to_path_buf(), source })?;
                 }
-                Connection::open(path)?
+                let lock = lock::lock_database(path, lock::LOCK_WAIT)?;
+                (Connection::open(path)?, Some(lock))
             }
         };
         let _mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
@@ -290,7 +372,7 @@ impl Store {
             durability.pragma()
         ))?;
         migrate(&conn)?;
-        Ok(Store { conn: Mutex::new(conn) })
+        Ok(Store { conn: Mutex::new(conn), _lock: lock })
     }
 
     fn conn(&self) -> Result<MutexGuard<'_, Connection>, StoreError> {
@@ -402,6 +484,14 @@ impl Store {
         )?;
         let ids = stmt.query_map([], |r| r.get::<_, String>(0))?.collect::<Result<Vec<_>, _>>()?;
         Ok(ids)
+    }
+
+    /// The session's first unused seq, or `None` if there is no such session.
+    pub fn session_next_seq(&self, id: &str) -> Result<Option<u64>, StoreError> {
+        let conn = self.conn()?;
+        let mut stmt = conn.prepare_cached("SELECT next_seq FROM sessions WHERE id = ?1")?;
+        let seq = stmt.query_row([id], |r| r.get::<_, i64>(0)).optional()?;
+        Ok(seq.map(|s| u64::try_from(s).unwrap_or(0)))
     }
 
     /// Applies one state change atomically.

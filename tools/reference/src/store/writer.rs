@@ -8,7 +8,10 @@ use std::thread::JoinHandle;
 use rusqlite::Connection;
 use tokio::sync::{mpsc, oneshot};
 
-use super::{apply_commit, insert_session, CatchUpLog, Commit, NewSession, Store, StoreError, StoredSession};
+use super::{
+    apply_commit, insert_session, CatchUpLog, Commit, NewSession, Notice, Store, StoreError, StoredChange,
+    StoredSession,
+};
 use crate::CrashPoint;
 
 /// Jobs queued before senders wait: backpressure instead of unbounded memory.
@@ -48,12 +51,15 @@ enum Job {
     NeedingRecovery { reply: Reply<Vec<String>> },
     CatchUp { id: String, last_seq: u64, retention: u64, reply: Reply<CatchUpLog> },
     StateFrame { id: String, seq: u64, reply: Reply<Option<bool>> },
+    NextSeq { id: String, reply: Reply<Option<u64>> },
 }
 
 /// The async face of the [`Store`]: a handle to the thread that owns it.
 #[derive(Debug)]
 pub struct StoreWriter {
     jobs: mpsc::Sender<Job>,
+    /// This replica's id (random unless named).
+    replica: String,
     /// Test-only: abort the process around the commit of a tool response.
     crash_at: Option<CrashPoint>,
     // Held, never joined: dropping the handle closes the queue and the thread ends by itself,
@@ -69,7 +75,24 @@ impl StoreWriter {
             .name("chatwire-store".into())
             .spawn(move || run(store, rx))
             .map_err(StoreError::Thread)?;
-        Ok(StoreWriter { jobs, crash_at: None, _thread: thread })
+        Ok(StoreWriter { jobs, replica: random_replica(), crash_at: None, _thread: thread })
+    }
+
+    /// Names this replica (`serve --replica NAME`); a random id otherwise.
+    pub fn set_replica(&mut self, name: impl Into<String>) {
+        self.replica = name.into();
+    }
+
+    /// This replica's id: the owner of the run leases it takes on a shared store.
+    pub fn replica(&self) -> &str {
+        &self.replica
+    }
+
+    /// Whether the store is shared by several replicas (PostgreSQL). The embedded SQLite store
+    /// is not: it ignores [`Commit::base_seq`], [`Commit::lease`] and [`Commit::notify`], and
+    /// the cluster-only calls answer [`StoreError::NotShared`].
+    pub fn is_shared(&self) -> bool {
+        false
     }
 
     /// Test-only: makes the process abort right before or right after a commit that records a
@@ -93,13 +116,55 @@ impl StoreWriter {
     }
 
     /// Applies one state change atomically and durably; returns once it is committed.
-    pub async fn commit(&self, session_id: &str, commit: Commit) -> Result<(), StoreError> {
+    ///
+    /// On a shared store the commit is checked first ([`Commit::base_seq`], [`Commit::lease`]):
+    /// [`StoreError::Conflict`], [`StoreError::Fenced`] or [`StoreError::LeaseHeld`] mean nothing
+    /// was written. Returns the lease's new token after a [`LeaseOp::Acquire`](super::LeaseOp::Acquire)
+    /// on a shared store, `None` otherwise (SQLite has no leases).
+    pub async fn commit(&self, session_id: &str, commit: Commit) -> Result<Option<u64>, StoreError> {
         let records_response = !commit.add_pending.is_empty();
         self.crash_if(CrashPoint::ResponseReceived, records_response);
         let session_id = session_id.to_owned();
         self.ask(|reply| Job::Write(Write::Commit { session_id, commit: Box::new(commit) }, reply)).await?;
         self.crash_if(CrashPoint::ResponseCommitted, records_response);
-        Ok(())
+        Ok(None)
+    }
+
+    /// The session's stored `next_seq`, or `None` if there is no such session.
+    pub async fn session_next_seq(&self, id: &str) -> Result<Option<u64>, StoreError> {
+        let id = id.to_owned();
+        self.ask(|reply| Job::NextSeq { id, reply }).await
+    }
+
+    /// The changes committed to a session from `next_seq` on (`first_seq >= next_seq`), in
+    /// ascending order: what another replica committed, to replay. Shared store only.
+    pub async fn changes_since(&self, id: &str, next_seq: u64) -> Result<Vec<StoredChange>, StoreError> {
+        let _ = (id, next_seq);
+        Err(StoreError::NotShared)
+    }
+
+    /// The notices of commits by any replica, `None` where the store is not shared.
+    ///
+    /// The channel is bounded: a receiver that gets `RecvError::Lagged` missed notices and must
+    /// treat it like [`Notice::Lost`].
+    pub fn notices(&self) -> Option<tokio::sync::broadcast::Receiver<Notice>> {
+        None
+    }
+
+    /// Renews the run leases this replica holds, `(session id, token)`; returns the ids whose
+    /// lease was NOT renewed (expired and claimed by another replica, or released): lost. Shared
+    /// store only.
+    pub async fn renew_leases(&self, held: &[(String, u64)]) -> Result<Vec<String>, StoreError> {
+        let _ = held;
+        Err(StoreError::NotShared)
+    }
+
+    /// Claims at most `limit` expired run leases for this replica (token + 1) and returns
+    /// `(session id, new token)` for each: the sessions this replica must now recover. Shared
+    /// store only.
+    pub async fn claim_expired_leases(&self, limit: usize) -> Result<Vec<(String, u64)>, StoreError> {
+        let _ = limit;
+        Err(StoreError::NotShared)
     }
 
     /// Inserts a new session.
@@ -167,6 +232,10 @@ fn run(store: Store, mut rx: mpsc::Receiver<Job>) {
                 let _ = reply.send(store.state_frame(&id, seq));
                 continue;
             }
+            Job::NextSeq { id, reply } => {
+                let _ = reply.send(store.session_next_seq(&id));
+                continue;
+            }
         };
         let mut writes = vec![first.0];
         let mut replies = vec![first.1];
@@ -196,6 +265,11 @@ fn run(store: Store, mut rx: mpsc::Receiver<Job>) {
             let _ = reply.send(result);
         }
     }
+}
+
+/// A fresh replica id: `r` and random characters.
+fn random_replica() -> String {
+    crate::util::random_id("r", 8).as_str().to_owned()
 }
 
 fn apply_write(conn: &Connection, write: &Write) -> Result<(), StoreError> {
@@ -261,5 +335,36 @@ mod tests {
         drop(writer);
         let reopened = Store::open(&loc, Durability::Full).unwrap();
         assert_eq!(reopened.load_session("s1").unwrap().unwrap().events.len(), ok);
+    }
+
+    #[tokio::test]
+    async fn sqlite_ignores_the_cluster_fields_and_refuses_the_cluster_calls() {
+        let mut writer = StoreWriter::spawn(Store::open(&DbLocation::Memory, Durability::Full).unwrap()).unwrap();
+        assert!(!writer.is_shared());
+        assert!(writer.replica().starts_with('r'), "{}", writer.replica());
+        writer.set_replica("alpha");
+        assert_eq!(writer.replica(), "alpha");
+        assert!(Commit::default().notify, "commits notify by default");
+        assert_eq!(Commit::default().lease, crate::store::LeaseOp::Keep);
+        writer.create_session(row("s1")).await.unwrap();
+        assert_eq!(writer.session_next_seq("s1").await.unwrap(), Some(3));
+        assert_eq!(writer.session_next_seq("nope").await.unwrap(), None);
+        // A stale base, a lease nobody holds, no notice: all ignored, the commit lands.
+        let commit = Commit {
+            next_seq: 7,
+            base_seq: Some(1),
+            lease: crate::store::LeaseOp::Hold(99),
+            units: Some("[]".into()),
+            notify: false,
+            ..Commit::default()
+        };
+        assert_eq!(writer.commit("s1", commit).await.unwrap(), None);
+        let acquire = Commit { next_seq: 8, lease: crate::store::LeaseOp::Acquire, ..Commit::default() };
+        assert_eq!(writer.commit("s1", acquire).await.unwrap(), None, "no lease, no token");
+        assert_eq!(writer.session_next_seq("s1").await.unwrap(), Some(8));
+        assert!(writer.notices().is_none());
+        assert!(matches!(writer.changes_since("s1", 0).await, Err(StoreError::NotShared)));
+        assert!(matches!(writer.renew_leases(&[("s1".into(), 1)]).await, Err(StoreError::NotShared)));
+        assert!(matches!(writer.claim_expired_leases(10).await, Err(StoreError::NotShared)));
     }
 }
