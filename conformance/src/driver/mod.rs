@@ -31,6 +31,7 @@ mod wire;
 pub use describe::describe;
 use describe::{transcript_detail, unexpected};
 pub use endpoint::Endpoint;
+pub use replicas::needs_replicas;
 pub use sweep::SweepBaseline;
 use sweep::{SweepRole, SweepTrack};
 
@@ -101,13 +102,6 @@ impl DriverConfig {
     pub fn scaled(&self, d: Duration) -> Duration {
         d.mul_f64(self.timeout_scale.max(0.01))
     }
-}
-
-/// Why a scenario needing `needs` replicas does not apply to a backend of `has`.
-pub fn needs_replicas(needs: usize, has: usize) -> String {
-    format!(
-        "the scenario needs {needs} replicas of the backend and the run has {has}: run --replicas {needs} --store postgres://… (with --exec or the bundled backend)"
-    )
 }
 
 /// Pause between connection attempts while a restarted backend comes up.

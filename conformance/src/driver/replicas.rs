@@ -15,6 +15,13 @@ use crate::backend::ReplicaState;
 use crate::report::Verdict;
 use crate::scenario::Step;
 
+/// Why a scenario needing `needs` replicas does not apply to a backend of `has`.
+pub fn needs_replicas(needs: usize, has: usize) -> String {
+    format!(
+        "the scenario needs {needs} replicas of the backend and the run has {has}: run --replicas {needs} --store postgres://… (with --exec or the bundled backend)"
+    )
+}
+
 /// Where connections went, for the placement of the next ones.
 #[derive(Debug, Default)]
 pub(super) struct Placement {
