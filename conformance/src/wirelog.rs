@@ -208,6 +208,7 @@ pub fn check_file(path: &Path, monitor: &mut Monitor) -> Result<usize, LogError>
     let mut seen = std::collections::HashSet::new();
     let mut buf = Vec::new();
     let mut line = 0;
+    let mut clustered = false;
     loop {
         buf.clear();
         let n = (&mut reader).take(MAX_LINE_BYTES as u64 + 1).read_until(b'\n', &mut buf).map_err(io)?;
@@ -225,6 +226,12 @@ pub fn check_file(path: &Path, monitor: &mut Monitor) -> Result<usize, LogError>
             continue;
         }
         let record = parse_line(line, text)?;
+        if record.replica.is_some() && !clustered {
+            // A log of several instances (only those records name a replica): the cluster
+            // checks run, as they did live.
+            clustered = true;
+            monitor.cluster();
+        }
         feed(monitor, &mut seen, &record);
     }
     Ok(line)

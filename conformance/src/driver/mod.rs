@@ -297,6 +297,10 @@ async fn run_with(
         step_replica: None,
         conn_replicas: HashMap::new(),
     };
+    if driver.endpoint.replicas() > 1 {
+        // Several instances of one deployment: the cluster checks run (spec/cluster.md).
+        driver.monitor.cluster();
+    }
     let applicable = driver.run_steps().await;
     let mut recorded = None;
     if applicable && driver.sweep.is_some() {

@@ -451,7 +451,10 @@ impl Driver<'_> {
     /// Appends to the wire log, if one is written.
     pub(super) fn wire_record(&mut self, record: WireRecord) {
         let at = self.started.elapsed().as_millis() as u64;
-        let replica = self.conn_replicas.get(&record.conn).map(|k| *k as u32);
+        // Only a deployment of several instances names them: `check-log` then runs the cluster
+        // checks as the live run did.
+        let clustered = self.endpoint.replicas() > 1;
+        let replica = self.conn_replicas.get(&record.conn).filter(|_| clustered).map(|k| *k as u32);
         if let Some(w) = self.wire.as_mut() {
             w.write(&record.at(at).on_replica(replica));
         }

@@ -6,7 +6,7 @@
 //! They run only where the runner started several instances ([`super::Monitor::cluster`]): on
 //! one instance the same facts are `ATTACH-006`'s and the run rules' to report.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 
 use chatwire_schema::chat::run_complete::RunCompleteStatus;
 use chatwire_schema::{Id, ReqId, ServerFrame};
@@ -42,8 +42,9 @@ struct Ledger {
     /// The frame each seq named, in the form first seen (state frames excepted: their form is
     /// the connection's).
     frames: BTreeMap<u64, ServerFrame>,
-    /// Invocations a recovery ended (`run_complete` failed, reason `interrupted`).
-    interrupted: HashSet<Id>,
+    /// Invocations a recovery ended (`run_complete` failed, reason `interrupted`), with that
+    /// frame's seq: a later connection may still get what came before it.
+    interrupted: HashMap<Id, u64>,
 }
 
 /// The cluster checks' own state.
@@ -96,10 +97,12 @@ impl ClusterWatch {
             ServerFrame::RunComplete(f)
                 if f.status == RunCompleteStatus::Failed && f.reason.as_deref() == Some("interrupted") =>
             {
-                ledger.interrupted.insert(f.invocation_id.clone());
+                ledger.interrupted.entry(f.invocation_id.clone()).or_insert(f.seq);
             }
             other => {
-                if let Some(invocation) = other.invocation_id().filter(|i| ledger.interrupted.contains(*i)) {
+                let after_end =
+                    |i: &&Id| ledger.interrupted.get(*i).is_some_and(|end| other.seq().is_none_or(|seq| seq > *end));
+                if let Some(invocation) = other.invocation_id().filter(after_end) {
                     out.fail(
                         &RUN_DRIVEN_ONCE,
                         CLUSTER_003,
@@ -183,6 +186,8 @@ mod tests {
         assert!(out.raws.is_empty());
         w.frame("s", &started(5, "inv_b"), &mut out);
         assert!(out.raws.is_empty(), "another run is free to go on");
+        w.frame("s", &started(3, "inv_a"), &mut out);
+        assert!(out.raws.is_empty(), "another connection may get what came before the recovery's end");
         w.frame("s", &started(6, "inv_a"), &mut out);
         assert_eq!(failures(&out), ["CLUSTER-003"]);
     }

@@ -354,6 +354,7 @@ impl Monitor {
         c.ended = true;
         self.attach.ended(conn);
         let mut out = Out::default();
+        c.early_end.flush(&mut out);
         errors::server_close(code, c.fatal, c.nonfatal, &mut out);
         self.collect(conn, out, None, None);
     }
@@ -366,11 +367,12 @@ impl Monitor {
         }
         c.ended = true;
         self.attach.ended(conn);
+        let mut out = Out::default();
+        c.early_end.flush(&mut out);
         if c.nonfatal.is_some() && c.fatal.is_none() {
-            let mut out = Out::default();
             errors::kept_open(&mut out);
-            self.collect(conn, out, None, None);
         }
+        self.collect(conn, out, None, None);
     }
 
     /// Takes the findings so far, in the order they were seen.

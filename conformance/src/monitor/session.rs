@@ -108,6 +108,8 @@ pub(super) struct PendingHello {
 /// What the monitor knows about one connection.
 #[derive(Debug, Default)]
 pub(super) struct ConnState {
+    /// A stream that ended early, judged at the next event (`stream::EarlyEnd`).
+    pub early_end: stream::EarlyEnd,
     pub session: Option<String>,
     pub last_seq: Option<u64>,
     pub oracle: StateOracle,
@@ -827,6 +829,7 @@ fn check_stream(
     cancelled: bool,
     out: &mut Out,
 ) {
+    c.early_end.next(frame, out);
     let open = c.oracle.expected().and_then(UiState::open_stream);
     match frame {
         ServerFrame::AssistantMessageDelta(d) => {
@@ -849,7 +852,9 @@ fn check_stream(
         ServerFrame::AssistantMessage(m) => {
             let Some(script) = script.filter(|_| !cancelled) else { return };
             match open {
-                Some(o) if o.id == m.item_id => stream::end(&script.says, &o.markdown, &m.markdown, out),
+                Some(o) if o.id == m.item_id => {
+                    stream::end(&script.says, &o.markdown, &m.markdown, &m.invocation_id, &mut c.early_end, out)
+                }
                 _ if c.oracle.expected().is_some_and(|s| s.items.iter().any(|i| i.id() == &m.item_id)) => {}
                 _ => stream::whole(&script.says, &m.markdown, c.in_force.has(&Capability::AssistantStream), out),
             }

@@ -16,7 +16,8 @@
 
 use serde_json::Value;
 
-use chatwire_schema::ReqId;
+use chatwire_schema::chat::run_complete::RunCompleteStatus;
+use chatwire_schema::{ReqId, ServerFrame};
 
 use super::check::CheckDef;
 use super::Out;
@@ -187,8 +188,46 @@ pub(super) fn delta(says: &ScriptSays, text: &str, delta: &str, first_after_resu
     out.fail(check, requirement, message);
 }
 
-/// The `chat.assistant_message` that ends a stream whose text so far is `text`.
-pub(super) fn end(says: &ScriptSays, text: &str, markdown: &str, out: &mut Out) {
+/// A stream that ended before its say's last chunk, judged at the connection's next event: a
+/// recovery's `run_complete` (`failed`, reason `interrupted`) of the same run makes it the end
+/// `STREAM-004` owes a run whose server stopped mid-stream (another instance recovered it,
+/// `spec/cluster.md`); anything else makes it `SCRIPT-019`'s finding.
+#[derive(Debug, Default)]
+pub(super) struct EarlyEnd(Option<(chatwire_schema::Id, String)>);
+
+impl EarlyEnd {
+    /// The next event of the connection arrived (before it is judged itself).
+    pub fn next(&mut self, frame: &ServerFrame, out: &mut Out) {
+        let Some((invocation, message)) = self.0.take() else { return };
+        match frame {
+            ServerFrame::RunComplete(f)
+                if f.invocation_id == invocation
+                    && f.status == RunCompleteStatus::Failed
+                    && f.reason.as_deref() == Some("interrupted") => {}
+            // What a recovery settles before the run's end (its open calls).
+            ServerFrame::ToolCallComplete(_) | ServerFrame::ToolCallDismiss(_) => self.0 = Some((invocation, message)),
+            _ => out.fail(&SAY_CHUNKS_AS_SCRIPTED, SCRIPT_019, message),
+        }
+    }
+
+    /// The connection ended with the early end still unexplained.
+    pub fn flush(&mut self, out: &mut Out) {
+        if let Some((_, message)) = self.0.take() {
+            out.fail(&SAY_CHUNKS_AS_SCRIPTED, SCRIPT_019, message);
+        }
+    }
+}
+
+/// The `chat.assistant_message` of `invocation` that ends a stream whose text so far is `text`;
+/// an end before the say's last chunk waits in `early` for what follows it.
+pub(super) fn end(
+    says: &ScriptSays,
+    text: &str,
+    markdown: &str,
+    invocation: &chatwire_schema::Id,
+    early: &mut EarlyEnd,
+    out: &mut Out,
+) {
     let mut known = false;
     for (chunks, k) in says.positions(text) {
         known = true;
@@ -209,11 +248,7 @@ pub(super) fn end(says: &ScriptSays, text: &str, markdown: &str, out: &mut Out) 
     }
     if known {
         let (chunks, k) = says.positions(text).next().map_or((0, 0), |(c, k)| (c.len(), k));
-        out.fail(
-            &SAY_CHUNKS_AS_SCRIPTED,
-            SCRIPT_019,
-            format!("the stream ends after {k} of the say's {chunks} chunks"),
-        );
+        early.0 = Some((invocation.clone(), format!("the stream ends after {k} of the say's {chunks} chunks")));
     }
 }
 
@@ -299,13 +334,39 @@ mod tests {
         assert_eq!((ok, bad), (vec![], vec![]));
     }
 
+    /// `end`, with an early end judged at once by what follows it (`next`, when given).
+    fn end_then(s: &ScriptSays, text: &str, markdown: &str, next: Option<&ServerFrame>, o: &mut Out) {
+        let inv = chatwire_schema::Id::parse("inv_a").unwrap();
+        let mut early = EarlyEnd::default();
+        end(s, text, markdown, &inv, &mut early, o);
+        match next {
+            Some(frame) => early.next(frame, o),
+            None => early.flush(o),
+        }
+    }
+
+    fn run_complete(status: &str, reason: &str) -> ServerFrame {
+        serde_json::from_value(serde_json::json!({"type": "chat.run_complete", "seq": 9, "invocation_id": "inv_a",
+            "status": status, "reason": reason, "ts": "2026-11-26T00:00:00Z"}))
+        .unwrap()
+    }
+
     #[test]
     fn the_end_carries_the_whole_markdown_after_the_last_chunk() {
         let s = says();
-        assert_eq!(run(|o| end(&s, "Hello, world!", "Hello, world!", o)), (vec![SCRIPT_019], vec![]));
-        assert_eq!(run(|o| end(&s, "Hello, world!", "Hello, world?", o)), (vec![], vec![SCRIPT_019]));
-        assert_eq!(run(|o| end(&s, "Hello, ", "Hello, ", o)), (vec![], vec![SCRIPT_019]));
-        assert_eq!(run(|o| end(&s, "Unscripted", "Unscripted", o)), (vec![], vec![]));
+        assert_eq!(run(|o| end_then(&s, "Hello, world!", "Hello, world!", None, o)), (vec![SCRIPT_019], vec![]));
+        assert_eq!(run(|o| end_then(&s, "Hello, world!", "Hello, world?", None, o)), (vec![], vec![SCRIPT_019]));
+        assert_eq!(run(|o| end_then(&s, "Hello, ", "Hello, ", None, o)), (vec![], vec![SCRIPT_019]));
+        assert_eq!(run(|o| end_then(&s, "Unscripted", "Unscripted", None, o)), (vec![], vec![]));
+    }
+
+    #[test]
+    fn an_early_end_is_the_interrupted_end_only_when_a_recovery_fails_the_run() {
+        let s = says();
+        let interrupted = run_complete("failed", "interrupted");
+        assert_eq!(run(|o| end_then(&s, "Hello, ", "Hello, ", Some(&interrupted), o)), (vec![], vec![]));
+        let completed = run_complete("completed", "completed");
+        assert_eq!(run(|o| end_then(&s, "Hello, ", "Hello, ", Some(&completed), o)), (vec![], vec![SCRIPT_019]));
     }
 
     #[test]
