@@ -10,7 +10,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chatwire_conformance::backend::{set_bundled_executable, ClusterSpec, StoreServer, StoreUrl, Target};
-use chatwire_conformance::catalog::embedded_scenarios;
 use chatwire_conformance::driver::{DriverConfig, SnapshotMode};
 use chatwire_conformance::output::{scenario_block, Style};
 use chatwire_conformance::report::{RunReport, Verdict};
@@ -196,8 +195,18 @@ fn needs_three() -> Scenario {
     )
 }
 
+/// The scenarios `ids` of `fixtures/scenarios`, each read and checked on its own (so that these
+/// tests do not depend on every other scenario file).
 fn picked(ids: &[&str]) -> Vec<Scenario> {
-    embedded_scenarios().expect("embedded scenarios").into_iter().filter(|s| ids.contains(&s.id.as_str())).collect()
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/scenarios");
+    let loader = ScenarioLoader::new();
+    ids.iter()
+        .map(|id| {
+            let file = format!("{id}.json");
+            let text = std::fs::read_to_string(dir.join(&file)).unwrap_or_else(|e| panic!("{file}: {e}"));
+            loader.parse(&file, &text).unwrap_or_else(|e| panic!("{e}"))
+        })
+        .collect()
 }
 
 fn verdict(report: &RunReport, id: &str) -> Verdict {
@@ -269,11 +278,9 @@ async fn one_replica_on_postgres_is_the_single_backend_on_a_fresh_database() {
     assert!(scratch_databases(pg.url()).await.is_empty());
 }
 
-/// The bundled reference as a cluster on PostgreSQL: a scenario that holds on any correct cluster
-/// (one connection, resumed on the other replica). Needs the reference's `serve --store` and its
-/// cluster semantics, which land on other branches: run with `--ignored` once they are merged.
+/// The bundled reference as a cluster on PostgreSQL (`serve --store URL --replica rK`): scenarios
+/// that hold on any correct cluster, whose resumes the runner sends to the other replica.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the reference's serve --store postgres:// and its cluster semantics"]
 async fn the_bundled_reference_runs_as_a_two_replica_cluster() {
     let Some(pg) = chatwire_pgtmp::for_test("the_bundled_reference_runs_as_a_two_replica_cluster") else {
         return;
