@@ -300,3 +300,31 @@ async fn the_bundled_reference_runs_as_a_two_replica_cluster() {
     assert_eq!(replicas.len(), 2, "the resume went to the other replica");
     assert!(scratch_databases(pg.url()).await.is_empty());
 }
+
+/// `soak --replicas 2 --store`: each slot's cluster on its own database, connections taking the
+/// replicas in turn (so every resume changes replica), nothing found, every database dropped.
+#[test]
+fn soak_runs_against_a_two_replica_cluster_of_the_bundled_reference() {
+    use chatwire_conformance::soak::{run_soak, SoakConfig, SoakOptions};
+    let Some(pg) = chatwire_pgtmp::for_test("soak_runs_against_a_two_replica_cluster_of_the_bundled_reference") else {
+        return;
+    };
+    set_bundled_executable(BIN);
+    let options = SoakOptions {
+        target: Target::Bundled { fault: None },
+        sessions: 2,
+        duration: Duration::from_secs(20),
+        seed: 1,
+        max_sessions: Some(6),
+        fail_fast: true,
+        log_dir: temp_dir("soak"),
+        keep_logs: false,
+        config: SoakConfig { timeout_scale: 3.0, ..SoakConfig::default() },
+        cluster: ClusterSpec { replicas: 2, store: Some(StoreUrl::parse(pg.url()).unwrap()) },
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let report = runtime.block_on(run_soak(&options, Arc::new(|_| {}))).expect("the clusters start");
+    assert_eq!(report.sessions, 6);
+    assert!(report.failed.is_empty() && report.harness.is_empty(), "{:?} {:?}", report.failed, report.harness);
+    assert!(runtime.block_on(scratch_databases(pg.url())).is_empty());
+}

@@ -134,7 +134,7 @@ impl Driver<'_> {
                 self.restarted = true;
                 Ok(())
             }
-            Step::PauseReplica { .. } => self.endpoint.pause_replica(k),
+            Step::PauseReplica { .. } => self.endpoint.pause_replica(k).await,
             Step::ContinueReplica { .. } => self.endpoint.continue_replica(k),
             other => Err(StepError::harness(format!("{} is not a step on a replica", other.kind()))),
         }
