@@ -225,6 +225,10 @@ pub fn check_file(path: &Path, monitor: &mut Monitor) -> Result<usize, LogError>
             continue;
         }
         let record = parse_line(line, text)?;
+        if record.replica.is_some() {
+            // A log of several instances (`run --replicas N`): the cluster checks apply.
+            monitor.cluster();
+        }
         feed(monitor, &mut seen, &record);
     }
     Ok(line)

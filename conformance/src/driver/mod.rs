@@ -266,7 +266,7 @@ async fn run_with(
     let mut driver = Driver {
         scenario,
         cfg,
-        monitor: Monitor::new(validator.clone()),
+        monitor: replicas::monitor(validator.clone(), endpoint.replicas()),
         validator,
         endpoint,
         deadline,
