@@ -10,7 +10,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chatwire_conformance::backend::{set_bundled_executable, ClusterSpec, StoreServer, StoreUrl, Target};
-use chatwire_conformance::catalog::embedded_scenarios;
 use chatwire_conformance::driver::{DriverConfig, SnapshotMode};
 use chatwire_conformance::output::{scenario_block, Style};
 use chatwire_conformance::report::{RunReport, Verdict};
@@ -196,8 +195,18 @@ fn needs_three() -> Scenario {
     )
 }
 
+/// The scenarios `ids` of `fixtures/scenarios`, each read and checked on its own (so that these
+/// tests do not depend on every other scenario file).
 fn picked(ids: &[&str]) -> Vec<Scenario> {
-    embedded_scenarios().expect("embedded scenarios").into_iter().filter(|s| ids.contains(&s.id.as_str())).collect()
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/scenarios");
+    let loader = ScenarioLoader::new();
+    ids.iter()
+        .map(|id| {
+            let file = format!("{id}.json");
+            let text = std::fs::read_to_string(dir.join(&file)).unwrap_or_else(|e| panic!("{file}: {e}"));
+            loader.parse(&file, &text).unwrap_or_else(|e| panic!("{e}"))
+        })
+        .collect()
 }
 
 fn verdict(report: &RunReport, id: &str) -> Verdict {
@@ -269,11 +278,9 @@ async fn one_replica_on_postgres_is_the_single_backend_on_a_fresh_database() {
     assert!(scratch_databases(pg.url()).await.is_empty());
 }
 
-/// The bundled reference as a cluster on PostgreSQL: a scenario that holds on any correct cluster
-/// (one connection, resumed on the other replica). Needs the reference's `serve --store` and its
-/// cluster semantics, which land on other branches: run with `--ignored` once they are merged.
+/// The bundled reference as a cluster on PostgreSQL (`serve --store URL --replica rK`): scenarios
+/// that hold on any correct cluster, whose resumes the runner sends to the other replica.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the reference's serve --store postgres:// and its cluster semantics"]
 async fn the_bundled_reference_runs_as_a_two_replica_cluster() {
     let Some(pg) = chatwire_pgtmp::for_test("the_bundled_reference_runs_as_a_two_replica_cluster") else {
         return;
@@ -292,4 +299,32 @@ async fn the_bundled_reference_runs_as_a_two_replica_cluster() {
     let replicas: std::collections::BTreeSet<u64> = records.iter().filter_map(|r| r["replica"].as_u64()).collect();
     assert_eq!(replicas.len(), 2, "the resume went to the other replica");
     assert!(scratch_databases(pg.url()).await.is_empty());
+}
+
+/// `soak --replicas 2 --store`: each slot's cluster on its own database, connections taking the
+/// replicas in turn (so every resume changes replica), nothing found, every database dropped.
+#[test]
+fn soak_runs_against_a_two_replica_cluster_of_the_bundled_reference() {
+    use chatwire_conformance::soak::{run_soak, SoakConfig, SoakOptions};
+    let Some(pg) = chatwire_pgtmp::for_test("soak_runs_against_a_two_replica_cluster_of_the_bundled_reference") else {
+        return;
+    };
+    set_bundled_executable(BIN);
+    let options = SoakOptions {
+        target: Target::Bundled { fault: None },
+        sessions: 2,
+        duration: Duration::from_secs(20),
+        seed: 1,
+        max_sessions: Some(6),
+        fail_fast: true,
+        log_dir: temp_dir("soak"),
+        keep_logs: false,
+        config: SoakConfig { timeout_scale: 3.0, ..SoakConfig::default() },
+        cluster: ClusterSpec { replicas: 2, store: Some(StoreUrl::parse(pg.url()).unwrap()) },
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let report = runtime.block_on(run_soak(&options, Arc::new(|_| {}))).expect("the clusters start");
+    assert_eq!(report.sessions, 6);
+    assert!(report.failed.is_empty() && report.harness.is_empty(), "{:?} {:?}", report.failed, report.harness);
+    assert!(runtime.block_on(scratch_databases(pg.url())).is_empty());
 }

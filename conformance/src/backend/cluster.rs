@@ -174,9 +174,9 @@ impl Cluster {
         self.replica(k)?.start_again().await
     }
 
-    /// Stops replica `k` with SIGSTOP.
-    pub fn pause_replica(&mut self, k: usize) -> Result<(), StartError> {
-        self.replica(k)?.pause();
+    /// Stops replica `k` with SIGSTOP (returns once it is stopped, see [`ServerProcess::pause`]).
+    pub async fn pause_replica(&mut self, k: usize) -> Result<(), StartError> {
+        self.replica(k)?.pause().await;
         Ok(())
     }
 
@@ -329,10 +329,9 @@ mod tests {
         assert_ne!(urls[0], urls[1], "each replica its own port");
         let pids = [pid_of(&cluster, 0).await, pid_of(&cluster, 1).await, pid_of(&cluster, 2).await];
 
-        cluster.pause_replica(1).unwrap();
+        cluster.pause_replica(1).await.unwrap();
         assert_eq!(cluster.state(1), ReplicaState::Paused);
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        assert_eq!(proc_state(&pids[1]), Some('T'), "SIGSTOP stops the replica");
+        assert_eq!(proc_state(&pids[1]), Some('T'), "the pause returns once the replica is stopped");
         assert_ne!(proc_state(&pids[0]), Some('T'));
         cluster.continue_replica(1).unwrap();
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -349,7 +348,7 @@ mod tests {
         assert_ne!(new_pid, pids[2]);
 
         // A paused replica is killed too when the cluster goes.
-        cluster.pause_replica(0).unwrap();
+        cluster.pause_replica(0).await.unwrap();
         let logs = cluster.stderr();
         assert!(logs.contains("replica r0 stderr:") && logs.contains("replica r2 stderr:"), "{logs}");
         assert!(logs.contains("killed with SIGKILL") && logs.contains("stopped with SIGSTOP"), "{logs}");

@@ -216,6 +216,61 @@ pub(crate) fn signal_group(pgid: i32, signal: libc::c_int) {
     }
 }
 
+/// Waits until every thread of every process in group `pgid` is stopped (state `T` in
+/// `/proc/PID/task/TID/stat`), polling until `within` passes: `kill` returns before a SIGSTOP has
+/// reached threads busy elsewhere, and a frame sent at once could still be answered. False when
+/// the deadline passed first or `/proc` cannot tell (then after a short grace).
+pub(crate) async fn wait_group_stopped(pgid: i32, within: std::time::Duration) -> bool {
+    let deadline = tokio::time::Instant::now() + within;
+    loop {
+        match group_stopped(pgid) {
+            Some(true) => return true,
+            Some(false) if tokio::time::Instant::now() < deadline => {}
+            Some(false) => return false,
+            None => {
+                tokio::time::sleep(std::time::Duration::from_millis(50).min(within)).await;
+                return false;
+            }
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+}
+
+/// Whether every thread of group `pgid` is stopped (zombies count as stopped); `None` where
+/// `/proc` is not readable.
+fn group_stopped(pgid: i32) -> Option<bool> {
+    let entries = std::fs::read_dir("/proc").ok()?;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().filter(|n| n.bytes().all(|b| b.is_ascii_digit())) else { continue };
+        let Some((_, pgrp)) = stat_state(&format!("/proc/{pid}/stat")) else { continue };
+        if pgrp != pgid {
+            continue;
+        }
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { continue };
+        for task in tasks.flatten() {
+            let path = task.path().join("stat");
+            if let Some((state, _)) = stat_state(&path.to_string_lossy()) {
+                if !matches!(state, 'T' | 't' | 'Z' | 'X') {
+                    return Some(false);
+                }
+            }
+        }
+    }
+    // Every member stopped (a group with no member left is not running either).
+    Some(true)
+}
+
+/// The state letter and process group of a `/proc/…/stat` file.
+fn stat_state(path: &str) -> Option<(char, i32)> {
+    let stat = std::fs::read_to_string(path).ok()?;
+    let mut fields = stat.rsplit_once(')')?.1.split_whitespace();
+    let state = fields.next()?.chars().next()?;
+    let _ppid = fields.next()?;
+    let pgrp = fields.next()?.parse().ok()?;
+    Some((state, pgrp))
+}
+
 /// Reads lines until EOF: stdout lines go to `lines` (the first ones, for readiness) and are then
 /// discarded so the child never blocks on a full pipe; stderr lines go to `tail`.
 pub(crate) async fn drain(

@@ -9,7 +9,10 @@ use std::time::Duration;
 use tokio::process::{Child, Command};
 use tokio::time::Instant;
 
-use super::{bundled_executable, drain, free_port, kill_group, signal_group, StartError, Tail, Target, TempDir};
+use super::{
+    bundled_executable, drain, free_port, kill_group, signal_group, wait_group_stopped, StartError, Tail, Target,
+    TempDir,
+};
 
 /// Where a replica keeps its sessions besides its own temporary directory, and its name.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -110,12 +113,17 @@ impl ServerProcess {
         }
     }
 
-    /// Stops the whole process group with SIGSTOP: it keeps its sockets but answers nothing.
-    pub fn pause(&mut self) {
+    /// Stops the whole process group with SIGSTOP and waits (at most a second) until every thread
+    /// is stopped: it keeps its sockets but answers nothing.
+    pub async fn pause(&mut self) {
         if let Some(pgid) = self.pgid {
             signal_group(pgid, libc::SIGSTOP);
             self.paused = true;
-            self.note("stopped with SIGSTOP");
+            if wait_group_stopped(pgid, Duration::from_secs(1)).await {
+                self.note("stopped with SIGSTOP");
+            } else {
+                self.note("sent SIGSTOP; not every thread had stopped a second later");
+            }
         }
     }
 

@@ -94,8 +94,8 @@ impl Endpoint {
     }
 
     /// Stops replica `k` with SIGSTOP.
-    pub(super) fn pause_replica(&mut self, k: usize) -> Result<(), StepError> {
-        self.cluster("pause_replica")?.pause_replica(k).map_err(|e| StepError::harness(e.to_string()))
+    pub(super) async fn pause_replica(&mut self, k: usize) -> Result<(), StepError> {
+        self.cluster("pause_replica")?.pause_replica(k).await.map_err(|e| StepError::harness(e.to_string()))
     }
 
     /// Continues replica `k` with SIGCONT.

@@ -266,7 +266,7 @@ async fn run_with(
     let mut driver = Driver {
         scenario,
         cfg,
-        monitor: Monitor::new(validator.clone()),
+        monitor: replicas::monitor(validator.clone(), endpoint.replicas()),
         validator,
         endpoint,
         deadline,
@@ -297,10 +297,6 @@ async fn run_with(
         step_replica: None,
         conn_replicas: HashMap::new(),
     };
-    if driver.endpoint.replicas() > 1 {
-        // Several instances of one deployment: the cluster checks run (spec/cluster.md).
-        driver.monitor.cluster();
-    }
     let applicable = driver.run_steps().await;
     let mut recorded = None;
     if applicable && driver.sweep.is_some() {

@@ -8,10 +8,14 @@
 //! over while another can take the connection. With one replica every connection goes to it.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Duration;
+
+use chatwire_schema::FrameValidator;
 
 use super::{Driver, StepError};
 use crate::backend::ReplicaState;
+use crate::monitor::Monitor;
 use crate::report::Verdict;
 use crate::scenario::Step;
 
@@ -20,6 +24,16 @@ pub fn needs_replicas(needs: usize, has: usize) -> String {
     format!(
         "the scenario needs {needs} replicas of the backend and the run has {has}: run --replicas {needs} --store postgres://… (with --exec or the bundled backend)"
     )
+}
+
+/// The monitor of a scenario against `replicas` instances: with more than one, the cluster checks
+/// run too (`spec/cluster.md`).
+pub(super) fn monitor(validator: Arc<FrameValidator>, replicas: usize) -> Monitor {
+    let mut monitor = Monitor::new(validator);
+    if replicas > 1 {
+        monitor.cluster();
+    }
+    monitor
 }
 
 /// Where connections went, for the placement of the next ones.
@@ -134,7 +148,7 @@ impl Driver<'_> {
                 self.restarted = true;
                 Ok(())
             }
-            Step::PauseReplica { .. } => self.endpoint.pause_replica(k),
+            Step::PauseReplica { .. } => self.endpoint.pause_replica(k).await,
             Step::ContinueReplica { .. } => self.endpoint.continue_replica(k),
             other => Err(StepError::harness(format!("{} is not a step on a replica", other.kind()))),
         }
