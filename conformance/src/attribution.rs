@@ -122,6 +122,10 @@ fn keys(step: &Step) -> Option<Vec<String>> {
         Step::ExpectSilence { .. } | Step::Snapshot { .. } | Step::ExpectState { .. } => Vec::new(),
         Step::Disconnect { .. }
         | Step::Restart { .. }
+        | Step::KillReplica { .. }
+        | Step::StartReplica { .. }
+        | Step::PauseReplica { .. }
+        | Step::ContinueReplica { .. }
         | Step::UserMessage { .. }
         | Step::Respond { .. }
         | Step::Rewind { .. }
@@ -231,6 +235,7 @@ fn last_action(scenario: &Scenario, step: &Step) -> SliceStart {
                 | Step::Respond { .. }
                 | Step::WaitIdle { .. }
                 | Step::Restart { .. }
+                | Step::KillReplica { .. }
                 | Step::Retry { .. }
         )
     });

@@ -150,6 +150,7 @@ mod tests {
         RunReport {
             tool: String::new(),
             target: String::new(),
+            replicas: 1,
             timeout_scale: 1.0,
             duration_ms: 0,
             summary: Summary::default(),

@@ -356,6 +356,7 @@ mod tests {
         let mut r = RunReport {
             tool: "t".into(),
             target: "x".into(),
+            replicas: 1,
             timeout_scale: 1.0,
             duration_ms: 0,
             summary: Default::default(),

@@ -355,6 +355,7 @@ mod tests {
         let mut r = RunReport {
             tool: "t".into(),
             target: "ws://x".into(),
+            replicas: 1,
             timeout_scale: 1.0,
             duration_ms: 1500,
             summary: Summary::default(),

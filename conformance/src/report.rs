@@ -233,8 +233,14 @@ pub struct BackendLog {
 pub struct RunReport {
     /// `chatwire-conformance <version>`.
     pub tool: String,
-    /// What was tested: the URL, the exec command, or `bundled reference backend`.
+    /// What was tested: the URL, the exec command, or `bundled reference backend`; a cluster as
+    /// `3 replicas of … on postgres://host:port/<a fresh database per cluster>`.
     pub target: String,
+    /// How many replicas each backend the runner started had (`run --replicas N`); 1 for a single
+    /// process or a URL.
+    #[serde(default = "one")]
+    #[schemars(range(min = 1))]
+    pub replicas: usize,
     /// The timeout scale used.
     pub timeout_scale: f64,
     /// Wall time in milliseconds.
@@ -265,6 +271,10 @@ pub struct RunReport {
 
 fn is_false(b: &bool) -> bool {
     !*b
+}
+
+fn one() -> usize {
+    1
 }
 
 impl RunReport {

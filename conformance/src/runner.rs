@@ -7,9 +7,9 @@ use std::time::Duration;
 use chatwire_schema::FrameValidator;
 use tokio::time::Instant;
 
-use crate::backend::{ServerProcess, StartError, Target};
+use crate::backend::{Cluster, ClusterSpec, StartError, StoreServer, Target};
 use crate::conn::{ConnectError, WsConn};
-use crate::driver::{run_scenario, run_sweep_baseline, run_sweep_variant, DriverConfig, Endpoint};
+use crate::driver::{needs_replicas, run_scenario, run_sweep_baseline, run_sweep_variant, DriverConfig, Endpoint};
 use crate::report::{
     BackendLog, CheckReport, RunReport, ScenarioReport, Summary, SweepSummary, SweepVariant, Verdict,
     SWEEP_APPLICABLE_CHECK,
@@ -46,6 +46,10 @@ pub struct RunOptions {
     /// offer can put `resume_catch_up` in force: the first run proves the catch-up path, the
     /// variant the snapshot path. Not with `sweep`.
     pub reload_variants: bool,
+    /// How a spawned backend is laid out (`run --replicas N --store URL`): every backend the runner
+    /// starts (the shared one, and each scenario's own) is a cluster of that many replicas on a
+    /// fresh database of the store server. Default: one process on its own SQLite file.
+    pub cluster: ClusterSpec,
 }
 
 impl Default for RunOptions {
@@ -60,6 +64,7 @@ impl Default for RunOptions {
             sweep: None,
             plain_target: None,
             reload_variants: true,
+            cluster: ClusterSpec::default(),
         }
     }
 }
@@ -73,6 +78,9 @@ pub enum RunError {
     /// The URL could not be reached.
     #[error("the backend could not be reached: {0}")]
     Unreachable(String),
+    /// The options do not go together (more replicas than a URL has, or no shared store).
+    #[error("{0}")]
+    Options(String),
 }
 
 /// Opens one connection offering `chatwire.v1` and closes it. A backend with no WebSocket there
@@ -167,24 +175,40 @@ pub async fn run_suite(
     let run_deadline = started + scale(opts.run_timeout);
     let start_timeout = scale(opts.start_timeout);
 
+    opts.cluster.check().map_err(RunError::Options)?;
+    if !opts.target.is_spawned() && opts.cluster.replicas > 1 {
+        return Err(RunError::Options(format!(
+            "--replicas {} needs backends the runner starts (--exec or the bundled one), not --url",
+            opts.cluster.replicas
+        )));
+    }
+    let store = opts.cluster.store.clone().map(StoreServer::new);
     let mut shared = None;
     let probe_deadline = || Instant::now() + scale(Duration::from_secs(5));
-    let url = match &opts.target {
+    let urls = match &opts.target {
         Target::Url(url) => {
             probe(url, opts.driver.max_message_bytes, probe_deadline()).await?;
-            url.clone()
+            vec![url.clone()]
         }
         target => {
-            let server = ServerProcess::start(target, "shared", start_timeout).await?;
-            let url = server.url().to_owned();
+            let cluster = Cluster::start(target, "shared", &opts.cluster, store.as_ref(), start_timeout).await?;
+            let urls = cluster.urls();
+            shared = Some(cluster);
             // Accepting TCP is not speaking WebSocket: a spawned backend gets the same probe as a
             // URL, so an HTTP server (or the wrong --exec-path) is a backend error, not a FAIL of
             // every scenario.
-            probe(&url, opts.driver.max_message_bytes, probe_deadline()).await?;
-            shared = Some(server);
-            url
+            for url in &urls {
+                if let Err(e) = probe(url, opts.driver.max_message_bytes, probe_deadline()).await {
+                    if let Some(mut cluster) = shared.take() {
+                        cluster.shutdown().await;
+                    }
+                    return Err(e);
+                }
+            }
+            urls
         }
     };
+    let context = Arc::new(RunContext { urls, store: store.clone(), start_timeout });
 
     let validator = Arc::new(FrameValidator::new());
     let stalls = StallWatch::start();
@@ -209,7 +233,7 @@ pub async fn run_suite(
     for (scenario, reload) in runs {
         let (validator, semaphore, progress, done, stalls) =
             (validator.clone(), semaphore.clone(), progress.clone(), done.clone(), stalls.clone());
-        let (opts, url) = (opts.clone(), url.clone());
+        let (opts, context) = (opts.clone(), context.clone());
         let task_scenario = scenario.clone();
         let handle = tokio::spawn(async move {
             let scenario = task_scenario;
@@ -228,18 +252,18 @@ pub async fn run_suite(
             } else if let Some(max) = sweep {
                 drop(permit);
                 let reports =
-                    sweep_one(&scenario, &opts, &url, &validator, run_deadline, max, &semaphore, &progress).await;
+                    sweep_one(&scenario, &opts, &context, &validator, run_deadline, max, &semaphore, &progress).await;
                 reports
             } else if reload {
                 let opts =
                     RunOptions { driver: DriverConfig { reload_resumes: true, ..opts.driver.clone() }, ..opts.clone() };
-                let mut report = run_one(&scenario, &opts, &url, &validator, run_deadline, start_timeout).await;
+                let mut report = run_one(&scenario, &opts, &context, &validator, run_deadline).await;
                 report.id = label.clone();
                 report.title =
                     format!("{} (every resume a reload: no state held, answered by a snapshot)", report.title);
                 vec![report]
             } else {
-                vec![run_one(&scenario, &opts, &url, &validator, run_deadline, start_timeout).await]
+                vec![run_one(&scenario, &opts, &context, &validator, run_deadline).await]
             };
             for report in &mut reports {
                 blame_stalls(report, &stalls, began, Instant::now());
@@ -277,16 +301,26 @@ pub async fn run_suite(
     reports.sort_by(|a, b| a.id.cmp(&b.id));
 
     let mut backend_logs = Vec::new();
-    if let Some(mut server) = shared {
-        server.kill().await;
-        let stderr = server.stderr();
-        if !stderr.trim().is_empty() {
-            backend_logs.push(BackendLog { label: server.label().to_owned(), stderr });
+    if let Some(mut cluster) = shared {
+        cluster.shutdown().await;
+        let several = cluster.len() > 1;
+        for (label, stderr) in cluster.logs() {
+            if !stderr.trim().is_empty() {
+                let label = if several { format!("{}, {label}", cluster.label()) } else { cluster.label().to_owned() };
+                backend_logs.push(BackendLog { label, stderr });
+            }
+        }
+    }
+    if let Some(store) = &store {
+        // The databases of scenario clusters abandoned at a deadline.
+        for e in store.drop_leftovers().await {
+            backend_logs.push(BackendLog { label: "store".into(), stderr: format!("{e}\n") });
         }
     }
     let mut report = RunReport {
         tool: concat!("chatwire-conformance ", env!("CARGO_PKG_VERSION")).to_owned(),
-        target: opts.target.describe(),
+        target: opts.cluster.describe(&opts.target),
+        replicas: if opts.target.is_spawned() { opts.cluster.replicas } else { 1 },
         timeout_scale: opts.driver.timeout_scale,
         duration_ms: started.elapsed().as_millis() as u64,
         summary: Summary::default(),
@@ -302,13 +336,30 @@ pub async fn run_suite(
     Ok(report)
 }
 
+/// What every scenario of a run shares: the shared backend's replica URLs, the store server and
+/// the (scaled) start deadline of a backend.
+struct RunContext {
+    urls: Vec<String>,
+    store: Option<StoreServer>,
+    start_timeout: Duration,
+}
+
+impl RunContext {
+    /// The shared backend, as a scenario's endpoint.
+    fn shared(&self) -> Endpoint {
+        match self.urls.as_slice() {
+            [one] => Endpoint::Url(one.clone()),
+            urls => Endpoint::Replicas(urls.to_vec()),
+        }
+    }
+}
+
 async fn run_one(
     scenario: &Scenario,
     opts: &RunOptions,
-    url: &str,
+    context: &RunContext,
     validator: &Arc<FrameValidator>,
     run_deadline: Instant,
-    start_timeout: Duration,
 ) -> ScenarioReport {
     let scenario_deadline = (Instant::now() + opts.driver.scaled(opts.scenario_timeout)).min(run_deadline);
     let target = if scenario.conformance_mode {
@@ -326,14 +377,21 @@ async fn run_one(
             }
         }
     };
-    // A scenario that kills the backend gets its own instance, so parallel scenarios are unaffected;
-    // so does one outside conformance mode, as the shared instance is in conformance mode.
-    // An isolated one too, so the load it leaves behind (a session still producing for a client
-    // gone) ends with it.
-    let own_instance = scenario.restarts() || !scenario.conformance_mode || scenario.isolated;
+    let has = if target.is_spawned() { opts.cluster.replicas } else { 1 };
+    if scenario.min_replicas() > has {
+        let message = needs_replicas(scenario.min_replicas(), has);
+        return synthetic(scenario, Verdict::NotApplicable, "replicas", &message);
+    }
+    // A scenario that kills the backend (or a replica) gets its own instance, so parallel scenarios
+    // are unaffected; so does one outside conformance mode, as the shared instance is in
+    // conformance mode. An isolated one too, so the load it leaves behind (a session still
+    // producing for a client gone) ends with it.
+    let own_instance = scenario.controls_processes() || !scenario.conformance_mode || scenario.isolated;
     let mut endpoint = if own_instance && target.is_spawned() {
-        match ServerProcess::start(&target, &scenario.id, start_timeout).await {
-            Ok(p) => Endpoint::Process(Box::new(p)),
+        let started =
+            Cluster::start(&target, &scenario.id, &opts.cluster, context.store.as_ref(), context.start_timeout).await;
+        match started {
+            Ok(cluster) => Endpoint::Cluster(Box::new(cluster)),
             // The shared instance started, so this one is the same command on fresh storage: a
             // start that fails here is the machine's load or the runner's, not a requirement.
             Err(e) => {
@@ -348,7 +406,7 @@ async fn run_one(
     } else if let Target::Url(plain) = &target {
         Endpoint::Url(plain.clone())
     } else {
-        Endpoint::Url(url.to_owned())
+        context.shared()
     };
     let run = run_scenario(scenario, &mut endpoint, &opts.driver, validator.clone(), scenario_deadline);
     let mut report = match tokio::time::timeout_at(scenario_deadline + ABANDON_GRACE, run).await {
@@ -357,9 +415,9 @@ async fn run_one(
             synthetic(scenario, Verdict::Timeout, "scenario-deadline", "the scenario did not finish by its deadline")
         }
     };
-    if let Endpoint::Process(mut p) = endpoint {
-        p.kill().await;
-        let stderr = p.stderr();
+    if let Endpoint::Cluster(mut cluster) = endpoint {
+        cluster.shutdown().await;
+        let stderr = cluster.stderr();
         if report.verdict != Verdict::Pass && !stderr.trim().is_empty() {
             report.backend_stderr = Some(stderr);
         }
@@ -373,7 +431,7 @@ async fn run_one(
 async fn sweep_one(
     scenario: &Arc<Scenario>,
     opts: &RunOptions,
-    url: &str,
+    context: &Arc<RunContext>,
     validator: &Arc<FrameValidator>,
     run_deadline: Instant,
     max: usize,
@@ -405,11 +463,10 @@ async fn sweep_one(
     let scenario_deadline = (Instant::now() + opts.driver.scaled(opts.scenario_timeout)).min(run_deadline);
     if let Some(reason) = not_sweepable_reason(scenario) {
         // Still the scenario's own ordinary run, so a sweep never reports less than a plain run.
-        let start = opts.start_timeout.mul_f64(opts.driver.timeout_scale.max(0.01));
-        let report = run_one(scenario, opts, url, validator, run_deadline, start).await;
+        let report = run_one(scenario, opts, context, validator, run_deadline).await;
         return not_applicable(report, reason);
     }
-    let mut endpoint = Endpoint::Url(url.to_owned());
+    let mut endpoint = context.shared();
     let run = run_sweep_baseline(scenario, &mut endpoint, &opts.driver, validator.clone(), scenario_deadline);
     let (mut base_report, baseline) = match tokio::time::timeout_at(scenario_deadline + ABANDON_GRACE, run).await {
         Ok(done) => done,
@@ -452,11 +509,11 @@ async fn sweep_one(
     for k in baseline.first_cut..=baseline.frames.min(max) {
         let (scenario, opts, validator, semaphore, progress, baseline) =
             (scenario.clone(), opts.clone(), validator.clone(), semaphore.clone(), progress.clone(), baseline.clone());
-        let url = url.to_owned();
+        let context = context.clone();
         handles.push(tokio::spawn(async move {
             let _permit = semaphore.acquire_owned().await.ok();
             let deadline = (Instant::now() + opts.driver.scaled(opts.scenario_timeout)).min(run_deadline);
-            let mut endpoint = Endpoint::Url(url);
+            let mut endpoint = context.shared();
             let run = run_sweep_variant(&scenario, &mut endpoint, &opts.driver, validator, deadline, &baseline, k);
             let mut report = match tokio::time::timeout_at(deadline + ABANDON_GRACE, run).await {
                 Ok(report) => report,

@@ -60,6 +60,16 @@ pub struct Scenario {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = 1000))]
     pub window: Option<u32>,
+    /// The fewest replicas the scenario needs (1 to 8, default 1): a run with fewer (`run
+    /// --replicas N`, 1 without it) reports the scenario not applicable. Steps name replicas
+    /// 0-based below this number. Whatever the run's count, connections whose step names no
+    /// `replica` are spread round-robin over the replicas in the order they are opened, and a
+    /// connection that reconnects (a `resume` under a name used before) goes to the replica after
+    /// the one it was on; replicas the scenario killed or paused are passed over. With one replica
+    /// every connection goes to it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 8))]
+    pub replicas: Option<u32>,
     /// What the runner does, in order. The scenario stops at the first step that fails.
     #[schemars(length(min = 1))]
     pub steps: Vec<Step>,
@@ -280,6 +290,17 @@ impl Scenario {
         self.steps.iter().any(|s| matches!(s, Step::Restart { .. }))
     }
 
+    /// Whether the scenario restarts, kills, starts, pauses or continues the backend or one of its
+    /// replicas: it needs processes the runner started, of its own.
+    pub fn controls_processes(&self) -> bool {
+        self.steps.iter().any(Step::controls_processes)
+    }
+
+    /// The fewest replicas the scenario needs (`replicas`, default 1).
+    pub fn min_replicas(&self) -> usize {
+        self.replicas.map_or(1, |n| n as usize)
+    }
+
     /// Whether a step resumes with the runner's default cursor: the steps a reload variant
     /// (`<id>@reload`) turns into reloads, so the snapshot path is proven where the default run
     /// resumes by catch-up. A resume that names its cursor, `last_seq`, answer or a comparison
@@ -310,8 +331,10 @@ impl Scenario {
         }
         let mut open: HashSet<String> = HashSet::new();
         let mut snapshots = HashSet::new();
+        let mut replicas = ReplicaStates::new(self.min_replicas());
         for (index, step) in self.steps.iter().enumerate() {
             let at = format!("step {} ({})", index + 1, step.kind());
+            replicas.check(step, &mut open).map_err(|e| format!("{at}: {e}"))?;
             match step {
                 Step::Connect { .. } | Step::Resume { .. } => {
                     open.insert(step.conn().unwrap_or(DEFAULT_CONN).to_owned());
@@ -320,6 +343,11 @@ impl Scenario {
                     return Err(format!("{at}: down_ms is for a kill restart, not a graceful one"));
                 }
                 Step::Restart { .. } => open.clear(),
+                // What a step on a replica does to the connections is `ReplicaStates::check`'s.
+                Step::KillReplica { .. }
+                | Step::StartReplica { .. }
+                | Step::PauseReplica { .. }
+                | Step::ContinueReplica { .. } => {}
                 Step::Disconnect { .. } | Step::Drain { .. } => {
                     let name = step.conn().unwrap_or(DEFAULT_CONN);
                     if !open.remove(name) {
@@ -371,6 +399,104 @@ impl Scenario {
                     return Err(format!("{at}: a ping payload holds at most 125 bytes, this one {}", payload.len()));
                 }
             }
+        }
+        Ok(())
+    }
+}
+
+/// What a scenario's steps do to its replicas, followed at load time: a step may name only
+/// replicas below the scenario's `replicas`, start only a killed one, pause only a running one,
+/// continue only a paused one. After a kill, the connections it may have ended are closed: those
+/// placed on it, and those whose replica the scenario left to the runner.
+struct ReplicaStates {
+    count: usize,
+    down: HashSet<u32>,
+    paused: HashSet<u32>,
+    /// The replica each connection opened with an explicit `replica` is on.
+    placed: std::collections::HashMap<String, u32>,
+}
+
+impl ReplicaStates {
+    fn new(count: usize) -> Self {
+        ReplicaStates { count, down: HashSet::new(), paused: HashSet::new(), placed: std::collections::HashMap::new() }
+    }
+
+    fn check(&mut self, step: &Step, open: &mut HashSet<String>) -> Result<(), String> {
+        let named = step.opens_on().or(step.acts_on_replica());
+        if let Some(k) = named.filter(|k| *k as usize >= self.count) {
+            return Err(format!(
+                "replica {k} does not exist unless the scenario declares \"replicas\": {} or more (it needs {})",
+                k + 1,
+                self.count
+            ));
+        }
+        if let Some(k) = step.opens_on() {
+            if self.down.contains(&k) {
+                return Err(format!("replica {k} is down (killed and not started again)"));
+            }
+        }
+        match step {
+            Step::Connect { replica, .. } | Step::Resume { replica, .. } => {
+                let conn = step.conn().unwrap_or(DEFAULT_CONN).to_owned();
+                match replica {
+                    Some(k) => self.placed.insert(conn, *k),
+                    None => self.placed.remove(&conn),
+                };
+            }
+            Step::AttachToBound { .. } => {}
+            Step::KillReplica { replica, down_ms } => {
+                if self.down.contains(replica) {
+                    return Err(format!("replica {replica} is already down"));
+                }
+                self.paused.remove(replica);
+                if down_ms.is_none() {
+                    self.down.insert(*replica);
+                }
+                // Gone: the connections on it, and those the runner may have put there.
+                open.retain(|c| self.placed.get(c).is_some_and(|k| k != replica));
+            }
+            Step::StartReplica { replica } => {
+                if !self.down.remove(replica) {
+                    return Err(format!("replica {replica} is not down: only a killed replica can be started"));
+                }
+            }
+            Step::PauseReplica { replica } => {
+                if self.down.contains(replica) || !self.paused.insert(*replica) {
+                    return Err(format!("replica {replica} is not running: it is down or already paused"));
+                }
+            }
+            Step::ContinueReplica { replica } => {
+                if !self.paused.remove(replica) {
+                    return Err(format!("replica {replica} is not paused"));
+                }
+            }
+            Step::Restart { .. } => {
+                self.down.clear();
+                self.paused.clear();
+            }
+            Step::Disconnect { .. }
+            | Step::UserMessage { .. }
+            | Step::Respond { .. }
+            | Step::Rewind { .. }
+            | Step::Retry { .. }
+            | Step::Cancel { .. }
+            | Step::Send { .. }
+            | Step::SendText { .. }
+            | Step::SendBinary { .. }
+            | Step::SendViolation { .. }
+            | Step::Ping { .. }
+            | Step::Expect { .. }
+            | Step::ExpectUnordered { .. }
+            | Step::ExpectError { .. }
+            | Step::ExpectClose { .. }
+            | Step::ExpectSilence { .. }
+            | Step::PauseReading { .. }
+            | Step::ExpectState { .. }
+            | Step::WaitIdle { .. }
+            | Step::Drain { .. }
+            | Step::PageThrough { .. }
+            | Step::Sleep { .. }
+            | Step::Snapshot { .. } => {}
         }
         Ok(())
     }
@@ -477,6 +603,66 @@ mod tests {
             r#"{{"id":"x","title":"t","level":"must","requirements":["SCRIPT-003"],"conformance_mode":false,"script":{script},"steps":[{{"do":"connect"}}]}}"#
         );
         assert!(loader.parse("x.json", &plain).unwrap_err().to_string().contains("no script"));
+    }
+
+    fn with_replicas(replicas: u32, steps: &str) -> String {
+        format!(
+            r#"{{"id":"x","title":"t","level":"must","requirements":["SEQ-001"],"replicas":{replicas},"steps":{steps}}}"#
+        )
+    }
+
+    #[test]
+    fn replicas_named_by_steps_are_checked_at_load() {
+        let loader = ScenarioLoader::new();
+        let ok = with_replicas(
+            3,
+            r#"[{"do":"connect","replica":0},{"do":"resume","conn":"tab2","replica":2},
+                {"do":"pause_replica","replica":1},{"do":"continue_replica","replica":1},
+                {"do":"kill_replica","replica":0},{"do":"expect_silence","conn":"tab2","ms":10},
+                {"do":"resume","replica":1},{"do":"start_replica","replica":0},
+                {"do":"kill_replica","replica":2,"down_ms":100},{"do":"attach_to_bound","prefix":"t","replica":2}]"#,
+        );
+        let s = loader.parse("x.json", &ok).unwrap();
+        assert_eq!(s.min_replicas(), 3);
+        assert!(s.controls_processes() && !s.restarts());
+        // A replica at or past the scenario's count, or without `replicas`: an error, not a panic.
+        let err = loader.parse("x.json", &minimal(r#"[{"do":"connect","replica":1}]"#)).unwrap_err();
+        assert!(err.to_string().contains(r#"declares "replicas": 2"#), "{err}");
+        let err = loader.parse("x.json", &with_replicas(2, r#"[{"do":"kill_replica","replica":2}]"#)).unwrap_err();
+        assert!(matches!(err, ScenarioError::Invalid { .. }), "{err}");
+        // The schema bounds them too.
+        let err = loader.parse("x.json", &with_replicas(9, r#"[{"do":"connect"}]"#)).unwrap_err();
+        assert!(matches!(err, ScenarioError::Schema { .. }), "{err}");
+        let err = loader.parse("x.json", &minimal(r#"[{"do":"connect","replica":8}]"#)).unwrap_err();
+        assert!(matches!(err, ScenarioError::Schema { .. }), "{err}");
+    }
+
+    #[test]
+    fn replica_states_are_followed() {
+        let loader = ScenarioLoader::new();
+        let bad = [
+            (r#"[{"do":"start_replica","replica":1}]"#, "not down"),
+            (r#"[{"do":"kill_replica","replica":1},{"do":"kill_replica","replica":1}]"#, "already down"),
+            (r#"[{"do":"continue_replica","replica":0}]"#, "not paused"),
+            (r#"[{"do":"pause_replica","replica":0},{"do":"pause_replica","replica":0}]"#, "not running"),
+            (r#"[{"do":"kill_replica","replica":1},{"do":"connect","replica":1}]"#, "is down"),
+            // A connection the runner placed may have been on the killed replica.
+            (r#"[{"do":"connect"},{"do":"kill_replica","replica":1},{"do":"user_message","text":"x"}]"#, "not open"),
+            (r#"[{"do":"connect","replica":1},{"do":"kill_replica","replica":1},{"do":"wait_idle"}]"#, "not open"),
+        ];
+        for (steps, want) in bad {
+            let err = loader.parse("x.json", &with_replicas(2, steps)).unwrap_err();
+            assert!(err.to_string().contains(want), "{steps}: {err}");
+        }
+        let good = [
+            r#"[{"do":"connect","replica":0},{"do":"kill_replica","replica":1},{"do":"wait_idle"}]"#,
+            r#"[{"do":"kill_replica","replica":1},{"do":"restart"},{"do":"connect","replica":1}]"#,
+            r#"[{"do":"kill_replica","replica":1,"down_ms":10},{"do":"connect","replica":1}]"#,
+            r#"[{"do":"pause_replica","replica":1},{"do":"kill_replica","replica":1},{"do":"start_replica","replica":1}]"#,
+        ];
+        for steps in good {
+            loader.parse("x.json", &with_replicas(2, steps)).unwrap_or_else(|e| panic!("{steps}: {e}"));
+        }
     }
 
     #[test]

@@ -33,6 +33,13 @@ pub enum Step {
         /// Connection name (default `main`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         conn: ConnName,
+        /// The replica (0-based) the connection goes to, where the backend is a cluster (`run
+        /// --replicas N`); needs the scenario's `replicas` above it. Absent: the runner spreads
+        /// connections round-robin, and a connection that reconnects goes to another replica than
+        /// it was on (see `Scenario::replicas`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(range(max = 7))]
+        replica: Option<u32>,
         /// Versions to offer instead of the runner's (`run --versions`; default every version the
         /// runner supports, newest first).
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -70,6 +77,13 @@ pub enum Step {
         /// Connection name (default `main`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         conn: ConnName,
+        /// The replica (0-based) the new connection goes to (both, with `compare_with_snapshot`), where the backend is a cluster (`run
+        /// --replicas N`); needs the scenario's `replicas` above it. Absent: the runner spreads
+        /// connections round-robin, and a connection that reconnects goes to another replica than
+        /// it was on (see `Scenario::replicas`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(range(max = 7))]
+        replica: Option<u32>,
         /// Cursor to send instead of the one `cursor` picks.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         last_seq: Option<u64>,
@@ -102,13 +116,50 @@ pub enum Step {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         conn: ConnName,
     },
+    /// Kill one replica of the cluster (its whole process group) with SIGKILL, as a crashed
+    /// instance. Every connection on it is gone afterwards (a connection whose replica the
+    /// scenario does not name may have been on it, so the scenario must resume it before use).
+    /// Only with a backend the runner starts; not applicable with `--url`.
+    KillReplica {
+        /// The replica, 0-based; below the scenario's `replicas`.
+        #[schemars(range(max = 7))]
+        replica: u32,
+        /// Start it again after this many ms (not scaled; the step waits). Absent: it stays down
+        /// until `start_replica`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(range(max = 60000))]
+        down_ms: Option<u64>,
+    },
+    /// Start a replica killed by `kill_replica` again, on the same port and store, and wait until
+    /// it is ready.
+    StartReplica {
+        /// The replica, 0-based.
+        #[schemars(range(max = 7))]
+        replica: u32,
+    },
+    /// Stop one replica with SIGSTOP (a hung instance): it keeps its connections and leases but
+    /// answers nothing until `continue_replica`. A resume of a connection on it drops that
+    /// connection without a closing handshake.
+    PauseReplica {
+        /// The replica, 0-based.
+        #[schemars(range(max = 7))]
+        replica: u32,
+    },
+    /// Continue a replica stopped by `pause_replica` (SIGCONT).
+    ContinueReplica {
+        /// The replica, 0-based.
+        #[schemars(range(max = 7))]
+        replica: u32,
+    },
     /// Kill the backend with SIGKILL and start it again on the same storage. Only possible when the
     /// runner started the backend (`--exec` or the bundled one); not applicable with `--url`.
-    /// Every open connection is gone afterwards.
+    /// Every open connection is gone afterwards. On a cluster: every replica (down ones are
+    /// started too, paused ones killed as well).
     Restart {
         /// Shut down in an orderly way instead: SIGTERM, then every open connection must be closed
         /// with close code 1001 (TRANSPORT-009); a backend still running 10 s (scaled) later is
-        /// killed. Then it is started again on the same storage.
+        /// killed. Then it is started again on the same storage (on a cluster: every replica, a
+        /// paused one continued so that it gets the signal).
         #[serde(default, skip_serializing_if = "is_false")]
         graceful: bool,
         /// Keep the killed backend down this long (ms, not scaled) before starting it again, so
@@ -424,6 +475,11 @@ pub enum Step {
         requirements: Vec<RequirementId>,
         /// The names of the new connections start with this.
         prefix: String,
+        /// The replica (0-based) every new connection goes to, as for `connect`; absent: spread
+        /// round-robin.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(range(max = 7))]
+        replica: Option<u32>,
     },
     /// Do nothing for `ms` milliseconds (not scaled), e.g. to let a deadline pass.
     Sleep {
@@ -517,6 +573,10 @@ impl Step {
             Step::Resume { .. } => "resume",
             Step::Disconnect { .. } => "disconnect",
             Step::Restart { .. } => "restart",
+            Step::KillReplica { .. } => "kill_replica",
+            Step::StartReplica { .. } => "start_replica",
+            Step::PauseReplica { .. } => "pause_replica",
+            Step::ContinueReplica { .. } => "continue_replica",
             Step::UserMessage { .. } => "user_message",
             Step::Respond { .. } => "respond",
             Step::Rewind { .. } => "rewind",
@@ -562,6 +622,10 @@ impl Step {
             // Actions: what they assert is derived (attribution.rs).
             Step::Disconnect { .. }
             | Step::Restart { .. }
+            | Step::KillReplica { .. }
+            | Step::StartReplica { .. }
+            | Step::PauseReplica { .. }
+            | Step::ContinueReplica { .. }
             | Step::UserMessage { .. }
             | Step::Respond { .. }
             | Step::Rewind { .. }
@@ -575,6 +639,86 @@ impl Step {
             | Step::Drain { .. }
             | Step::Sleep { .. } => &[],
         }
+    }
+
+    /// The replica the connections this step opens go to, where it names one (`connect`,
+    /// `resume`, `attach_to_bound`).
+    pub fn opens_on(&self) -> Option<u32> {
+        match self {
+            Step::Connect { replica, .. } | Step::Resume { replica, .. } | Step::AttachToBound { replica, .. } => {
+                *replica
+            }
+            Step::Disconnect { .. }
+            | Step::Restart { .. }
+            | Step::KillReplica { .. }
+            | Step::StartReplica { .. }
+            | Step::PauseReplica { .. }
+            | Step::ContinueReplica { .. }
+            | Step::UserMessage { .. }
+            | Step::Respond { .. }
+            | Step::Rewind { .. }
+            | Step::Retry { .. }
+            | Step::Cancel { .. }
+            | Step::Send { .. }
+            | Step::SendText { .. }
+            | Step::SendBinary { .. }
+            | Step::SendViolation { .. }
+            | Step::Ping { .. }
+            | Step::Expect { .. }
+            | Step::ExpectUnordered { .. }
+            | Step::ExpectError { .. }
+            | Step::ExpectClose { .. }
+            | Step::ExpectSilence { .. }
+            | Step::PauseReading { .. }
+            | Step::ExpectState { .. }
+            | Step::WaitIdle { .. }
+            | Step::Drain { .. }
+            | Step::PageThrough { .. }
+            | Step::Sleep { .. }
+            | Step::Snapshot { .. } => None,
+        }
+    }
+
+    /// The replica the step kills, starts, pauses or continues.
+    pub fn acts_on_replica(&self) -> Option<u32> {
+        match self {
+            Step::KillReplica { replica, .. }
+            | Step::StartReplica { replica }
+            | Step::PauseReplica { replica }
+            | Step::ContinueReplica { replica } => Some(*replica),
+            Step::Connect { .. }
+            | Step::Resume { .. }
+            | Step::AttachToBound { .. }
+            | Step::Disconnect { .. }
+            | Step::Restart { .. }
+            | Step::UserMessage { .. }
+            | Step::Respond { .. }
+            | Step::Rewind { .. }
+            | Step::Retry { .. }
+            | Step::Cancel { .. }
+            | Step::Send { .. }
+            | Step::SendText { .. }
+            | Step::SendBinary { .. }
+            | Step::SendViolation { .. }
+            | Step::Ping { .. }
+            | Step::Expect { .. }
+            | Step::ExpectUnordered { .. }
+            | Step::ExpectError { .. }
+            | Step::ExpectClose { .. }
+            | Step::ExpectSilence { .. }
+            | Step::PauseReading { .. }
+            | Step::ExpectState { .. }
+            | Step::WaitIdle { .. }
+            | Step::Drain { .. }
+            | Step::PageThrough { .. }
+            | Step::Sleep { .. }
+            | Step::Snapshot { .. } => None,
+        }
+    }
+
+    /// Whether the step needs processes the runner controls: a restart, or a step on one replica.
+    pub fn controls_processes(&self) -> bool {
+        matches!(self, Step::Restart { .. }) || self.acts_on_replica().is_some()
     }
 
     /// The connection the step acts on, if any.
@@ -604,7 +748,13 @@ impl Step {
             | Step::ExpectState { conn, .. }
             | Step::WaitIdle { conn, .. }
             | Step::Snapshot { conn, .. } => conn,
-            Step::Restart { .. } | Step::Sleep { .. } | Step::AttachToBound { .. } => return None,
+            Step::Restart { .. }
+            | Step::KillReplica { .. }
+            | Step::StartReplica { .. }
+            | Step::PauseReplica { .. }
+            | Step::ContinueReplica { .. }
+            | Step::Sleep { .. }
+            | Step::AttachToBound { .. } => return None,
         };
         Some(name.as_deref().unwrap_or(DEFAULT_CONN))
     }

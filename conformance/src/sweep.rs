@@ -39,6 +39,10 @@ pub fn not_sweepable_reason(scenario: &Scenario) -> Option<String> {
         }
         let reason = match step {
             Step::Restart { .. } => Some("restarts the backend"),
+            Step::KillReplica { .. }
+            | Step::StartReplica { .. }
+            | Step::PauseReplica { .. }
+            | Step::ContinueReplica { .. } => Some("kills, starts, pauses or continues a replica"),
             Step::Send { .. } | Step::SendText { .. } | Step::SendBinary { .. } => {
                 Some("sends raw frames (deliberate errors are not replayable)")
             }

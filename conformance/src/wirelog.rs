@@ -12,7 +12,8 @@
 //! `conn` numbers a connection (never reused in a log); `frame` is the frame as sent; `text` a text
 //! frame that is not JSON (or too deep to be held as JSON); `binary` the size of a binary frame; a
 //! close without `code` is a connection that ended without a close frame. `at_ms` (optional) is
-//! milliseconds since the start of the log.
+//! milliseconds since the start of the log; `replica` (optional) the replica of a clustered backend
+//! the connection is on.
 
 use std::io::{BufRead, BufWriter, Read, Write};
 use std::path::Path;
@@ -73,6 +74,10 @@ pub struct WireRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1000, max = 4999))]
     pub code: Option<u16>,
+    /// The replica (0-based) of a clustered backend the connection is on (`run --replicas N`,
+    /// N > 1); absent for a single backend. `check-log` does not use it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replica: Option<u32>,
 }
 
 fn side(client: bool) -> Peer {
@@ -94,6 +99,7 @@ impl WireRecord {
             binary: None,
             event: None,
             code: None,
+            replica: None,
         }
     }
 
@@ -120,6 +126,11 @@ impl WireRecord {
     /// The record stamped with `at_ms`.
     pub fn at(self, at_ms: u64) -> Self {
         WireRecord { at_ms: Some(at_ms), ..self }
+    }
+
+    /// The record noting the replica its connection is on (`None`: a single backend).
+    pub fn on_replica(self, replica: Option<u32>) -> Self {
+        WireRecord { replica, ..self }
     }
 }
 

@@ -30,6 +30,7 @@ fn options(url: &str) -> RunOptions {
         sweep: None,
         plain_target: None,
         reload_variants: false,
+        cluster: Default::default(),
     }
 }
 

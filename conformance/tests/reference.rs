@@ -29,6 +29,7 @@ fn bundled(snapshots: SnapshotMode) -> RunOptions {
         plain_target: None,
         // The default run: each scenario that resumes also as its reload variant.
         reload_variants: true,
+        cluster: Default::default(),
     }
 }
 

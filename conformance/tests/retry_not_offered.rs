@@ -50,6 +50,7 @@ fn options(target: Target) -> RunOptions {
         sweep: None,
         plain_target: None,
         reload_variants: false,
+        cluster: Default::default(),
     }
 }
 

@@ -35,6 +35,7 @@ fn soak(fault: &str, dir: &std::path::Path) -> SoakReport {
         log_dir: dir.join(fault),
         keep_logs: false,
         config: SoakConfig::default(),
+        cluster: Default::default(),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     runtime.block_on(run_soak(&options, Arc::new(|_| {}))).unwrap()

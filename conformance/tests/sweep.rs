@@ -32,6 +32,7 @@ fn options(fault: Option<&str>, max: usize) -> RunOptions {
         plain_target: None,
         // A sweep runs no reload variants.
         reload_variants: false,
+        cluster: Default::default(),
     }
 }
 

@@ -2,7 +2,8 @@
 
 use serde_json::Value;
 
-use super::{Next, StepError};
+use super::{sweep, Driver, Next, StepError, WIRE_LOG_LINES};
+use crate::monitor;
 use crate::pattern;
 use crate::report::Verdict;
 use crate::scenario::{ResumeAnswer, Step, DEFAULT_CONN};
@@ -78,6 +79,13 @@ pub fn describe(step: &Step) -> String {
             format!("send a frame that breaks RFC 6455 ({})", violation.describe())
         }
         Step::Disconnect { .. } => "close the connection".to_owned(),
+        Step::KillReplica { replica, down_ms: None } => format!("kill -9 replica {replica}; it stays down"),
+        Step::KillReplica { replica, down_ms: Some(ms) } => {
+            format!("kill -9 replica {replica}, keep it down {ms} ms, start it again")
+        }
+        Step::StartReplica { replica } => format!("start replica {replica} again"),
+        Step::PauseReplica { replica } => format!("stop replica {replica} with SIGSTOP"),
+        Step::ContinueReplica { replica } => format!("continue replica {replica} with SIGCONT"),
         Step::Restart { graceful: false, down_ms: None } => "kill -9 the backend and start it again".to_owned(),
         Step::Restart { graceful: false, down_ms: Some(ms) } => {
             format!("kill -9 the backend, keep it down {ms} ms, start it again")
@@ -119,5 +127,59 @@ pub fn describe(step: &Step) -> String {
         Step::Sleep { ms } => format!("sleep {ms} ms"),
         Step::Snapshot { name, .. } => format!("snapshot {name}"),
     };
-    format!("{what}{conn}")
+    let on = step.opens_on().map(|k| format!(" on replica {k}")).unwrap_or_default();
+    format!("{what}{conn}{on}")
+}
+
+/// The report's view of the traffic: the last lines of the wire log and the golden transcript.
+impl Driver<'_> {
+    pub(super) fn log(&mut self, line: String) {
+        self.log_raw(line, String::new());
+    }
+
+    pub(super) fn log_raw(&mut self, prefix: String, raw: String) {
+        if self.wire_log.len() == WIRE_LOG_LINES {
+            self.wire_log.pop_front();
+        }
+        self.wire_log.push_back((prefix, raw));
+    }
+
+    /// The wire log as report lines, ids replaced by placeholders.
+    pub(super) fn render_wire_log(&mut self) -> Vec<String> {
+        let entries: Vec<(String, String)> = self.wire_log.drain(..).collect();
+        entries
+            .into_iter()
+            .map(|(prefix, raw)| {
+                if raw.is_empty() {
+                    pattern::truncate(&prefix, 300)
+                } else {
+                    format!("{prefix}{}", self.redact_text(&raw))
+                }
+            })
+            .collect()
+    }
+
+    /// A redacted, truncated excerpt of a raw frame (the text itself when it is not JSON).
+    pub(super) fn redact_text(&mut self, raw: &str) -> String {
+        match serde_json::from_str::<Value>(raw) {
+            Ok(v) => self.redact(&v),
+            Err(_) => pattern::truncate(raw, monitor::FRAME_EXCERPT),
+        }
+    }
+
+    pub(super) fn transcript(&mut self, line: String) {
+        // The sweep's watching tab is the sweep's, not the scenario's: the golden transcript
+        // stays the scenario's own.
+        if line.starts_with(sweep::SWEEP_WATCH) {
+            return;
+        }
+        // Bounded: a flood must not grow memory without limit.
+        if self.transcript.len() < 5_000 {
+            self.transcript.push(line);
+        }
+    }
+
+    pub(super) fn redact(&mut self, value: &Value) -> String {
+        self.monitor.excerpt(value)
+    }
 }

@@ -12,7 +12,7 @@ use tokio::time::Instant;
 
 use crate::attribution::step_requirements;
 use crate::conn::WsConn;
-use crate::monitor::{self, Monitor};
+use crate::monitor::Monitor;
 use crate::pattern::{self, Bindings};
 use crate::report::{scenario_verdict, CheckReport, CheckSet, Finding, ScenarioReport, Verdict};
 use crate::scenario::{Level, Scenario, Step, DEFAULT_CONN};
@@ -22,6 +22,7 @@ use crate::wirelog::{WireLog, WireRecord};
 mod describe;
 mod endpoint;
 mod expect;
+mod replicas;
 mod resume;
 mod sweep;
 mod window;
@@ -30,6 +31,7 @@ mod wire;
 pub use describe::describe;
 use describe::{transcript_detail, unexpected};
 pub use endpoint::Endpoint;
+pub use replicas::needs_replicas;
 pub use sweep::SweepBaseline;
 use sweep::{SweepRole, SweepTrack};
 
@@ -187,6 +189,8 @@ struct Conn {
     bytes_in: u64,
     /// When a read of it last ended (the start of a pause in reading).
     last_read: Instant,
+    /// The replica it is on (0 where the backend is one process).
+    replica: usize,
 }
 
 /// Runs `scenario` and reports every check. Never panics on anything the server sends; every wait
@@ -289,6 +293,9 @@ async fn run_with(
         negotiated: None,
         step_conn: DEFAULT_CONN.to_owned(),
         history: resume::History::default(),
+        placement: replicas::Placement::default(),
+        step_replica: None,
+        conn_replicas: HashMap::new(),
     };
     let applicable = driver.run_steps().await;
     let mut recorded = None;
@@ -376,26 +383,40 @@ struct Driver<'a> {
     step_conn: String,
     /// Each session's frames, for the cursors that count events (`resume_retention`).
     history: resume::History,
+    /// Which replica each connection went to.
+    placement: replicas::Placement,
+    /// The replica the step being run names for the connections it opens.
+    step_replica: Option<usize>,
+    /// The replica of each connection (by the monitor's number), for the wire log, where the
+    /// backend has more than one.
+    conn_replicas: HashMap<u64, usize>,
 }
 
 impl Driver<'_> {
     /// Runs the steps; false when the scenario turned out not applicable.
     pub(super) async fn run_steps(&mut self) -> bool {
         let requirements: Vec<String> = self.scenario.requirements.iter().map(ToString::to_string).collect();
-        if self.scenario.restarts() && matches!(self.endpoint, Endpoint::Url(_)) {
-            self.checks.record(
+        let needs = self.scenario.min_replicas();
+        let not_applicable = if self.scenario.controls_processes() && !self.endpoint.controls_processes() {
+            let what =
+                if self.scenario.restarts() { "kills and restarts the backend" } else { "kills or pauses a replica" };
+            Some((
                 "restart",
-                &requirements,
                 "the scenario restarts the backend",
-                Verdict::NotApplicable,
-                Some(Finding {
-                    message: "the scenario kills and restarts the backend; use --exec or the bundled backend".into(),
-                    step: None,
-                    requirement: None,
-                    frame: None,
-                    version: None,
-                }),
-            );
+                format!("the scenario {what}; use --exec or the bundled backend"),
+            ))
+        } else if needs > self.endpoint.replicas() {
+            Some((
+                "replicas",
+                "the backend has as many replicas as the scenario needs",
+                needs_replicas(needs, self.endpoint.replicas()),
+            ))
+        } else {
+            None
+        };
+        if let Some((check, summary, message)) = not_applicable {
+            let finding = Finding { message, step: None, requirement: None, frame: None, version: None };
+            self.checks.record(check, &requirements, summary, Verdict::NotApplicable, Some(finding));
             return false;
         }
         let mut steps = self.scenario.steps.clone();
@@ -485,6 +506,10 @@ impl Driver<'_> {
     pub(super) async fn finish(&mut self) {
         let names: Vec<String> = self.conns.keys().cloned().collect();
         for name in names {
+            if self.on_stopped_replica(&name) {
+                self.drop_conn(&name);
+                continue;
+            }
             let deadline = (Instant::now() + Duration::from_millis(500)).min(self.deadline.max(Instant::now()));
             self.close_conn(&name, deadline).await;
         }
@@ -530,60 +555,11 @@ impl Driver<'_> {
         format!("{prefix}{n}")
     }
 
-    pub(super) fn log(&mut self, line: String) {
-        self.log_raw(line, String::new());
-    }
-
-    pub(super) fn log_raw(&mut self, prefix: String, raw: String) {
-        if self.wire_log.len() == WIRE_LOG_LINES {
-            self.wire_log.pop_front();
-        }
-        self.wire_log.push_back((prefix, raw));
-    }
-
-    /// The wire log as report lines, ids replaced by placeholders.
-    pub(super) fn render_wire_log(&mut self) -> Vec<String> {
-        let entries: Vec<(String, String)> = self.wire_log.drain(..).collect();
-        entries
-            .into_iter()
-            .map(|(prefix, raw)| {
-                if raw.is_empty() {
-                    pattern::truncate(&prefix, 300)
-                } else {
-                    format!("{prefix}{}", self.redact_text(&raw))
-                }
-            })
-            .collect()
-    }
-
-    /// A redacted, truncated excerpt of a raw frame (the text itself when it is not JSON).
-    pub(super) fn redact_text(&mut self, raw: &str) -> String {
-        match serde_json::from_str::<Value>(raw) {
-            Ok(v) => self.redact(&v),
-            Err(_) => pattern::truncate(raw, monitor::FRAME_EXCERPT),
-        }
-    }
-
-    pub(super) fn transcript(&mut self, line: String) {
-        // The sweep's watching tab is the sweep's, not the scenario's: the golden transcript
-        // stays the scenario's own.
-        if line.starts_with(sweep::SWEEP_WATCH) {
-            return;
-        }
-        // Bounded: a flood must not grow memory without limit.
-        if self.transcript.len() < 5_000 {
-            self.transcript.push(line);
-        }
-    }
-
-    pub(super) fn redact(&mut self, value: &Value) -> String {
-        self.monitor.excerpt(value)
-    }
-
     // ---------------------------------------------------------------- steps
 
     pub(super) async fn run_step(&mut self, step: &Step) -> Result<(), StepError> {
         let conn = step.conn().unwrap_or(DEFAULT_CONN).to_owned();
+        self.step_replica = step.opens_on().map(|k| k as usize);
         match step {
             Step::Connect { versions, features, with_script, hello, subprotocol, window, .. } => {
                 // The runner's features go with the runner's offer; a step's own offer sends the
@@ -651,6 +627,10 @@ impl Driver<'_> {
                 self.endpoint.restart(down).await
             }
             Step::Restart { graceful: true, .. } => self.graceful_restart().await,
+            Step::KillReplica { .. }
+            | Step::StartReplica { .. }
+            | Step::PauseReplica { .. }
+            | Step::ContinueReplica { .. } => self.replica_step(step).await,
             Step::UserMessage { id, text, .. } => {
                 let id = match id {
                     Some(id) => id.clone(),

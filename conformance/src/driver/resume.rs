@@ -35,8 +35,13 @@ impl Driver<'_> {
             .ok_or_else(|| StepError::harness("resume before any session was opened"))?;
         let deadline = self.step_deadline(None);
         // The frames still in flight on the old connection are taken in first: the cursor names
-        // the latest the client holds, as a real client's would.
-        self.close_conn(conn, deadline).await;
+        // the latest the client holds, as a real client's would. On a replica the scenario stopped
+        // no closing handshake can complete: the connection is dropped.
+        if self.on_stopped_replica(conn) {
+            self.drop_conn(conn);
+        } else {
+            self.close_conn(conn, deadline).await;
+        }
         let token = self.monitor.resume_token(&session).unwrap_or_default().to_owned();
         // A connection that had this name resumes from what it held; a new one from the
         // session's latest state (a tab that copies another's cursor).

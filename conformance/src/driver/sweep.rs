@@ -154,6 +154,7 @@ impl Driver<'_> {
         let cursor = self.sweep_cursor();
         let resume = Step::Resume {
             conn: None,
+            replica: None,
             last_seq: None,
             cursor,
             answer: None,

@@ -93,6 +93,8 @@ impl Driver<'_> {
             None => versions,
         };
         let deadline = self.step_deadline(None);
+        let replica = self.place(conn);
+        let url = self.endpoint.url(replica);
         let needs = self.scenario.needs_version();
         // A connection whose offer cannot put the scenario's features in force (a 1.0 tab that a
         // 1.2 tab attaches to later) is not where the scenario's applicability is decided.
@@ -103,7 +105,7 @@ impl Driver<'_> {
             // Its script or frames use members of a later minor, which a server speaking only an
             // older one refuses as invalid: find out first, on a connection of its own, what this
             // offer negotiates (also before a connection that sends its own hello).
-            match self.probe_version(&versions, deadline).await {
+            match self.probe_version(&url, &versions, deadline).await {
                 Some(v) if v >= needs => {}
                 got => {
                     let got = got.map_or("no version".to_owned(), |v| v.to_string());
@@ -114,15 +116,18 @@ impl Driver<'_> {
                 }
             }
         }
-        let url = self.endpoint.url();
         let ws = self.open_ws(&url, subprotocol, deadline).await?;
         let opened = if subprotocol { "open" } else { "open (no subprotocol offered)" };
         self.transcript(format!("{conn} {opened}"));
-        self.log(format!("{conn} {opened} {url}"));
+        self.log(format!("{conn} {opened} {url}{}", self.replica_note(replica)));
         let id = self.next_conn;
         self.next_conn += 1;
+        if self.endpoint.replicas() > 1 {
+            self.conn_replicas.insert(id, replica);
+        }
         self.monitor.open(id);
-        self.conns.insert(conn.to_owned(), Conn { ws, id, last_sent_id: None, bytes_in: 0, last_read: Instant::now() });
+        let conn_state = Conn { ws, id, last_sent_id: None, bytes_in: 0, last_read: Instant::now(), replica };
+        self.conns.insert(conn.to_owned(), conn_state);
         self.last_ids.insert(conn.to_owned(), id);
         if !hello {
             return Ok(());
@@ -199,11 +204,11 @@ impl Driver<'_> {
     /// its own that nothing checks and that is closed at once; `None` without a welcome.
     async fn probe_version(
         &mut self,
+        url: &str,
         versions: &[String],
         deadline: Instant,
     ) -> Option<chatwire_schema::ProtocolVersion> {
-        let url = self.endpoint.url();
-        let mut ws = WsConn::open_with(&url, self.cfg.max_message_bytes, deadline, true).await.ok()?;
+        let mut ws = WsConn::open_with(url, self.cfg.max_message_bytes, deadline, true).await.ok()?;
         let hello = json!({"type": "session.hello", "id": "probe", "versions": versions,
             "client": concat!("chatwire-conformance/", env!("CARGO_PKG_VERSION"))});
         let mut version = None;
@@ -446,8 +451,9 @@ impl Driver<'_> {
     /// Appends to the wire log, if one is written.
     pub(super) fn wire_record(&mut self, record: WireRecord) {
         let at = self.started.elapsed().as_millis() as u64;
+        let replica = self.conn_replicas.get(&record.conn).map(|k| *k as u32);
         if let Some(w) = self.wire.as_mut() {
-            w.write(&record.at(at));
+            w.write(&record.at(at).on_replica(replica));
         }
     }
 }

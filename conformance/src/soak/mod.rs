@@ -6,7 +6,9 @@
 //! `--seed`, `j` and `k`, so the plans of a run are the same on every machine (the wire timing is
 //! not). Against a backend the runner starts (`--exec`, the bundled one) each slot has its own
 //! instance, which its sessions may kill with SIGKILL and start again; against `--url` the slots
-//! share the backend and no plan restarts it.
+//! share the backend and no plan restarts it. With `--replicas N --store URL` each slot's instance
+//! is a cluster of N replicas on a fresh database: its connections take the replicas in turn (a
+//! reconnect on the next replica), and a restart restarts them all.
 //!
 //! A session with a must-level finding keeps its JSON Lines wire log (`--wire-log DIR`), which
 //! `check-log` replays through the monitor to the same findings; the logs of clean sessions are
@@ -24,7 +26,7 @@ use std::time::Duration;
 use chatwire_schema::FrameValidator;
 use tokio::time::Instant;
 
-use crate::backend::{ServerProcess, Target};
+use crate::backend::{Cluster, ClusterSpec, StoreServer, Target};
 use crate::scenario::Level;
 
 pub use session::SessionOutcome;
@@ -50,6 +52,8 @@ pub struct SoakOptions {
     pub keep_logs: bool,
     /// The session's settings.
     pub config: SoakConfig,
+    /// Each slot's backend as a cluster (`--replicas`, `--store`); default one process.
+    pub cluster: ClusterSpec,
 }
 
 /// Settings of every session.
@@ -160,29 +164,34 @@ impl SoakReport {
     }
 }
 
-/// The backend of one slot.
+/// The backend of one slot: a URL, or a cluster (one or more replicas) and the number of
+/// connections opened to it so far, which picks the next replica.
 #[derive(Debug)]
 pub(crate) enum Backend {
     Url(String),
-    Process(Box<ServerProcess>),
+    Process(Box<Cluster>, std::sync::atomic::AtomicUsize),
 }
 
 impl Backend {
+    /// The URL the next connection goes to: the replicas in turn.
     fn url(&self) -> String {
         match self {
             Backend::Url(u) => u.clone(),
-            Backend::Process(p) => p.url().to_owned(),
+            Backend::Process(c, opened) => {
+                let k = opened.fetch_add(1, Ordering::Relaxed) % c.len().max(1);
+                c.url(k).unwrap_or_default().to_owned()
+            }
         }
     }
 
     fn can_restart(&self) -> bool {
-        matches!(self, Backend::Process(_))
+        matches!(self, Backend::Process(..))
     }
 
     async fn restart(&mut self) -> Result<(), String> {
         match self {
             Backend::Url(_) => Err("a backend at a URL cannot be restarted".into()),
-            Backend::Process(p) => p.restart(Duration::ZERO).await.map_err(|e| e.to_string()),
+            Backend::Process(c, _) => c.restart(Duration::ZERO).await.map_err(|e| e.to_string()),
         }
     }
 }
@@ -193,6 +202,9 @@ pub enum SoakError {
     /// A backend could not be started.
     #[error("{0}")]
     Start(#[from] crate::backend::StartError),
+    /// The options do not go together (more than one replica without a shared store).
+    #[error("{0}")]
+    Options(String),
     /// The log directory cannot be created.
     #[error("cannot create the wire log directory {path}: {message}")]
     LogDir {
@@ -218,13 +230,19 @@ pub async fn run_soak(
     let started = Instant::now();
     let end = started + options.duration;
     let validator = Arc::new(FrameValidator::new());
+    options.cluster.check().map_err(SoakError::Options)?;
+    let store = options.cluster.store.clone().map(StoreServer::new);
     let mut backends = Vec::new();
     for slot in 0..options.sessions.max(1) {
+        let start = options.config.start_timeout;
         backends.push(match &options.target {
             Target::Url(url) => Backend::Url(url.clone()),
-            target => Backend::Process(Box::new(
-                ServerProcess::start(target, &format!("soak-{slot}"), options.config.start_timeout).await?,
-            )),
+            target => Backend::Process(
+                Box::new(
+                    Cluster::start(target, &format!("soak-{slot}"), &options.cluster, store.as_ref(), start).await?,
+                ),
+                Default::default(),
+            ),
         });
     }
     let started_sessions = Arc::new(AtomicU64::new(0));
@@ -251,6 +269,11 @@ pub async fn run_soak(
                 report.harness.extend(slot.harness);
             }
             Err(e) => report.harness.push(format!("a soak slot ended abnormally: {e}")),
+        }
+    }
+    if let Some(store) = &store {
+        for e in store.drop_leftovers().await {
+            report.harness.push(e.to_string());
         }
     }
     report.elapsed = started.elapsed();
@@ -314,8 +337,8 @@ async fn run_slot(
             remove_log(&log);
         }
     }
-    if let Backend::Process(mut p) = backend {
-        p.kill().await;
+    if let Backend::Process(mut cluster, _) = backend {
+        cluster.shutdown().await;
     }
     out
 }

@@ -17,7 +17,6 @@ use std::ffi::OsString;
 use std::future::Future;
 use std::io::Write;
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -93,8 +92,11 @@ impl Default for Timeouts {
 pub struct ServeConfig {
     /// Where to listen; must be a loopback address (port 0 picks a free port).
     pub addr: SocketAddr,
-    /// Where the sessions live.
+    /// Where the sessions live: SQLite (one process) or PostgreSQL (shared by replicas).
     pub db: DbLocation,
+    /// This replica's name on a shared store (the owner of the run leases it takes); a random
+    /// id when `None`.
+    pub replica: Option<String>,
     /// How hard commits try to survive a crash; [`Durability::Full`] (survives a power loss) by default.
     pub durability: Durability,
     /// Conformance mode: honour `session.hello.script`.
@@ -165,6 +167,9 @@ pub enum ConfigError {
     /// A deadline is zero, so the transport could never wait for anything.
     #[error("the {0} timeout must be longer than zero")]
     ZeroTimeout(&'static str),
+    /// The replica name is empty, longer than 64 bytes, or not letters, digits, `-`, `_`, `.`.
+    #[error("invalid replica name {0:?}: use 1 to 64 letters, digits, -, _ or .")]
+    ReplicaName(String),
 }
 
 impl ServeConfig {
@@ -185,6 +190,14 @@ impl ServeConfig {
         if let Some(c) = self.without.iter().find(|c| !WITHHOLDABLE.contains(c)) {
             return Err(ConfigError::CannotWithhold(c.as_str().to_owned()));
         }
+        if let Some(name) = &self.replica {
+            let valid = !name.is_empty()
+                && name.len() <= 64
+                && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
+            if !valid {
+                return Err(ConfigError::ReplicaName(name.clone()));
+            }
+        }
         let t = &self.timeouts;
         for (name, d) in [("handshake", t.handshake), ("idle", t.idle), ("write", t.write)] {
             if d.is_zero() {
@@ -199,6 +212,7 @@ impl ServeConfig {
         ServeConfig {
             addr,
             db,
+            replica: None,
             durability: Durability::Full,
             conformance: true,
             agent: Arc::new(EchoAgent),
@@ -257,8 +271,11 @@ impl Server {
         if !config.addr.ip().is_loopback() {
             return Err(ServeError::NotLoopback(config.addr));
         }
-        let durable = matches!(config.db, DbLocation::File(_));
-        let mut store = store::StoreWriter::spawn(Store::open(&config.db, config.durability)?)?;
+        let durable = !matches!(config.db, DbLocation::Memory);
+        let mut store = store::StoreWriter::open(&config.db, config.durability).await?;
+        if let Some(name) = &config.replica {
+            store.set_replica(name.clone());
+        }
         store.set_crash_point(config.crash_at);
         let mut shared = session::Shared::new(
             store,
@@ -371,14 +388,20 @@ struct ServeArgs {
     /// Loopback address to listen on; port 0 picks a free one.
     #[arg(long, default_value = "127.0.0.1:0")]
     addr: SocketAddr,
-    /// SQLite database file, or `:memory:`. Default: $XDG_DATA_HOME/chatwire/reference.db.
-    #[arg(long)]
+    /// Where the sessions live: a SQLite database file (one process), `:memory:`, or a
+    /// PostgreSQL database `postgres://USER@HOST:PORT/DB` (also `postgresql://`) that several
+    /// replicas share. `--store` and `--db` are the same flag. Default:
+    /// $XDG_DATA_HOME/chatwire/reference.db.
+    #[arg(long, visible_alias = "store", value_name = "PATH|:memory:|postgres://…")]
     db: Option<String>,
+    /// This replica's name on a shared store (default: a random id).
+    #[arg(long, value_name = "NAME")]
+    replica: Option<String>,
     /// Conformance mode: honour `session.hello.script`.
     #[arg(long)]
     conformance: bool,
     /// How hard a commit tries to survive a crash: `full` survives a power loss (the default),
-    /// `normal` only the process being killed.
+    /// `normal` only the process being killed. On PostgreSQL: `synchronous_commit` on or off.
     #[arg(long, default_value = "full", value_parser = parse_durability)]
     durability: Durability,
     /// Largest text frame accepted, in bytes.
@@ -461,8 +484,7 @@ pub fn run_cli(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         return ExitCode::from(2);
     };
     let db = match args.db.as_deref() {
-        Some(":memory:") => DbLocation::Memory,
-        Some(path) => DbLocation::File(PathBuf::from(path)),
+        Some(text) => DbLocation::parse(text),
         None => match store::default_db_path() {
             Some(path) => DbLocation::File(path),
             None => {
@@ -500,6 +522,7 @@ pub fn run_cli(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         without: args.without,
         fault: args.fault,
         crash_at,
+        replica: args.replica,
         ..ServeConfig::new(args.addr, db)
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
@@ -519,7 +542,15 @@ pub fn run_cli(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         if let Some(f) = config.fault {
             eprintln!("chatwire-reference: FAULT INJECTED: {f} ({})", f.description());
         }
-        eprintln!("chatwire-reference: listening on {} (db: {:?})", server.url(), config.db);
+        match server.shared.store.is_shared() {
+            true => eprintln!(
+                "chatwire-reference: listening on {} (db: {}, replica {})",
+                server.url(),
+                config.db,
+                server.shared.store.replica()
+            ),
+            false => eprintln!("chatwire-reference: listening on {} (db: {})", server.url(), config.db),
+        }
         if let Some(page) = server.page_url() {
             eprintln!("chatwire-reference: chat page at {page}");
         }

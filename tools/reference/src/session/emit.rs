@@ -228,6 +228,13 @@ pub(crate) async fn emit(session: &Arc<Session>, g: &mut Inner, change: Change) 
 /// change did not use.
 pub(super) async fn replay_units(session: &Arc<Session>, g: &mut Inner, units: Vec<Unit>) -> Result<u64, EmitError> {
     let staged = stage(session, g, &[], units, true)?;
+    // A state frame the committing replica marked as seen only by streaming connections went to
+    // one that does not stream here: recorded before it is sent (`STREAM-006`).
+    let unstreamed: Vec<u64> =
+        staged.state_seqs.iter().filter(|s| !staged.streamed_state_seqs.contains(s)).copied().collect();
+    if !unstreamed.is_empty() {
+        session.shared.store.mark_unstreamed(session.id.as_str(), &unstreamed).await?;
+    }
     for event in staged.recent {
         g.recent.push(event);
     }
@@ -434,7 +441,9 @@ fn stage(
             group.base = seq;
         }
         staged.state_seqs.push(seq);
-        if !groups.is_empty() && groups.iter().all(|gr| gr.view.streams) {
+        // Only what a connection that does not see streams got can be a base without the open
+        // stream; a frame nobody here got is judged by the replicas that sent it on (`replica.rs`).
+        if groups.iter().all(|gr| gr.view.streams) {
             staged.streamed_state_seqs.push(seq);
         }
         staged.next_seq += 1;
@@ -504,7 +513,7 @@ impl Inner {
     /// Sends a typed error to `conn`, consuming a seq of the session.
     pub async fn send_error(
         &mut self,
-        session: &Session,
+        session: &Arc<Session>,
         conn: &ConnHandle,
         refusal: Refusal,
         in_reply_to: Option<Id>,
@@ -522,25 +531,32 @@ impl Inner {
 
     /// Sends a frame that changes no state (an error, or what a planted fault sends instead) to
     /// `conn` with the next seq, which is persisted first; if it cannot be, an error goes out
-    /// without a seq and anything else is not sent.
-    pub async fn send_outside_state(&mut self, session: &Session, conn: &ConnHandle, mut frame: ServerFrame) {
-        let seq = self.next_seq;
-        let reserve = Commit {
-            next_seq: seq + 1,
-            base_seq: super::replica::base_seq(&session.shared, self.lease, seq),
-            ..Commit::default()
-        };
-        let persisted = session
-            .shared
-            .store
-            .commit(session.id.as_str(), reserve)
-            .await
-            .map_err(|e| eprintln!("chatwire-reference: cannot persist seq for an error: {e}"))
-            .is_ok();
-        if persisted {
-            self.next_seq = seq + 1;
-            frame.set_seq(seq);
-        } else if !matches!(frame, ServerFrame::Error(_)) {
+    /// without a seq and anything else is not sent. Where another replica committed first, what
+    /// it committed is read (and sent on) before the seq is taken again (`CLUSTER-002`).
+    pub async fn send_outside_state(&mut self, session: &Arc<Session>, conn: &ConnHandle, mut frame: ServerFrame) {
+        let mut persisted = false;
+        for _ in 0..super::CONFLICT_RETRIES {
+            let seq = self.next_seq;
+            let reserve = Commit {
+                next_seq: seq + 1,
+                base_seq: super::replica::base_seq(&session.shared, self.lease, seq),
+                ..Commit::default()
+            };
+            match session.shared.store.commit(session.id.as_str(), reserve).await {
+                Ok(_) => {
+                    self.next_seq = seq + 1;
+                    frame.set_seq(seq);
+                    persisted = true;
+                    break;
+                }
+                Err(StoreError::Conflict { .. }) => Box::pin(super::replica::sync(session, self)).await,
+                Err(e) => {
+                    eprintln!("chatwire-reference: cannot persist seq for an error: {e}");
+                    break;
+                }
+            }
+        }
+        if !persisted && !matches!(frame, ServerFrame::Error(_)) {
             return;
         }
         if let Ok(text) = serde_json::to_string(&frame) {

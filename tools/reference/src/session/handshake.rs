@@ -262,7 +262,7 @@ pub(crate) async fn resume_session(
 }
 
 /// Sends `conn` a fatal error of the session and closes it with the error's close code.
-pub(super) async fn end_connection(session: &Session, g: &mut Inner, conn: &ConnHandle, refusal: Refusal) {
+pub(super) async fn end_connection(session: &Arc<Session>, g: &mut Inner, conn: &ConnHandle, refusal: Refusal) {
     let close = refusal.code.close_code();
     g.send_error(session, conn, refusal, None).await;
     if let Some(close) = close {

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chatwire_schema::script::ScriptTurn;
-use chatwire_schema::{ErrorCode, Id, ServerFrame, ToolCallStatus, UiState};
+use chatwire_schema::{ErrorCode, ErrorFrame, Id, ServerFrame, ToolCallStatus, UiState};
 use serde::{Deserialize, Serialize};
 
 use super::driver::{start_driver, stop_driver};
@@ -24,6 +24,7 @@ use super::recovery::recover;
 use super::{EmitError, Inner, Refusal, Session, Shared};
 use crate::agent::Cursor;
 use crate::store::{Commit, LeaseOp, Notice, StoreError, StoredChange};
+use crate::transport::{ConnHandle, Outgoing};
 
 /// How often a replica renews the leases it holds; a lease lives `LEASE_TTL` (the store's).
 const RENEW_EVERY: Duration = Duration::from_millis(500);
@@ -214,14 +215,7 @@ async fn replay(session: &Arc<Session>, g: &mut Inner, change: StoredChange) -> 
         Some(text) => serde_json::from_str::<ChangeRecord>(text)?,
         None => ChangeRecord::default(),
     };
-    if record.takeover {
-        // ATTACH-002: a resume without multi_attach took the session over from every
-        // connection, those on other replicas too.
-        for old in std::mem::take(&mut g.attached) {
-            let refusal = Refusal::new(ErrorCode::SessionTakenOver, "another connection resumed this session");
-            super::handshake::end_connection(session, g, &old.conn, refusal).await;
-        }
-    }
+    let takeover = record.takeover;
     let units = record.into_units();
     for unit in &units {
         let frames: &[ServerFrame] = match unit {
@@ -239,7 +233,50 @@ async fn replay(session: &Arc<Session>, g: &mut Inner, change: StoredChange) -> 
     }
     g.replayed_to = change.next_seq;
     g.next_seq = own_counter.unwrap_or(change.next_seq);
+    if takeover {
+        // ATTACH-002: a resume without multi_attach took the session over from every
+        // connection, those on other replicas too; each error takes a seq after the resume's.
+        for old in std::mem::take(&mut g.attached) {
+            end_taken_over(session, g, &old.conn).await;
+        }
+    }
     Ok(())
+}
+
+/// Ends a connection another replica's resume took over: `session_taken_over` with the next
+/// seq (`SEQ-002`), read again past what others committed meanwhile, then close code 4001.
+async fn end_taken_over(session: &Arc<Session>, g: &mut Inner, conn: &ConnHandle) {
+    let sh = &session.shared;
+    for _ in 0..CONFLICT_RETRIES {
+        let seq = g.next_seq;
+        let reserve = Commit { next_seq: seq + 1, base_seq: base_seq(sh, g.lease, seq), ..Commit::default() };
+        match sh.store.commit(session.id.as_str(), reserve).await {
+            Ok(_) => {
+                g.next_seq = seq + 1;
+                g.replayed_to = g.replayed_to.max(g.next_seq);
+                let frame = ServerFrame::Error(ErrorFrame {
+                    seq: Some(seq),
+                    code: ErrorCode::SessionTakenOver,
+                    message: "another connection resumed this session".into(),
+                    in_reply_to: None,
+                    fatal: true,
+                    supported_versions: None,
+                });
+                if let Ok(text) = serde_json::to_string(&frame) {
+                    conn.send(Outgoing::Text(text));
+                }
+                if let Some(close) = ErrorCode::SessionTakenOver.close_code() {
+                    conn.send(Outgoing::Close(close));
+                }
+                return;
+            }
+            // Its connections are gone from this replica, so reading on sends nothing.
+            Err(StoreError::Conflict { .. }) => Box::pin(sync(session, g)).await,
+            Err(_) => break,
+        }
+    }
+    let refusal = Refusal::new(ErrorCode::SessionTakenOver, "another connection resumed this session");
+    super::handshake::end_connection(session, g, conn, refusal).await;
 }
 
 /// Follows the store's notices: each commit of a session this replica holds in memory is
@@ -342,6 +379,17 @@ async fn take_over_one(shared: &Arc<Shared>, id: &Id, token: u64) -> Result<(), 
     {
         let mut g = session.inner.lock().await;
         sync(&session, &mut g).await;
+        // Where the turn stands is what the replica that lost it committed last.
+        match serde_json::from_str::<Cursor>(&stored.cursor) {
+            Ok(cursor) => g.cursor = cursor,
+            Err(e) => eprintln!("chatwire-reference: session {id}: stored cursor unreadable: {e}"),
+        }
+        if let Some(plan) = stored.turn_plan.as_deref() {
+            match serde_json::from_str::<Option<ScriptTurn>>(plan) {
+                Ok(plan) => g.plan = plan,
+                Err(e) => eprintln!("chatwire-reference: session {id}: stored plan unreadable: {e}"),
+            }
+        }
         g.lease = Some(token);
     }
     recover(&session, stored.pending_responses, stored.timers).await;

@@ -1,17 +1,22 @@
-//! Durable sessions in SQLite (WAL): the append-only log, the agent's cursor, timers and
-//! responses committed but not yet executed.
+//! Durable sessions: the append-only log, the agent's cursor, timers and responses committed but
+//! not yet executed; in SQLite (WAL, one process) or PostgreSQL (shared by a cluster of replicas).
 //!
-//! [`Store`] is the database itself, synchronous. The server never calls it from its async
+//! [`Store`] is the SQLite database itself, synchronous. The server never calls it from its async
 //! runtime: it owns it through a [`StoreWriter`], a thread that runs every query and commits
-//! whatever writes are queued together as one transaction (group commit). Every write a client
-//! can observe is committed, durably by default ([`Durability::Full`]), before the frames
-//! announcing it are sent.
+//! whatever writes are queued together as one transaction (group commit). On PostgreSQL
+//! ([`DbLocation::Postgres`]) the [`StoreWriter`] holds a connection pool instead, and adds what a
+//! cluster needs (the `cluster` module's docs: optimistic commits, run leases, notices). Either
+//! way every write a client can observe is committed, durably by default ([`Durability::Full`]),
+//! before the frames announcing it are sent.
 
 mod cluster;
+mod location;
 mod lock;
+mod postgres;
 mod writer;
 
 pub use cluster::{LeaseOp, Notice, StoredChange, LEASE_TTL};
+pub use location::DbLocation;
 pub use lock::lock_path;
 pub use writer::{NewSessionRow, StoreWriter};
 
@@ -19,15 +24,6 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
 use rusqlite::{params, Connection, OptionalExtension};
-
-/// Where the database lives.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum DbLocation {
-    /// A file; created with its parent directory if missing.
-    File(PathBuf),
-    /// A private in-memory database, gone when the server exits.
-    Memory,
-}
 
 /// What can go wrong in the store.
 #[derive(Debug, thiserror::Error)]
@@ -99,6 +95,49 @@ pub enum StoreError {
     /// A call only a shared store answers was made on the embedded SQLite store.
     #[error("this call needs a shared store (postgres), the store is sqlite")]
     NotShared,
+    /// PostgreSQL refused or the connection failed.
+    #[error("postgres error: {}", with_causes(.0))]
+    Postgres(#[from] tokio_postgres::Error),
+    /// No pooled PostgreSQL connection could be had in time.
+    #[error("postgres connection pool: {}", with_causes(.0))]
+    Pool(#[from] deadpool_postgres::PoolError),
+    /// The PostgreSQL connection pool could not be built.
+    #[error("cannot build the postgres connection pool: {0}")]
+    PoolBuild(String),
+    /// The `postgres://` URL does not parse.
+    #[error("invalid postgres url: {0}")]
+    PostgresUrl(String),
+    /// The database did not answer in time.
+    #[error("the database did not answer within {after:?} ({what})")]
+    Timeout {
+        /// The operation.
+        what: &'static str,
+        /// Its deadline.
+        after: std::time::Duration,
+    },
+    /// [`Store::open`] was given a PostgreSQL URL.
+    #[error("the synchronous store is sqlite only: open postgres with StoreWriter::open")]
+    NotSqlite,
+    /// A commit named a session the shared store does not have.
+    #[error("no session {0} in the store")]
+    UnknownSession(String),
+}
+
+/// An error and its causes, `a: b: c` (tokio-postgres says only "db error" and keeps the
+/// server's message in the cause).
+fn with_causes(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    // Bounded: error chains are short, but never trust one to end.
+    for _ in 0..8 {
+        let Some(c) = cause else { break };
+        let more = c.to_string();
+        if !text.contains(&more) {
+            text = format!("{text}: {more}");
+        }
+        cause = c.source();
+    }
+    text
 }
 
 /// How hard a commit tries to survive a crash (`PRAGMA synchronous` in WAL mode).
@@ -238,7 +277,7 @@ impl LogKind {
 }
 
 /// A stored session with everything needed to rebuild it.
-#[derive(Debug)]
+#[derive(Debug, PartialEq, Eq)]
 pub struct StoredSession {
     /// SHA-256 of the resume token.
     pub token_hash: String,
@@ -353,9 +392,11 @@ impl Store {
     /// Opens (creating if needed) the database and brings its schema up to date. A database
     /// file is locked for this store alone: while another store (in this process or another)
     /// has it open, opening waits a moment for it to let go, then fails with
-    /// [`StoreError::InUse`].
+    /// [`StoreError::InUse`]. SQLite only: a PostgreSQL store is opened by [`StoreWriter::open`]
+    /// ([`StoreError::NotSqlite`] here).
     pub fn open(location: &DbLocation, durability: Durability) -> Result<Store, StoreError> {
         let (conn, lock) = match location {
+            DbLocation::Postgres(_) => return Err(StoreError::NotSqlite),
             DbLocation::Memory => (Connection::open_in_memory()?, None),
             DbLocation::File(path) => {
                 if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {

@@ -1,16 +1,22 @@
-//! The database on its own thread. Every store call of the server is a job sent here, so no
-//! SQLite work (and no fsync) runs on the async runtime's threads. Writes queued together are
-//! committed as one transaction, one sync for all (group commit), each in its own savepoint so
-//! that one failing write fails alone.
+//! [`StoreWriter`], the store as the server sees it: SQLite on its own thread, or PostgreSQL.
+//!
+//! SQLite: every store call of the server is a job sent to the database's thread, so no SQLite
+//! work (and no fsync) runs on the async runtime's threads. Writes queued together are committed
+//! as one transaction, one sync for all (group commit), each in its own savepoint so that one
+//! failing write fails alone.
+//!
+//! PostgreSQL: every call runs on the runtime through the pool (the `postgres` module).
 
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 use rusqlite::Connection;
 use tokio::sync::{mpsc, oneshot};
 
+use super::postgres::{CommitArgs, PgStore};
 use super::{
-    apply_commit, insert_session, CatchUpLog, Commit, NewSession, Notice, Store, StoreError, StoredChange,
-    StoredSession,
+    apply_commit, insert_session, CatchUpLog, Commit, DbLocation, Durability, NewSession, Notice, Store, StoreError,
+    StoredChange, StoredSession, LEASE_TTL,
 };
 use crate::CrashPoint;
 
@@ -52,30 +58,67 @@ enum Job {
     CatchUp { id: String, last_seq: u64, retention: u64, reply: Reply<CatchUpLog> },
     StateFrame { id: String, seq: u64, reply: Reply<Option<bool>> },
     NextSeq { id: String, reply: Reply<Option<u64>> },
+    CountLog { id: String, frame_type: String, reply: Reply<u64> },
 }
 
-/// The async face of the [`Store`]: a handle to the thread that owns it.
+/// The async face of the store: a handle to the SQLite thread ([`StoreWriter::spawn`]) or a
+/// PostgreSQL pool ([`StoreWriter::open`] with [`DbLocation::Postgres`]).
 #[derive(Debug)]
 pub struct StoreWriter {
-    jobs: mpsc::Sender<Job>,
+    backend: Backend,
     /// This replica's id (random unless named).
     replica: String,
+    /// How long a run lease taken or renewed lives ([`LEASE_TTL`]; shorter in tests).
+    lease_ttl: Duration,
     /// Test-only: abort the process around the commit of a tool response.
     crash_at: Option<CrashPoint>,
-    // Held, never joined: dropping the handle closes the queue and the thread ends by itself,
-    // so dropping never blocks an async runtime thread.
-    _thread: JoinHandle<()>,
+}
+
+#[derive(Debug)]
+enum Backend {
+    Sqlite {
+        jobs: mpsc::Sender<Job>,
+        // Held, never joined: dropping the handle closes the queue and the thread ends by
+        // itself, so dropping never blocks an async runtime thread.
+        _thread: JoinHandle<()>,
+    },
+    Postgres(PgStore),
 }
 
 impl StoreWriter {
-    /// Moves `store` onto its own thread.
+    /// Opens the store at `location`: SQLite on its own thread, or a PostgreSQL pool (connected,
+    /// migrated and listening for notices before this returns). On PostgreSQL `durability` sets
+    /// `synchronous_commit` (`Full`: on, `Normal`: off, which survives this process being killed
+    /// but not a crash of the database server).
+    pub async fn open(location: &DbLocation, durability: Durability) -> Result<StoreWriter, StoreError> {
+        match location {
+            DbLocation::Postgres(url) => {
+                let store = PgStore::open(url, durability).await?;
+                Ok(StoreWriter::with_backend(Backend::Postgres(store)))
+            }
+            sqlite => {
+                // Opening may wait (bounded) for the file's lock: not on a runtime thread.
+                let sqlite = sqlite.clone();
+                let store = tokio::task::spawn_blocking(move || Store::open(&sqlite, durability))
+                    .await
+                    .map_err(|e| StoreError::Thread(std::io::Error::other(e.to_string())))??;
+                StoreWriter::spawn(store)
+            }
+        }
+    }
+
+    /// Moves the SQLite `store` onto its own thread.
     pub fn spawn(store: Store) -> Result<StoreWriter, StoreError> {
         let (jobs, rx) = mpsc::channel(QUEUE);
         let thread = std::thread::Builder::new()
             .name("chatwire-store".into())
             .spawn(move || run(store, rx))
             .map_err(StoreError::Thread)?;
-        Ok(StoreWriter { jobs, replica: random_replica(), crash_at: None, _thread: thread })
+        Ok(StoreWriter::with_backend(Backend::Sqlite { jobs, _thread: thread }))
+    }
+
+    fn with_backend(backend: Backend) -> StoreWriter {
+        StoreWriter { backend, replica: random_replica(), lease_ttl: LEASE_TTL, crash_at: None }
     }
 
     /// Names this replica (`serve --replica NAME`); a random id otherwise.
@@ -88,11 +131,18 @@ impl StoreWriter {
         &self.replica
     }
 
+    /// Test-only: the life of the run leases this replica takes and renews, instead of
+    /// [`LEASE_TTL`], so that expiry can be tested without waiting seconds.
+    #[doc(hidden)]
+    pub fn set_lease_ttl(&mut self, ttl: Duration) {
+        self.lease_ttl = ttl;
+    }
+
     /// Whether the store is shared by several replicas (PostgreSQL). The embedded SQLite store
     /// is not: it ignores [`Commit::base_seq`], [`Commit::lease`] and [`Commit::notify`], and
     /// the cluster-only calls answer [`StoreError::NotShared`].
     pub fn is_shared(&self) -> bool {
-        false
+        matches!(self.backend, Backend::Postgres(_))
     }
 
     /// Test-only: makes the process abort right before or right after a commit that records a
@@ -109,9 +159,15 @@ impl StoreWriter {
         }
     }
 
+    fn who(&self) -> CommitArgs<'_> {
+        CommitArgs { replica: &self.replica, ttl: self.lease_ttl }
+    }
+
+    /// Runs a job on the SQLite thread; `None` on PostgreSQL.
     async fn ask<T>(&self, job: impl FnOnce(Reply<T>) -> Job) -> Result<T, StoreError> {
+        let Backend::Sqlite { jobs, .. } = &self.backend else { return Err(StoreError::NotSqlite) };
         let (reply, answer) = oneshot::channel();
-        self.jobs.send(job(reply)).await.map_err(|_| StoreError::WriterGone)?;
+        jobs.send(job(reply)).await.map_err(|_| StoreError::WriterGone)?;
         answer.await.map_err(|_| StoreError::WriterGone)?
     }
 
@@ -124,89 +180,164 @@ impl StoreWriter {
     pub async fn commit(&self, session_id: &str, commit: Commit) -> Result<Option<u64>, StoreError> {
         let records_response = !commit.add_pending.is_empty();
         self.crash_if(CrashPoint::ResponseReceived, records_response);
-        let session_id = session_id.to_owned();
-        self.ask(|reply| Job::Write(Write::Commit { session_id, commit: Box::new(commit) }, reply)).await?;
+        let token = match &self.backend {
+            Backend::Postgres(pg) => pg.commit(session_id, &commit, self.who()).await?,
+            Backend::Sqlite { .. } => {
+                let session_id = session_id.to_owned();
+                self.ask(|reply| Job::Write(Write::Commit { session_id, commit: Box::new(commit) }, reply)).await?;
+                None
+            }
+        };
         self.crash_if(CrashPoint::ResponseCommitted, records_response);
-        Ok(None)
+        Ok(token)
+    }
+
+    /// Inserts a new session.
+    pub async fn create_session(&self, row: NewSessionRow) -> Result<(), StoreError> {
+        match &self.backend {
+            Backend::Postgres(pg) => pg.create_session(&row).await,
+            Backend::Sqlite { .. } => self.ask(|reply| Job::Write(Write::Create(row), reply)).await,
+        }
+    }
+
+    /// Loads a session, or `None` if there is none with this id.
+    pub async fn load_session(&self, id: &str) -> Result<Option<StoredSession>, StoreError> {
+        match &self.backend {
+            Backend::Postgres(pg) => pg.load_session(id).await,
+            Backend::Sqlite { .. } => {
+                let id = id.to_owned();
+                self.ask(|reply| Job::Load { id, reply }).await
+            }
+        }
+    }
+
+    /// The stored hash of a session's resume token ([`Store::token_hash`]).
+    pub async fn token_hash(&self, id: &str) -> Result<Option<String>, StoreError> {
+        match &self.backend {
+            Backend::Postgres(pg) => pg.token_hash(id).await,
+            Backend::Sqlite { .. } => {
+                let id = id.to_owned();
+                self.ask(|reply| Job::TokenHash { id, reply }).await
+            }
+        }
+    }
+
+    /// Sessions with work to finish after a restart.
+    pub async fn sessions_needing_recovery(&self) -> Result<Vec<String>, StoreError> {
+        match &self.backend {
+            Backend::Postgres(pg) => pg.sessions_needing_recovery().await,
+            Backend::Sqlite { .. } => self.ask(|reply| Job::NeedingRecovery { reply }).await,
+        }
+    }
+
+    /// The log split for a catch-up resume ([`Store::catch_up_log`]).
+    pub async fn catch_up_log(&self, id: &str, last_seq: u64, retention: u64) -> Result<CatchUpLog, StoreError> {
+        match &self.backend {
+            Backend::Postgres(pg) => pg.catch_up_log(id, last_seq, retention).await,
+            Backend::Sqlite { .. } => {
+                let id = id.to_owned();
+                self.ask(|reply| Job::CatchUp { id, last_seq, retention, reply }).await
+            }
+        }
+    }
+
+    /// Whether `seq` carried a state, and if so whether only streaming connections got it
+    /// ([`Store::state_frame`]).
+    pub async fn state_frame(&self, id: &str, seq: u64) -> Result<Option<bool>, StoreError> {
+        match &self.backend {
+            Backend::Postgres(pg) => pg.state_frame(id, seq).await,
+            Backend::Sqlite { .. } => {
+                let id = id.to_owned();
+                self.ask(|reply| Job::StateFrame { id, seq, reply }).await
+            }
+        }
     }
 
     /// The session's stored `next_seq`, or `None` if there is no such session.
     pub async fn session_next_seq(&self, id: &str) -> Result<Option<u64>, StoreError> {
-        let id = id.to_owned();
-        self.ask(|reply| Job::NextSeq { id, reply }).await
+        match &self.backend {
+            Backend::Postgres(pg) => pg.session_next_seq(id).await,
+            Backend::Sqlite { .. } => {
+                let id = id.to_owned();
+                self.ask(|reply| Job::NextSeq { id, reply }).await
+            }
+        }
+    }
+
+    /// Counts the log rows of a session of one frame type (diagnostics and tests).
+    pub async fn count_log(&self, id: &str, frame_type: &str) -> Result<u64, StoreError> {
+        match &self.backend {
+            Backend::Postgres(pg) => pg.count_log(id, frame_type).await,
+            Backend::Sqlite { .. } => {
+                let (id, frame_type) = (id.to_owned(), frame_type.to_owned());
+                self.ask(|reply| Job::CountLog { id, frame_type, reply }).await
+            }
+        }
     }
 
     /// The changes committed to a session from `next_seq` on (`first_seq >= next_seq`), in
-    /// ascending order: what another replica committed, to replay. Shared store only.
+    /// ascending order (commit order among changes with the same `first_seq`): what another
+    /// replica committed, to replay. Commits that consumed no seq (a tool response recorded)
+    /// have `first_seq == next_seq`, so a reader at that `next_seq` gets them again: replaying
+    /// must be idempotent for them. Shared store only.
     pub async fn changes_since(&self, id: &str, next_seq: u64) -> Result<Vec<StoredChange>, StoreError> {
-        let _ = (id, next_seq);
-        Err(StoreError::NotShared)
+        match &self.backend {
+            Backend::Postgres(pg) => pg.changes_since(id, next_seq).await,
+            Backend::Sqlite { .. } => Err(StoreError::NotShared),
+        }
     }
 
-    /// The notices of commits by any replica, `None` where the store is not shared.
+    /// The notices of commits by any replica (this one's included), `None` where the store is
+    /// not shared.
     ///
     /// The channel is bounded: a receiver that gets `RecvError::Lagged` missed notices and must
-    /// treat it like [`Notice::Lost`].
+    /// treat it like [`Notice::Lost`]. [`Notice::Lost`] itself comes after the notification
+    /// connection was lost and is listening again.
     pub fn notices(&self) -> Option<tokio::sync::broadcast::Receiver<Notice>> {
-        None
+        match &self.backend {
+            Backend::Postgres(pg) => Some(pg.subscribe()),
+            Backend::Sqlite { .. } => None,
+        }
     }
 
-    /// Renews the run leases this replica holds, `(session id, token)`; returns the ids whose
-    /// lease was NOT renewed (expired and claimed by another replica, or released): lost. Shared
-    /// store only.
+    /// Renews the live run leases this replica holds, `(session id, token)`; returns the ids
+    /// whose lease was NOT renewed (expired, claimed by another replica, or released): lost.
+    /// Shared store only.
     pub async fn renew_leases(&self, held: &[(String, u64)]) -> Result<Vec<String>, StoreError> {
-        let _ = held;
-        Err(StoreError::NotShared)
+        match &self.backend {
+            Backend::Postgres(pg) => pg.renew_leases(held, self.who()).await,
+            Backend::Sqlite { .. } => Err(StoreError::NotShared),
+        }
     }
 
     /// Claims at most `limit` expired run leases for this replica (token + 1) and returns
     /// `(session id, new token)` for each: the sessions this replica must now recover. Shared
     /// store only.
     pub async fn claim_expired_leases(&self, limit: usize) -> Result<Vec<(String, u64)>, StoreError> {
-        let _ = limit;
-        Err(StoreError::NotShared)
+        match &self.backend {
+            Backend::Postgres(pg) => pg.claim_expired_leases(limit, self.who()).await,
+            Backend::Sqlite { .. } => Err(StoreError::NotShared),
+        }
+    }
+
+    /// Records that these state frames of `id` went to a connection on this replica that does
+    /// not see streams (`STREAM-006`): another replica committed them believing otherwise.
+    /// Shared store only.
+    pub async fn mark_unstreamed(&self, id: &str, seqs: &[u64]) -> Result<(), StoreError> {
+        match &self.backend {
+            Backend::Postgres(pg) => pg.mark_unstreamed(id, seqs).await,
+            Backend::Sqlite { .. } => Err(StoreError::NotShared),
+        }
     }
 
     /// Claims (token + 1) every run lease whose owner is this replica's name, expired or not:
     /// called at start, when whatever held them under this name has stopped. Returns
     /// `(session id, new token)` for each. Shared store only.
     pub async fn claim_own_leases(&self) -> Result<Vec<(String, u64)>, StoreError> {
-        Err(StoreError::NotShared)
-    }
-
-    /// Inserts a new session.
-    pub async fn create_session(&self, row: NewSessionRow) -> Result<(), StoreError> {
-        self.ask(|reply| Job::Write(Write::Create(row), reply)).await
-    }
-
-    /// Loads a session, or `None` if there is none with this id.
-    pub async fn load_session(&self, id: &str) -> Result<Option<StoredSession>, StoreError> {
-        let id = id.to_owned();
-        self.ask(|reply| Job::Load { id, reply }).await
-    }
-
-    /// The stored hash of a session's resume token ([`Store::token_hash`]).
-    pub async fn token_hash(&self, id: &str) -> Result<Option<String>, StoreError> {
-        let id = id.to_owned();
-        self.ask(|reply| Job::TokenHash { id, reply }).await
-    }
-
-    /// Sessions with work to finish after a restart.
-    pub async fn sessions_needing_recovery(&self) -> Result<Vec<String>, StoreError> {
-        self.ask(|reply| Job::NeedingRecovery { reply }).await
-    }
-
-    /// The log split for a catch-up resume ([`Store::catch_up_log`]).
-    pub async fn catch_up_log(&self, id: &str, last_seq: u64, retention: u64) -> Result<CatchUpLog, StoreError> {
-        let id = id.to_owned();
-        self.ask(|reply| Job::CatchUp { id, last_seq, retention, reply }).await
-    }
-
-    /// Whether `seq` carried a state, and if so whether only streaming connections got it
-    /// ([`Store::state_frame`]).
-    pub async fn state_frame(&self, id: &str, seq: u64) -> Result<Option<bool>, StoreError> {
-        let id = id.to_owned();
-        self.ask(|reply| Job::StateFrame { id, seq, reply }).await
+        match &self.backend {
+            Backend::Postgres(pg) => pg.claim_own_leases(self.who()).await,
+            Backend::Sqlite { .. } => Err(StoreError::NotShared),
+        }
     }
 }
 
@@ -241,6 +372,10 @@ fn run(store: Store, mut rx: mpsc::Receiver<Job>) {
             }
             Job::NextSeq { id, reply } => {
                 let _ = reply.send(store.session_next_seq(&id));
+                continue;
+            }
+            Job::CountLog { id, frame_type, reply } => {
+                let _ = reply.send(store.count_log(&id, &frame_type));
                 continue;
             }
         };
@@ -299,7 +434,7 @@ fn apply_write(conn: &Connection, write: &Write) -> Result<(), StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{DbLocation, Durability, LogKind, LogRow};
+    use crate::store::{LogKind, LogRow};
 
     fn row(id: &str) -> NewSessionRow {
         NewSessionRow {

@@ -1,175 +1,25 @@
-//! The implementation under test: a URL, a command the runner spawns (`--exec`), or the bundled
-//! reference backend (the runner re-executes itself with the hidden `__reference` subcommand).
-//!
-//! A spawned backend runs in its own process group, so `restart` and the final cleanup kill the
-//! whole tree with SIGKILL; its stderr is kept (bounded) for the report.
+//! One backend process the runner started (a replica of a [`super::Cluster`]): its own process
+//! group, port, storage and bounded stderr tail; killed with SIGKILL, stopped with SIGSTOP and
+//! continued with SIGCONT as a whole group.
 
-use std::collections::VecDeque;
-use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 use tokio::process::{Child, Command};
 use tokio::time::Instant;
 
-/// What to test.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Target {
-    /// A backend already running at this WebSocket URL; `restart` is not applicable.
-    Url(String),
-    /// A shell command with `{port}` (and optionally `{db}`) placeholders; the runner spawns it.
-    Exec {
-        /// The command line, run with `sh -c`.
-        command: String,
-        /// URL path used when the backend does not print its URL (default `/ws`).
-        path: String,
-    },
-    /// The reference backend built into this binary, optionally with a planted fault.
-    Bundled {
-        /// `--fault NAME` for the reference backend (a testing aid for the suite itself).
-        fault: Option<String>,
-    },
-    /// The bundled reference backend started outside conformance mode (no `--conformance`), for
-    /// the scenarios that check what a backend does there (`conformance_mode: false`).
-    BundledOutsideConformance {
-        /// `--fault NAME`, as for [`Target::Bundled`].
-        fault: Option<String>,
-    },
-}
+use super::{bundled_executable, drain, free_port, kill_group, signal_group, StartError, Tail, Target, TempDir};
 
-impl Target {
-    /// Whether the runner starts the backend itself (and so can restart it).
-    pub fn is_spawned(&self) -> bool {
-        !matches!(self, Target::Url(_))
-    }
-
-    /// The same implementation outside conformance mode, when the runner can derive it (the
-    /// bundled backend); other targets name it with `--plain-url` / `--plain-exec`.
-    pub fn outside_conformance(&self) -> Option<Target> {
-        match self {
-            Target::Bundled { fault } => Some(Target::BundledOutsideConformance { fault: fault.clone() }),
-            Target::BundledOutsideConformance { .. } => Some(self.clone()),
-            Target::Url(_) | Target::Exec { .. } => None,
-        }
-    }
-
-    /// How reports name the target.
-    pub fn describe(&self) -> String {
-        match self {
-            Target::Url(u) => u.clone(),
-            Target::Exec { command, .. } => format!("exec: {command}"),
-            Target::Bundled { fault: None } => "bundled reference backend".to_owned(),
-            Target::Bundled { fault: Some(f) } => format!("bundled reference backend with fault {f}"),
-            Target::BundledOutsideConformance { fault: None } => {
-                "bundled reference backend outside conformance mode".to_owned()
-            }
-            Target::BundledOutsideConformance { fault: Some(f) } => {
-                format!("bundled reference backend outside conformance mode with fault {f}")
-            }
-        }
-    }
-}
-
-/// Why a backend could not be started.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum StartError {
-    /// The process could not be spawned.
-    #[error("cannot start the backend ({what}): {message}")]
-    Spawn {
-        /// What was run.
-        what: String,
-        /// The OS error.
-        message: String,
-    },
-    /// It exited before it was ready.
-    #[error("the backend exited before it was ready ({status}); stderr:\n{stderr}")]
-    Exited {
-        /// Exit status.
-        status: String,
-        /// The end of its stderr.
-        stderr: String,
-    },
-    /// It did not become ready before the deadline.
-    #[error("the backend did not become ready within {waited_ms} ms (no ws:// line on stdout, port {port} closed); stderr:\n{stderr}")]
-    NotReady {
-        /// How long the runner waited.
-        waited_ms: u64,
-        /// The port it was given.
-        port: u16,
-        /// The end of its stderr.
-        stderr: String,
-    },
-    /// The temporary storage directory could not be created.
-    #[error("cannot create temporary storage: {0}")]
-    Storage(String),
-}
-
-/// Most stderr bytes kept per backend instance.
-const STDERR_KEEP_BYTES: usize = 64 * 1024;
-
-/// A bounded tail of a stream's text.
-#[derive(Debug, Default)]
-struct Tail {
-    lines: VecDeque<String>,
-    bytes: usize,
-    dropped: usize,
-}
-
-impl Tail {
-    fn push(&mut self, line: String) {
-        self.bytes += line.len() + 1;
-        self.lines.push_back(line);
-        while self.bytes > STDERR_KEEP_BYTES {
-            match self.lines.pop_front() {
-                Some(old) => {
-                    self.bytes -= old.len() + 1;
-                    self.dropped += 1;
-                }
-                None => break,
-            }
-        }
-    }
-
-    fn text(&self) -> String {
-        let mut s = String::new();
-        if self.dropped > 0 {
-            s.push_str(&format!("[{} earlier line(s) dropped]\n", self.dropped));
-        }
-        for l in &self.lines {
-            s.push_str(l);
-            s.push('\n');
-        }
-        s
-    }
-}
-
-/// A temporary directory removed on drop.
-#[derive(Debug)]
-pub struct TempDir(PathBuf);
-
-impl TempDir {
-    /// Creates a fresh directory under the system temp dir.
-    pub fn new(label: &str) -> Result<TempDir, StartError> {
-        static COUNTER: AtomicUsize = AtomicUsize::new(0);
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let dir = std::env::temp_dir().join(format!("chatwire-conformance-{}-{label}-{n}", std::process::id()));
-        std::fs::create_dir_all(&dir).map_err(|e| StartError::Storage(format!("{}: {e}", dir.display())))?;
-        Ok(TempDir(dir))
-    }
-
-    /// Its path.
-    pub fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+/// Where a replica keeps its sessions besides its own temporary directory, and its name.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct ReplicaConfig {
+    /// `r0`, `r1`, …: passed as `--replica` to the bundled reference, `{replica}` in `--exec`.
+    pub name: Option<String>,
+    /// The URL of the cluster's database (`{store}`, `--store` of the bundled reference).
+    pub store: Option<String>,
+    /// The same URL with its password hidden, for reports.
+    pub store_shown: Option<String>,
 }
 
 /// A backend process the runner started; killed (whole process group) on drop.
@@ -185,11 +35,24 @@ pub struct ServerProcess {
     stderr: Arc<Mutex<Tail>>,
     stderr_task: Option<tokio::task::JoinHandle<()>>,
     start_timeout: Duration,
+    replica: ReplicaConfig,
+    paused: bool,
 }
 
 impl ServerProcess {
     /// Starts `target` (which must be spawnable) with fresh storage and waits until it is ready.
     pub async fn start(target: &Target, label: &str, start_timeout: Duration) -> Result<ServerProcess, StartError> {
+        Self::start_replica(target, label, ReplicaConfig::default(), start_timeout).await
+    }
+
+    /// Starts one replica of a cluster: as [`ServerProcess::start`], with its name and the
+    /// cluster's store.
+    pub(crate) async fn start_replica(
+        target: &Target,
+        label: &str,
+        replica: ReplicaConfig,
+        start_timeout: Duration,
+    ) -> Result<ServerProcess, StartError> {
         let storage = TempDir::new(label)?;
         let port = match target {
             Target::Exec { .. } => {
@@ -208,6 +71,8 @@ impl ServerProcess {
             stderr: Arc::new(Mutex::new(Tail::default())),
             stderr_task: None,
             start_timeout,
+            replica,
+            paused: false,
         };
         server.spawn().await?;
         Ok(server)
@@ -228,6 +93,50 @@ impl ServerProcess {
         self.stderr.lock().map(|t| t.text()).unwrap_or_default()
     }
 
+    /// Whether the process is running (started and not killed; it may be paused).
+    pub fn is_running(&self) -> bool {
+        self.pgid.is_some()
+    }
+
+    /// Whether the process group is stopped by SIGSTOP ([`ServerProcess::pause`]).
+    pub fn is_paused(&self) -> bool {
+        self.paused
+    }
+
+    /// Notes a line of the runner's own in the stderr tail, so the report shows what was done when.
+    pub(crate) fn note(&self, what: &str) {
+        if let Ok(mut t) = self.stderr.lock() {
+            t.push(format!("[chatwire-conformance: {what}]"));
+        }
+    }
+
+    /// Stops the whole process group with SIGSTOP: it keeps its sockets but answers nothing.
+    pub fn pause(&mut self) {
+        if let Some(pgid) = self.pgid {
+            signal_group(pgid, libc::SIGSTOP);
+            self.paused = true;
+            self.note("stopped with SIGSTOP");
+        }
+    }
+
+    /// Continues a paused process group with SIGCONT.
+    pub fn unpause(&mut self) {
+        if let Some(pgid) = self.pgid {
+            signal_group(pgid, libc::SIGCONT);
+            self.note("continued with SIGCONT");
+        }
+        self.paused = false;
+    }
+
+    /// Starts the backend again after [`ServerProcess::kill`], on the same storage and port.
+    pub async fn start_again(&mut self) -> Result<(), StartError> {
+        if self.is_running() {
+            return Ok(());
+        }
+        self.note("starting again");
+        self.spawn().await
+    }
+
     /// Kills the process group with SIGKILL, waits `down` (a deadline may pass meanwhile) and
     /// starts the backend again on the same storage (and, for `--exec`, the same port).
     pub async fn restart(&mut self, down: Duration) -> Result<(), StartError> {
@@ -239,10 +148,15 @@ impl ServerProcess {
         self.spawn().await
     }
 
-    /// Asks for an orderly shutdown: SIGTERM to the whole process group.
-    pub fn request_shutdown(&self) {
+    /// Asks for an orderly shutdown: SIGTERM to the whole process group (then SIGCONT to a paused
+    /// one, which would otherwise hold the signal until continued).
+    pub fn request_shutdown(&mut self) {
         if let Some(pgid) = self.pgid {
             signal_group(pgid, libc::SIGTERM);
+            if self.paused {
+                signal_group(pgid, libc::SIGCONT);
+                self.paused = false;
+            }
         }
     }
 
@@ -263,25 +177,33 @@ impl ServerProcess {
         Ok(exited)
     }
 
-    /// Kills the whole process group with SIGKILL and reaps the child.
+    /// Kills the whole process group with SIGKILL (a paused one too) and reaps the child.
     pub async fn kill(&mut self) {
         if let Some(pgid) = self.pgid.take() {
             kill_group(pgid);
         }
+        self.paused = false;
         if let Some(mut child) = self.child.take() {
             let _ = child.start_kill();
             let _ = tokio::time::timeout(Duration::from_secs(5), child.wait()).await;
         }
     }
 
+    /// The command to spawn and how reports show it (the store's password hidden).
     fn command(&self) -> (Command, String) {
         let db = self.storage.path().join("chatwire.db");
+        let name = self.replica.name.as_deref().unwrap_or("r0");
         match &self.target {
             Target::Exec { command, .. } => {
-                let line = command.replace("{port}", &self.port.to_string()).replace("{db}", &db.to_string_lossy());
+                let line = command
+                    .replace("{port}", &self.port.to_string())
+                    .replace("{db}", &db.to_string_lossy())
+                    .replace("{replica}", name);
+                let shown = line.replace("{store}", self.replica.store_shown.as_deref().unwrap_or(""));
+                let line = line.replace("{store}", self.replica.store.as_deref().unwrap_or(""));
                 let mut cmd = Command::new("sh");
                 cmd.arg("-c").arg(&line);
-                (cmd, line)
+                (cmd, shown)
             }
             Target::Bundled { .. } | Target::BundledOutsideConformance { .. } | Target::Url(_) => {
                 let (fault, conformance) = match &self.target {
@@ -295,13 +217,27 @@ impl ServerProcess {
                 if conformance {
                     args.push("--conformance");
                 }
-                args.push("--db");
-                cmd.args(&args).arg(&db);
+                cmd.args(&args);
+                let mut shown = format!("{} {}", exe.display(), args.join(" "));
+                match (&self.replica.store, &self.replica.name) {
+                    (Some(store), name) => {
+                        cmd.arg("--store").arg(store);
+                        shown.push_str(&format!(" --store {}", self.replica.store_shown.as_deref().unwrap_or("")));
+                        if let Some(name) = name {
+                            cmd.arg("--replica").arg(name);
+                            shown.push_str(&format!(" --replica {name}"));
+                        }
+                    }
+                    (None, _) => {
+                        cmd.arg("--db").arg(&db);
+                        shown.push_str(&format!(" --db {}", db.display()));
+                    }
+                }
                 if let Some(fault) = &fault {
                     cmd.arg("--fault").arg(fault);
+                    shown.push_str(&format!(" --fault {fault}"));
                 }
-                let fault = fault.map(|f| format!(" --fault {f}")).unwrap_or_default();
-                (cmd, format!("{} {} {}{fault}", exe.display(), args.join(" "), db.display()))
+                (cmd, shown)
             }
         }
     }
@@ -312,6 +248,7 @@ impl ServerProcess {
         // Own process group: a kill reaches the shell of --exec and everything it started.
         cmd.process_group(0);
         let mut child = cmd.spawn().map_err(|e| StartError::Spawn { what: what.clone(), message: e.to_string() })?;
+        self.paused = false;
         self.pgid = child.id().and_then(|id| i32::try_from(id).ok());
         let (line_tx, mut line_rx) = tokio::sync::mpsc::channel::<String>(1);
         if let Some(out) = child.stdout.take() {
@@ -381,87 +318,9 @@ impl Drop for ServerProcess {
     }
 }
 
-static BUNDLED_EXE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-
-/// Names the executable that serves the bundled backend through its `__reference` subcommand, for
-/// callers whose own executable is not `chatwire-conformance` (integration tests, benches).
-/// The first call wins.
-pub fn set_bundled_executable(path: impl Into<PathBuf>) {
-    let _ = BUNDLED_EXE.set(path.into());
-}
-
-fn bundled_executable() -> PathBuf {
-    BUNDLED_EXE
-        .get()
-        .cloned()
-        .or_else(|| std::env::current_exe().ok())
-        .unwrap_or_else(|| PathBuf::from("chatwire-conformance"))
-}
-
-fn kill_group(pgid: i32) {
-    signal_group(pgid, libc::SIGKILL);
-}
-
-fn signal_group(pgid: i32, signal: libc::c_int) {
-    if pgid > 0 {
-        // SAFETY: killpg only sends a signal; the group was created for this child by process_group(0).
-        unsafe {
-            libc::killpg(pgid, signal);
-        }
-    }
-}
-
-/// Reads lines until EOF: stdout lines go to `lines` (the first ones, for readiness) and are then
-/// discarded so the child never blocks on a full pipe; stderr lines go to `tail`.
-async fn drain(
-    stream: impl AsyncRead + Unpin,
-    tail: Option<Arc<Mutex<Tail>>>,
-    mut lines: Option<tokio::sync::mpsc::Sender<String>>,
-) {
-    let mut reader = BufReader::new(stream);
-    let mut buf = Vec::new();
-    loop {
-        buf.clear();
-        match reader.read_until(b'\n', &mut buf).await {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {}
-        }
-        // Very long lines are cut: the tail is for humans.
-        let line = String::from_utf8_lossy(&buf[..buf.len().min(4096)]).trim_end().to_owned();
-        if let Some(tail) = &tail {
-            if let Ok(mut t) = tail.lock() {
-                t.push(line.clone());
-            }
-        }
-        if let Some(tx) = &lines {
-            if tx.try_send(line).is_err() && tx.is_closed() {
-                lines = None;
-            }
-        }
-    }
-}
-
-/// A port that was free a moment ago on 127.0.0.1.
-fn free_port() -> Result<u16, String> {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
-    listener.local_addr().map(|a| a.port()).map_err(|e| e.to_string())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn tail_keeps_the_end() {
-        let mut t = Tail::default();
-        for i in 0..10_000 {
-            t.push(format!("line {i} {}", "x".repeat(20)));
-        }
-        let text = t.text();
-        assert!(text.len() <= STDERR_KEEP_BYTES + 100);
-        assert!(text.contains("line 9999"));
-        assert!(text.starts_with('['));
-    }
 
     #[tokio::test]
     async fn exec_readiness_by_stdout_line_and_group_kill() {

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::backend::Target;
+use crate::backend::{ClusterSpec, StoreUrl, Target};
 use crate::baseline;
 use crate::catalog;
 use crate::coverage;
@@ -45,6 +45,9 @@ macro_rules! err_line {
         let _ = writeln!(std::io::stderr(), $($arg)*);
     }};
 }
+
+mod soak;
+use soak::{soak, SoakArgs};
 
 /// Exit code: every mandatory check passed.
 pub const EXIT_OK: u8 = 0;
@@ -125,52 +128,6 @@ struct CheckLogArgs {
 }
 
 #[derive(Args)]
-struct SoakArgs {
-    /// Soak a backend that is already running at this WebSocket URL (the sessions share it; no
-    /// kill -9 restarts).
-    #[arg(long, value_name = "WS_URL", conflicts_with = "exec")]
-    url: Option<String>,
-    /// Spawn the backend with this shell command, one instance per concurrent session (same
-    /// placeholders as `run --exec`); sessions may kill it with SIGKILL and start it again.
-    #[arg(long, value_name = "CMD")]
-    exec: Option<String>,
-    /// URL path used with --exec when the backend does not print its URL.
-    #[arg(long, value_name = "PATH", default_value = "/ws", requires = "exec")]
-    exec_path: String,
-    /// Run the bundled reference backend with this planted fault (testing aid).
-    #[arg(long, value_name = "NAME", conflicts_with_all = ["url", "exec"], value_parser = parse_fault)]
-    reference_fault: Option<String>,
-    /// Sessions run at once.
-    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=256))]
-    sessions: u16,
-    /// Start sessions for this many seconds (those running then finish).
-    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
-    duration: u64,
-    /// The seed every session's plan derives from (the same seed, the same plans).
-    #[arg(long, value_name = "S", default_value_t = 1)]
-    seed: u64,
-    /// Run at most this many sessions in all.
-    #[arg(long, value_name = "N")]
-    max_sessions: Option<u64>,
-    /// Start no session after the first that fails.
-    #[arg(long)]
-    fail_fast: bool,
-    /// Write the wire log of every failing session into this directory, for `check-log`.
-    #[arg(long, value_name = "DIR", default_value = "chatwire-soak-logs")]
-    wire_log: PathBuf,
-    /// Keep the wire log of every session in --wire-log, not only of the failing ones.
-    #[arg(long)]
-    keep_logs: bool,
-    /// Multiply every deadline by this factor.
-    #[arg(long, default_value_t = 1.0, value_name = "F")]
-    timeout_scale: f64,
-    /// The versions `session.hello` offers, newest first, comma-separated [default: every version
-    /// the runner supports].
-    #[arg(long, value_name = "V,V", value_delimiter = ',')]
-    versions: Option<Vec<String>>,
-}
-
-#[derive(Args)]
 struct ListArgs {
     #[command(flatten)]
     source: SourceArgs,
@@ -185,12 +142,26 @@ struct RunArgs {
     #[arg(long, value_name = "WS_URL", conflicts_with = "exec")]
     url: Option<String>,
     /// Spawn the backend with this shell command; `{port}` becomes a free port, `{db}` a fresh
-    /// storage path. Ready when it prints a ws:// URL on stdout or accepts TCP on the port.
+    /// storage path, `{store}` the URL of the cluster's database (with --store), `{replica}` the
+    /// replica's name (r0, r1, …). Ready when it prints a ws:// URL on stdout or accepts TCP on the
+    /// port. Started once per replica (--replicas).
     #[arg(long, value_name = "CMD")]
     exec: Option<String>,
     /// URL path used with --exec when the backend does not print its URL.
     #[arg(long, value_name = "PATH", default_value = "/ws", requires = "exec")]
     exec_path: String,
+    /// Start every backend the runner spawns (--exec or the bundled one) as a cluster of N replicas,
+    /// 1 to 8, each its own process and port, sharing one store; more than one needs --store
+    /// postgres://…. Connections are spread round-robin and each reconnect goes to another replica;
+    /// scenarios that need more replicas than N are n/a.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=8))]
+    replicas: u16,
+    /// The PostgreSQL server the replicas share (postgres:// or postgresql://, e.g.
+    /// postgres://user:pass@localhost:5432/postgres): the runner creates a fresh database there for
+    /// each cluster it starts (the shared one, and each scenario's own) and drops it afterwards. The
+    /// bundled reference gets `--store URL --replica rK`; --exec gets the URL as `{store}`.
+    #[arg(long, value_name = "URL", conflicts_with = "url")]
+    store: Option<String>,
     /// The same implementation already running outside conformance mode at this URL, for the
     /// scenarios that check behaviour there (SCRIPT-001, SCRIPT-003); they are n/a without it,
     /// unless the backend is the bundled one, which the runner starts without --conformance itself.
@@ -521,6 +492,7 @@ fn check_log(args: &CheckLogArgs) -> u8 {
     let mut run = crate::report::RunReport {
         tool: concat!("chatwire-conformance ", env!("CARGO_PKG_VERSION")).to_owned(),
         target: format!("wire log {}", args.file.display()),
+        replicas: 1,
         timeout_scale: 1.0,
         duration_ms: report.duration_ms,
         summary: Default::default(),
@@ -554,11 +526,48 @@ fn check_log(args: &CheckLogArgs) -> u8 {
     code
 }
 
+/// The cluster `--replicas` and `--store` ask for, checked with the commands that will use it
+/// before anything starts.
+fn cluster_spec(
+    replicas: u16,
+    store: Option<&str>,
+    url: Option<&str>,
+    commands: &[Option<&String>],
+) -> Result<ClusterSpec, String> {
+    let store = store.map(StoreUrl::parse).transpose().map_err(|e| e.to_string())?;
+    let spec = ClusterSpec { replicas: usize::from(replicas), store };
+    spec.check()?;
+    if url.is_some() && spec.replicas > 1 {
+        return Err(format!(
+            "--replicas {} needs backends the runner starts (--exec or the bundled one); --url names one running backend",
+            spec.replicas
+        ));
+    }
+    for command in commands.iter().flatten() {
+        match (command.contains("{store}"), &spec.store) {
+            (true, None) => return Err("--exec uses {store} but no --store names the server".into()),
+            (false, Some(_)) => {
+                return Err("--store needs {store} in --exec: the runner creates a fresh database per cluster and passes its url there".into())
+            }
+            _ => {}
+        }
+    }
+    Ok(spec)
+}
+
 fn run(args: RunArgs) -> u8 {
     if !(args.timeout_scale.is_finite() && args.timeout_scale > 0.0 && args.timeout_scale <= 1000.0) {
         err_line!("error: --timeout-scale must be a number in (0, 1000]");
         return EXIT_USAGE;
     }
+    let commands = [args.exec.as_ref(), args.plain_exec.as_ref()];
+    let cluster = match cluster_spec(args.replicas, args.store.as_deref(), args.url.as_deref(), &commands) {
+        Ok(spec) => spec,
+        Err(e) => {
+            err_line!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
     if let Some(cmd) = &args.exec {
         if !cmd.contains("{port}") && !cmd.contains("{db}") {
             err_line!("note: --exec command has no {{port}}; the runner waits for a ws:// URL on its stdout");
@@ -636,6 +645,7 @@ fn run(args: RunArgs) -> u8 {
         run_timeout: Duration::from_secs(args.run_timeout.max(1)),
         sweep: args.sweep.then_some(usize::from(args.sweep_max)),
         plain_target,
+        cluster,
         ..RunOptions::default()
     };
     let style = Style::detect();
@@ -648,7 +658,7 @@ fn run(args: RunArgs) -> u8 {
     out_line!(
         "chatwire-conformance: {} scenario(s){mode} against {}, offering [{}]{features}",
         scenarios.len(),
-        opts.target.describe(),
+        opts.cluster.describe(&opts.target),
         opts.driver.versions.join(", ")
     );
     // What is printed as each scenario ends is judged as the final report is (errata, --strict).
@@ -689,6 +699,10 @@ fn run(args: RunArgs) -> u8 {
     let result = runtime.block_on(runner::run_suite(scenarios, &opts, progress));
     let mut report = match result {
         Ok(r) => r,
+        Err(e @ runner::RunError::Options(_)) => {
+            err_line!("error: {e}");
+            return EXIT_USAGE;
+        }
         Err(e) => {
             err_line!("error: {e}");
             return EXIT_UNREACHABLE;
@@ -731,75 +745,4 @@ fn run(args: RunArgs) -> u8 {
         }
     }
     code
-}
-
-fn soak(args: SoakArgs) -> u8 {
-    if !(args.timeout_scale.is_finite() && args.timeout_scale > 0.0 && args.timeout_scale <= 1000.0) {
-        err_line!("error: --timeout-scale must be a number in (0, 1000]");
-        return EXIT_USAGE;
-    }
-    let (versions, _) = match offer(args.versions.clone(), None) {
-        Ok(offer) => offer,
-        Err(e) => {
-            err_line!("error: {e}");
-            return EXIT_USAGE;
-        }
-    };
-    let target = match (&args.url, &args.exec) {
-        (Some(url), _) => Target::Url(url.clone()),
-        (None, Some(command)) => Target::Exec { command: command.clone(), path: args.exec_path.clone() },
-        (None, None) => Target::Bundled { fault: args.reference_fault.clone() },
-    };
-    let options = crate::soak::SoakOptions {
-        target,
-        sessions: usize::from(args.sessions),
-        duration: Duration::from_secs(args.duration),
-        seed: args.seed,
-        max_sessions: args.max_sessions,
-        fail_fast: args.fail_fast,
-        log_dir: args.wire_log.clone(),
-        keep_logs: args.keep_logs,
-        config: crate::soak::SoakConfig {
-            versions,
-            timeout_scale: args.timeout_scale,
-            ..crate::soak::SoakConfig::default()
-        },
-    };
-    out_line!(
-        "chatwire-conformance soak: {} session(s) at once for {} s against {}, seed {}, offering [{}]",
-        options.sessions,
-        args.duration,
-        options.target.describe(),
-        options.seed,
-        options.config.versions.join(", ")
-    );
-    let seed = options.seed;
-    let on_failure: Arc<dyn Fn(&crate::soak::FailedSession) + Send + Sync> =
-        Arc::new(move |failed| out_text!("{}", crate::soak::failure_text(seed, failed)));
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
-        Ok(rt) => rt,
-        Err(e) => {
-            err_line!("error: cannot start the async runtime: {e}");
-            return EXIT_USAGE;
-        }
-    };
-    let report = match runtime.block_on(crate::soak::run_soak(&options, on_failure)) {
-        Ok(r) => r,
-        Err(e @ crate::soak::SoakError::LogDir { .. }) => {
-            err_line!("error: {e}");
-            return EXIT_USAGE;
-        }
-        Err(e) => {
-            err_line!("error: {e}");
-            return EXIT_UNREACHABLE;
-        }
-    };
-    out_text!("{}", crate::soak::summary_text(&report));
-    if !report.failed.is_empty() {
-        EXIT_FAIL
-    } else if !report.harness.is_empty() {
-        EXIT_USAGE
-    } else {
-        EXIT_OK
-    }
 }
