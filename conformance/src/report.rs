@@ -412,9 +412,45 @@ impl CheckSet {
         }
     }
 
-    /// The checks, in first-recorded order.
-    pub fn into_checks(self) -> Vec<CheckReport> {
+    /// The checks, in first-recorded order, with each step failure that saw a frame an always-on
+    /// check already charged charged under that check's requirement (see [`one_frame_one_charge`]).
+    pub fn into_checks(mut self) -> Vec<CheckReport> {
+        one_frame_one_charge(&mut self.checks);
         self.checks
+    }
+}
+
+/// One frame, one charge: a step that fails on a frame which an always-on check of the monitor
+/// judged during the same step and charged (a must-level failure) failed because of what the
+/// monitor found, not because of what else the step proves. A step names every requirement it
+/// could prove (an expected `chat.run_complete` names whatever mentions it), where the monitor's
+/// finding names the one the frame breaks; so the step's failure is charged under the monitor's
+/// requirement (the first finding's, in report order). A step failure on another frame, or with
+/// no frame (a timeout, a snapshot), keeps its own requirements.
+fn one_frame_one_charge(checks: &mut [CheckReport]) {
+    let is_always_on = |id: &str| crate::monitor::ALWAYS_ON.iter().any(|d| d.id == id);
+    let charged: Vec<(usize, String, String, String)> = checks
+        .iter()
+        .filter(|c| c.verdict == Verdict::Fail && is_always_on(&c.id))
+        .flat_map(|c| {
+            c.findings
+                .iter()
+                .filter_map(move |f| Some((f.step?, f.frame.clone()?, f.requirement.clone()?, c.id.clone())))
+        })
+        .collect();
+    if charged.is_empty() {
+        return;
+    }
+    for check in checks.iter_mut().filter(|c| !is_always_on(&c.id)) {
+        for f in check.findings.iter_mut().filter(|f| f.requirement.is_none()) {
+            let (Some(step), Some(frame)) = (f.step, f.frame.as_deref()) else { continue };
+            if let Some((_, _, requirement, by)) = charged.iter().find(|(s, fr, _, _)| *s == step && fr == frame) {
+                f.message.push_str(&format!(
+                    " (the frame always-on check {by} charged under {requirement}: one frame, one charge)"
+                ));
+                f.requirement = Some(requirement.clone());
+            }
+        }
     }
 }
 
@@ -467,6 +503,31 @@ mod tests {
         assert_eq!(checks[1].findings.len(), MAX_FINDINGS);
         assert_eq!(checks[1].findings_dropped, 3);
         assert_eq!(scenario_verdict(&checks), Verdict::Fail);
+    }
+
+    #[test]
+    fn a_step_failing_on_a_frame_the_monitor_charged_is_charged_under_the_monitor_requirement() {
+        let finding = |step: usize, frame: &str, requirement: Option<&str>| Finding {
+            message: "m".into(),
+            step: Some(step),
+            requirement: requirement.map(str::to_owned),
+            frame: Some(frame.to_owned()),
+            version: None,
+        };
+        let mut set = CheckSet::default();
+        let cancel = crate::monitor::cancel::CANCEL_CLOSES_RUN.id;
+        set.record(cancel, &[], "s", Verdict::Fail, Some(finding(9, "{delta}", Some("CANCEL-003"))));
+        let ids = ["CANCEL-004".to_owned()];
+        // The same frame in the same step: the monitor's charge.
+        set.record("step-09-expect", &ids, "s", Verdict::Fail, Some(finding(9, "{delta}", None)));
+        // Another frame, or another step: the step's own, a fresh failure.
+        set.record("step-10-expect", &ids, "s", Verdict::Fail, Some(finding(10, "{delta}", None)));
+        set.record("step-11-expect", &ids, "s", Verdict::Fail, Some(finding(9, "{end}", None)));
+        let checks = set.into_checks();
+        let charged: Vec<Vec<String>> = checks.iter().map(CheckReport::charged_requirements).collect();
+        assert_eq!(charged[1], vec!["CANCEL-003".to_owned()]);
+        assert_eq!(charged[2], vec!["CANCEL-004".to_owned()]);
+        assert_eq!(charged[3], vec!["CANCEL-004".to_owned()]);
     }
 
     #[test]

@@ -105,11 +105,13 @@ enum Caught {
 const TABLE: &[Expectation] = &[
     // The completion is announced but not logged, so a reload shows the call pending again: the
     // settled state does not survive resume (RESUME-009) and the event was not committed (RESUME-011).
+    // Genuine too: the call comes back pending, so its item changes after it settled (TOOL-010), a second
+    // response to it is executed (TOOL-012), and after a kill -9 the turn is not continued (SCRIPT-014).
     Expectation {
         fault: "completion-not-persisted",
         scenarios: &["inline-completed-survives-resume", "resume-pending-then-answer", "crash-after-response"],
-        violates: &["RESUME-009"],
-        cascades: &["SCRIPT-012", "SCRIPT-014", "STATE-026", "TOOL-010", "TOOL-012"],
+        violates: &["RESUME-009", "SCRIPT-014", "TOOL-010", "TOOL-012"],
+        cascades: &[],
         caught_by: Caught::MustFailure,
         offer: Offer::Default,
     },
@@ -119,26 +121,30 @@ const TABLE: &[Expectation] = &[
         fault: "pending-lost-on-resume",
         scenarios: &["inline-pending-survives-resume", "rapid-reconnects", "artifact-surface-survives-resume"],
         violates: &["RESUME-008", "RESUME-002"],
-        cascades: &["STATE-025", "STATE-035", "TOOL-016"],
+        cascades: &["STATE-025", "TOOL-016"],
         caught_by: Caught::MustFailure,
         offer: Offer::Default,
     },
     // The rewind is announced but not logged: it must survive resume, reload and restart (REWIND-004).
+    // Genuine too: the next message follows the removed items, not the last kept one (REWIND-008), and a
+    // repeated rewind names the removed invocation again, which the reducer refuses (STATE-024).
     Expectation {
         fault: "rewind-not-persisted",
         scenarios: &["rewind-basic", "rewind-reload-then-continue", "rewind-survives-restart"],
-        violates: &["REWIND-004", "RESUME-011"],
-        cascades: &["REWIND-008", "STATE-019", "STATE-024"],
+        violates: &["REWIND-004", "RESUME-011", "REWIND-008", "STATE-024"],
+        cascades: &[],
         caught_by: Caught::MustFailure,
         offer: Offer::Default,
     },
     // The state is cut at another invocation than the one announced: the rewind is not carried out
     // as sent (REWIND-003) and the update differs from the fold of the events (STATE-004, STATE-033).
+    // Genuine too: every later snapshot holds another cut than the one announced (REWIND-004); the
+    // golden snapshots taken while the patched state is apart from the fold are charged under STATE-038.
     Expectation {
         fault: "rewind-wrong-cut",
         scenarios: &["rewind-basic", "rewind-to-first-message", "rewind-repeat-is-harmless"],
-        violates: &["STATE-033", "STATE-038", "STATE-040"],
-        cascades: &["ERROR-001", "REWIND-004", "REWIND-007", "STATE-019"],
+        violates: &["STATE-038", "STATE-040", "REWIND-004"],
+        cascades: &[],
         caught_by: Caught::MustFailure,
         offer: Offer::Default,
     },
@@ -154,16 +160,20 @@ const TABLE: &[Expectation] = &[
     },
     // `completed` while a call awaits input: terminal statuses need no open call (RUN-004), and the
     // reducer refuses it (STATE-031, reported through STATE-006).
+    // One frame, one charge: the steps that expected awaiting_input saw the run_complete the reducer
+    // refuses (STATE-031), so they are charged under it, not under RUN-003, MULTI-005, SCRIPT-010 or STATE-030.
     Expectation {
         fault: "terminal-while-awaiting",
         scenarios: &["multi-tool-mixed-hitl", "multi-tool-two-pending-answered-out-of-order"],
-        violates: &["RUN-003", "STATE-031"],
-        cascades: &["MULTI-005", "SCRIPT-010", "STATE-030"],
+        violates: &["STATE-031"],
+        cascades: &[],
         caught_by: Caught::MustFailure,
         offer: Offer::Default,
     },
     // A second response is executed again: responses are idempotent (TOOL-012) and a settled call
     // never changes (TOOL-010).
+    // One frame, one charge: the steps that expected tool_call_settled saw the very completion the
+    // monitor charged TOOL-010 (a settled call settles again), so they are charged under it.
     Expectation {
         fault: "duplicate-response-executed",
         scenarios: &[
@@ -171,17 +181,19 @@ const TABLE: &[Expectation] = &[
             "inline-completed-survives-resume",
             "attach-answer-in-one-tab-settles-in-the-other",
         ],
-        violates: &["TOOL-012", "TOOL-010", "ATTACH-009"],
+        violates: &["TOOL-010"],
         cascades: &[],
         caught_by: Caught::MustFailure,
         offer: Offer::Default,
     },
     // The dismissal is announced but not logged: settled calls survive resume (RESUME-009).
+    // Genuine too: the dismissed call comes back pending, is answered and completed (TOOL-010, TOOL-012),
+    // and that answer runs the superseded turn again, not the latest (STATE-034).
     Expectation {
         fault: "dismissal-not-persisted",
         scenarios: &["dismissal-client-survives-resume", "multi-tool-server-dismissal", "dismissal-superseded*"],
-        violates: &["RESUME-009", "RESUME-011"],
-        cascades: &["STATE-017", "STATE-032", "STATE-034", "TOOL-010", "TOOL-012", "TOOL-020"],
+        violates: &["RESUME-009", "RESUME-011", "TOOL-010", "TOOL-012", "STATE-034"],
+        cascades: &[],
         caught_by: Caught::MustFailure,
         offer: Offer::Default,
     },
@@ -192,7 +204,7 @@ const TABLE: &[Expectation] = &[
         fault: "seq-restarts-after-restart",
         scenarios: &["restart-resume", "seq-grows-across-restarts"],
         violates: &["SEQ-001", "RESUME-010"],
-        cascades: &["ATTACH-006", "ATTACH-007", "REWIND-004"],
+        cascades: &[],
         caught_by: Caught::MustFailure,
         offer: Offer::Default,
     },
@@ -201,7 +213,7 @@ const TABLE: &[Expectation] = &[
         fault: "resume-skips-token-check",
         scenarios: &["resume-rejected", "resume-rejected-indistinguishable"],
         violates: &["RESUME-004", "RESUME-005"],
-        cascades: &["ERROR-001", "ERROR-003"],
+        cascades: &[],
         caught_by: Caught::MustFailure,
         offer: Offer::Default,
     },
@@ -260,16 +272,17 @@ const TABLE: &[Expectation] = &[
         fault: "snapshot-missing-on-resume",
         scenarios: &["rapid-reconnects"],
         violates: &["RESUME-001", "RESUME-003"],
-        cascades: &["RESUME-008"],
+        cascades: &[],
         caught_by: Caught::MustFailure,
         offer: Offer::Default,
     },
     // Deadlines are ignored: a pending call past its deadline must expire (TOOL-018, SCRIPT-013).
+    // Genuine too: the call that should have expired takes a late response and settles again (TOOL-012).
     Expectation {
         fault: "expiry-ignored",
         scenarios: &["expiry-then-response", "expiry-while-disconnected"],
-        violates: &["TOOL-018"],
-        cascades: &["RESUME-009", "RUN-007", "TOOL-012"],
+        violates: &["TOOL-018", "TOOL-012"],
+        cascades: &["RUN-007"],
         caught_by: Caught::MustFailure,
         offer: Offer::Default,
     },
@@ -374,7 +387,7 @@ const TABLE: &[Expectation] = &[
         fault: "tool-call-id-too-long",
         scenarios: &["hitl-submit", "auto-tool-progress-output"],
         violates: &["ID-003", "STATE-015"],
-        cascades: &["RUN-007", "STATE-025"],
+        cascades: &["RUN-007"],
         caught_by: Caught::MustFailure,
         offer: Offer::Default,
     },
@@ -402,7 +415,7 @@ const TABLE: &[Expectation] = &[
         fault: "patch-missing-op",
         scenarios: &["patch-multi-tool-turn"],
         violates: &["STATE-038"],
-        cascades: &["STATE-025"],
+        cascades: &[],
         caught_by: Caught::MustFailure,
         offer: Offer::Default,
     },
@@ -417,10 +430,11 @@ const TABLE: &[Expectation] = &[
     },
     // Patches on a connection whose hello left ui_state_patch out: a frame of a feature not in force
     // (SESSION-015) in place of the ui_state_updated STATE-003 requires.
+    // One frame, one charge: the step that expected the update saw the patch the monitor charged SESSION-015.
     Expectation {
         fault: "patch-without-feature",
         scenarios: &["features-subset-updates-only"],
-        violates: &["SESSION-015", "STATE-003"],
+        violates: &["SESSION-015"],
         cascades: &[],
         caught_by: Caught::MustFailure,
         offer: Offer::Default,
@@ -548,10 +562,11 @@ const TABLE: &[Expectation] = &[
     },
     // The end frame's markdown differs from the streamed text: not the say's whole markdown
     // (SCRIPT-019), and the reducer refuses it (STATE-043, STATE-047).
+    // One frame, one charge: the step saw the end frame the monitor charged (SCRIPT-019, STATE-047).
     Expectation {
         fault: "stream-final-text-differs",
         scenarios: &["stream-basic"],
-        violates: &["SCRIPT-019", "STATE-043", "STATE-047"],
+        violates: &["SCRIPT-019", "STATE-047"],
         cascades: &[],
         caught_by: Caught::MustFailure,
         offer: Offer::Default,
@@ -568,10 +583,11 @@ const TABLE: &[Expectation] = &[
     },
     // A retry plays the turn's own steps again, so the kept costly tool runs again: the retried
     // run must play retries[k] only (SCRIPT-020) and leave the kept call alone (RETRY-002).
+    // One frame, one charge: the step saw the frame the monitor charged SCRIPT-020 (the kept tool runs again).
     Expectation {
         fault: "retry-reexecutes-kept-tool",
         scenarios: &["retry-keeps-completed-tool"],
-        violates: &["SCRIPT-020", "RETRY-002"],
+        violates: &["SCRIPT-020"],
         cascades: &[],
         caught_by: Caught::MustFailure,
         offer: Offer::Default,
@@ -603,7 +619,7 @@ const TABLE: &[Expectation] = &[
             "cancel-unknown-type-before-1-2",
         ],
         violates: &["CANCEL-003"],
-        cascades: &["CANCEL-004", "CANCEL-010", "SCRIPT-019"],
+        cascades: &[],
         caught_by: Caught::MustFailure,
         offer: Offer::Default,
     },
@@ -613,7 +629,7 @@ const TABLE: &[Expectation] = &[
         fault: "cancel-stream-loses-chunks",
         scenarios: &["cancel-mid-stream", "cancel-survives-restart"],
         violates: &["CANCEL-004", "STATE-047"],
-        cascades: &["SCRIPT-019"],
+        cascades: &[],
         caught_by: Caught::MustFailure,
         offer: Offer::Default,
     },
@@ -680,16 +696,17 @@ const TABLE: &[Expectation] = &[
         fault: "answer-to-every-tab",
         scenarios: &["attach-two-tabs-one-turn", "attach-answer-in-one-tab-settles-in-the-other"],
         violates: &["ATTACH-005"],
-        cascades: &["ATTACH-004"],
+        cascades: &[],
         caught_by: Caught::MustFailure,
         offer: Offer::Default,
     },
     // The fan-out waits for a tab that stopped reading, so the other tab stalls (ATTACH-010).
+    // Genuine too: the stalled tab is never closed 4008 with its queue bounded (TRANSPORT-016).
     Expectation {
         fault: "stalled-tab-slows-others",
         scenarios: &["attach-stalled-tab-alone-closed"],
-        violates: &["ATTACH-010"],
-        cascades: &["TRANSPORT-016"],
+        violates: &["ATTACH-010", "TRANSPORT-016"],
+        cascades: &[],
         caught_by: Caught::MustFailure,
         offer: Offer::Default,
     },

@@ -337,7 +337,18 @@ impl Driver<'_> {
                 }
             },
         };
-        let finding = message.map(|m| self.finding(m, None, None));
+        // One fault, one charge: a state that left the oracle's fold at a finding the monitor
+        // charged, with no state frame since, differs from the golden one because of it.
+        let divergence =
+            if verdict.is_failure() { self.conns.get(conn).and_then(|c| self.monitor.divergence(c.id)) } else { None };
+        let finding = message.map(|m| match divergence {
+            Some(req) => self.finding(
+                format!("{m}\n(the state left the reducer's fold at the {req} finding above, and no state frame came since: one fault, one charge)"),
+                None,
+                Some(req.to_string()),
+            ),
+            None => self.finding(m, None, None),
+        });
         self.checks.record(&id, &requirements, &summary, verdict, finding);
         Ok(())
     }

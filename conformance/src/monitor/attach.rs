@@ -110,6 +110,23 @@ struct SessionTabs {
     ledger: BTreeMap<u64, ServerFrame>,
 }
 
+impl SessionTabs {
+    /// A welcome of seq `seq` joins the session. A seq at or below one its connections already
+    /// received names a second frame under a used seq: `SEQ-001`, charged at that welcome (a
+    /// restart that lost the counter, say). Comparing frames and states by seq with what came
+    /// before would charge that one fault again on every later frame (`ATTACH-006`, `ATTACH-007`),
+    /// so the session's seq history starts afresh: the connections that have ended and the
+    /// ledger are forgotten. Live connections stay compared: a tab still attached that is sent
+    /// other frames under the same seqs is a divergence of its own.
+    fn seq_reused(&mut self, seq: u64) {
+        if !self.tabs.values().any(|t| t.max_seen >= seq) {
+            return;
+        }
+        self.tabs.retain(|_, t| !t.ended);
+        self.ledger.clear();
+    }
+}
+
 /// The multi-connection checks' own state.
 #[derive(Debug, Default)]
 pub(super) struct AttachWatch {
@@ -158,6 +175,9 @@ impl AttachWatch {
             }
         }
         let view = View { version: w.version, streams: in_force.contains(&Capability::AssistantStream) };
+        if let Some(tabs) = self.sessions.get_mut(session) {
+            tabs.seq_reused(w.seq);
+        }
         let sent = self.sent_before.remove(&conn).unwrap_or_default();
         let tab = Tab {
             view,

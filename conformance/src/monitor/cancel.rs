@@ -134,6 +134,14 @@ pub(super) struct CancelWatch {
     /// Per connection: the stream the latest accepted cancel ended (its text is CANCEL-004's to
     /// judge, not the script's: a cancelled say stops where it was).
     ended_streams: HashMap<u64, Id>,
+    /// The invocations a client asked to cancel, with the connection that asked. Only that
+    /// connection gets the answer (`ATTACH-005`); another tab of the session sees the run end
+    /// through its events alone, and frames of several connections are read in any order, so
+    /// it may see the end before the monitor reads the requester's `chat.cancel_accepted`.
+    cancels_asked: HashMap<String, u64>,
+    /// The connection that sent the latest `chat.retry`, until a run it reopens starts: another
+    /// tab sees a retried cancelled run start again without the `chat.retry_accepted`.
+    retry_asked_on: Option<u64>,
 }
 
 impl CancelWatch {
@@ -152,24 +160,32 @@ impl CancelWatch {
         self.asks.remove(id.as_str())
     }
 
-    /// Whether the stream `item` was ended by an accepted cancel (on `conn`, or on another
-    /// connection attached to the session, whose end `conn` sees too: `ATTACH-004`).
-    pub(super) fn ended_by_cancel(&self, conn: u64, item: &Id) -> bool {
+    /// Whether the stream `item` of `invocation` was ended by an accepted cancel (on `conn`, or on
+    /// another connection attached to the session, whose end `conn` sees too: `ATTACH-004`), or,
+    /// on a connection that did not ask, by a cancel another connection asked for: that tab gets
+    /// no answer, and the requester's connection judges the end (`CANCEL-004`).
+    pub(super) fn ended_by_cancel(&self, conn: u64, item: &Id, invocation: &Id) -> bool {
         self.ended_streams.get(&conn) == Some(item)
             || self.ended_streams.values().any(|i| i == item)
             || self.cancelled_streams.set.contains(item.as_str())
+            || self.cancels_asked.get(invocation.as_str()).is_some_and(|asker| *asker != conn)
     }
 
-    /// Notes a client frame: a cancel, or a submitted response.
-    pub(super) fn client(&mut self, frame: &Value) {
+    /// Notes a frame the client sent on `conn`: a cancel, a retry, or a submitted response.
+    pub(super) fn client(&mut self, conn: u64, frame: &Value) {
         let Some(id) = frame.get("id").and_then(Value::as_str) else { return };
         let field = |k: &str| frame.get(k).and_then(Value::as_str).map(str::to_owned);
         match frame.get("type").and_then(Value::as_str) {
             Some("chat.cancel") => {
                 if let Some(invocation) = field("invocation_id") {
+                    if self.cancels_asked.len() >= MAX_REMEMBERED {
+                        self.cancels_asked.clear();
+                    }
+                    self.cancels_asked.insert(invocation.clone(), conn);
                     self.ask(id.to_owned(), Ask::Cancel { invocation });
                 }
             }
+            Some("chat.retry") => self.retry_asked_on = Some(conn),
             Some("chat.tool_call_response") => {
                 let outcome = frame.get("outcome");
                 let submitted = outcome.and_then(|o| o.get("action")).and_then(Value::as_str) == Some("submit");
@@ -191,7 +207,7 @@ impl CancelWatch {
         let (version, offers) =
             self.welcomes.get(&conn).copied().unwrap_or((ProtocolVersion { major: 1, minor: 0 }, false));
         // The run's end is checked as a closing event first, then the runs it ended are watched.
-        self.after_cancel(frame, out);
+        self.after_cancel(conn, frame, out);
         self.closing_event(conn, frame, out);
         match frame {
             ServerFrame::ToolCall(call) => {
@@ -440,11 +456,26 @@ impl CancelWatch {
         }
     }
 
-    /// CANCEL-005: no event of a cancelled run after its end; a retry of the turn reopens it.
-    fn after_cancel(&mut self, frame: &ServerFrame, out: &mut Out) {
+    /// CANCEL-005: no event of a cancelled run after its end; a retry of the turn reopens it. The
+    /// requester's connection sees the reopening as `chat.retry_accepted`; another connection of
+    /// the session only as the run starting again after a retry was asked (its frames may be read
+    /// before the requester's answer), so there that `chat.run_started` reopens it.
+    fn after_cancel(&mut self, conn: u64, frame: &ServerFrame, out: &mut Out) {
         if let ServerFrame::RetryAccepted(r) = frame {
             self.cancelled_runs.set.remove(r.invocation_id.as_str());
+            self.cancels_asked.remove(r.invocation_id.as_str());
+            self.retry_asked_on = None;
             return;
+        }
+        if let ServerFrame::RunStarted(r) = frame {
+            let retried_elsewhere = self.retry_asked_on.is_some_and(|asker| asker != conn);
+            if retried_elsewhere && self.cancelled_runs.set.contains(r.invocation_id.as_str()) {
+                self.cancelled_runs.set.remove(r.invocation_id.as_str());
+                self.cancels_asked.remove(r.invocation_id.as_str());
+                self.retry_asked_on = None;
+                out.eval(&CANCELLED_RUN_STAYS_CLOSED, CANCEL_005);
+                return;
+            }
         }
         if frame.ui_event().is_none() {
             return;

@@ -4,7 +4,11 @@
 //! `SCRIPT-019`, the item's id as `ID-002`). So after a frame whose finding says the client's state
 //! is no longer the server's, the findings of those checks are consequences, not new failures,
 //! until the next state frame tells the client the server's state again (a welcome, a snapshot, an
-//! update, a patch that applies): the oracle takes that state over and judging resumes from it.
+//! update, a patch that gives the fold): the oracle takes that state over and judging resumes from
+//! it. A patch that applies but gives another state than the fold does not: the client then holds
+//! the patched state, which is not the server's, so what follows still depends on the divergence.
+//! A golden snapshot taken while the connection is apart is charged under the requirement that
+//! began the divergence ([`super::Monitor::divergence`]).
 
 use chatwire_schema::{ReqId, ServerFrame};
 
@@ -29,21 +33,21 @@ fn state_dependent(raw: &Raw) -> bool {
     STATE_DEPENDENT.iter().any(|(check, req)| check.id == raw.check.id && req.is_none_or(|r| r == raw.requirement))
 }
 
-/// A patch that did not apply leaves the state the client holds unknown (every other finding
-/// of the patch oracle says the patched state differs, and the oracle takes it over).
-fn patch_not_applied(raw: &Raw) -> bool {
-    raw.check.id == patch::PATCH_MATCHES_REDUCER.id
-        && raw.requirement == ReqId::new("STATE-038")
-        && !raw.message.starts_with("the patched state differs")
+/// A patch that did not apply, or applied and gave another state than the fold: the client holds
+/// a state the server does not (every finding of the patch oracle under STATE-038 says one or the
+/// other).
+fn patch_apart(raw: &Raw) -> bool {
+    raw.check.id == patch::PATCH_MATCHES_REDUCER.id && raw.requirement == ReqId::new("STATE-038")
 }
 
 /// After the monitor judged `frame` (its findings from `first` on in `out`): drops the findings
-/// that follow from a divergence seen before it (`diverged`), and returns whether the connection's
-/// state is still (or now) apart from the oracle's fold.
-pub(super) fn after_frame(diverged: bool, frame: &ServerFrame, out: &mut Out, first: usize) -> bool {
+/// that follow from a divergence seen before it (`diverged`: the requirement of the finding that
+/// began it), and returns the divergence the connection's state is still (or now) in, if any.
+pub(super) fn after_frame(diverged: Option<ReqId>, frame: &ServerFrame, out: &mut Out, first: usize) -> Option<ReqId> {
     let first = first.min(out.raws.len());
-    let not_applied = out.raws[first..].iter().any(patch_not_applied);
-    if diverged {
+    let apart = out.raws[first..].iter().find(|r| patch_apart(r)).map(|r| r.requirement);
+    let began = out.raws[first..].iter().find(|r| state_dependent(r)).map(|r| r.requirement);
+    if diverged.is_some() {
         let mut index = 0;
         out.raws.retain(|raw| {
             index += 1;
@@ -52,9 +56,9 @@ pub(super) fn after_frame(diverged: bool, frame: &ServerFrame, out: &mut Out, fi
     }
     match frame {
         // The server's state again: the oracle took it over.
-        ServerFrame::Welcome(_) | ServerFrame::UiStateSnapshot(_) | ServerFrame::UiStateUpdated(_) => false,
-        ServerFrame::UiStatePatch(_) => not_applied,
-        _ => diverged || out.raws[first..].iter().any(state_dependent),
+        ServerFrame::Welcome(_) | ServerFrame::UiStateSnapshot(_) | ServerFrame::UiStateUpdated(_) => None,
+        ServerFrame::UiStatePatch(_) => apart.map(|r| diverged.unwrap_or(r)),
+        _ => diverged.or(began),
     }
 }
 
@@ -75,13 +79,41 @@ mod tests {
     fn findings_after_a_divergence_are_consequences_until_the_next_state() {
         let mut out = Out::default();
         out.fail(&stream::STREAM_CONTINUES_AFTER_RESUME, ReqId::new("STREAM-003"), "a chunk was lost");
-        assert!(after_frame(false, &delta(), &mut out, 0), "the first finding diverges");
+        assert_eq!(
+            after_frame(None, &delta(), &mut out, 0),
+            Some(ReqId::new("STREAM-003")),
+            "the first finding diverges"
+        );
         assert_eq!(out.raws.len(), 1, "and is charged");
         let mut out = Out::default();
         out.fail(&stream::SAY_CHUNKS_AS_SCRIPTED, ReqId::new("SCRIPT-019"), "ends early");
         out.fail(&session::SEQ_INCREASING, ReqId::new("SEQ-001"), "seq went back");
-        assert!(after_frame(true, &delta(), &mut out, 0));
+        assert!(after_frame(Some(ReqId::new("STREAM-003")), &delta(), &mut out, 0).is_some());
         let kept: Vec<ReqId> = out.raws.iter().map(|r| r.requirement).collect();
         assert_eq!(kept, vec![ReqId::new("SEQ-001")], "only what does not follow from the state is charged");
+    }
+
+    fn patch() -> ServerFrame {
+        frame(serde_json::json!({"type": "ui_state_patch", "seq": 6, "base_seq": 4, "v": "ui_state_v1", "patch": []}))
+    }
+
+    #[test]
+    fn a_patch_that_gives_another_state_than_the_fold_keeps_the_connection_apart_until_one_gives_it() {
+        let state_038 = ReqId::new("STATE-038");
+        let mut out = Out::default();
+        out.fail(&patch::PATCH_MATCHES_REDUCER, state_038, "the patched state differs from the reducer's fold");
+        let apart = after_frame(None, &patch(), &mut out, 0);
+        assert_eq!(apart, Some(state_038), "the client holds the patched state, not the server's");
+        assert_eq!(out.raws.len(), 1, "the patch is charged");
+        // The next event names a call only the server's state holds: a consequence.
+        let mut out = Out::default();
+        out.fail(&oracle::EVENTS_ACCEPTED, ReqId::new("STATE-025"), "unknown tool call");
+        out.fail(&session::SEQ_INCREASING, ReqId::new("SEQ-001"), "seq went back");
+        assert_eq!(after_frame(apart, &delta(), &mut out, 0), apart);
+        let kept: Vec<ReqId> = out.raws.iter().map(|r| r.requirement).collect();
+        assert_eq!(kept, vec![ReqId::new("SEQ-001")], "a fresh, independent violation is still charged");
+        // A patch that gives the fold again: judging resumes.
+        let mut out = Out::default();
+        assert_eq!(after_frame(apart, &patch(), &mut out, 0), None);
     }
 }

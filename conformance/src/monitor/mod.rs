@@ -238,7 +238,7 @@ impl Monitor {
         }
         let session = self.conns.get(&conn).and_then(|c| c.session.as_ref()).and_then(|s| self.sessions.get(s));
         self.asks.client(frame, session.map(|t| &t.retry));
-        self.cancels.client(frame);
+        self.cancels.client(conn, frame);
         if frame.get("type").and_then(Value::as_str) == Some("chat.history_request") {
             let before = frame.get("before").and_then(Value::as_str);
             let limit = frame.get("limit").and_then(Value::as_u64).and_then(|n| u32::try_from(n).ok());
@@ -327,7 +327,7 @@ impl Monitor {
         out.raws.extend(bad_ts);
         if let Some(frame) = &typed {
             // One fault, one charge: what follows from an earlier divergence is not charged again.
-            let diverged = self.conns.get(&conn).is_some_and(|c| c.diverged);
+            let diverged = self.conns.get(&conn).and_then(|c| c.diverged);
             let first = out.raws.len();
             self.typed(conn, frame, &mut out);
             let still = diverge::after_frame(diverged, frame, &mut out, first);
@@ -388,6 +388,13 @@ impl Monitor {
     /// The runner's model of `conn`'s UiState: the last snapshot folded with the events since.
     pub fn state(&self, conn: u64) -> Option<&UiState> {
         self.conns.get(&conn).and_then(|c| c.oracle.expected())
+    }
+
+    /// The requirement of the finding at which the state `conn` holds left the oracle's fold, while
+    /// no state frame has given the server's state since (`diverge`): a comparison of that state
+    /// with a golden one follows from that finding.
+    pub fn divergence(&self, conn: u64) -> Option<ReqId> {
+        self.conns.get(&conn).and_then(|c| c.diverged)
     }
 
     /// Whether `conn` is busy: a run slice in progress, or the last event's update still due.
@@ -517,3 +524,6 @@ mod patch_tests;
 
 #[cfg(test)]
 mod v11_tests;
+
+#[cfg(test)]
+mod attach_tests;

@@ -158,9 +158,9 @@ pub(super) struct ConnState {
     pub window: WindowTrack,
     /// For a resume welcome: the cursor of the view the resume said it holds (`WINDOW-012`).
     pub resume_before: Option<chatwire_schema::Id>,
-    /// The state it holds left the oracle's fold at a finding, and no state frame came since
-    /// (`super::diverge`).
-    pub diverged: bool,
+    /// The state it holds left the oracle's fold at a finding under this requirement, and no
+    /// state frame gave the server's state since (`super::diverge`).
+    pub diverged: Option<ReqId>,
 }
 
 /// Where an id of a session was seen first (ID-002): several attached connections see the same
@@ -542,8 +542,7 @@ impl Monitor {
                 }
                 check_batch(c, other, out);
                 let script = c.session.as_ref().and_then(|s| self.sessions.get(s)).and_then(|t| t.script.clone());
-                let cancelled =
-                    matches!(other, ServerFrame::AssistantMessage(m) if self.cancels.ended_by_cancel(conn, &m.item_id));
+                let cancelled = matches!(other, ServerFrame::AssistantMessage(m) if self.cancels.ended_by_cancel(conn, &m.item_id, &m.invocation_id));
                 check_stream(c, script.as_deref(), other, cancelled, out);
                 if let ServerFrame::ToolCall(tc) = other {
                     // The output item's id is the call id with a suffix; the schema crate says

@@ -132,6 +132,8 @@ pub struct SoakReport {
     pub elapsed: Duration,
     /// User message to run complete, sorted, microseconds.
     pub latencies_us: Vec<u64>,
+    /// `chat.cancel`s sent while a second tab of the session read along.
+    pub cancels_beside_tab: u64,
     /// Sessions with a must-level finding.
     pub failed: Vec<FailedSession>,
     /// Should-level findings (warnings).
@@ -260,6 +262,7 @@ pub async fn run_soak(
             Ok(slot) => {
                 report.sessions += slot.sessions;
                 report.events += slot.events;
+                report.cancels_beside_tab += slot.cancels_beside_tab;
                 report.latencies_us.extend(slot.latencies_us);
                 report.failed.extend(slot.failed);
                 report.warnings.extend(slot.warnings);
@@ -311,6 +314,7 @@ async fn run_slot(
         let outcome = session::run_session(&plan, &mut backend, &options.config, validator.clone(), log.clone()).await;
         out.sessions += 1;
         out.events += outcome.events;
+        out.cancels_beside_tab += outcome.cancels_beside_tab;
         if out.latencies_us.len() < MOST_KEPT {
             out.latencies_us.extend(outcome.latencies_us.iter().copied());
         }
@@ -382,12 +386,13 @@ pub fn summary_text(report: &SoakReport) -> String {
         _ => "no run completed".to_owned(),
     };
     let mut s = format!(
-        "soak (seed {}): {} session(s), {} event(s) in {:.1} s ({:.0} events/s); {latency}\n",
+        "soak (seed {}): {} session(s), {} event(s) in {:.1} s ({:.0} events/s); {latency}; {} cancel(s) beside a second tab\n",
         report.seed,
         report.sessions,
         report.events,
         report.elapsed.as_secs_f64(),
-        report.events_per_sec()
+        report.events_per_sec(),
+        report.cancels_beside_tab
     );
     for h in report.harness.iter().take(FINDINGS_SHOWN) {
         s.push_str(&format!("harness error: {h}\n"));

@@ -33,6 +33,8 @@ pub struct SessionOutcome {
     pub events: u64,
     /// User message to its `chat.run_complete`, in microseconds.
     pub latencies_us: Vec<u64>,
+    /// `chat.cancel`s sent while a second tab read along (it sees the run end without the answer).
+    pub cancels_beside_tab: u64,
     /// The session could not run for a reason of the harness (the backend could not be started
     /// again, the wire log could not be written).
     pub harness: Option<String>,
@@ -675,13 +677,14 @@ impl Session<'_> {
             }
             Interrupt::Cancel => {
                 let (Some(main), Some(invocation)) = (self.main(), self.invocation.clone()) else { return Ok(()) };
-                // Not while a second tab reads along: the monitor judges a tab's frames without
-                // the answers (`chat.cancel_accepted`, `chat.retry_accepted`) that only the
-                // requesting tab receives, so it charges the watching tab's view of a cancelled
-                // stream (SCRIPT-019) and of a retried cancelled run (CANCEL-005) to a correct
-                // server (soak seed 2; see the soak's report).
-                if !self.offers("cancel") || self.tabs.iter().any(|t| t.role == Role::Watcher) {
+                // Also while a second tab reads along: it gets no `chat.cancel_accepted`
+                // (ATTACH-005) and sees the run end through its events alone, which the monitor
+                // judges as the end of a cancel another tab asked for.
+                if !self.offers("cancel") {
                     return Ok(());
+                }
+                if self.tabs.iter().any(|t| t.role == Role::Watcher) {
+                    self.out.cancels_beside_tab += 1;
                 }
                 let id = self.id("x");
                 // The run may end before the server reads the cancel (CANCEL-007).
