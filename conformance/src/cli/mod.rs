@@ -1,4 +1,4 @@
-//! The command line: `run`, `check-log`, `list`, `requirements`, and the hidden `__reference` that
+//! The command line: `run`, `soak`, `cluster-load`, `check-log`, `list`, `requirements`, and the hidden `__reference` that
 //! runs the bundled reference backend (so the runner can spawn, kill and restart it as a real
 //! process).
 //!
@@ -46,7 +46,9 @@ macro_rules! err_line {
     }};
 }
 
+mod load;
 mod soak;
+use load::{cluster_load, LoadArgs};
 use soak::{soak, SoakArgs};
 
 /// Exit code: every mandatory check passed.
@@ -78,6 +80,10 @@ enum Command {
     /// unless --url or --exec), every frame through the always-on checks; failing sessions' wire
     /// logs are written for `check-log`.
     Soak(SoakArgs),
+    /// Load on a cluster: the same seeded soak sessions against one replica and then against a
+    /// cluster of several (one replica killed every few seconds), all on one PostgreSQL server;
+    /// reports violations, events/s and p50/p99 latency, the cluster's as ratios to the single's.
+    ClusterLoad(Box<LoadArgs>),
     /// Check a recorded JSON Lines wire log offline with every always-on check and the
     /// differential oracle (format: schema/json/wire-log-record.json; `run --wire-log` writes them).
     CheckLog(CheckLogArgs),
@@ -309,6 +315,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Command::Requirements(args) => ExitCode::from(requirements(&args)),
         Command::Run(args) => ExitCode::from(run(*args)),
         Command::Soak(args) => ExitCode::from(soak(args)),
+        Command::ClusterLoad(args) => ExitCode::from(cluster_load(*args)),
     }
 }
 

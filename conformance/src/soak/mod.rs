@@ -15,6 +15,10 @@
 //! removed. The report gives events/s and the p50/p99 time from a user message to its run's
 //! `chat.run_complete`.
 
+mod backend;
+mod fleet;
+pub mod load;
+mod load_report;
 pub mod plan;
 mod session;
 
@@ -28,6 +32,7 @@ use tokio::time::Instant;
 
 use crate::backend::{Cluster, ClusterSpec, StoreServer, Target};
 use crate::scenario::Level;
+use backend::Backend;
 
 pub use session::SessionOutcome;
 
@@ -67,6 +72,8 @@ pub struct SoakConfig {
     pub timeout_scale: f64,
     /// How long a backend may take to start.
     pub start_timeout: Duration,
+    /// The most one session may take, before `timeout_scale`.
+    pub session_limit: Duration,
 }
 
 impl Default for SoakConfig {
@@ -76,6 +83,7 @@ impl Default for SoakConfig {
             max_message_bytes: crate::conn::DEFAULT_MAX_MESSAGE_BYTES,
             timeout_scale: 1.0,
             start_timeout: Duration::from_secs(15),
+            session_limit: Duration::from_secs(90),
         }
     }
 }
@@ -134,6 +142,18 @@ pub struct SoakReport {
     pub latencies_us: Vec<u64>,
     /// `chat.cancel`s sent while a second tab of the session read along.
     pub cancels_beside_tab: u64,
+    /// Runs a recovery ended as `interrupted` (not among the latencies).
+    pub interrupted: u64,
+    /// Main connections a kill cut, resumed on another replica.
+    pub kill_resumes: u64,
+    /// User messages lost with a killed replica and sent again.
+    pub lost_messages: u64,
+    /// Sessions a kill cut or interrupted.
+    pub sessions_hit: u64,
+    /// Sessions a kill cut or interrupted that completed a run afterwards.
+    pub sessions_recovered: u64,
+    /// Runs completed after a kill cut or interrupted their session.
+    pub runs_after_kill: u64,
     /// Sessions with a must-level finding.
     pub failed: Vec<FailedSession>,
     /// Should-level findings (warnings).
@@ -161,38 +181,6 @@ impl SoakReport {
     /// Every must-level finding, with its session.
     pub fn findings(&self) -> impl Iterator<Item = (&FailedSession, &SoakFinding)> {
         self.failed.iter().flat_map(|s| s.findings.iter().filter(|f| f.level == Level::Must).map(move |f| (s, f)))
-    }
-}
-
-/// The backend of one slot: a URL, or a cluster (one or more replicas) and the number of
-/// connections opened to it so far, which picks the next replica.
-#[derive(Debug)]
-pub(crate) enum Backend {
-    Url(String),
-    Process(Box<Cluster>, std::sync::atomic::AtomicUsize),
-}
-
-impl Backend {
-    /// The URL the next connection goes to: the replicas in turn.
-    fn url(&self) -> String {
-        match self {
-            Backend::Url(u) => u.clone(),
-            Backend::Process(c, opened) => {
-                let k = opened.fetch_add(1, Ordering::Relaxed) % c.len().max(1);
-                c.url(k).unwrap_or_default().to_owned()
-            }
-        }
-    }
-
-    fn can_restart(&self) -> bool {
-        matches!(self, Backend::Process(..))
-    }
-
-    async fn restart(&mut self) -> Result<(), String> {
-        match self {
-            Backend::Url(_) => Err("a backend at a URL cannot be restarted".into()),
-            Backend::Process(c, _) => c.restart(Duration::ZERO).await.map_err(|e| e.to_string()),
-        }
     }
 }
 
@@ -245,6 +233,27 @@ pub async fn run_soak(
             ),
         });
     }
+    let mut report = run_slots(options, backends, validator, end, on_failure).await;
+    if let Some(store) = &store {
+        for e in store.drop_leftovers().await {
+            report.harness.push(e.to_string());
+        }
+    }
+    report.elapsed = started.elapsed();
+    // Nothing failed: leave no empty directory behind.
+    let _ = std::fs::remove_dir(&options.log_dir);
+    Ok(report)
+}
+
+/// Runs one slot per backend until `end` (each slot's sessions one after another) and sums up
+/// what they found; `elapsed` is left to the caller.
+async fn run_slots(
+    options: &SoakOptions,
+    backends: Vec<Backend>,
+    validator: Arc<FrameValidator>,
+    end: Instant,
+    on_failure: Arc<dyn Fn(&FailedSession) + Send + Sync>,
+) -> SoakReport {
     let started_sessions = Arc::new(AtomicU64::new(0));
     let stop = Arc::new(AtomicBool::new(false));
     let mut tasks = Vec::new();
@@ -263,6 +272,12 @@ pub async fn run_soak(
                 report.sessions += slot.sessions;
                 report.events += slot.events;
                 report.cancels_beside_tab += slot.cancels_beside_tab;
+                report.interrupted += slot.interrupted;
+                report.kill_resumes += slot.kill_resumes;
+                report.lost_messages += slot.lost_messages;
+                report.sessions_hit += slot.sessions_hit;
+                report.sessions_recovered += slot.sessions_recovered;
+                report.runs_after_kill += slot.runs_after_kill;
                 report.latencies_us.extend(slot.latencies_us);
                 report.failed.extend(slot.failed);
                 report.warnings.extend(slot.warnings);
@@ -271,17 +286,9 @@ pub async fn run_soak(
             Err(e) => report.harness.push(format!("a soak slot ended abnormally: {e}")),
         }
     }
-    if let Some(store) = &store {
-        for e in store.drop_leftovers().await {
-            report.harness.push(e.to_string());
-        }
-    }
-    report.elapsed = started.elapsed();
     report.latencies_us.sort_unstable();
     report.failed.sort_by_key(|f| (f.slot, f.index));
-    // Nothing failed: leave no empty directory behind.
-    let _ = std::fs::remove_dir(&options.log_dir);
-    Ok(report)
+    report
 }
 
 /// Most latencies and warnings kept per slot (a bound on memory however long the soak runs).
@@ -315,6 +322,16 @@ async fn run_slot(
         out.sessions += 1;
         out.events += outcome.events;
         out.cancels_beside_tab += outcome.cancels_beside_tab;
+        out.interrupted += outcome.interrupted;
+        out.kill_resumes += outcome.kill_resumes;
+        out.lost_messages += outcome.lost_messages;
+        out.runs_after_kill += outcome.runs_after_kill;
+        if outcome.hit_by_kill() {
+            out.sessions_hit += 1;
+            if outcome.runs_after_kill > 0 {
+                out.sessions_recovered += 1;
+            }
+        }
         if out.latencies_us.len() < MOST_KEPT {
             out.latencies_us.extend(outcome.latencies_us.iter().copied());
         }
@@ -340,6 +357,7 @@ async fn run_slot(
     if let Backend::Process(mut cluster, _) = backend {
         cluster.shutdown().await;
     }
+    // A shared cluster is shut down by its owner once every slot is done.
     out
 }
 

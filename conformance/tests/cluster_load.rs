@@ -1,0 +1,122 @@
+//! `cluster-load` in short, against the bundled reference on a throwaway PostgreSQL server: the
+//! same seeded sessions on one replica and on three, one replica killed every few seconds in the
+//! cluster phase. Kills happen, sessions a kill cut resume on another replica and complete runs,
+//! every frame passes the monitor (its cluster checks on), and the report carries finite ratios.
+//! Skipped (with the reason printed) only where no PostgreSQL binaries are installed; CI sets
+//! `CHATWIRE_REQUIRE_POSTGRES=1`, which makes that a failure.
+
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use chatwire_conformance::backend::{set_bundled_executable, StoreUrl, Target};
+use chatwire_conformance::soak::load::{run_load, summary_text, LoadOptions, OnLoadFailure};
+use chatwire_conformance::soak::{failure_text, SoakConfig};
+
+const BIN: &str = env!("CARGO_BIN_EXE_chatwire-conformance");
+
+/// The databases the runner created on the server at `url` and has not dropped.
+async fn scratch_databases(url: &str) -> Vec<String> {
+    let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls).await.expect("connects");
+    let task = tokio::spawn(connection);
+    let rows = client
+        .query("SELECT datname FROM pg_database WHERE datname LIKE 'chatwire_conformance_%'", &[])
+        .await
+        .expect("lists databases");
+    drop(client);
+    let _ = task.await;
+    rows.iter().map(|r| r.get::<_, String>(0)).collect()
+}
+
+#[test]
+fn twenty_sessions_on_three_replicas_with_kills_find_nothing_and_give_ratios() {
+    let Some(pg) =
+        chatwire_pgtmp::for_test("twenty_sessions_on_three_replicas_with_kills_find_nothing_and_give_ratios")
+    else {
+        return;
+    };
+    set_bundled_executable(BIN);
+    let dir = std::env::temp_dir().join(format!("chatwire-cluster-load-test-{}", std::process::id()));
+    let options = LoadOptions {
+        target: Target::Bundled { fault: None },
+        store: StoreUrl::parse(pg.url()).expect("pgtmp gives a postgres url"),
+        replicas: 3,
+        sessions: 20,
+        duration: Duration::from_secs(9),
+        seed: 1,
+        kill_every: Duration::from_secs(3),
+        down: Duration::from_millis(800),
+        recovery_bound: Duration::from_secs(5),
+        single: true,
+        log_dir: dir.clone(),
+        keep_logs: false,
+        stderr_dir: None,
+        config: SoakConfig { timeout_scale: 2.0, ..SoakConfig::default() },
+    };
+    let failures = Arc::new(Mutex::new(String::new()));
+    let seen = failures.clone();
+    let on_failure: OnLoadFailure = Arc::new(move |replicas, failed| {
+        if let Ok(mut text) = seen.lock() {
+            text.push_str(&format!("[{replicas} replica(s)] {}", failure_text(1, failed)));
+        }
+    });
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let started = Instant::now();
+    let report = runtime.block_on(run_load(&options, on_failure)).expect("both clusters start");
+    let wall = started.elapsed();
+    let summary = summary_text(&report);
+    let failures = failures.lock().map(|t| t.clone()).unwrap_or_default();
+    eprintln!("{summary}{failures}(wall time {:.1} s)", wall.as_secs_f64());
+
+    assert_eq!(report.findings(), 0, "{failures}{summary}");
+    assert!(report.harness_errors().is_empty(), "{summary}");
+    let single = report.single.as_ref().expect("the one-replica phase ran");
+    assert_eq!((single.replicas, single.kills), (1, 0), "the baseline is never killed");
+    let cluster = &report.cluster;
+    assert_eq!(cluster.replicas, 3);
+    assert!(cluster.kills >= 2, "a kill every 3 s for 9 s: {summary}");
+    assert!(cluster.soak.sessions_hit >= 1, "a kill cut or interrupted some session: {summary}");
+    assert!(cluster.soak.sessions_recovered >= 1, "sessions completed runs after a kill: {summary}");
+    assert!(cluster.soak.runs_after_kill >= 1, "{summary}");
+    for phase in [single, cluster] {
+        assert!(phase.soak.sessions >= 20 && phase.soak.events > 0, "{summary}");
+        assert!(phase.soak.latency_ms(0.99).is_some(), "{summary}");
+    }
+    let ratios = report.ratios().expect("both phases ran");
+    for (name, r) in [("events/s", ratios.events_per_sec), ("p50", ratios.p50), ("p99", ratios.p99)] {
+        let r = r.unwrap_or_else(|| panic!("no {name} ratio: {summary}"));
+        assert!(r.is_finite() && r > 0.0, "{name} ratio {r}: {summary}");
+    }
+    let json = report.to_json();
+    assert_eq!(json["cluster"]["kills"], cluster.kills);
+    assert!(json["ratios"]["latency_p99"].as_f64().is_some_and(f64::is_finite), "{json}");
+    assert_eq!(json["passed"], true);
+    // Every database the phases created is gone, and so is the (empty) log directory.
+    assert!(runtime.block_on(scratch_databases(pg.url())).is_empty());
+    assert!(!dir.exists(), "no failing session, no wire log left");
+}
+
+#[test]
+fn the_command_line_refuses_what_cannot_work_before_anything_starts() {
+    let run = |args: &[&str]| Command::new(BIN).env("NO_COLOR", "1").args(args).output().expect("the binary runs");
+    let text = |o: &std::process::Output| {
+        format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+    };
+    let o = run(&["cluster-load"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("--store"), "{}", text(&o));
+    let refused: [(&[&str], &str); 3] = [
+        (&["cluster-load", "--store", "sqlite:///tmp/x.db"], "postgres://"),
+        (&["cluster-load", "--store", "postgres://h/db", "--down-ms", "9000"], "shorter than --kill-every"),
+        (&["cluster-load", "--store", "postgres://h/db", "--exec", "backend --port {port}"], "{store}"),
+    ];
+    for (args, want) in refused {
+        let o = run(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
+        assert!(text(&o).contains(want), "{args:?}: {}", text(&o));
+    }
+    let help = text(&run(&["cluster-load", "--help"]));
+    for flag in ["--replicas <N>", "--kill-every <SECONDS>", "--report-json <FILE>", "--cluster-only"] {
+        assert!(help.contains(flag), "{flag}: {help}");
+    }
+}
