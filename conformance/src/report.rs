@@ -413,7 +413,7 @@ impl CheckSet {
     }
 
     /// The checks, in first-recorded order, with each step failure that saw a frame an always-on
-    /// check already charged charged under that check's requirement (see [`one_frame_one_charge`]).
+    /// check already charged charged under that check's requirement (see `one_frame_one_charge`).
     pub fn into_checks(mut self) -> Vec<CheckReport> {
         one_frame_one_charge(&mut self.checks);
         self.checks

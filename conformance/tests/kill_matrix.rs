@@ -34,7 +34,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use chatwire_conformance::backend::{set_bundled_executable, Target};
+use chatwire_conformance::backend::{set_bundled_executable, ClusterSpec, StoreUrl, Target};
 use chatwire_conformance::catalog::embedded_scenarios;
 use chatwire_conformance::checklog::check_log;
 use chatwire_conformance::driver::{DriverConfig, SnapshotMode};
@@ -74,12 +74,15 @@ enum Offer {
     /// `--versions 1.0`: for faults in what only a 1.0 connection receives, the whole-state update,
     /// which a 1.1 connection's patches never take.
     V1_0,
+    /// The default offer against 3 replicas on a throwaway PostgreSQL (`--replicas 3 --store`):
+    /// for faults of a deployment of several instances (`spec/cluster.md`).
+    Cluster,
 }
 
 impl Offer {
     fn versions(self) -> Option<Vec<String>> {
         match self {
-            Offer::Default => None,
+            Offer::Default | Offer::Cluster => None,
             Offer::V1_0 => Some(vec!["1.0".to_owned()]),
         }
     }
@@ -88,6 +91,7 @@ impl Offer {
         match self {
             Offer::Default => "default",
             Offer::V1_0 => "1.0",
+            Offer::Cluster => "default, 3 replicas",
         }
     }
 }
@@ -710,12 +714,64 @@ const TABLE: &[Expectation] = &[
         caught_by: Caught::MustFailure,
         offer: Offer::Default,
     },
+    // A replica that lost the run lease still commits the run's steps: after a pause, the hung
+    // replica goes on with a run another replica recovered (CLUSTER-003). Genuine too: it numbers
+    // those frames from what it held before the pause, seqs the recovery already used
+    // (CLUSTER-002), so the two tabs get different frames under one seq (ATTACH-006) and their
+    // views part (ATTACH-007).
+    Expectation {
+        fault: "ownership-not-fenced",
+        scenarios: &["cluster-paused-driver-is-fenced"],
+        violates: &["ATTACH-006", "ATTACH-007", "CLUSTER-002", "CLUSTER-003"],
+        cascades: &[],
+        caught_by: Caught::MustFailure,
+        offer: Offer::Cluster,
+    },
+    // The commit that ends a run is not announced: the tab on the other replica never sees the
+    // end of the run (CLUSTER-006).
+    Expectation {
+        fault: "notification-lost",
+        scenarios: &["cluster-two-tabs-on-two-replicas", "cluster-resume-on-another-replica-mid-turn"],
+        violates: &["CLUSTER-006"],
+        cascades: &[],
+        caught_by: Caught::MustFailure,
+        offer: Offer::Cluster,
+    },
+    // Each replica numbers frames from its own counter: the two tabs get different frames under
+    // one seq (CLUSTER-002, and ATTACH-006 for the two attached tabs). Genuine too: the replica
+    // behind reads the others' commits from its own counter, so its tab misses what they committed
+    // (ATTACH-004, CLUSTER-006) and the tabs' views part (ATTACH-007). What its tab's patches then
+    // say about a base it never got (STATE-007, STATE-038) follows from that.
+    Expectation {
+        fault: "seq-per-replica",
+        scenarios: &["cluster-two-tabs-on-two-replicas"],
+        violates: &["ATTACH-004", "ATTACH-006", "ATTACH-007", "CLUSTER-002", "CLUSTER-006"],
+        cascades: &["STATE-007", "STATE-038"],
+        caught_by: Caught::MustFailure,
+        offer: Offer::Cluster,
+    },
+    // Nobody claims the lease of a killed replica: the run is never recovered (CLUSTER-004).
+    Expectation {
+        fault: "recovery-only-at-restart",
+        scenarios: &["cluster-kill-driver-mid-stream", "cluster-kill-driver-mid-tool"],
+        violates: &["CLUSTER-004"],
+        cascades: &[],
+        caught_by: Caught::MustFailure,
+        offer: Offer::Cluster,
+    },
 ];
 
-fn options(fault: Option<&str>, store: &SnapshotStore, offer: Offer) -> RunOptions {
+fn options(fault: Option<&str>, store: &SnapshotStore, offer: Offer, pg: Option<&str>) -> RunOptions {
     set_bundled_executable(env!("CARGO_BIN_EXE_chatwire-conformance"));
     let defaults = DriverConfig::default();
+    let cluster = match (offer, pg) {
+        (Offer::Cluster, Some(url)) => {
+            ClusterSpec { replicas: 3, store: Some(StoreUrl::parse(url).expect("a postgres url")) }
+        }
+        _ => ClusterSpec::default(),
+    };
     RunOptions {
+        cluster,
         target: Target::Bundled { fault: fault.map(str::to_owned) },
         jobs: 2,
         // Debug builds on a shared machine; deadlines only bite when a fault makes a scenario wait.
@@ -823,17 +879,25 @@ async fn every_fault_of_the_reference_is_killed_by_a_must_check_naming_a_violate
     let store = SnapshotStore::from_dir(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fixtures/snapshots"))
         .expect("fixtures/snapshots is readable");
     let started = Instant::now();
+    // The cluster rows need a PostgreSQL server; CI has one (CHATWIRE_REQUIRE_POSTGRES=1 makes a
+    // missing one fail here), elsewhere their rows are left out with the reason printed.
+    let pg = chatwire_pgtmp::for_test("kill matrix, cluster rows");
+    let pg_url = pg.as_ref().map(|p| p.url().to_owned());
+    let offers: Vec<Offer> = match pg_url {
+        Some(_) => vec![Offer::Default, Offer::V1_0, Offer::Cluster],
+        None => vec![Offer::Default, Offer::V1_0],
+    };
 
     // Control: every scenario the matrix uses passes against the clean reference, under the offer
     // of every row that uses it.
     let mut broken: Vec<String> = Vec::new();
-    for offer in [Offer::Default, Offer::V1_0] {
+    for offer in offers.iter().copied() {
         let mut used: BTreeSet<&str> = ALWAYS.iter().copied().collect();
         for e in TABLE.iter().filter(|e| e.offer == offer) {
             used.extend(e.scenarios.iter().copied());
         }
         let used: Vec<&str> = used.into_iter().collect();
-        let control = run_suite(pick(&all, &used), &options(None, &store, offer), Arc::new(|_| {}))
+        let control = run_suite(pick(&all, &used), &options(None, &store, offer, pg_url.as_deref()), Arc::new(|_| {}))
             .await
             .expect("the clean reference backend starts");
         broken.extend(
@@ -851,13 +915,13 @@ async fn every_fault_of_the_reference_is_killed_by_a_must_check_naming_a_violate
     let mut charged_wrongly = Vec::new();
     let mut disagreements = Vec::new();
     let logs = std::env::temp_dir().join(format!("chatwire-kill-matrix-logs-{}", std::process::id()));
-    for e in TABLE {
+    for e in TABLE.iter().filter(|e| offers.contains(&e.offer)) {
         let mut globs: Vec<&str> = e.scenarios.to_vec();
         globs.extend(ALWAYS);
         let scenarios = pick(&all, &globs);
         let dir = logs.join(e.fault);
         std::fs::create_dir_all(&dir).expect("the temp dir is writable");
-        let mut opts = options(Some(e.fault), &store, e.offer);
+        let mut opts = options(Some(e.fault), &store, e.offer, pg_url.as_deref());
         opts.driver.wire_log_dir = Some(dir.clone());
         let report = run_suite(scenarios, &opts, Arc::new(|_| {}))
             .await
@@ -942,8 +1006,20 @@ async fn every_fault_of_the_reference_is_killed_by_a_must_check_naming_a_violate
         "check-log over the recorded wire logs differs from the live run:\n{}",
         disagreements.join("\n")
     );
-    let committed: Value =
+    let mut committed: Value =
         serde_json::from_str(&std::fs::read_to_string(&path).unwrap_or_default()).unwrap_or(Value::Null);
+    if pg.is_none() {
+        // Without PostgreSQL the cluster rows did not run: the rest is compared.
+        let cluster = Value::String(Offer::Cluster.as_str().to_owned());
+        if let Some(rows) = committed.get_mut("matrix").and_then(Value::as_array_mut) {
+            rows.retain(|r| r.get("offer") != Some(&cluster));
+        }
+        let n = committed["matrix"].as_array().map_or(0, Vec::len);
+        committed["faults"] = json!(n);
+        committed["killed"] = json!(committed["matrix"]
+            .as_array()
+            .map_or(0, |r| r.iter().filter(|r| r["killed"] == Value::Bool(true)).count()));
+    }
     assert!(
         committed == matrix,
         "fixtures/kill-matrix.json is stale; regenerate with CHATWIRE_UPDATE_KILL_MATRIX=1.\nfresh:\n{fresh}"

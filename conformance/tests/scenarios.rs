@@ -35,7 +35,23 @@ fn scenario(path: &Path, contents: String) -> datatest_stable::Result<()> {
     let file = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let scenario = ScenarioLoader::new().parse(&file, &contents)?;
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
-    let report = runtime.block_on(run_suite(vec![scenario.clone()], &bundled(), Arc::new(|_| {})))?;
+    let mut opts = bundled();
+    // A scenario of a deployment of several instances runs against 3 replicas on a throwaway
+    // PostgreSQL (CI has one: CHATWIRE_REQUIRE_POSTGRES=1; elsewhere it is skipped, saying so).
+    let pg = match scenario.min_replicas() > 1 {
+        true => match chatwire_pgtmp::for_test(&file) {
+            Some(pg) => Some(pg),
+            None => return Ok(()),
+        },
+        false => None,
+    };
+    if let Some(pg) = &pg {
+        opts.cluster = chatwire_conformance::backend::ClusterSpec {
+            replicas: 3,
+            store: Some(chatwire_conformance::backend::StoreUrl::parse(pg.url())?),
+        };
+    }
+    let report = runtime.block_on(run_suite(vec![scenario.clone()], &opts, Arc::new(|_| {})))?;
     let result = &report.scenarios[0];
     // A scenario that needs a feature is not applicable, and must say so, until the reference
     // speaks 1.1 (SUPPORTED_VERSIONS holds 1.1 from then on, and it must pass).

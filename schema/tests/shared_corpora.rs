@@ -218,7 +218,7 @@ impl TraceGen<'_> {
                 let cut = state.items.iter().rposition(|i| i.id().as_str() == after).map(|k| {
                     match (&state.items[k], state.items.get(k + 1)) {
                         (DisplayItem::ToolCall(c), Some(DisplayItem::ToolOutput(o)))
-                            if o.tool_call_id == c.id && seq % 7 != 0 =>
+                            if o.tool_call_id == c.id && !seq.is_multiple_of(7) =>
                         {
                             k + 2
                         }

@@ -309,7 +309,10 @@ impl Builder {
         };
         let mut payload = Map::new();
         payload.insert("call_index".into(), json!(call_index));
-        payload.insert("args".into(), json!({ "path": format!("/work/{call_id}"), "recursive": call_index % 2 == 0 }));
+        payload.insert(
+            "args".into(),
+            json!({ "path": format!("/work/{call_id}"), "recursive": call_index.is_multiple_of(2) }),
+        );
         self.push(ServerFrame::ToolCall(ToolCall {
             seq,
             invocation_id: invocation.clone(),
@@ -683,7 +686,7 @@ pub fn materialize(a: &ArbitraryEvent, state: &UiState, n: usize) -> ServerFrame
                 in_reply_to: id(format!("arb{n}")),
                 invocation_id: state
                     .latest_user_invocation()
-                    .filter(|_| a.variant % 4 != 0)
+                    .filter(|_| !a.variant.is_multiple_of(4))
                     .cloned()
                     .unwrap_or(invocation),
                 after_item_id: pick(&items, &a.pick_b, a.fresh_id, n),

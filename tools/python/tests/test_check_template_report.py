@@ -49,3 +49,15 @@ def test_n_a_is_excused_for_a_feature_named_not_implemented_and_only_that_one(tm
     report.write_text(json.dumps({"scenarios": [attach, stream]}), encoding="utf-8")
     assert run("--not-implemented", "multi_attach") == 1
     assert run("--not-implemented", "multi_attach,assistant_stream") == 0
+
+
+def test_n_a_is_excused_for_a_cluster_scenario_the_run_has_too_few_instances_for(tmp_path: Path) -> None:
+    needs_3 = _scenario(
+        "n/a",
+        "the scenario needs 3 replicas of the backend and the run has 1: run --replicas 3 --store postgres://… "
+        "(with --exec or the bundled backend)",
+    )
+    assert _check(tmp_path, "1.2,1.1,1.0", _scenario("pass"), needs_3) == 0
+    assert _check(tmp_path, "1.2,1.1,1.0", _scenario("fail", "the scenario needs 3 replicas of the backend and the run has 1")) == 1
+    has_enough = _scenario("n/a", "the scenario needs 2 replicas of the backend and the run has 3")
+    assert _check(tmp_path, "1.2,1.1,1.0", has_enough) == 1  # with enough instances, n/a is not excused

@@ -84,7 +84,9 @@ async fn a_crash_after_the_response_is_committed_executes_it_exactly_once_on_pos
         return;
     };
     let url = pg.url().to_owned();
-    let server = Proc::spawn(Path::new(&url), Some("response-committed"));
+    // One instance, restarted under its name: it claims its own run leases before it serves
+    // anyone, so the first resume sees the committed response executed (RESUME-014).
+    let server = Proc::spawn_with(Path::new(&url), Some("response-committed"), &["--replica", "r0"]);
     let mut c = Client::connect(&server.url).await;
     c.hello(Some(ask_script())).await;
     c.user_message("m1", "go").await;
@@ -97,7 +99,7 @@ async fn a_crash_after_the_response_is_committed_executes_it_exactly_once_on_pos
     assert!(c.try_recv(Duration::from_secs(5)).await.is_none(), "the server died before executing it");
     server.wait_crash();
 
-    let server = Proc::spawn(Path::new(&url), None);
+    let server = Proc::spawn_with(Path::new(&url), None, &["--replica", "r0"]);
     let mut c2 = Client::connect(&server.url).await;
     c2.resume(c.session_id.as_deref().unwrap(), c.token.as_deref().unwrap(), last).await.expect("resume");
     if c2.fold.run.status == RunStatus::Running {
