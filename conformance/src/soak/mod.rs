@@ -14,6 +14,9 @@
 //! `check-log` replays through the monitor to the same findings; the logs of clean sessions are
 //! removed. The report gives events/s and the p50/p99 time from a user message to its run's
 //! `chat.run_complete`.
+//!
+//! [`load`] (`cluster-load`) runs the same sessions against one cluster that every slot shares,
+//! whose replicas a killer kills under them, once with one replica and once with several.
 
 mod backend;
 mod fleet;

@@ -360,8 +360,9 @@ impl Session<'_> {
                 Ok(())
             }
             Incoming::Pong(_) => Ok(()),
-            // The harness killed the replica under the connection: it ends as the client's drop.
-            Incoming::Closed { .. } | Incoming::Broken(_) if self.backend.lost_to_kill(placed) => {
+            // The harness killed the replica under the connection (no close frame: a killed process
+            // sends none): it ends as the client's drop.
+            Incoming::Closed { code: None, .. } | Incoming::Broken(_) if self.backend.lost_to_kill(placed) => {
                 self.cut_by_kill(id, role.unwrap_or(Role::Watcher));
                 Ok(())
             }
