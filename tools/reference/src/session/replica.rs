@@ -11,6 +11,7 @@
 //!
 //! On the embedded store (one process) none of this runs: the store is not shared.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -27,9 +28,9 @@ use crate::store::{Commit, LeaseOp, Notice, StoreError, StoredChange};
 use crate::transport::{ConnHandle, Outgoing};
 
 /// How often a replica renews the leases it holds; a lease lives `LEASE_TTL` (the store's).
-const RENEW_EVERY: Duration = Duration::from_millis(500);
+const RENEW_EVERY: Duration = Duration::from_millis(1000);
 /// How often a replica looks for leases nobody renewed.
-const REAP_EVERY: Duration = Duration::from_millis(500);
+const REAP_EVERY: Duration = Duration::from_millis(1000);
 /// Expired leases claimed per look.
 const CLAIMS_PER_LOOK: usize = 16;
 /// Times a request is carried out again after another replica committed first.
@@ -316,17 +317,30 @@ pub(crate) async fn follow(shared: Arc<Shared>) {
 pub(crate) async fn hold_leases(shared: Arc<Shared>) {
     let mut tick = tokio::time::interval(RENEW_EVERY);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    // The token last seen for each session: a session busy right now (its lock held by a
+    // request or a step) is renewed with it, so a renewal never waits behind a session's work.
+    let mut known: HashMap<Id, u64> = HashMap::new();
     loop {
         tick.tick().await;
         let sessions: Vec<Arc<Session>> = shared.sessions.lock().await.values().cloned().collect();
         let mut held = Vec::new();
+        let mut seen = HashMap::new();
         for s in &sessions {
-            let mut g = s.inner.lock().await;
-            release_if_idle(s, &mut g).await;
-            if let Some(token) = g.lease {
+            let token = match s.inner.try_lock() {
+                Ok(mut g) => {
+                    if g.lease.is_some() && !is_active(&g.state) {
+                        release_if_idle(s, &mut g).await;
+                    }
+                    g.lease
+                }
+                Err(_) => known.get(&s.id).copied(),
+            };
+            if let Some(token) = token {
                 held.push((s.id.to_string(), token));
+                seen.insert(s.id.clone(), token);
             }
         }
+        known = seen;
         if held.is_empty() {
             continue;
         }
@@ -340,8 +354,11 @@ pub(crate) async fn hold_leases(shared: Arc<Shared>) {
         let heeded = shared.hooks.fences_commits();
         for s in sessions.iter().filter(|s| heeded && lost.iter().any(|id| id == s.id.as_str())) {
             let mut g = s.inner.lock().await;
-            eprintln!("chatwire-reference: session {}: lease lost to another replica", s.id);
-            lost_lease(&mut g);
+            // Only the token that was tried is lost: one taken since is this replica's own.
+            if g.lease.is_some() && g.lease == known.get(&s.id).copied() {
+                eprintln!("chatwire-reference: session {}: lease lost to another replica", s.id);
+                lost_lease(&mut g);
+            }
         }
     }
 }
@@ -378,6 +395,12 @@ async fn take_over_one(shared: &Arc<Shared>, id: &Id, token: u64) -> Result<(), 
     let Some(stored) = shared.store.load_session(id.as_str()).await? else { return Ok(()) };
     {
         let mut g = session.inner.lock().await;
+        if g.lease.is_some() && !g.evicted {
+            // Its own lease, expired while this replica was too busy to renew it: this replica
+            // still drives the run, now under the new token, and nothing needs recovering.
+            g.lease = Some(token);
+            return Ok(());
+        }
         sync(&session, &mut g).await;
         // Where the turn stands is what the replica that lost it committed last.
         match serde_json::from_str::<Cursor>(&stored.cursor) {

@@ -13,7 +13,7 @@ use std::time::Duration;
 /// holds it, and the session layer's heartbeat); once it has expired any replica may claim it
 /// ([`StoreWriter::claim_expired_leases`](super::StoreWriter::claim_expired_leases)). Expiry is
 /// judged by the database's clock, so the replicas' clocks do not matter.
-pub const LEASE_TTL: Duration = Duration::from_secs(2);
+pub const LEASE_TTL: Duration = Duration::from_secs(5);
 
 /// What a commit does to the session's run lease (the `leases` row of a shared store).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
