@@ -51,7 +51,7 @@ fn twenty_sessions_on_three_replicas_with_kills_find_nothing_and_give_ratios() {
         seed: 1,
         kill_every: Duration::from_secs(3),
         down: Duration::from_millis(800),
-        recovery_bound: Duration::from_secs(5),
+        recovery_bound: Duration::from_secs(10),
         single: true,
         log_dir: dir.clone(),
         keep_logs: false,

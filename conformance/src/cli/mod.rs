@@ -1,6 +1,6 @@
-//! The command line: `run`, `soak`, `cluster-load`, `check-log`, `list`, `requirements`, and the hidden `__reference` that
-//! runs the bundled reference backend (so the runner can spawn, kill and restart it as a real
-//! process).
+//! The command line: `run`, `soak`, `cluster-load`, `check-log`, `list`, `requirements`, and the
+//! hidden `__reference` that runs the bundled reference backend (so the runner can spawn, kill and
+//! restart it as a real process).
 //!
 //! Exit codes (`run` and `check-log` alike): 0 every mandatory check passed; 1 a conformance
 //! failure or a stale baseline entry; 2 usage or harness error (an unreadable log included); 3 the

@@ -242,4 +242,28 @@ mod tests {
         assert_eq!(f.place(None), None, "none up");
         assert_eq!(fleet(0).place(None), None);
     }
+
+    #[test]
+    fn after_a_kill_a_wait_may_last_the_recovery_allowance_but_never_past_the_session() {
+        use super::super::backend::Backend;
+        let f = Arc::new(fleet(3));
+        let backend = Backend::Shared(f.clone());
+        let now = Instant::now();
+        let (soon, cap) = (now + Duration::from_secs(1), now + Duration::from_secs(60));
+        assert_eq!(backend.extended(soon, cap), soon, "no kill yet");
+        let (_, placed) = backend.place(None).unwrap();
+        assert!(placed.is_some() && !backend.lost_to_kill(placed));
+        f.going_down(placed.unwrap().replica);
+        assert!(backend.lost_to_kill(placed));
+        let later = backend.extended(soon, cap);
+        assert!(
+            later >= now + Duration::from_secs(10) && later <= Instant::now() + Duration::from_secs(10),
+            "{later:?}"
+        );
+        let near = now + Duration::from_secs(2);
+        assert_eq!(backend.extended(soon, near), near, "capped by the session's deadline");
+        assert!(backend.kills_known() && backend.kills() == 1 && !backend.can_restart());
+        let url = Backend::Url("ws://x".into());
+        assert!(!url.kills_known() && !url.lost_to_kill(placed) && url.extended(soon, cap) == soon);
+    }
 }

@@ -54,7 +54,7 @@ pub struct LoadOptions {
     /// How long a killed replica stays down.
     pub down: Duration,
     /// The bound within which another replica recovers a killed replica's runs (`CLUSTER-004`;
-    /// the reference documents 5 s).
+    /// the reference documents 10 s).
     pub recovery_bound: Duration,
     /// Run the one-replica phase first (the ratios need it).
     pub single: bool,

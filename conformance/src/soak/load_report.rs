@@ -43,6 +43,7 @@ impl PhaseReport {
                     "plan_seed": f.session_seed,
                     "wire_log": f.wire_log.display().to_string(),
                     "findings": findings,
+                    "notes": f.notes,
                 })
             })
             .collect();

@@ -14,6 +14,9 @@
 //! `check-log` replays through the monitor to the same findings; the logs of clean sessions are
 //! removed. The report gives events/s and the p50/p99 time from a user message to its run's
 //! `chat.run_complete`.
+//!
+//! [`load`] (`cluster-load`) runs the same sessions against one cluster that every slot shares,
+//! whose replicas a killer kills under them, once with one replica and once with several.
 
 mod backend;
 mod fleet;
@@ -125,6 +128,9 @@ pub struct FailedSession {
     pub wire_log: PathBuf,
     /// Its findings.
     pub findings: Vec<SoakFinding>,
+    /// What the harness did to it meanwhile (kills that cut its connections, with the time since
+    /// the session started, as in its wire log's `at_ms`).
+    pub notes: Vec<String>,
 }
 
 /// What a soak run measured and found.
@@ -344,7 +350,14 @@ async fn run_slot(
             out.harness.push(format!("slot {slot}, session {index}: {h}"));
         }
         if outcome.failed() {
-            let failed = FailedSession { slot, index, session_seed, wire_log: log, findings: outcome.findings };
+            let failed = FailedSession {
+                slot,
+                index,
+                session_seed,
+                wire_log: log,
+                findings: outcome.findings,
+                notes: outcome.notes,
+            };
             on_failure(&failed);
             out.failed.push(failed);
             if options.fail_fast {
@@ -387,6 +400,9 @@ pub fn failure_text(seed: u64, failed: &FailedSession) -> String {
     }
     if must.len() > FINDINGS_SHOWN {
         s.push_str(&format!("  … {} more finding(s)\n", must.len() - FINDINGS_SHOWN));
+    }
+    for note in failed.notes.iter().take(FINDINGS_SHOWN) {
+        s.push_str(&format!("  note {note}\n"));
     }
     s.push_str(&format!("  replay: chatwire-conformance check-log {}\n", failed.wire_log.display()));
     s

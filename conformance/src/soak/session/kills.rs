@@ -10,6 +10,9 @@ use super::{Role, Session, Stop};
 use crate::soak::plan::Cursor;
 use crate::wirelog::WireRecord;
 
+/// Notes kept per session (each kill that cut one of its connections).
+const NOTES_KEPT: usize = 32;
+
 impl Session<'_> {
     /// The harness killed the replica under tab `id`: the connection ends as the driver's kill
     /// step ends it, dropped by the client (`client_close`), so nothing the kill cut short (a close
@@ -17,6 +20,11 @@ impl Session<'_> {
     /// is resumed at the next wait.
     pub(super) fn cut_by_kill(&mut self, id: u64, role: Role) {
         let held = self.tabs.iter().any(|t| t.id == id);
+        let replica = self.replica_of.get(&id).map_or("?".to_owned(), |k| format!("r{k}"));
+        if self.out.notes.len() < NOTES_KEPT {
+            let at = self.started.elapsed().as_millis();
+            self.out.notes.push(format!("+{at} ms: conn {id} ({role:?}) cut by the kill of replica {replica}"));
+        }
         self.record(WireRecord::close(id, true, None));
         self.monitor.client_close(id);
         self.collect();
@@ -54,7 +62,11 @@ impl Session<'_> {
                 .collect();
             let ran = state.run.status != chatwire_schema::RunStatus::Idle
                 && state.run.invocation_id.as_ref().map(|i| i.as_str()) == self.invocation.as_deref();
-            self.answered.retain(|call| !pending.contains(call));
+            let again: Vec<String> = self.answered.iter().filter(|c| pending.contains(c)).cloned().collect();
+            for call in again {
+                self.answered.remove(&call);
+                self.reanswer.insert(call);
+            }
             if lost_retry && !ran {
                 self.run_lost = true;
             }
@@ -115,7 +127,8 @@ impl Session<'_> {
             None,
             conn,
             format!(
-                "the run of invocation {} ended failed, reason interrupted, although no replica was killed while it ran",
+                "the run of invocation {} ended failed, reason interrupted, although no replica was killed while it ran \
+                 (a replica that was never stopped lost the run)",
                 invocation.as_deref().unwrap_or("(none)")
             ),
         ))

@@ -54,6 +54,8 @@ pub struct SessionOutcome {
     pub lost_messages: u64,
     /// Runs completed (with a latency) after a kill first cut the session or interrupted its run.
     pub runs_after_kill: u64,
+    /// What the harness did to the session's connections (the kills that cut them), for reports.
+    pub notes: Vec<String>,
     /// The session could not run for a reason of the harness (the backend could not be started
     /// again, the wire log could not be written).
     pub harness: Option<String>,
@@ -132,6 +134,7 @@ pub(super) async fn run_session(
         run_kills: HashMap::new(),
         interrupted_seen: HashSet::new(),
         cut: HashSet::new(),
+        reanswer: HashSet::new(),
         replica_of: HashMap::new(),
         run_lost: false,
         out: SessionOutcome::default(),
@@ -184,6 +187,8 @@ struct Session<'a> {
     interrupted_seen: HashSet<u64>,
     /// Tabs a kill cut.
     cut: HashSet<u64>,
+    /// Calls answered on a connection a kill cut, still pending after the resume: answered again.
+    reanswer: HashSet<String>,
     /// A retry was lost with the replica it was sent to: the turn has no run to wait for.
     run_lost: bool,
     /// The replica of a shared cluster each connection went to.
@@ -355,8 +360,9 @@ impl Session<'_> {
                 Ok(())
             }
             Incoming::Pong(_) => Ok(()),
-            // The harness killed the replica under the connection: it ends as the client's drop.
-            Incoming::Closed { .. } | Incoming::Broken(_) if self.backend.lost_to_kill(placed) => {
+            // The harness killed the replica under the connection (no close frame: a killed process
+            // sends none): it ends as the client's drop.
+            Incoming::Closed { code: None, .. } | Incoming::Broken(_) if self.backend.lost_to_kill(placed) => {
                 self.cut_by_kill(id, role.unwrap_or(Role::Watcher));
                 Ok(())
             }

@@ -121,6 +121,11 @@ impl Session<'_> {
             Answer::Dismiss | Answer::Leave => json!({"action": "dismiss", "reason": "not now"}),
         };
         self.answered.insert(call.clone());
+        if self.reanswer.remove(&call) {
+            // The first answer went with a killed replica, and may have been committed there: its
+            // recovery may settle the call before this one is read.
+            self.allowed.insert(id.clone(), &["tool_call_settled"]);
+        }
         self.awaiting = Some(id.clone());
         self.send(main, json!({"type": "chat.tool_call_response", "id": id, "tool_call_id": call, "outcome": outcome}))
             .await
