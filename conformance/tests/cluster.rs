@@ -4,6 +4,9 @@
 //! SQLite started through `--exec` (each replica its own file: only scenarios that never reconnect
 //! pass), so what is tested is the runner's plumbing, not a cluster's guarantees.
 
+mod pg_scratch;
+
+use pg_scratch::scratch_databases;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::Arc;
@@ -62,19 +65,6 @@ fn cluster_options_that_cannot_work_are_refused_before_anything_starts() {
     assert!(text(&o).contains("needs a shared store"), "{}", text(&o));
     let help = text(&cli(&["run", "--help"]));
     assert!(help.contains("--replicas <N>") && help.contains("--store <URL>") && help.contains("{store}"), "{help}");
-}
-
-/// The databases the runner created on `pg` and has not dropped.
-async fn scratch_databases(url: &str) -> Vec<String> {
-    let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls).await.expect("connects");
-    let task = tokio::spawn(connection);
-    let rows = client
-        .query("SELECT datname FROM pg_database WHERE datname LIKE 'chatwire_conformance_%'", &[])
-        .await
-        .expect("lists databases");
-    drop(client);
-    let _ = task.await;
-    rows.iter().map(|r| r.get::<_, String>(0)).collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

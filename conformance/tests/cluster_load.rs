@@ -5,6 +5,9 @@
 //! Skipped (with the reason printed) only where no PostgreSQL binaries are installed; CI sets
 //! `CHATWIRE_REQUIRE_POSTGRES=1`, which makes that a failure.
 
+mod pg_scratch;
+
+use pg_scratch::scratch_databases;
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -14,19 +17,6 @@ use chatwire_conformance::soak::load::{run_load, summary_text, LoadOptions, OnLo
 use chatwire_conformance::soak::{failure_text, SoakConfig};
 
 const BIN: &str = env!("CARGO_BIN_EXE_chatwire-conformance");
-
-/// The databases the runner created on the server at `url` and has not dropped.
-async fn scratch_databases(url: &str) -> Vec<String> {
-    let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls).await.expect("connects");
-    let task = tokio::spawn(connection);
-    let rows = client
-        .query("SELECT datname FROM pg_database WHERE datname LIKE 'chatwire_conformance_%'", &[])
-        .await
-        .expect("lists databases");
-    drop(client);
-    let _ = task.await;
-    rows.iter().map(|r| r.get::<_, String>(0)).collect()
-}
 
 // Issue #23 is open for exactly this: under kills the reference still lets a run stall after a
 // takeover of a live lease, and answers a response that meets the dead replica's live lease with
