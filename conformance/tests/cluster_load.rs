@@ -18,12 +18,7 @@ use chatwire_conformance::soak::{failure_text, SoakConfig};
 
 const BIN: &str = env!("CARGO_BIN_EXE_chatwire-conformance");
 
-// Issue #23 is open for exactly this: under kills the reference still lets a run stall after a
-// takeover of a live lease, and answers a response that meets the dead replica's live lease with
-// internal_error (2 of 3 runs passed). Run it with `cargo test -p chatwire-conformance --test
-// cluster_load -- --ignored`; it gates CI again once those are fixed.
 #[test]
-#[ignore = "issue #23: the reference still stalls a run or refuses a response after some kills (2 of 3 runs pass)"]
 fn twenty_sessions_on_three_replicas_with_kills_find_nothing_and_give_ratios() {
     let Some(pg) =
         chatwire_pgtmp::for_test("twenty_sessions_on_three_replicas_with_kills_find_nothing_and_give_ratios")

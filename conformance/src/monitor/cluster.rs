@@ -94,6 +94,14 @@ impl ClusterWatch {
             ServerFrame::RetryAccepted(f) => {
                 ledger.interrupted.remove(&f.invocation_id);
             }
+            // A retry reopens the run with a new slice. A connection that did not send the retry
+            // never gets its `chat.retry_accepted` (`ATTACH-005`), and may get the new slice before
+            // the requester gets the answer: the slice's start after the recovery's end is the
+            // retry's, not the lost instance going on (which carries on mid-slice, never starts one).
+            ServerFrame::RunStarted(f) if ledger.interrupted.get(&f.invocation_id).is_some_and(|end| f.seq > *end) => {
+                ledger.interrupted.remove(&f.invocation_id);
+                out.eval(&RUN_DRIVEN_ONCE, CLUSTER_003);
+            }
             ServerFrame::RunComplete(f)
                 if f.status == RunCompleteStatus::Failed && f.reason.as_deref() == Some("interrupted") =>
             {
@@ -188,7 +196,26 @@ mod tests {
         assert!(out.raws.is_empty(), "another run is free to go on");
         w.frame("s", &started(3, "inv_a"), &mut out);
         assert!(out.raws.is_empty(), "another connection may get what came before the recovery's end");
+        let completed = frame(serde_json::json!({"type": "chat.run_complete", "seq": 6, "invocation_id": "inv_a",
+            "status": "completed", "reason": "completed", "ts": "2026-11-26T00:00:00Z"}));
+        w.frame("s", &completed, &mut out);
+        assert_eq!(failures(&out), ["CLUSTER-003"]);
+    }
+
+    #[test]
+    fn a_retry_seen_by_a_watcher_first_reopens_the_run() {
+        let mut w = ClusterWatch::default();
+        w.enable();
+        let mut out = Out::default();
+        w.frame("s", &interrupted(4, "inv_a"), &mut out);
+        // The watcher gets the retried slice before the requester gets `chat.retry_accepted`.
         w.frame("s", &started(6, "inv_a"), &mut out);
+        w.frame("s", &interrupted(7, "inv_a"), &mut out);
+        assert!(out.raws.is_empty(), "{:?}", failures(&out));
+        // A frame of the retried slice's run after its own recovery is the lost instance again.
+        let message = frame(serde_json::json!({"type": "chat.assistant_message", "seq": 8, "invocation_id": "inv_a",
+            "item_id": "am_1", "markdown": "late", "ts": "2026-11-26T00:00:00Z"}));
+        w.frame("s", &message, &mut out);
         assert_eq!(failures(&out), ["CLUSTER-003"]);
     }
 

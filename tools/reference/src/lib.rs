@@ -261,6 +261,8 @@ pub struct Server {
     timeouts: Timeouts,
     local_addr: SocketAddr,
     ui: bool,
+    /// A replica's tasks on a shared store (empty on an embedded one), aborted with the server.
+    replica_tasks: JoinSet<()>,
 }
 
 impl Server {
@@ -290,14 +292,27 @@ impl Server {
         shared.send_queue_bytes = config.send_queue_bytes;
         shared.withheld = config.without.clone();
         let shared = Arc::new(shared);
+        // On a shared store: replay other replicas' commits, renew this replica's run leases,
+        // recover the sessions of replicas that stopped (`spec/cluster.md`). Following and
+        // renewing start before this replica's own recovery: a commit another replica makes
+        // while a session is being recovered here must still reach it, and the leases recovery
+        // claims must be renewed however long it takes.
+        let mut replica_tasks = JoinSet::new();
+        if let Some(notices) = shared.store.notices() {
+            replica_tasks.spawn(session::follow(shared.clone(), notices));
+            replica_tasks.spawn(session::hold_leases(shared.clone()));
+        }
         let recovered = shared.recover_all().await?;
         if recovered > 0 {
             eprintln!("chatwire-reference: recovered {recovered} session(s) with unfinished work");
         }
+        if shared.store.is_shared() {
+            replica_tasks.spawn(session::reap(shared.clone()));
+        }
         let listener =
             TcpListener::bind(config.addr).await.map_err(|source| ServeError::Bind { addr: config.addr, source })?;
         let local_addr = listener.local_addr().map_err(|source| ServeError::Bind { addr: config.addr, source })?;
-        Ok(Server { listener, shared, timeouts: config.timeouts, local_addr, ui: config.ui })
+        Ok(Server { listener, shared, timeouts: config.timeouts, local_addr, ui: config.ui, replica_tasks })
     }
 
     /// The bound address.
@@ -320,14 +335,7 @@ impl Server {
     pub async fn run(self, shutdown: impl Future<Output = ()>) -> Result<(), ServeError> {
         let next_id = AtomicU64::new(1);
         let mut connections = JoinSet::new();
-        // On a shared store: replay other replicas' commits, renew this replica's run leases,
-        // recover the sessions of replicas that stopped (`spec/cluster.md`).
-        let mut replica_tasks = JoinSet::new();
-        if self.shared.store.is_shared() {
-            replica_tasks.spawn(session::follow(self.shared.clone()));
-            replica_tasks.spawn(session::hold_leases(self.shared.clone()));
-            replica_tasks.spawn(session::reap(self.shared.clone()));
-        }
+        let mut replica_tasks = self.replica_tasks;
         let (going_away, going_away_rx) = tokio::sync::watch::channel(false);
         tokio::pin!(shutdown);
         loop {

@@ -112,6 +112,56 @@ async fn a_crash_after_the_response_is_committed_executes_it_exactly_once_on_pos
     assert_eq!(count_events(&url, "chat.assistant_message", "continued").await, 1);
 }
 
+#[tokio::test]
+async fn a_response_sent_again_on_another_replica_executes_the_one_a_dead_replica_committed() {
+    let Some(pg) = for_test("a_response_sent_again_on_another_replica_executes_the_one_a_dead_replica_committed")
+    else {
+        return;
+    };
+    let url = pg.url().to_owned();
+    // r0 drives the session and dies between committing the response and executing it; its
+    // run lease is still live when the client, cut, resumes on r1 and sends the response again.
+    let r0 = Proc::spawn_with(Path::new(&url), Some("response-committed"), &["--replica", "r0"]);
+    let r1 = Proc::spawn_with(Path::new(&url), None, &["--replica", "r1"]);
+    let mut c = Client::connect(&r0.url).await;
+    c.hello(Some(ask_script())).await;
+    c.user_message("m1", "go").await;
+    c.until_run_complete().await;
+    let id = c.tool_call_ids()[0].clone();
+    let response = json!({"type": "chat.tool_call_response", "id": "r1", "tool_call_id": id,
+        "outcome": {"action": "submit", "value": {"answer": 7}}});
+    c.send(response.clone()).await;
+    assert!(c.try_recv(Duration::from_secs(5)).await.is_none(), "r0 died before executing it");
+    r0.wait_crash();
+
+    let mut c2 = Client::connect(&r1.url).await;
+    c2.resume(c.session_id.as_deref().unwrap(), c.token.as_deref().unwrap(), c.last_seq).await.expect("resume");
+    assert_eq!(c2.fold.tool_call(&Id::parse(id.as_str()).unwrap()).unwrap().status, ToolCallStatus::Pending);
+    c2.send(response).await;
+    // The committed response is executed, and answers the request sent again: no internal_error.
+    let frames = c2.recv_until(|f| matches!(f, ServerFrame::ToolCallComplete(_) | ServerFrame::Error(_))).await;
+    match frames.last() {
+        Some(ServerFrame::ToolCallComplete(done)) => {
+            assert_eq!(done.in_reply_to.as_ref().map(|r| r.as_str()), Some("r1"));
+        }
+        other => panic!("expected the settlement, got {other:?}"),
+    }
+    // The dead replica's lease expires and r1 recovers the run: the turn goes on, once.
+    c2.until_run_complete().await;
+    if c2.fold.run.status == RunStatus::Running {
+        c2.until_run_complete().await;
+    }
+    let call = c2.fold.tool_call(&Id::parse(id.as_str()).unwrap()).unwrap();
+    assert_eq!(call.result, Some(json!({"answer": 7})));
+    assert_eq!(count_events(&url, "chat.tool_call_complete", &id).await, 1, "executed exactly once");
+    // A different response to the settled call is refused as settled.
+    c2.send(json!({"type": "chat.tool_call_response", "id": "r2", "tool_call_id": id,
+        "outcome": {"action": "submit", "value": {"answer": 8}}}))
+        .await;
+    c2.expect_error(ErrorCode::ToolCallSettled).await;
+    drop(r1);
+}
+
 #[test]
 fn the_command_line_takes_a_postgres_store_and_a_replica_name() {
     // A bad replica name and an unreachable store are refused at start, with the reason.

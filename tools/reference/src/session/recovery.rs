@@ -13,7 +13,7 @@ use chatwire_schema::{Id, RunStatus, ServerFrame, ToolCallStatus};
 use super::driver::{play_held_driver, run_complete, start_driver};
 use super::emit::{emit, Change, Unit};
 use super::expiry::{expire, schedule_expiry};
-use super::requests::execute_response;
+use super::requests::execute_committed;
 use super::{DriverLaunch, EmitError, Inner, Session};
 use crate::agent::Cursor;
 use crate::util::rfc3339_now;
@@ -30,7 +30,7 @@ pub(super) async fn recover(session: &Arc<Session>, pending: Vec<(String, String
     for (tool_call_id, text) in pending {
         match serde_json::from_str::<ToolCallResponse>(&text) {
             Ok(response) => {
-                if let Err(e) = execute_response(session, &mut g, &response).await {
+                if let Err(e) = execute_committed(session, &mut g, &response).await {
                     eprintln!(
                         "chatwire-reference: session {}: committed response {}: {}",
                         session.id, response.id, e.message

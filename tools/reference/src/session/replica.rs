@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use super::driver::{start_driver, stop_driver};
 use super::emit::{replay_units, Unit};
+use super::fanout::Attachment;
 use super::recovery::recover;
 use super::{EmitError, Inner, Refusal, Session, Shared};
 use crate::agent::Cursor;
@@ -150,14 +151,27 @@ pub(crate) async fn sync(session: &Arc<Session>, g: &mut Inner) {
             return;
         }
     };
+    // Connections a replayed resume took over are ended once every change read is replayed:
+    // ending one commits a seq, and a commit in the middle of the list would read on past the
+    // changes still to replay here and then find them behind its own seq.
+    let mut taken_over = Vec::new();
     for change in changes {
-        if let Err(e) = replay(session, g, change).await {
-            // Memory no longer matches the log: take the session out of service; its clients
-            // resume and get it afresh from the log.
-            eprintln!("chatwire-reference: session {}: cannot replay a commit: {e}", session.id);
-            super::registry::discard(session, g);
-            return;
+        match replay(session, g, change).await {
+            Ok(ended) => taken_over.extend(ended),
+            Err(e) => {
+                // Memory no longer matches the log: take the session out of service; its clients
+                // resume and get it afresh from the log.
+                eprintln!("chatwire-reference: session {}: cannot replay a commit: {e}", session.id);
+                super::registry::discard(session, g);
+                for old in taken_over {
+                    old.conn.kill.notify_one();
+                }
+                return;
+            }
         }
+    }
+    for old in taken_over {
+        end_taken_over(session, g, &old.conn).await;
     }
     // Deadlines of calls that settled elsewhere (a response, a superseding message) are over.
     let settled: Vec<Id> = g
@@ -196,11 +210,12 @@ pub(super) enum ReplayError {
 }
 
 /// Replays one change another replica committed: the same frames, with the same seqs, go to
-/// this replica's connections, each in its own view.
+/// this replica's connections, each in its own view. Returns the connections the change took
+/// over (a resume without `multi_attach` elsewhere), already detached, for the caller to end.
 ///
 /// The planted fault `seq-per-replica` numbers this replica's own commits from a counter only
 /// they advance: what others committed is replayed with their seqs, and the counter stays.
-async fn replay(session: &Arc<Session>, g: &mut Inner, change: StoredChange) -> Result<(), ReplayError> {
+async fn replay(session: &Arc<Session>, g: &mut Inner, change: StoredChange) -> Result<Vec<Attachment>, ReplayError> {
     let own_counter = (!session.shared.hooks.syncs_before_commit()).then_some(g.next_seq);
     if own_counter.is_none() && change.first_seq != g.next_seq {
         return Err(ReplayError::Gap { expected: g.next_seq, found: change.first_seq });
@@ -234,14 +249,13 @@ async fn replay(session: &Arc<Session>, g: &mut Inner, change: StoredChange) -> 
     }
     g.replayed_to = change.next_seq;
     g.next_seq = own_counter.unwrap_or(change.next_seq);
-    if takeover {
-        // ATTACH-002: a resume without multi_attach took the session over from every
-        // connection, those on other replicas too; each error takes a seq after the resume's.
-        for old in std::mem::take(&mut g.attached) {
-            end_taken_over(session, g, &old.conn).await;
-        }
-    }
-    Ok(())
+    // ATTACH-002: a resume without multi_attach took the session over from every connection,
+    // those on other replicas too; detached now, so no later change reaches them, and each
+    // error takes a seq after the resume's.
+    Ok(match takeover {
+        true => std::mem::take(&mut g.attached),
+        false => Vec::new(),
+    })
 }
 
 /// Ends a connection another replica's resume took over: `session_taken_over` with the next
@@ -283,8 +297,7 @@ async fn end_taken_over(session: &Arc<Session>, g: &mut Inner, conn: &ConnHandle
 /// Follows the store's notices: each commit of a session this replica holds in memory is
 /// replayed to its connections (`CLUSTER-006`). A lost or lagging notice stream brings every
 /// held session up to date.
-pub(crate) async fn follow(shared: Arc<Shared>) {
-    let Some(mut notices) = shared.store.notices() else { return };
+pub(crate) async fn follow(shared: Arc<Shared>, mut notices: tokio::sync::broadcast::Receiver<Notice>) {
     loop {
         let ids: Vec<Id> = match notices.recv().await {
             Ok(Notice::Committed { session_id, next_seq }) => {

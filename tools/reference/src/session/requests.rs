@@ -103,6 +103,20 @@ pub(crate) async fn tool_call_response(
             schema.check(value).map_err(|v| response_refusal(&v, negotiated))?;
         }
     }
+    if let Some(earlier) = committed_elsewhere(session, &response).await? {
+        // A response to this call is committed already (by a replica that stopped before it
+        // executed it): that one is executed, exactly once (`RESUME-012`). A client that sent
+        // it again after its connection was cut gets its settlement; any other response comes
+        // after the call settled.
+        execute_committed(session, g, &earlier).await?;
+        if earlier.id == response.id {
+            return Ok(());
+        }
+        return Err(Refusal::new(
+            ErrorCode::ToolCallSettled,
+            format!("tool call {} already settled by response {}", response.tool_call_id, earlier.id),
+        ));
+    }
     let frame = serde_json::to_string(&response).map_err(EmitError::from)?;
     let commit = Commit {
         next_seq: g.next_seq,
@@ -117,14 +131,47 @@ pub(crate) async fn tool_call_response(
         ..Commit::default()
     };
     session.shared.store.commit(session.id.as_str(), commit).await.map_err(EmitError::from)?;
-    // The response is committed, so it is executed exactly once: where another replica
-    // committed first, again on the newer state, never refused.
+    execute_committed(session, g, &response).await
+}
+
+/// A response to the call that another replica committed and has not executed, on a shared store.
+async fn committed_elsewhere(
+    session: &Arc<Session>,
+    response: &ToolCallResponse,
+) -> Result<Option<ToolCallResponse>, Refusal> {
+    let store = &session.shared.store;
+    if !store.is_shared() {
+        return Ok(None);
+    }
+    let stored =
+        store.pending_response(session.id.as_str(), response.tool_call_id.as_str()).await.map_err(EmitError::from)?;
+    match stored.map(|text| serde_json::from_str::<ToolCallResponse>(&text)) {
+        None => Ok(None),
+        Some(Ok(earlier)) => Ok(Some(earlier)),
+        Some(Err(e)) => Err(EmitError::from(e).into()),
+    }
+}
+
+/// Executes a committed response exactly once: where another replica committed first, again on
+/// the newer state, never refused.
+pub(super) async fn execute_committed(
+    session: &Arc<Session>,
+    g: &mut Inner,
+    response: &ToolCallResponse,
+) -> Result<(), Refusal> {
     let mut attempt = 0;
     loop {
-        match execute_response(session, g, &response).await {
+        match execute_response(session, g, response).await {
             Err(r) if r.contention && attempt < super::CONFLICT_RETRIES => {
                 attempt += 1;
                 super::sync(session, g).await;
+            }
+            Err(r) if r.code == ErrorCode::InternalError => {
+                // The response stays committed: sent again, it is the one executed.
+                return Err(Refusal::new(
+                    ErrorCode::InternalError,
+                    "the response is recorded but could not be executed yet; send it again",
+                ));
             }
             result => return result,
         }

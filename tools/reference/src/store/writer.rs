@@ -287,6 +287,16 @@ impl StoreWriter {
         }
     }
 
+    /// The response to `tool_call_id` committed for execution and not executed yet, if any: on a
+    /// shared store, one another replica committed and did not execute (it stopped in between).
+    /// Shared store only.
+    pub async fn pending_response(&self, id: &str, tool_call_id: &str) -> Result<Option<String>, StoreError> {
+        match &self.backend {
+            Backend::Postgres(pg) => pg.pending_response(id, tool_call_id).await,
+            Backend::Sqlite { .. } => Err(StoreError::NotShared),
+        }
+    }
+
     /// The notices of commits by any replica (this one's included), `None` where the store is
     /// not shared.
     ///

@@ -88,6 +88,16 @@ impl PgStore {
         })
     }
 
+    /// The committed, not yet executed response to one call ([`crate::store::StoreWriter::pending_response`]).
+    pub async fn pending_response(&self, id: &str, tool_call_id: &str) -> Result<Option<String>, StoreError> {
+        with_client!(self, "pending response", |client| async move {
+            let stmt = client
+                .prepare_cached("SELECT frame FROM pending_responses WHERE session_id = $1 AND tool_call_id = $2")
+                .await?;
+            Ok(client.query_opt(&stmt, &[&id, &tool_call_id]).await?.map(|r| r.get(0)))
+        })
+    }
+
     /// Renews the live leases this replica holds with these tokens; returns the ids not renewed.
     pub async fn renew_leases(&self, held: &[(String, u64)], who: CommitArgs<'_>) -> Result<Vec<String>, StoreError> {
         if held.is_empty() {
@@ -298,7 +308,16 @@ async fn apply_rows(
         let stmt = tx
             .prepare_cached("INSERT INTO pending_responses (session_id, tool_call_id, frame) VALUES ($1, $2, $3)")
             .await?;
-        tx.execute(&stmt, &[&id, call, frame]).await?;
+        match tx.execute(&stmt, &[&id, call, frame]).await {
+            Ok(_) => {}
+            // Another replica committed a response to this call first: that one stays the one
+            // executed (`RESUME-012`). The request path looks for it before committing, so only
+            // two responses racing on two replicas land here; the loser reads on and retries.
+            Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::UNIQUE_VIOLATION) => {
+                return Err(StoreError::Conflict { expected: c.base_seq.unwrap_or(c.next_seq), found: c.next_seq });
+            }
+            Err(e) => return Err(e.into()),
+        }
     }
     for seq in &c.state_seqs {
         let stmt = tx
