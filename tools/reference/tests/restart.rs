@@ -301,22 +301,20 @@ async fn a_session_past_a_checkpoint_comes_back_the_same_after_a_restart() {
     let server = common::TestServer::file(&db).await;
     let mut c = Client::connect(&server.url).await;
     c.hello(None).await;
-    // An echo turn is 4 events: past one checkpoint, and a few events after it.
-    let turns = chatwire_reference::store::CHECKPOINT_EVERY as usize / 4 + 3;
-    for n in 0..turns {
-        c.user_message(&format!("m{n}"), &format!("turn {n}")).await;
-        c.until_run_complete().await;
-    }
-    // The checkpoint is written behind the commit that made it due: wait until it is there.
+    // The checkpoint is written behind the commit that made it due; a few turns follow it.
     let checkpoint_seq = || {
         let conn = rusqlite::Connection::open(&db).unwrap();
         conn.query_row("SELECT seq FROM checkpoints", [], |r| r.get::<_, i64>(0)).ok()
     };
-    for _ in 0..100 {
-        if checkpoint_seq().is_some() {
-            break;
+    let (mut n, mut after) = (0, 0);
+    // Bounded: a turn is at least one event, so CHECKPOINT_EVERY turns make one due.
+    while after < 3 && n < 2 * chatwire_reference::store::CHECKPOINT_EVERY {
+        c.user_message(&format!("m{n}"), &format!("turn {n}")).await;
+        c.until_run_complete().await;
+        n += 1;
+        if after > 0 || checkpoint_seq().is_some() {
+            after += 1;
         }
-        tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let seq = checkpoint_seq().expect("a checkpoint was stored");
     assert!(seq > 0 && (seq as u64) < c.last_seq, "the checkpoint {seq} is before the last events");
@@ -333,6 +331,6 @@ async fn a_session_past_a_checkpoint_comes_back_the_same_after_a_restart() {
     c2.expect_error(ErrorCode::DuplicateMessage).await;
     c2.user_message("new", "one more").await;
     c2.until_run_complete().await;
-    assert_eq!(c2.fold.items.len(), before.items.len() + 2);
+    assert!(c2.fold.items.len() > before.items.len() && c2.fold.items.starts_with(&before.items));
     server.stop().await;
 }
