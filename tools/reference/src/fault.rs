@@ -422,6 +422,12 @@ impl Hooks for Fault {
         Some(ServerFrame::RewindComplete(applied))
     }
 
+    // A faulty build folds the whole log at every load, as before checkpoints: a fault that
+    // keeps an event out of the log must come back on reload, whatever the state in memory.
+    fn checkpoints(&self) -> bool {
+        false
+    }
+
     fn persists(&self, frame: &ServerFrame) -> bool {
         match frame {
             ServerFrame::ToolCallComplete(c) if c.status == CompletionStatus::Completed => {

@@ -126,6 +126,12 @@ pub(crate) trait Hooks: Send + Sync + std::fmt::Debug {
         true
     }
 
+    /// Load and emit: whether the session's state is checkpointed (`store::Checkpoint`). A
+    /// checkpoint is taken of the state in memory, which some faults make differ from the log.
+    fn checkpoints(&self) -> bool {
+        true
+    }
+
     /// Emit: the frame put on the wire for an applied event.
     fn announce(&self, frame: ServerFrame) -> ServerFrame {
         frame

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use chatwire_pgtmp::{for_test, TempPostgres};
 use chatwire_reference::store::{
-    CatchUpLog, Commit, LeaseOp, LogKind, LogRow, NewSessionRow, Notice, StoreWriter, StoredChange,
+    CatchUpLog, Checkpoint, Commit, LeaseOp, LogKind, LogRow, NewSessionRow, Notice, StoreWriter, StoredChange,
 };
 use chatwire_reference::{DbLocation, Durability, StoreError};
 use tokio::sync::broadcast;
@@ -169,6 +169,19 @@ async fn every_operation_round_trips_and_agrees_with_sqlite() {
     assert_eq!(changes[0].turn_plan.as_deref(), Some("{\"steps\":[1]}"));
     assert_eq!(postgres.changes_since("s1", 6).await.unwrap(), Vec::<StoredChange>::new());
     assert_eq!(postgres.changes_since("s1", 5).await.unwrap().len(), 1);
+    // Checkpoints: the latest stays, and a load reads the events from its seq on; as SQLite does.
+    for store in [&postgres, &sqlite] {
+        for seq in [6, 4] {
+            let checkpoint = Checkpoint { seq, state: format!("state {seq}"), history: "{}".into() };
+            store.save_checkpoint("s1", checkpoint).await.unwrap();
+        }
+    }
+    assert_eq!(observe(&postgres, &ids).await, observe(&sqlite, &ids).await);
+    let s1 = postgres.load_session("s1").await.unwrap().unwrap();
+    assert_eq!(s1.checkpoint.map(|c| c.seq), Some(6));
+    assert!((1..5).contains(&s1.events.len()), "{:?}", s1.events);
+    let whole = postgres.load_session_from_start("s1").await.unwrap().unwrap();
+    assert_eq!((whole.checkpoint, whole.events.len()), (None, 5));
     // A commit of an unknown session is refused with its name.
     let unknown = postgres.commit("ghost", Commit { next_seq: 1, ..Commit::default() }).await.unwrap_err();
     assert!(matches!(&unknown, StoreError::UnknownSession(id) if id == "ghost"), "{unknown:?}");
@@ -370,11 +383,11 @@ async fn migrations_are_idempotent_and_replicas_may_start_at_once() {
     tokio::spawn(connection);
     let versions: Vec<i32> =
         client.query("SELECT version FROM chatwire_migrations", &[]).await.unwrap().iter().map(|r| r.get(0)).collect();
-    assert_eq!(versions, vec![1]);
+    assert_eq!(versions, vec![1, 2]);
     // A database migrated by a newer program is refused, not misread.
     client.execute("INSERT INTO chatwire_migrations (version) VALUES (99)", &[]).await.unwrap();
     let e = StoreWriter::open(&DbLocation::Postgres(url.clone()), Durability::Full).await.unwrap_err();
-    assert!(matches!(e, StoreError::TooNew { found: 99, supported: 1 }), "{e:?}");
+    assert!(matches!(e, StoreError::TooNew { found: 99, supported: 2 }), "{e:?}");
 }
 
 #[tokio::test]

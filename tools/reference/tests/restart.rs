@@ -289,3 +289,48 @@ async fn fault_announce_before_commit_changes_a_settled_call_after_restart() {
     assert_eq!(status_of(&c2, &id), ToolCallStatus::Failed);
     assert_eq!(count_events(&db, "chat.tool_call_complete", "\"ok\""), 0);
 }
+
+/// Issue #22: a session loads from its latest state checkpoint plus the events after it. One
+/// long enough to have a checkpoint comes back after a restart exactly as it was: the same
+/// state, and the same turn history (a message accepted before the checkpoint is still a
+/// duplicate).
+#[tokio::test]
+async fn a_session_past_a_checkpoint_comes_back_the_same_after_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let server = common::TestServer::file(&db).await;
+    let mut c = Client::connect(&server.url).await;
+    c.hello(None).await;
+    // The checkpoint is written behind the commit that made it due; a few turns follow it.
+    let checkpoint_seq = || {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.query_row("SELECT seq FROM checkpoints", [], |r| r.get::<_, i64>(0)).ok()
+    };
+    let (mut n, mut after) = (0, 0);
+    // Bounded: a turn is at least one event, so CHECKPOINT_EVERY turns make one due.
+    while after < 3 && n < 2 * chatwire_reference::store::CHECKPOINT_EVERY {
+        c.user_message(&format!("m{n}"), &format!("turn {n}")).await;
+        c.until_run_complete().await;
+        n += 1;
+        if after > 0 || checkpoint_seq().is_some() {
+            after += 1;
+        }
+    }
+    let seq = checkpoint_seq().expect("a checkpoint was stored");
+    assert!(seq > 0 && (seq as u64) < c.last_seq, "the checkpoint {seq} is before the last events");
+    let before = c.fold.clone();
+    let (id, token) = (c.session_id.clone().unwrap(), c.token.clone().unwrap());
+    drop(c);
+    server.stop().await;
+
+    let server = common::TestServer::file(&db).await;
+    let mut c2 = Client::connect(&server.url).await;
+    c2.resume(&id, &token, 0).await.expect("resume");
+    assert_eq!(c2.fold, before, "the state after the restart");
+    c2.user_message("m0", "again").await;
+    c2.expect_error(ErrorCode::DuplicateMessage).await;
+    c2.user_message("new", "one more").await;
+    c2.until_run_complete().await;
+    assert!(c2.fold.items.len() > before.items.len() && c2.fold.items.starts_with(&before.items));
+    server.stop().await;
+}

@@ -138,6 +138,7 @@ pub(crate) async fn emit(session: &Arc<Session>, g: &mut Inner, change: Change) 
     };
     let base_seq = g.next_seq;
     let was_active = replica::is_active(&g.state);
+    let checkpoint = super::checkpoint::due(session, g, &change.units);
     let staged = match stage(session, g, &change.requests, change.units, false) {
         Ok(staged) => staged,
         Err(e) => {
@@ -195,6 +196,7 @@ pub(crate) async fn emit(session: &Arc<Session>, g: &mut Inner, change: Change) 
     };
     replica::after_commit(g, lease, token);
     g.next_seq = staged.next_seq;
+    super::checkpoint::after_commit(session, g, checkpoint);
     for event in staged.recent {
         g.recent.push(event);
     }
@@ -488,7 +490,7 @@ fn windowed_state_frame(
 /// was committed. If even the log cannot be read, the session is dropped from memory (its
 /// connection closed) so that the next resume loads it afresh.
 async fn restore_state(session: &Arc<Session>, g: &mut Inner) {
-    match session.shared.store.load_session(session.id.as_str()).await {
+    match session.shared.store.load_session_from_start(session.id.as_str()).await {
         // Only what this replica had reached: later commits (another replica's, on a shared
         // store) reach its connections by replay, in order.
         Ok(Some(stored)) => g.state = super::registry::fold_log(&session.id, &stored.events, Some(g.next_seq)).0,

@@ -9,6 +9,7 @@
 //! | module | seam |
 //! | --- | --- |
 //! | [`registry`] | the sessions in memory: load (fold of the log), evict, recover at start |
+//! | [`checkpoint`] | a load from the latest state checkpoint, and when to store one |
 //! | [`emit`] | the one commit-then-send path, and errors that consume a seq |
 //! | [`fanout`] | the attached connections, grouped by view, and where each frame goes |
 //! | [`handshake`] | `session.hello`: open, resume (takeover), welcome and snapshot |
@@ -35,6 +36,7 @@ use crate::store::StoreError;
 
 mod cancel;
 mod catch_up;
+mod checkpoint;
 mod driver;
 mod emit;
 mod expiry;
@@ -164,12 +166,14 @@ pub(crate) struct Inner {
     /// The first seq of commits not yet replayed here (`replica.rs`): `next_seq`, except under
     /// the planted fault `seq-per-replica`.
     replayed_to: u64,
+    /// Events committed since the session's latest checkpoint (`checkpoint.rs`).
+    since_checkpoint: u64,
 }
 
 /// What a session's log says about its turns, folded at load and kept up to date after: the
 /// accepted user messages (`TURN-006`), the script turn that answered each invocation, and how many
 /// retries of each invocation were accepted (`SCRIPT-020`: `k` counts across restarts).
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct History {
     pub accepted_messages: HashSet<Id>,
     /// Invocation → the index of the turn that answers it (its user message's place among all

@@ -151,7 +151,8 @@ impl Shared {
             return Ok(Some(s.clone()));
         }
         let Some(stored) = self.store.load_session(id.as_str()).await? else { return Ok(None) };
-        let (state, history) = fold_log(id, &stored.events, None);
+        let Some(loaded) = super::checkpoint::fold_stored(self, id, stored).await? else { return Ok(None) };
+        let super::checkpoint::Loaded { stored, state, history, since_checkpoint } = loaded;
         let parse_failed = |what: &str, e: serde_json::Error| {
             eprintln!("chatwire-reference: session {id}: stored {what} unreadable ({e}), using default");
         };
@@ -194,6 +195,7 @@ impl Shared {
                 recent,
                 lease: None,
                 replayed_to: next_seq,
+                since_checkpoint,
             }),
         });
         sessions.insert(id.clone(), session.clone());
@@ -261,8 +263,16 @@ impl Shared {
 /// With `upto`, events from that seq on are left out: what a replica had reached before a
 /// failed change, the rest reaching it by replay (`replica.rs`).
 pub(super) fn fold_log(id: &Id, events: &[String], upto: Option<u64>) -> (IndexedUiState, History) {
-    let mut fold = IndexedUiState::default();
-    let mut history = History::default();
+    fold_onto(id, (IndexedUiState::default(), History::default()), events, upto)
+}
+
+/// [`fold_log`] from a state and history other than the empty ones (a checkpoint's).
+pub(super) fn fold_onto(
+    id: &Id,
+    (mut fold, mut history): (IndexedUiState, History),
+    events: &[String],
+    upto: Option<u64>,
+) -> (IndexedUiState, History) {
     for (index, text) in events.iter().enumerate() {
         let applied = serde_json::from_str::<ServerFrame>(text).map_err(|e| e.to_string()).and_then(|frame| {
             if upto.is_some_and(|upto| frame.seq().is_some_and(|seq| seq >= upto)) {

@@ -1,5 +1,5 @@
 //! Durable sessions: the append-only log, the agent's cursor, timers and responses committed but
-//! not yet executed; in SQLite (WAL, one process) or PostgreSQL (shared by a cluster of replicas).
+//! not yet executed, and a checkpoint of each session's state (`checkpoint`); in SQLite (WAL, one process) or PostgreSQL (shared by a cluster of replicas).
 //!
 //! [`Store`] is the SQLite database itself, synchronous. The server never calls it from its async
 //! runtime: it owns it through a [`StoreWriter`], a thread that runs every query and commits
@@ -9,12 +9,14 @@
 //! way every write a client can observe is committed, durably by default ([`Durability::Full`]),
 //! before the frames announcing it are sent.
 
+mod checkpoint;
 mod cluster;
 mod location;
 mod lock;
 mod postgres;
 mod writer;
 
+pub use checkpoint::{Checkpoint, CHECKPOINT_EVERY};
 pub use cluster::{LeaseOp, Notice, StoredChange, LEASE_TTL};
 pub use location::DbLocation;
 pub use lock::lock_path;
@@ -226,6 +228,9 @@ const MIGRATIONS: &[&str] = &[
     INSERT INTO session_agents (session_id, agent, turn_plan) SELECT id, agent, turn_plan FROM sessions;
     ALTER TABLE sessions DROP COLUMN agent;
     ALTER TABLE sessions DROP COLUMN turn_plan;",
+    // 5: each session's latest state checkpoint, so a load folds only the events after it, and
+    // the log by seq, so those are found without reading the ones before (issue #22).
+    checkpoint::SQLITE_MIGRATION,
 ];
 
 /// A new session's row.
@@ -289,7 +294,9 @@ pub struct StoredSession {
     pub cursor: String,
     /// The plan of the current turn, JSON.
     pub turn_plan: Option<String>,
-    /// Server events in log order (frames, JSON).
+    /// The latest checkpoint, where [`Store::load_session`] read one: `events` start after it.
+    pub checkpoint: Option<Checkpoint>,
+    /// Server events in log order (frames, JSON): every one, or those after `checkpoint`.
     pub events: Vec<String>,
     /// Responses committed but not yet executed: (tool call id, frame JSON), in commit order.
     pub pending_responses: Vec<(String, String)>,
@@ -425,8 +432,18 @@ impl Store {
         insert_session(&*self.conn()?, s)
     }
 
-    /// Loads a session, or `None` if there is none with this id.
+    /// Loads a session, or `None` if there is none with this id: its latest checkpoint and the
+    /// events after it, so the work follows the events since the checkpoint, not the thread.
     pub fn load_session(&self, id: &str) -> Result<Option<StoredSession>, StoreError> {
+        self.load(id, true)
+    }
+
+    /// Loads a session with every event of its log and no checkpoint.
+    pub fn load_session_from_start(&self, id: &str) -> Result<Option<StoredSession>, StoreError> {
+        self.load(id, false)
+    }
+
+    fn load(&self, id: &str, from_checkpoint: bool) -> Result<Option<StoredSession>, StoreError> {
         let conn = self.conn()?;
         let row = conn
             .query_row(
@@ -445,9 +462,8 @@ impl Store {
             )
             .optional()?;
         let Some((token_hash, agent, next_seq, cursor, turn_plan)) = row else { return Ok(None) };
-        let mut stmt =
-            conn.prepare_cached("SELECT frame FROM log WHERE session_id = ?1 AND kind = 'event' ORDER BY pos")?;
-        let events = stmt.query_map([id], |r| r.get::<_, String>(0))?.collect::<Result<Vec<_>, _>>()?;
+        let checkpoint = if from_checkpoint { checkpoint::read(&conn, id)? } else { None };
+        let events = checkpoint::events_from(&conn, id, checkpoint.as_ref().map_or(0, |c| c.seq))?;
         let mut stmt = conn
             .prepare_cached("SELECT tool_call_id, frame FROM pending_responses WHERE session_id = ?1 ORDER BY rowid")?;
         let pending_responses = stmt.query_map([id], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<Result<Vec<_>, _>>()?;
@@ -459,6 +475,7 @@ impl Store {
             next_seq: u64::try_from(next_seq).unwrap_or(0),
             cursor,
             turn_plan,
+            checkpoint,
             events,
             pending_responses,
             timers,

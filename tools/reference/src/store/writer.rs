@@ -15,8 +15,8 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::postgres::{CommitArgs, PgStore};
 use super::{
-    apply_commit, insert_session, CatchUpLog, Commit, DbLocation, Durability, NewSession, Notice, Store, StoreError,
-    StoredChange, StoredSession, LEASE_TTL,
+    apply_commit, checkpoint, insert_session, CatchUpLog, Checkpoint, Commit, DbLocation, Durability, NewSession,
+    Notice, Store, StoreError, StoredChange, StoredSession, LEASE_TTL,
 };
 use crate::CrashPoint;
 
@@ -48,11 +48,12 @@ pub struct NewSessionRow {
 enum Write {
     Commit { session_id: String, commit: Box<Commit> },
     Create(NewSessionRow),
+    Checkpoint { session_id: String, checkpoint: Checkpoint },
 }
 
 enum Job {
     Write(Write, Reply<()>),
-    Load { id: String, reply: Reply<Option<StoredSession>> },
+    Load { id: String, from_start: bool, reply: Reply<Option<StoredSession>> },
     TokenHash { id: String, reply: Reply<Option<String>> },
     NeedingRecovery { reply: Reply<Vec<String>> },
     CatchUp { id: String, last_seq: u64, retention: u64, reply: Reply<CatchUpLog> },
@@ -200,13 +201,35 @@ impl StoreWriter {
         }
     }
 
-    /// Loads a session, or `None` if there is none with this id.
+    /// Loads a session, or `None` if there is none with this id: its latest checkpoint and the
+    /// events after it ([`Store::load_session`]).
     pub async fn load_session(&self, id: &str) -> Result<Option<StoredSession>, StoreError> {
+        self.load(id, false).await
+    }
+
+    /// Loads a session with every event of its log and no checkpoint
+    /// ([`Store::load_session_from_start`]).
+    pub async fn load_session_from_start(&self, id: &str) -> Result<Option<StoredSession>, StoreError> {
+        self.load(id, true).await
+    }
+
+    async fn load(&self, id: &str, from_start: bool) -> Result<Option<StoredSession>, StoreError> {
         match &self.backend {
-            Backend::Postgres(pg) => pg.load_session(id).await,
+            Backend::Postgres(pg) => pg.load_session(id, !from_start).await,
             Backend::Sqlite { .. } => {
                 let id = id.to_owned();
-                self.ask(|reply| Job::Load { id, reply }).await
+                self.ask(|reply| Job::Load { id, from_start, reply }).await
+            }
+        }
+    }
+
+    /// Stores a session's state checkpoint unless a later one is there ([`Store::save_checkpoint`]).
+    pub async fn save_checkpoint(&self, id: &str, checkpoint: Checkpoint) -> Result<(), StoreError> {
+        match &self.backend {
+            Backend::Postgres(pg) => pg.save_checkpoint(id, &checkpoint).await,
+            Backend::Sqlite { .. } => {
+                let session_id = id.to_owned();
+                self.ask(|reply| Job::Write(Write::Checkpoint { session_id, checkpoint }, reply)).await
             }
         }
     }
@@ -360,8 +383,9 @@ fn run(store: Store, mut rx: mpsc::Receiver<Job>) {
         let Some(job) = next.take().or_else(|| rx.blocking_recv()) else { return };
         let first = match job {
             Job::Write(write, reply) => (write, reply),
-            Job::Load { id, reply } => {
-                let _ = reply.send(store.load_session(&id));
+            Job::Load { id, from_start, reply } => {
+                let loaded = if from_start { store.load_session_from_start(&id) } else { store.load_session(&id) };
+                let _ = reply.send(loaded);
                 continue;
             }
             Job::TokenHash { id, reply } => {
@@ -438,6 +462,7 @@ fn apply_write(conn: &Connection, write: &Write) -> Result<(), StoreError> {
                 snapshot_seq: row.snapshot_seq,
             },
         ),
+        Write::Checkpoint { session_id, checkpoint } => checkpoint::save(conn, session_id, checkpoint),
     }
 }
 

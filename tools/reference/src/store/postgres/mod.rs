@@ -21,7 +21,7 @@ use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, R
 use tokio::sync::broadcast;
 use tokio_postgres::NoTls;
 
-use super::{CatchUpLog, Durability, Notice, StoreError, StoredSession};
+use super::{CatchUpLog, Checkpoint, Durability, Notice, StoreError, StoredSession};
 use crate::store::writer::NewSessionRow;
 
 pub(crate) use commit::CommitArgs;
@@ -183,8 +183,9 @@ impl PgStore {
         })
     }
 
-    /// Loads a session ([`super::Store::load_session`]), from one snapshot.
-    pub async fn load_session(&self, id: &str) -> Result<Option<StoredSession>, StoreError> {
+    /// Loads a session ([`super::Store::load_session`]; `from_checkpoint` false:
+    /// [`super::Store::load_session_from_start`]), from one snapshot.
+    pub async fn load_session(&self, id: &str, from_checkpoint: bool) -> Result<Option<StoredSession>, StoreError> {
         with_client!(self, "load session", |client| async move {
             let tx = snapshot(client).await?;
             let row = tx
@@ -195,12 +196,30 @@ impl PgStore {
                 )
                 .await?;
             let Some(row) = row else { return Ok(None) };
-            let events = tx
-                .query("SELECT frame FROM log WHERE session_id = $1 AND kind = 'event' ORDER BY pos", &[&id])
-                .await?
-                .iter()
-                .map(|r| r.get::<_, String>(0))
-                .collect();
+            let checkpoint = match from_checkpoint {
+                true => tx
+                    .query_opt("SELECT seq, state, history FROM checkpoints WHERE session_id = $1", &[&id])
+                    .await?
+                    .map(|r| Checkpoint { seq: from_db(r.get(0)), state: r.get(1), history: r.get(2) }),
+                false => None,
+            };
+            let events = match &checkpoint {
+                // By the seq index: the rows before the checkpoint are not read.
+                Some(c) => {
+                    tx.query(
+                        "SELECT frame FROM log WHERE session_id = $1 AND seq >= $2 AND kind = 'event' ORDER BY pos",
+                        &[&id, &to_db(c.seq)],
+                    )
+                    .await?
+                }
+                None => {
+                    tx.query("SELECT frame FROM log WHERE session_id = $1 AND kind = 'event' ORDER BY pos", &[&id])
+                        .await?
+                }
+            }
+            .iter()
+            .map(|r| r.get::<_, String>(0))
+            .collect();
             let pending_responses = tx
                 .query("SELECT tool_call_id, frame FROM pending_responses WHERE session_id = $1 ORDER BY pos", &[&id])
                 .await?
@@ -223,10 +242,27 @@ impl PgStore {
                 next_seq: from_db(row.get(2)),
                 cursor: row.get(3),
                 turn_plan: row.get(4),
+                checkpoint,
                 events,
                 pending_responses,
                 timers,
             }))
+        })
+    }
+
+    /// Stores a checkpoint unless a later one is there ([`super::Store::save_checkpoint`]).
+    pub async fn save_checkpoint(&self, id: &str, c: &Checkpoint) -> Result<(), StoreError> {
+        with_client!(self, "save checkpoint", |client| async move {
+            client
+                .execute(
+                    "INSERT INTO checkpoints (session_id, seq, state, history) VALUES ($1, $2, $3, $4)
+                     ON CONFLICT (session_id) DO UPDATE
+                     SET seq = excluded.seq, state = excluded.state, history = excluded.history
+                     WHERE excluded.seq > checkpoints.seq",
+                    &[&id, &to_db(c.seq), &c.state, &c.history],
+                )
+                .await?;
+            Ok(())
         })
     }
 

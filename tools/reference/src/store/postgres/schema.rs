@@ -79,6 +79,15 @@ pub(super) const MIGRATIONS: &[&str] = &[
         expires_at TIMESTAMPTZ NOT NULL
     );
     CREATE INDEX leases_by_expiry ON leases (expires_at);",
+    // 2: each session's latest state checkpoint, and the log by seq: a load reads the checkpoint
+    // and the events after it, not the whole thread (issue #22).
+    "CREATE TABLE checkpoints (
+        session_id TEXT PRIMARY KEY REFERENCES sessions(id),
+        seq BIGINT NOT NULL,
+        state TEXT NOT NULL,
+        history TEXT NOT NULL
+    );
+    CREATE INDEX log_by_seq ON log (session_id, seq);",
 ];
 
 /// Applies the migrations not yet applied, under the advisory lock, in one transaction.
