@@ -58,7 +58,7 @@ impl Driver<'_> {
         c.last_sent_id = id;
         let conn_id = c.id;
         let sent = c.ws.send_text(text, deadline).await;
-        self.wire_record(WireRecord::frame(conn_id, true, &frame));
+        self.wire_frame(conn_id, true, &frame);
         self.monitor.client_frame(conn_id, &frame);
         sent.map_err(|e| self.cannot_send(&e))
     }
@@ -413,7 +413,7 @@ impl Driver<'_> {
             other => other,
         };
         self.transcript(format!("{conn} < {shown}{}", transcript_detail(&value)));
-        self.wire_record(WireRecord::frame(id, false, &value));
+        self.wire_frame(id, false, &value);
         self.log_raw(format!("{conn} < "), text);
         if let Some(frame) = &received.frame {
             if let Some(sweep) = self.sweep.as_mut().filter(|_| conn != super::sweep::SWEEP_WATCH) {
@@ -445,6 +445,14 @@ impl Driver<'_> {
         for f in self.monitor.take_findings() {
             let version = self.monitor.version(f.conn);
             self.checks.record_monitor_finding(f, step, version);
+        }
+    }
+
+    /// Appends a JSON frame to the wire log, if one is written; only then is the frame copied
+    /// (a copy per frame is what a 1.0 update, a whole state, would otherwise cost every run).
+    pub(super) fn wire_frame(&mut self, conn: u64, client: bool, frame: &Value) {
+        if self.wire.is_some() {
+            self.wire_record(WireRecord::frame(conn, client, frame));
         }
     }
 

@@ -4,7 +4,7 @@
 //! schemas refuse is the business of `wire-schema-valid`, so one defect is reported once.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use chatwire_schema::{Direction, FrameValidator, ProtocolVersion, ReqId};
 use serde_json::Value;
@@ -32,13 +32,29 @@ pub(crate) struct Versions {
     by_version: HashMap<ProtocolVersion, Arc<FrameValidator>>,
 }
 
+/// `version`'s validator, compiled once per process: compiling a version's schemas takes longer
+/// than a short scenario's whole exchange, and every scenario's monitor needs the same ones.
+fn shared(version: ProtocolVersion) -> Arc<FrameValidator> {
+    static CACHE: OnceLock<Mutex<HashMap<ProtocolVersion, Arc<FrameValidator>>>> = OnceLock::new();
+    // Held while compiling, so scenarios starting together compile each version once, not once each.
+    let mut cache = CACHE.get_or_init(Mutex::default).lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(v) = cache.get(&version) {
+        return Arc::clone(v);
+    }
+    let v = Arc::new(FrameValidator::for_version(version));
+    if cache.len() < MAX_CACHED_VERSIONS {
+        cache.insert(version, Arc::clone(&v));
+    }
+    v
+}
+
 impl Versions {
     /// Checks `frame`, valid under the current schemas, against those of `version`.
     pub(crate) fn check(&mut self, version: ProtocolVersion, frame: &Value) -> Result<(), Raw> {
         let validator = match self.by_version.get(&version) {
             Some(v) => Arc::clone(v),
             None => {
-                let v = Arc::new(FrameValidator::for_version(version));
+                let v = shared(version);
                 if self.by_version.len() < MAX_CACHED_VERSIONS {
                     self.by_version.insert(version, Arc::clone(&v));
                 }
