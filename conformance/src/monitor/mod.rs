@@ -330,6 +330,14 @@ impl Monitor {
             let diverged = self.conns.get(&conn).and_then(|c| c.diverged);
             let first = out.raws.len();
             self.typed(conn, frame, &mut out);
+            if matches!(
+                frame,
+                ServerFrame::UiStateSnapshot(_) | ServerFrame::UiStatePatch(_) | ServerFrame::UiStateUpdated(_)
+            ) {
+                if let Some(c) = self.conns.get_mut(&conn) {
+                    c.early_end.resumed_state(c.oracle.expected(), &mut out);
+                }
+            }
             let still = diverge::after_frame(diverged, frame, &mut out, first);
             if let Some(c) = self.conns.get_mut(&conn) {
                 c.diverged = still;
@@ -354,7 +362,7 @@ impl Monitor {
         c.ended = true;
         self.attach.ended(conn);
         let mut out = Out::default();
-        c.early_end.flush(&mut out);
+        park_early_end(c, &mut self.sessions);
         errors::server_close(code, c.fatal, c.nonfatal, &mut out);
         self.collect(conn, out, None, None);
     }
@@ -368,7 +376,7 @@ impl Monitor {
         c.ended = true;
         self.attach.ended(conn);
         let mut out = Out::default();
-        c.early_end.flush(&mut out);
+        park_early_end(c, &mut self.sessions);
         if c.nonfatal.is_some() && c.fatal.is_none() {
             errors::kept_open(&mut out);
         }
@@ -513,6 +521,15 @@ impl Monitor {
                 conn,
             });
         }
+    }
+}
+
+/// A connection ended with a stream's early end undecided (`stream::EarlyEnd`): the frame that
+/// would decide it went to no connection here, so it waits for the session's next resume.
+fn park_early_end(c: &mut ConnState, sessions: &mut HashMap<String, SessionTrack>) {
+    let parked = c.early_end.cut();
+    if let (true, Some(session)) = (parked.is_pending(), c.session.as_ref()) {
+        sessions.entry(session.clone()).or_default().early_end = parked;
     }
 }
 

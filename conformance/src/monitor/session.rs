@@ -207,6 +207,8 @@ pub(super) struct SessionTrack {
     pub retry: RetryTrack,
     /// The items opened by a delta whose end no connection has seen yet.
     pub open_streams: std::collections::HashSet<String>,
+    /// A stream's early end a connection left undecided when it ended: the next resume judges it.
+    pub early_end: stream::EarlyEnd,
 }
 
 impl Monitor {
@@ -326,6 +328,10 @@ impl Monitor {
                 if !w.resumed {
                     let script = hello.as_ref().and_then(|h| h.script.clone());
                     self.sessions.entry(session.clone()).or_default().script = script;
+                }
+                if w.resumed {
+                    let parked = std::mem::take(&mut self.sessions.entry(session.clone()).or_default().early_end);
+                    c.early_end = stream::EarlyEnd::resume(parked);
                 }
                 c.session = Some(session.clone());
                 c.awaiting_snapshot = true;
