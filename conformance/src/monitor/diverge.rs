@@ -10,10 +10,11 @@
 //! A golden snapshot taken while the connection is apart is charged under the requirement that
 //! began the divergence ([`super::Monitor::divergence`]).
 
-use chatwire_schema::{ReqId, ServerFrame};
+use chatwire_schema::ui_state::ToolCallItem;
+use chatwire_schema::{DisplayItem, ReqId, ServerFrame, ToolCallStatus, UiState};
 
 use super::check::{CheckDef, Raw};
-use super::{oracle, patch, session, stream, Out};
+use super::{oracle, patch, session, slice, stream, Out};
 
 /// The checks that judge a frame against the state the monitor folded: after a divergence their
 /// findings follow from it. `None`: every requirement of the check.
@@ -27,6 +28,7 @@ static STATE_DEPENDENT: &[(&CheckDef, Option<ReqId>)] = &[
     (&stream::STREAM_CONTINUES_AFTER_RESUME, None),
     (&session::IDS_CONSISTENT, Some(ReqId::new("ID-002"))),
     (&session::SETTLED_STAYS_SETTLED, None),
+    (&slice::RUN_STARTED_BEFORE_SETTLEMENT, None),
 ];
 
 fn state_dependent(raw: &Raw) -> bool {
@@ -38,6 +40,46 @@ fn state_dependent(raw: &Raw) -> bool {
 /// other).
 fn patch_apart(raw: &Raw) -> bool {
     raw.check.id == patch::PATCH_MATCHES_REDUCER.id && raw.requirement == ReqId::new("STATE-038")
+}
+
+/// The requirements [`resumed_snapshot`] marks a divergence under.
+const RESUMED_APART: &[ReqId] = &[ReqId::new("RESUME-002"), ReqId::new("RESUME-008"), ReqId::new("RESUME-009")];
+
+/// The snapshot after a resumed welcome, `got`, where the monitor knows the session's state at
+/// that welcome (`known`: nothing changed since a state a connection here held): when they
+/// differ, the requirement the difference breaks (a pending call left out: RESUME-008; a settled
+/// call left out or changed: RESUME-009; else the whole state: RESUME-002). No finding: the
+/// scenario's check of the resumed state proves it; this only marks what follows as its
+/// consequence (an event about the left-out call, a patch from the server's state).
+pub(super) fn resumed_snapshot(known: &UiState, got: &UiState) -> Option<ReqId> {
+    if known == got {
+        return None;
+    }
+    let calls = |state: &UiState| -> Vec<(ToolCallItem, bool)> {
+        state
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                DisplayItem::ToolCall(c) => Some((c.clone(), c.status.is_terminal())),
+                _ => None,
+            })
+            .collect()
+    };
+    let got_calls = calls(got);
+    let mut requirement = RESUMED_APART[0];
+    for (call, settled) in calls(known) {
+        let kept = got_calls.iter().any(|(c, _)| c == &call);
+        if kept {
+            continue;
+        }
+        if settled {
+            return Some(RESUMED_APART[2]);
+        }
+        if call.status == ToolCallStatus::Pending && !got_calls.iter().any(|(c, _)| c.id == call.id) {
+            requirement = RESUMED_APART[1];
+        }
+    }
+    Some(requirement)
 }
 
 /// After the monitor judged `frame` (its findings from `first` on in `out`): drops the findings
@@ -56,8 +98,17 @@ pub(super) fn after_frame(diverged: Option<ReqId>, frame: &ServerFrame, out: &mu
     }
     match frame {
         // The server's state again: the oracle took it over.
-        ServerFrame::Welcome(_) | ServerFrame::UiStateSnapshot(_) | ServerFrame::UiStateUpdated(_) => None,
-        ServerFrame::UiStatePatch(_) => apart.map(|r| diverged.unwrap_or(r)),
+        ServerFrame::Welcome(_) => None,
+        // Unless the monitor knows it is not the session's (a resume's snapshot, `out.apart`).
+        ServerFrame::UiStateSnapshot(_) => out.apart.map(|r| diverged.unwrap_or(r)),
+        // An update that is not the fold of the events sent leaves the client with a state that
+        // may not be the server's; it is apart until an update gives that fold (`out.apart`).
+        ServerFrame::UiStateUpdated(_) => out.apart.map(|r| diverged.unwrap_or(r)),
+        // A resume's snapshot the monitor knows is not the session's stays the base of every
+        // patch after it, so no patch gives the server's state again; the next snapshot does.
+        ServerFrame::UiStatePatch(_) => {
+            apart.map(|r| diverged.unwrap_or(r)).or(diverged.filter(|r| RESUMED_APART.contains(r)))
+        }
         _ => diverged.or(began),
     }
 }
@@ -115,5 +166,34 @@ mod tests {
         // A patch that gives the fold again: judging resumes.
         let mut out = Out::default();
         assert_eq!(after_frame(apart, &patch(), &mut out, 0), None);
+    }
+
+    fn state(calls: &[(&str, &str)]) -> UiState {
+        let items: Vec<serde_json::Value> = calls
+            .iter()
+            .map(|(id, status)| {
+                serde_json::json!({"kind": "tool_call", "id": id, "invocation_id": "inv-1", "tool_name": "t",
+                    "interaction_type": "ui_tool", "component_type": "C", "display": "inline", "awaiting_response": true,
+                    "payload": {}, "status": status, "ts": "2026-01-15T10:00:00Z"})
+            })
+            .collect();
+        serde_json::from_value(
+            serde_json::json!({"items": items, "run": {"status": "awaiting_input", "invocation_id": "inv-1"}}),
+        )
+        .expect("a state")
+    }
+
+    #[test]
+    fn a_resume_snapshot_apart_from_the_known_state_names_what_it_left_out() {
+        let known = state(&[("tc-1", "completed"), ("tc-2", "pending")]);
+        assert_eq!(resumed_snapshot(&known, &known), None);
+        assert_eq!(resumed_snapshot(&known, &state(&[("tc-1", "completed")])), Some(ReqId::new("RESUME-008")));
+        assert_eq!(
+            resumed_snapshot(&known, &state(&[("tc-1", "pending"), ("tc-2", "pending")])),
+            Some(ReqId::new("RESUME-009"))
+        );
+        let mut other = known.clone();
+        other.run.status = chatwire_schema::RunStatus::Completed;
+        assert_eq!(resumed_snapshot(&known, &other), Some(ReqId::new("RESUME-002")));
     }
 }

@@ -12,6 +12,7 @@
 //! - `owed`: a snapshot where a catch-up is owed (since 1.1, RESUME-017);
 //! - [`stream`]: streamed text against the script (since 1.1): chunks, the end, resumes;
 //! - [`retry`]: answers to `chat.retry` and the retried run (since 1.1);
+//! - [`slice`]: a settlement that reopens a turn comes after its `run_started` (RUN-007);
 //! - [`errors`]: `fatal` flags, closes after errors;
 //! - [`attach`]: several connections on one session (since 1.2): every event reaches every tab
 //!   under one seq, answers only the requester, the tabs' views agree;
@@ -37,6 +38,7 @@ mod redact;
 pub mod retry;
 pub mod session;
 mod shared;
+pub mod slice;
 pub mod stream;
 pub mod version;
 pub mod window;
@@ -93,6 +95,7 @@ pub static ALWAYS_ON: &[&CheckDef] = &[
     &session::IDS_CONSISTENT,
     &session::BATCH_ORDER,
     &session::SETTLED_STAYS_SETTLED,
+    &slice::RUN_STARTED_BEFORE_SETTLEMENT,
     &errors::ERRORS_WELL_FORMED,
     &errors::NONFATAL_KEEPS_OPEN,
     &advice::FRAME_LIMIT_DEFAULT,
@@ -142,6 +145,10 @@ pub const FRAME_EXCERPT: usize = 400;
 pub(crate) struct Out {
     pub raws: Vec<Raw>,
     pub evaluated: Vec<(&'static CheckDef, ReqId)>,
+    /// The frame gives the client a state the monitor knows is not the session's, under this
+    /// requirement, without a finding of its own (`diverge`): a scenario's check of that state
+    /// proves it, and what follows from it is not charged again.
+    pub apart: Option<ReqId>,
 }
 
 impl Out {
@@ -349,7 +356,7 @@ impl Monitor {
 
     /// The server sent a binary frame of `bytes` bytes on `conn`.
     pub fn server_binary(&mut self, conn: u64, bytes: usize) {
-        let out = Out { raws: vec![frame::binary(bytes)], evaluated: Vec::new() };
+        let out = Out { raws: vec![frame::binary(bytes)], ..Out::default() };
         self.collect(conn, out, None, None);
     }
 

@@ -158,6 +158,11 @@ pub(super) struct ConnState {
     pub window: WindowTrack,
     /// For a resume welcome: the cursor of the view the resume said it holds (`WINDOW-012`).
     pub resume_before: Option<chatwire_schema::Id>,
+    /// After an update that was not the fold of the events sent (STATE-004): that fold, with
+    /// every event since. The client's state is apart until an update equals it (`diverge`).
+    pub shadow: Option<UiState>,
+    /// After a resumed welcome, until the state frame that follows it: the welcome's seq.
+    pub resume_welcome_seq: Option<u64>,
     /// The state it holds left the oracle's fold at a finding under this requirement, and no
     /// state frame gave the server's state since (`super::diverge`).
     pub diverged: Option<ReqId>,
@@ -272,6 +277,7 @@ impl Monitor {
                     c.window.size = asked.or(holds.as_ref().map(|_| chatwire_schema::window::MAX_WINDOW_ITEMS));
                     c.resume_before = holds.and_then(|b| chatwire_schema::Id::try_from(b).ok());
                 }
+                c.resume_welcome_seq = w.resumed.then_some(w.seq);
                 c.catch_up = hello.as_ref().and_then(|h| h.resume_last_seq).filter(|_| w.resumed).map(|last_seq| {
                     CatchUpWindow {
                         last_seq,
@@ -337,6 +343,7 @@ impl Monitor {
                 c.awaiting_snapshot = true;
                 c.new_session = !w.resumed;
                 c.oracle.clear();
+                c.shadow = None;
                 c.batch = None;
                 c.state_seq = None;
                 c.state_seen = false;
@@ -374,17 +381,34 @@ impl Monitor {
                 }
                 // A snapshot after the first is a windowed connection's fresh window (WINDOW-006).
                 let fresh = !c.awaiting_snapshot;
+                c.shadow = None;
                 let new_session = c.new_session;
                 c.new_session = false;
                 c.awaiting_snapshot = false;
                 c.catch_up = None;
                 c.batch = None;
                 let view = view_of(c);
+                // A resume's snapshot that is not the session's state the monitor knows (`diverge`).
+                let mut apart_from = None;
+                if let (Some(welcome_seq), false, Some(track)) = (
+                    c.resume_welcome_seq.take(),
+                    fresh || c.window.windowed(),
+                    c.session.as_ref().and_then(|s| self.sessions.get(s)),
+                ) {
+                    let known = patch::known_at_welcome(&track.held, &track.kinds, welcome_seq, view);
+                    out.apart = known.and_then(|k| super::diverge::resumed_snapshot(&k.state.to_state(), &s.state));
+                    apart_from = known.filter(|_| out.apart.is_some()).map(|k| k.state.clone());
+                }
                 let track = c.session.as_ref().and_then(|s| self.sessions.get_mut(s));
                 if !c.window.windowed() {
                     window::snapshot(&mut c.window, None, s, fresh, out);
                     c.oracle.snapshot(&s.state);
-                    let held = took_state(c, track, s.seq, Some(SharedState::from_state(&s.state)), true);
+                    let mut track = track;
+                    let held =
+                        took_state(c, track.as_deref_mut(), s.seq, Some(SharedState::from_state(&s.state)), true);
+                    if let (Some(state), Some(track)) = (apart_from, track) {
+                        track.held.correct(Held { seq: s.seq, state, view });
+                    }
                     self.attach_state(conn, s.seq, held, out);
                     return self.after_typed(conn, frame, None, out);
                 }
@@ -510,12 +534,22 @@ impl Monitor {
                     c.oracle.snapshot(&u.state);
                 } else {
                     match c.oracle.received(&u.state, &mut self.redactor) {
-                        Some(raw) => out.raws.push(raw),
+                        Some(raw) => {
+                            out.raws.push(raw);
+                            if c.shadow.is_none() {
+                                c.shadow = c.oracle.take_replaced();
+                            }
+                        }
                         None if c.oracle.expected().is_some() => {
                             out.eval(&oracle::STATE_MATCHES_REDUCER, raw_state_004())
                         }
                         None => {}
                     }
+                    // Apart until an update gives the fold the events sent lead to (`diverge`).
+                    if c.shadow.as_ref().is_some_and(|shadow| shadow == &u.state) {
+                        c.shadow = None;
+                    }
+                    out.apart = c.shadow.as_ref().map(|_| raw_state_004());
                 }
                 let track = c.session.as_ref().and_then(|s| self.sessions.get_mut(s));
                 let held = took_state(c, track, u.seq, Some(SharedState::from_state(&u.state)), false);
@@ -612,6 +646,7 @@ impl Monitor {
                     }
                 }
                 in_reply_to = other.in_reply_to();
+                super::slice::settlement(other, c.oracle.expected(), out);
                 let settled_before = settled_call(c.oracle.expected(), other);
                 if let Some(call) = referenced_call(other) {
                     match &settled_before {
@@ -633,6 +668,10 @@ impl Monitor {
                 if let Some(event) = other.ui_event() {
                     let rule = event.rule();
                     let kept = event.refusal_rules();
+                    if let Some(shadow) = c.shadow.as_mut() {
+                        // Refusals are the oracle's to report; the shadow only follows.
+                        let _ = shadow.apply(event);
+                    }
                     match c.oracle.apply(event) {
                         Ok(()) => {
                             out.eval(&EVENTS_ACCEPTED, ReqId::new("STATE-006"));
