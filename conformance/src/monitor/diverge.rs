@@ -9,8 +9,13 @@
 //! the patched state, which is not the server's, so what follows still depends on the divergence.
 //! A golden snapshot taken while the connection is apart is charged under the requirement that
 //! began the divergence ([`super::Monitor::divergence`]).
+//!
+//! Two ways apart that no later state frame ends by matching a fold built on it: an update that is
+//! not the fold of the events sent (`STATE-004`) stays apart until an update equals the fold of
+//! every event sent (a shadow of the fold kept since); and a resume's snapshot that leaves out a
+//! call the monitor knows is pending (`RESUME-008`) stays apart until the next snapshot, since the
+//! server builds every patch on the state it holds.
 
-use chatwire_schema::ui_state::ToolCallItem;
 use chatwire_schema::{DisplayItem, ReqId, ServerFrame, ToolCallStatus, UiState};
 
 use super::check::{CheckDef, Raw};
@@ -42,44 +47,21 @@ fn patch_apart(raw: &Raw) -> bool {
     raw.check.id == patch::PATCH_MATCHES_REDUCER.id && raw.requirement == ReqId::new("STATE-038")
 }
 
-/// The requirements [`resumed_snapshot`] marks a divergence under.
-const RESUMED_APART: &[ReqId] = &[ReqId::new("RESUME-002"), ReqId::new("RESUME-008"), ReqId::new("RESUME-009")];
+/// The requirement [`resumed_snapshot`] marks a divergence under.
+const RESUMED_APART: ReqId = ReqId::new("RESUME-008");
 
 /// The snapshot after a resumed welcome, `got`, where the monitor knows the session's state at
-/// that welcome (`known`: nothing changed since a state a connection here held): when they
-/// differ, the requirement the difference breaks (a pending call left out: RESUME-008; a settled
-/// call left out or changed: RESUME-009; else the whole state: RESUME-002). No finding: the
-/// scenario's check of the resumed state proves it; this only marks what follows as its
-/// consequence (an event about the left-out call, a patch from the server's state).
+/// that welcome (`known`: nothing changed since a state a connection here held): RESUME-008 when
+/// it leaves out a call that is `pending` there. No finding: the scenario's check of the resumed
+/// state proves it; this only marks what follows as its consequence (the completion of the left-out
+/// call, every patch the server builds on the state it holds). Other differences are left to the
+/// checks that judge them as before: which requirement they break (a rewind or a settlement not
+/// kept, RESUME-009, REWIND-004, RESUME-011) is not the snapshot's to tell.
 pub(super) fn resumed_snapshot(known: &UiState, got: &UiState) -> Option<ReqId> {
-    if known == got {
-        return None;
-    }
-    let calls = |state: &UiState| -> Vec<(ToolCallItem, bool)> {
-        state
-            .items
-            .iter()
-            .filter_map(|i| match i {
-                DisplayItem::ToolCall(c) => Some((c.clone(), c.status.is_terminal())),
-                _ => None,
-            })
-            .collect()
-    };
-    let got_calls = calls(got);
-    let mut requirement = RESUMED_APART[0];
-    for (call, settled) in calls(known) {
-        let kept = got_calls.iter().any(|(c, _)| c == &call);
-        if kept {
-            continue;
-        }
-        if settled {
-            return Some(RESUMED_APART[2]);
-        }
-        if call.status == ToolCallStatus::Pending && !got_calls.iter().any(|(c, _)| c.id == call.id) {
-            requirement = RESUMED_APART[1];
-        }
-    }
-    Some(requirement)
+    let pending_left_out = known.items.iter().any(|i| {
+        matches!(i, DisplayItem::ToolCall(c) if c.status == ToolCallStatus::Pending && got.tool_call(&c.id).is_none())
+    });
+    pending_left_out.then_some(RESUMED_APART)
 }
 
 /// After the monitor judged `frame` (its findings from `first` on in `out`): drops the findings
@@ -107,7 +89,7 @@ pub(super) fn after_frame(diverged: Option<ReqId>, frame: &ServerFrame, out: &mu
         // A resume's snapshot the monitor knows is not the session's stays the base of every
         // patch after it, so no patch gives the server's state again; the next snapshot does.
         ServerFrame::UiStatePatch(_) => {
-            apart.map(|r| diverged.unwrap_or(r)).or(diverged.filter(|r| RESUMED_APART.contains(r)))
+            apart.map(|r| diverged.unwrap_or(r)).or(diverged.filter(|r| *r == RESUMED_APART))
         }
         _ => diverged.or(began),
     }
@@ -184,16 +166,14 @@ mod tests {
     }
 
     #[test]
-    fn a_resume_snapshot_apart_from_the_known_state_names_what_it_left_out() {
+    fn a_resume_snapshot_that_leaves_out_a_pending_call_is_apart_under_resume_008() {
         let known = state(&[("tc-1", "completed"), ("tc-2", "pending")]);
         assert_eq!(resumed_snapshot(&known, &known), None);
         assert_eq!(resumed_snapshot(&known, &state(&[("tc-1", "completed")])), Some(ReqId::new("RESUME-008")));
-        assert_eq!(
-            resumed_snapshot(&known, &state(&[("tc-1", "pending"), ("tc-2", "pending")])),
-            Some(ReqId::new("RESUME-009"))
-        );
+        // A settled call changed, a run status: the checks of those judge them.
+        assert_eq!(resumed_snapshot(&known, &state(&[("tc-1", "pending"), ("tc-2", "pending")])), None);
         let mut other = known.clone();
         other.run.status = chatwire_schema::RunStatus::Completed;
-        assert_eq!(resumed_snapshot(&known, &other), Some(ReqId::new("RESUME-002")));
+        assert_eq!(resumed_snapshot(&known, &other), None);
     }
 }

@@ -221,7 +221,7 @@ fn an_update_apart_from_the_fold_stays_apart_until_an_update_gives_it() {
     let mut m = bound();
     turn_with_call(&mut m, "tc-1");
     let mut truth = m.state(0).cloned().unwrap();
-    let mut send = |m: &mut Monitor, truth: &mut chatwire_schema::UiState, event: Value, sent: Option<Value>| {
+    let send = |m: &mut Monitor, truth: &mut chatwire_schema::UiState, event: Value, sent: Option<Value>| {
         let frame: chatwire_schema::ServerFrame = serde_json::from_value(event.clone()).unwrap();
         truth.apply(frame.ui_event().unwrap()).unwrap();
         let seq = event["seq"].as_u64().unwrap();
