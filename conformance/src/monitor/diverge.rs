@@ -19,7 +19,7 @@
 use chatwire_schema::{DisplayItem, ReqId, ServerFrame, ToolCallStatus, UiState};
 
 use super::check::{CheckDef, Raw};
-use super::{oracle, patch, session, slice, stream, Out};
+use super::{oracle, patch, reopen, session, stream, Out};
 
 /// The checks that judge a frame against the state the monitor folded: after a divergence their
 /// findings follow from it. `None`: every requirement of the check.
@@ -33,7 +33,7 @@ static STATE_DEPENDENT: &[(&CheckDef, Option<ReqId>)] = &[
     (&stream::STREAM_CONTINUES_AFTER_RESUME, None),
     (&session::IDS_CONSISTENT, Some(ReqId::new("ID-002"))),
     (&session::SETTLED_STAYS_SETTLED, None),
-    (&slice::RUN_STARTED_BEFORE_SETTLEMENT, None),
+    (&reopen::RUN_STARTED_BEFORE_SETTLEMENT, None),
 ];
 
 fn state_dependent(raw: &Raw) -> bool {

@@ -12,7 +12,7 @@
 //! - `owed`: a snapshot where a catch-up is owed (since 1.1, RESUME-017);
 //! - [`stream`]: streamed text against the script (since 1.1): chunks, the end, resumes;
 //! - [`retry`]: answers to `chat.retry` and the retried run (since 1.1);
-//! - [`slice`]: a settlement that reopens a turn comes after its `run_started` (RUN-007);
+//! - [`reopen`]: a settlement that reopens a turn comes after its `run_started` (RUN-007);
 //! - [`errors`]: `fatal` flags, closes after errors;
 //! - [`attach`]: several connections on one session (since 1.2): every event reaches every tab
 //!   under one seq, answers only the requester, the tabs' views agree;
@@ -35,10 +35,10 @@ pub mod oracle;
 mod owed;
 pub mod patch;
 mod redact;
+pub mod reopen;
 pub mod retry;
 pub mod session;
 mod shared;
-pub mod slice;
 pub mod stream;
 pub mod version;
 pub mod window;
@@ -95,7 +95,7 @@ pub static ALWAYS_ON: &[&CheckDef] = &[
     &session::IDS_CONSISTENT,
     &session::BATCH_ORDER,
     &session::SETTLED_STAYS_SETTLED,
-    &slice::RUN_STARTED_BEFORE_SETTLEMENT,
+    &reopen::RUN_STARTED_BEFORE_SETTLEMENT,
     &errors::ERRORS_WELL_FORMED,
     &errors::NONFATAL_KEEPS_OPEN,
     &advice::FRAME_LIMIT_DEFAULT,

@@ -646,7 +646,7 @@ impl Monitor {
                     }
                 }
                 in_reply_to = other.in_reply_to();
-                super::slice::settlement(other, c.oracle.expected(), out);
+                super::reopen::settlement(other, c.oracle.expected(), out);
                 let settled_before = settled_call(c.oracle.expected(), other);
                 if let Some(call) = referenced_call(other) {
                     match &settled_before {
