@@ -41,3 +41,28 @@ pub fn check_log(path: &Path, validator: Arc<FrameValidator>) -> Result<Scenario
         version: monitor.first_version().map(|v| v.to_string()),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::Verdict;
+
+    /// Wire logs of the cluster load test (#23) in which a replica's kill met a recovery's early
+    /// stream end: of a retried run (SCRIPT-020 charged the retry's say, ended early), and cut off
+    /// from its `run_complete` (the cut charged SCRIPT-019). A correct server's traffic: no finding.
+    #[test]
+    fn recorded_recoveries_under_kills_are_not_charged() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/wire-logs/cluster-load");
+        let validator = Arc::new(FrameValidator::new());
+        let mut logs = 0;
+        for entry in std::fs::read_dir(&dir).expect("the recorded logs are there") {
+            let path = entry.expect("a directory entry").path();
+            let report = check_log(&path, validator.clone()).expect("a readable wire log");
+            let failing: Vec<_> =
+                report.checks.iter().filter(|c| matches!(c.verdict, Verdict::Fail | Verdict::Warn)).collect();
+            assert!(failing.is_empty(), "{}: {failing:#?}", path.display());
+            logs += 1;
+        }
+        assert_eq!(logs, 3);
+    }
+}

@@ -119,13 +119,16 @@ const TABLE: &[Expectation] = &[
         caught_by: Caught::MustFailure,
         offer: Offer::Default,
     },
-    // The resume snapshot leaves pending calls out: a pending call must stay answerable (RESUME-008)
-    // and the snapshot must hold the whole state (RESUME-002).
+    // The resume snapshot leaves pending calls out: a pending call must stay answerable from the
+    // resumed connection (RESUME-008). One fault, one charge: the monitor knows the session's state
+    // at the welcome and marks the snapshot apart under RESUME-008 (the requirement a left-out
+    // pending call breaks), so each check of the resumed state is charged under it, and the
+    // completion of the left-out call (STATE-025) and the final state (TOOL-016) follow from it.
     Expectation {
         fault: "pending-lost-on-resume",
         scenarios: &["inline-pending-survives-resume", "rapid-reconnects", "artifact-surface-survives-resume"],
-        violates: &["RESUME-008", "RESUME-002"],
-        cascades: &["STATE-025", "TOOL-016"],
+        violates: &["RESUME-008"],
+        cascades: &[],
         caught_by: Caught::MustFailure,
         offer: Offer::Default,
     },
@@ -152,13 +155,16 @@ const TABLE: &[Expectation] = &[
         caught_by: Caught::MustFailure,
         offer: Offer::Default,
     },
-    // Display order follows settlement: batch items must stay in call order (MULTI-004), and the
-    // sent state no longer equals the reducer's fold (STATE-004).
+    // Display order follows settlement: the sent state no longer equals the reducer's fold
+    // (STATE-004), because batch items leave call order (MULTI-004). One fault, one charge: the
+    // first such update is charged under STATE-004, and the client stays apart from the fold until
+    // an update gives it again (`monitor::diverge`), so the golden snapshots of the reordered state
+    // (declared MULTI-004, STATE-015) are charged under it too.
     Expectation {
         fault: "display-order-by-completion",
         scenarios: &["multi-tool-out-of-order", "multi-tool-progress-and-failure", "multi-tool-output-placement"],
-        violates: &["MULTI-004", "STATE-004"],
-        cascades: &["STATE-015"],
+        violates: &["STATE-004"],
+        cascades: &[],
         caught_by: Caught::MustFailure,
         offer: Offer::V1_0,
     },
@@ -223,11 +229,13 @@ const TABLE: &[Expectation] = &[
     },
     // ui_state_updated drops progress: every update equals the fold of the events (STATE-004); on a
     // connection with patches, the patch drops its progress ops and gives another state (STATE-038).
+    // One fault, one charge: the final golden snapshot (declared MULTI-004) lacks the dropped
+    // progress, so it is charged under the STATE-004 finding the client's state is apart since.
     Expectation {
         fault: "state-diverges",
         scenarios: &["multi-tool-progress-and-failure"],
         violates: &["STATE-004"],
-        cascades: &["MULTI-004"],
+        cascades: &[],
         caught_by: Caught::MustFailure,
         offer: Offer::V1_0,
     },
@@ -282,11 +290,13 @@ const TABLE: &[Expectation] = &[
     },
     // Deadlines are ignored: a pending call past its deadline must expire (TOOL-018, SCRIPT-013).
     // Genuine too: the call that should have expired takes a late response and settles again (TOOL-012).
+    // The step that waits for the expiry's run_started times out: no expiry (TOOL-018); a settlement
+    // before its run_started would be the always-on check's RUN-007 finding instead.
     Expectation {
         fault: "expiry-ignored",
         scenarios: &["expiry-then-response", "expiry-while-disconnected"],
         violates: &["TOOL-018", "TOOL-012"],
-        cascades: &["RUN-007"],
+        cascades: &[],
         caught_by: Caught::MustFailure,
         offer: Offer::Default,
     },
@@ -387,11 +397,15 @@ const TABLE: &[Expectation] = &[
     },
     // Tool call ids of 122 characters: at most 121 (ID-003), or the reducer cannot form the output
     // item id (STATE-015, through STATE-006) and the states part (STATE-004).
+    // Genuine too: only the announced id is long, so the response to the pending call as announced
+    // is refused (unknown_tool_call) instead of settled (TOOL-016). Its step waited for the slice the
+    // response opens; no RUN-007 is broken (a settlement before run_started would be the always-on
+    // check's).
     Expectation {
         fault: "tool-call-id-too-long",
         scenarios: &["hitl-submit", "auto-tool-progress-output"],
-        violates: &["ID-003", "STATE-015"],
-        cascades: &["RUN-007"],
+        violates: &["ID-003", "STATE-015", "TOOL-016"],
+        cascades: &[],
         caught_by: Caught::MustFailure,
         offer: Offer::Default,
     },
@@ -686,12 +700,14 @@ const TABLE: &[Expectation] = &[
         caught_by: Caught::MustFailure,
         offer: Offer::Default,
     },
-    // The events a request causes reach only the requesting tab (ATTACH-004).
+    // The events a request causes reach only the requesting tab (ATTACH-004). The other tab's
+    // steps that wait for those events prove ATTACH-004 alone; an answer reaching it is the
+    // monitor's ATTACH-005 finding (answer-to-every-tab), not theirs.
     Expectation {
         fault: "event-only-to-requester",
         scenarios: &["attach-two-tabs-one-turn", "attach-other-tab-message-and-cancel"],
         violates: &["ATTACH-004"],
-        cascades: &["ATTACH-005"],
+        cascades: &[],
         caught_by: Caught::MustFailure,
         offer: Offer::Default,
     },

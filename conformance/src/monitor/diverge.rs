@@ -9,11 +9,17 @@
 //! the patched state, which is not the server's, so what follows still depends on the divergence.
 //! A golden snapshot taken while the connection is apart is charged under the requirement that
 //! began the divergence ([`super::Monitor::divergence`]).
+//!
+//! Two ways apart that no later state frame ends by matching a fold built on it: an update that is
+//! not the fold of the events sent (`STATE-004`) stays apart until an update equals the fold of
+//! every event sent (a shadow of the fold kept since); and a resume's snapshot that leaves out a
+//! call the monitor knows is pending (`RESUME-008`) stays apart until the next snapshot, since the
+//! server builds every patch on the state it holds.
 
-use chatwire_schema::{ReqId, ServerFrame};
+use chatwire_schema::{DisplayItem, ReqId, ServerFrame, ToolCallStatus, UiState};
 
 use super::check::{CheckDef, Raw};
-use super::{oracle, patch, session, stream, Out};
+use super::{oracle, patch, reopen, session, stream, Out};
 
 /// The checks that judge a frame against the state the monitor folded: after a divergence their
 /// findings follow from it. `None`: every requirement of the check.
@@ -27,6 +33,7 @@ static STATE_DEPENDENT: &[(&CheckDef, Option<ReqId>)] = &[
     (&stream::STREAM_CONTINUES_AFTER_RESUME, None),
     (&session::IDS_CONSISTENT, Some(ReqId::new("ID-002"))),
     (&session::SETTLED_STAYS_SETTLED, None),
+    (&reopen::RUN_STARTED_BEFORE_SETTLEMENT, None),
 ];
 
 fn state_dependent(raw: &Raw) -> bool {
@@ -38,6 +45,23 @@ fn state_dependent(raw: &Raw) -> bool {
 /// other).
 fn patch_apart(raw: &Raw) -> bool {
     raw.check.id == patch::PATCH_MATCHES_REDUCER.id && raw.requirement == ReqId::new("STATE-038")
+}
+
+/// The requirement [`resumed_snapshot`] marks a divergence under.
+const RESUMED_APART: ReqId = ReqId::new("RESUME-008");
+
+/// The snapshot after a resumed welcome, `got`, where the monitor knows the session's state at
+/// that welcome (`known`: nothing changed since a state a connection here held): RESUME-008 when
+/// it leaves out a call that is `pending` there. No finding: the scenario's check of the resumed
+/// state proves it; this only marks what follows as its consequence (the completion of the left-out
+/// call, every patch the server builds on the state it holds). Other differences are left to the
+/// checks that judge them as before: which requirement they break (a rewind or a settlement not
+/// kept, RESUME-009, REWIND-004, RESUME-011) is not the snapshot's to tell.
+pub(super) fn resumed_snapshot(known: &UiState, got: &UiState) -> Option<ReqId> {
+    let pending_left_out = known.items.iter().any(|i| {
+        matches!(i, DisplayItem::ToolCall(c) if c.status == ToolCallStatus::Pending && got.tool_call(&c.id).is_none())
+    });
+    pending_left_out.then_some(RESUMED_APART)
 }
 
 /// After the monitor judged `frame` (its findings from `first` on in `out`): drops the findings
@@ -56,8 +80,17 @@ pub(super) fn after_frame(diverged: Option<ReqId>, frame: &ServerFrame, out: &mu
     }
     match frame {
         // The server's state again: the oracle took it over.
-        ServerFrame::Welcome(_) | ServerFrame::UiStateSnapshot(_) | ServerFrame::UiStateUpdated(_) => None,
-        ServerFrame::UiStatePatch(_) => apart.map(|r| diverged.unwrap_or(r)),
+        ServerFrame::Welcome(_) => None,
+        // Unless the monitor knows it is not the session's (a resume's snapshot, `out.apart`).
+        ServerFrame::UiStateSnapshot(_) => out.apart.map(|r| diverged.unwrap_or(r)),
+        // An update that is not the fold of the events sent leaves the client with a state that
+        // may not be the server's; it is apart until an update gives that fold (`out.apart`).
+        ServerFrame::UiStateUpdated(_) => out.apart.map(|r| diverged.unwrap_or(r)),
+        // A resume's snapshot the monitor knows is not the session's stays the base of every
+        // patch after it, so no patch gives the server's state again; the next snapshot does.
+        ServerFrame::UiStatePatch(_) => {
+            apart.map(|r| diverged.unwrap_or(r)).or(diverged.filter(|r| *r == RESUMED_APART))
+        }
         _ => diverged.or(began),
     }
 }
@@ -115,5 +148,32 @@ mod tests {
         // A patch that gives the fold again: judging resumes.
         let mut out = Out::default();
         assert_eq!(after_frame(apart, &patch(), &mut out, 0), None);
+    }
+
+    fn state(calls: &[(&str, &str)]) -> UiState {
+        let items: Vec<serde_json::Value> = calls
+            .iter()
+            .map(|(id, status)| {
+                serde_json::json!({"kind": "tool_call", "id": id, "invocation_id": "inv-1", "tool_name": "t",
+                    "interaction_type": "ui_tool", "component_type": "C", "display": "inline", "awaiting_response": true,
+                    "payload": {}, "status": status, "ts": "2026-01-15T10:00:00Z"})
+            })
+            .collect();
+        serde_json::from_value(
+            serde_json::json!({"items": items, "run": {"status": "awaiting_input", "invocation_id": "inv-1"}}),
+        )
+        .expect("a state")
+    }
+
+    #[test]
+    fn a_resume_snapshot_that_leaves_out_a_pending_call_is_apart_under_resume_008() {
+        let known = state(&[("tc-1", "completed"), ("tc-2", "pending")]);
+        assert_eq!(resumed_snapshot(&known, &known), None);
+        assert_eq!(resumed_snapshot(&known, &state(&[("tc-1", "completed")])), Some(ReqId::new("RESUME-008")));
+        // A settled call changed, a run status: the checks of those judge them.
+        assert_eq!(resumed_snapshot(&known, &state(&[("tc-1", "pending"), ("tc-2", "pending")])), None);
+        let mut other = known.clone();
+        other.run.status = chatwire_schema::RunStatus::Completed;
+        assert_eq!(resumed_snapshot(&known, &other), None);
     }
 }

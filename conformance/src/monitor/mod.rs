@@ -12,6 +12,7 @@
 //! - `owed`: a snapshot where a catch-up is owed (since 1.1, RESUME-017);
 //! - [`stream`]: streamed text against the script (since 1.1): chunks, the end, resumes;
 //! - [`retry`]: answers to `chat.retry` and the retried run (since 1.1);
+//! - [`reopen`]: a settlement that reopens a turn comes after its `run_started` (RUN-007);
 //! - [`errors`]: `fatal` flags, closes after errors;
 //! - [`attach`]: several connections on one session (since 1.2): every event reaches every tab
 //!   under one seq, answers only the requester, the tabs' views agree;
@@ -34,6 +35,7 @@ pub mod oracle;
 mod owed;
 pub mod patch;
 mod redact;
+pub mod reopen;
 pub mod retry;
 pub mod session;
 mod shared;
@@ -93,6 +95,7 @@ pub static ALWAYS_ON: &[&CheckDef] = &[
     &session::IDS_CONSISTENT,
     &session::BATCH_ORDER,
     &session::SETTLED_STAYS_SETTLED,
+    &reopen::RUN_STARTED_BEFORE_SETTLEMENT,
     &errors::ERRORS_WELL_FORMED,
     &errors::NONFATAL_KEEPS_OPEN,
     &advice::FRAME_LIMIT_DEFAULT,
@@ -142,6 +145,10 @@ pub const FRAME_EXCERPT: usize = 400;
 pub(crate) struct Out {
     pub raws: Vec<Raw>,
     pub evaluated: Vec<(&'static CheckDef, ReqId)>,
+    /// The frame gives the client a state the monitor knows is not the session's, under this
+    /// requirement, without a finding of its own (`diverge`): a scenario's check of that state
+    /// proves it, and what follows from it is not charged again.
+    pub apart: Option<ReqId>,
 }
 
 impl Out {
@@ -330,6 +337,14 @@ impl Monitor {
             let diverged = self.conns.get(&conn).and_then(|c| c.diverged);
             let first = out.raws.len();
             self.typed(conn, frame, &mut out);
+            if matches!(
+                frame,
+                ServerFrame::UiStateSnapshot(_) | ServerFrame::UiStatePatch(_) | ServerFrame::UiStateUpdated(_)
+            ) {
+                if let Some(c) = self.conns.get_mut(&conn) {
+                    c.early_end.resumed_state(c.oracle.expected(), &mut out);
+                }
+            }
             let still = diverge::after_frame(diverged, frame, &mut out, first);
             if let Some(c) = self.conns.get_mut(&conn) {
                 c.diverged = still;
@@ -341,7 +356,7 @@ impl Monitor {
 
     /// The server sent a binary frame of `bytes` bytes on `conn`.
     pub fn server_binary(&mut self, conn: u64, bytes: usize) {
-        let out = Out { raws: vec![frame::binary(bytes)], evaluated: Vec::new() };
+        let out = Out { raws: vec![frame::binary(bytes)], ..Out::default() };
         self.collect(conn, out, None, None);
     }
 
@@ -354,7 +369,7 @@ impl Monitor {
         c.ended = true;
         self.attach.ended(conn);
         let mut out = Out::default();
-        c.early_end.flush(&mut out);
+        park_early_end(c, &mut self.sessions);
         errors::server_close(code, c.fatal, c.nonfatal, &mut out);
         self.collect(conn, out, None, None);
     }
@@ -368,7 +383,7 @@ impl Monitor {
         c.ended = true;
         self.attach.ended(conn);
         let mut out = Out::default();
-        c.early_end.flush(&mut out);
+        park_early_end(c, &mut self.sessions);
         if c.nonfatal.is_some() && c.fatal.is_none() {
             errors::kept_open(&mut out);
         }
@@ -513,6 +528,15 @@ impl Monitor {
                 conn,
             });
         }
+    }
+}
+
+/// A connection ended with a stream's early end undecided (`stream::EarlyEnd`): the frame that
+/// would decide it went to no connection here, so it waits for the session's next resume.
+fn park_early_end(c: &mut ConnState, sessions: &mut HashMap<String, SessionTrack>) {
+    let parked = c.early_end.cut();
+    if let (true, Some(session)) = (parked.is_pending(), c.session.as_ref()) {
+        sessions.entry(session.clone()).or_default().early_end = parked;
     }
 }
 

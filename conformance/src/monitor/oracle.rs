@@ -49,6 +49,8 @@ pub struct StateOracle {
     /// Since the model last equalled a state the client held (`Sync`): where it changed since,
     /// so comparing it with the next state costs what changed, not the whole state.
     sync: Option<Sync>,
+    /// The fold the latest divergence replaced (`adopt`), for `super::diverge`'s shadow.
+    replaced: Option<UiState>,
 }
 
 /// The model equalled the state of seq `seq`, and has changed since only from item `from` on (and
@@ -145,9 +147,14 @@ impl StateOracle {
     pub(crate) fn adopt(&mut self, got: &UiState, redactor: &mut Normalizer) -> Option<String> {
         let expected = self.state.as_ref()?;
         let found = divergence(expected, got, redactor)?;
-        self.state = Some(got.clone());
+        self.replaced = self.state.replace(got.clone());
         self.sync = None;
         Some(found)
+    }
+
+    /// The fold the latest divergence replaced with the state the client holds.
+    pub(crate) fn take_replaced(&mut self) -> Option<UiState> {
+        self.replaced.take()
     }
 }
 

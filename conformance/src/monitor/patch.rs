@@ -105,6 +105,15 @@ impl HeldStates {
         }
     }
 
+    /// The session's state at `held.seq` in its view is `held`, whatever a connection was sent
+    /// then (a resume's snapshot the monitor knows is not the session's, `super::diverge`): a
+    /// later resume is judged against the session's state, not against that snapshot.
+    pub(super) fn correct(&mut self, held: Held) {
+        let views = self.states.entry(held.seq).or_default();
+        views.retain(|h| h.view != held.view);
+        views.push(held);
+    }
+
     /// The state the frame of seq `seq` carried, if still kept: as `view` held it where a
     /// connection of that view received it, else as any connection did.
     pub(super) fn at(&self, seq: u64, view: (chatwire_schema::ProtocolVersion, bool)) -> Option<&Held> {

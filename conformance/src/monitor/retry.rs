@@ -269,7 +269,7 @@ pub(super) fn server_frame(
         ServerFrame::RewindComplete(_) => track.retried = None,
         _ => {}
     }
-    retried_run(frame, track, script, out);
+    retried_run(frame, state, track, script, out);
 }
 
 /// The checks on a `chat.retry_accepted`; records what it kept and removed.
@@ -326,8 +326,14 @@ fn accepted(
     track.retried = Some((a.invocation_id.to_string(), kept, a.seq));
 }
 
-/// RETRY-002 and SCRIPT-020 on a frame of the retried run.
-fn retried_run(frame: &ServerFrame, track: &RetryTrack, script: Option<&RetrySteps>, out: &mut Out) {
+/// RETRY-002 and SCRIPT-020 on a frame of the retried run (`state`: the connection's before it).
+fn retried_run(
+    frame: &ServerFrame,
+    state: Option<&UiState>,
+    track: &RetryTrack,
+    script: Option<&RetrySteps>,
+    out: &mut Out,
+) {
     let Some((invocation, kept, accepted)) = &track.retried else { return };
     if frame.seq().is_some_and(|seq| seq <= *accepted) {
         return;
@@ -349,7 +355,7 @@ fn retried_run(frame: &ServerFrame, track: &RetryTrack, script: Option<&RetrySte
             (format!("calls {}", f.tool_name), script.tools.contains(&f.tool_name))
         }
         ServerFrame::AssistantMessage(f) if f.invocation_id.as_str() == invocation => {
-            ("says something".to_owned(), script.says.contains(&f.markdown))
+            ("says something".to_owned(), script.says.contains(&f.markdown) || ends_retry_say_early(f, state, script))
         }
         _ => return,
     };
@@ -362,6 +368,19 @@ fn retried_run(frame: &ServerFrame, track: &RetryTrack, script: Option<&RetrySte
             format!("the retried run {what} that no retry of the script does ({})", frame.type_name()),
         );
     }
+}
+
+/// Whether `end` closes the open stream with the text streamed so far, which begins a say of the
+/// script's retries: that say, ended early. Which say plays is SCRIPT-020's; whether it may end
+/// there (a recovery's interrupted end, `stream::EarlyEnd`) is SCRIPT-019's, so one early end is
+/// charged once, there.
+fn ends_retry_say_early(
+    end: &chatwire_schema::chat::assistant_message::AssistantMessage,
+    state: Option<&UiState>,
+    script: &RetrySteps,
+) -> bool {
+    let streamed = state.and_then(UiState::open_stream).filter(|o| o.id == end.item_id && o.markdown == end.markdown);
+    streamed.is_some() && script.says.iter().any(|say| say.starts_with(end.markdown.as_str()))
 }
 
 #[cfg(test)]
@@ -401,6 +420,47 @@ mod tests {
         assert_eq!(failing, vec![RetryKeepsOpenCall, RunInProgress]);
         assert_eq!(due_refusal(&open, "am-2", true), Some(RunInProgress));
         assert_eq!(due_refusal(&open, "nope", false), Some(CapabilityNotOffered));
+    }
+
+    /// The retried turn inv-2 streaming `text` (open when `open`), after its user message.
+    fn streaming(text: &str, open: bool) -> UiState {
+        serde_json::from_value(json!({
+            "items": [
+                {"kind": "user_message", "id": "it-2", "invocation_id": "inv-2", "text": "b", "client_message_id": "u2", "ts": "2026-01-15T10:00:00Z"},
+                {"kind": "assistant_markdown", "id": "am-3", "invocation_id": "inv-2", "markdown": text, "streaming": open, "ts": "2026-01-15T10:00:00Z"}
+            ],
+            "run": {"status": "running", "invocation_id": "inv-2"}
+        }))
+        .unwrap()
+    }
+
+    /// SCRIPT-020's verdicts on the `chat.assistant_message` of the retried run carrying `markdown`,
+    /// after `state`: (evaluated, failed).
+    fn judge_end(state: &UiState, markdown: &str) -> (usize, usize) {
+        let script = RetrySteps::from_script(&json!({"turns": [{"steps": [{"op": "say", "markdown": "first"}],
+            "retries": [{"steps": [{"op": "say", "markdown": "Again", "chunks": ["Ag", "ain"]}]}]}]}));
+        let track = RetryTrack { removed: HashSet::new(), retried: Some(("inv-2".into(), HashSet::new(), 5)) };
+        let end: ServerFrame = serde_json::from_value(json!({"type": "chat.assistant_message", "seq": 9,
+            "invocation_id": "inv-2", "item_id": "am-3", "markdown": markdown, "ts": "2026-01-15T10:00:00Z"}))
+        .unwrap();
+        let mut out = Out::default();
+        retried_run(&end, Some(state), &track, Some(&script), &mut out);
+        let count = |list: Vec<ReqId>| list.into_iter().filter(|r| *r == SCRIPT_020).count();
+        (
+            count(out.evaluated.iter().map(|(_, r)| *r).collect()),
+            count(out.raws.iter().map(|r| r.requirement).collect()),
+        )
+    }
+
+    /// A recovery ends a retried run's stream early (`stream::EarlyEnd` judges whether it may): the
+    /// message is still the retry's say, so SCRIPT-020 does not charge the early end again.
+    #[test]
+    fn a_retry_say_ended_early_is_still_the_retry_say() {
+        assert_eq!(judge_end(&streaming("Ag", true), "Again"), (1, 0), "the whole say");
+        assert_eq!(judge_end(&streaming("Ag", true), "Ag"), (1, 0), "the say ended after its first chunk");
+        assert_eq!(judge_end(&streaming("Xy", true), "Xy"), (0, 1), "text no retry says");
+        assert_eq!(judge_end(&streaming("Ag", false), "Ag"), (0, 1), "a whole message that is no say");
+        assert_eq!(judge_end(&streaming("Ag", true), "Agx"), (0, 1), "an end that is not the streamed text");
     }
 
     #[test]

@@ -21,6 +21,10 @@ use super::window::{self, WindowTrack};
 use super::{errors, owed, stream, Monitor, Out, SessionScript};
 use crate::scenario::Level;
 
+mod flow;
+
+use flow::{check_batch, check_seq, check_stream, check_update_flow, introduced_ids, referenced_call, settled_call};
+
 const SEQ_001: ReqId = ReqId::new("SEQ-001");
 const SEQ_002: ReqId = ReqId::new("SEQ-002");
 const SESSION_003: ReqId = ReqId::new("SESSION-003");
@@ -158,6 +162,11 @@ pub(super) struct ConnState {
     pub window: WindowTrack,
     /// For a resume welcome: the cursor of the view the resume said it holds (`WINDOW-012`).
     pub resume_before: Option<chatwire_schema::Id>,
+    /// After an update that was not the fold of the events sent (STATE-004): that fold, with
+    /// every event since. The client's state is apart until an update equals it (`diverge`).
+    pub shadow: Option<UiState>,
+    /// After a resumed welcome, until the state frame that follows it: the welcome's seq.
+    pub resume_welcome_seq: Option<u64>,
     /// The state it holds left the oracle's fold at a finding under this requirement, and no
     /// state frame gave the server's state since (`super::diverge`).
     pub diverged: Option<ReqId>,
@@ -207,6 +216,8 @@ pub(super) struct SessionTrack {
     pub retry: RetryTrack,
     /// The items opened by a delta whose end no connection has seen yet.
     pub open_streams: std::collections::HashSet<String>,
+    /// A stream's early end a connection left undecided when it ended: the next resume judges it.
+    pub early_end: stream::EarlyEnd,
 }
 
 impl Monitor {
@@ -270,6 +281,7 @@ impl Monitor {
                     c.window.size = asked.or(holds.as_ref().map(|_| chatwire_schema::window::MAX_WINDOW_ITEMS));
                     c.resume_before = holds.and_then(|b| chatwire_schema::Id::try_from(b).ok());
                 }
+                c.resume_welcome_seq = w.resumed.then_some(w.seq);
                 c.catch_up = hello.as_ref().and_then(|h| h.resume_last_seq).filter(|_| w.resumed).map(|last_seq| {
                     CatchUpWindow {
                         last_seq,
@@ -327,10 +339,15 @@ impl Monitor {
                     let script = hello.as_ref().and_then(|h| h.script.clone());
                     self.sessions.entry(session.clone()).or_default().script = script;
                 }
+                if w.resumed {
+                    let parked = std::mem::take(&mut self.sessions.entry(session.clone()).or_default().early_end);
+                    c.early_end = stream::EarlyEnd::resume(parked);
+                }
                 c.session = Some(session.clone());
                 c.awaiting_snapshot = true;
                 c.new_session = !w.resumed;
                 c.oracle.clear();
+                c.shadow = None;
                 c.batch = None;
                 c.state_seq = None;
                 c.state_seen = false;
@@ -368,17 +385,34 @@ impl Monitor {
                 }
                 // A snapshot after the first is a windowed connection's fresh window (WINDOW-006).
                 let fresh = !c.awaiting_snapshot;
+                c.shadow = None;
                 let new_session = c.new_session;
                 c.new_session = false;
                 c.awaiting_snapshot = false;
                 c.catch_up = None;
                 c.batch = None;
                 let view = view_of(c);
+                // A resume's snapshot that is not the session's state the monitor knows (`diverge`).
+                let mut apart_from = None;
+                if let (Some(welcome_seq), false, Some(track)) = (
+                    c.resume_welcome_seq.take(),
+                    fresh || c.window.windowed(),
+                    c.session.as_ref().and_then(|s| self.sessions.get(s)),
+                ) {
+                    let known = patch::known_at_welcome(&track.held, &track.kinds, welcome_seq, view);
+                    out.apart = known.and_then(|k| super::diverge::resumed_snapshot(&k.state.to_state(), &s.state));
+                    apart_from = known.filter(|_| out.apart.is_some()).map(|k| k.state.clone());
+                }
                 let track = c.session.as_ref().and_then(|s| self.sessions.get_mut(s));
                 if !c.window.windowed() {
                     window::snapshot(&mut c.window, None, s, fresh, out);
                     c.oracle.snapshot(&s.state);
-                    let held = took_state(c, track, s.seq, Some(SharedState::from_state(&s.state)), true);
+                    let mut track = track;
+                    let held =
+                        took_state(c, track.as_deref_mut(), s.seq, Some(SharedState::from_state(&s.state)), true);
+                    if let (Some(state), Some(track)) = (apart_from, track) {
+                        track.held.correct(Held { seq: s.seq, state, view });
+                    }
                     self.attach_state(conn, s.seq, held, out);
                     return self.after_typed(conn, frame, None, out);
                 }
@@ -504,12 +538,22 @@ impl Monitor {
                     c.oracle.snapshot(&u.state);
                 } else {
                     match c.oracle.received(&u.state, &mut self.redactor) {
-                        Some(raw) => out.raws.push(raw),
+                        Some(raw) => {
+                            out.raws.push(raw);
+                            if c.shadow.is_none() {
+                                c.shadow = c.oracle.take_replaced();
+                            }
+                        }
                         None if c.oracle.expected().is_some() => {
                             out.eval(&oracle::STATE_MATCHES_REDUCER, raw_state_004())
                         }
                         None => {}
                     }
+                    // Apart until an update gives the fold the events sent lead to (`diverge`).
+                    if c.shadow.as_ref().is_some_and(|shadow| shadow == &u.state) {
+                        c.shadow = None;
+                    }
+                    out.apart = c.shadow.as_ref().map(|_| raw_state_004());
                 }
                 let track = c.session.as_ref().and_then(|s| self.sessions.get_mut(s));
                 let held = took_state(c, track, u.seq, Some(SharedState::from_state(&u.state)), false);
@@ -606,6 +650,7 @@ impl Monitor {
                     }
                 }
                 in_reply_to = other.in_reply_to();
+                super::reopen::settlement(other, c.oracle.expected(), out);
                 let settled_before = settled_call(c.oracle.expected(), other);
                 if let Some(call) = referenced_call(other) {
                     match &settled_before {
@@ -627,6 +672,10 @@ impl Monitor {
                 if let Some(event) = other.ui_event() {
                     let rule = event.rule();
                     let kept = event.refusal_rules();
+                    if let Some(shadow) = c.shadow.as_mut() {
+                        // Refusals are the oracle's to report; the shadow only follows.
+                        let _ = shadow.apply(event);
+                    }
                     match c.oracle.apply(event) {
                         Ok(()) => {
                             out.eval(&EVENTS_ACCEPTED, ReqId::new("STATE-006"));
@@ -710,209 +759,4 @@ impl Monitor {
 
 fn raw_state_004() -> ReqId {
     ReqId::new("STATE-004")
-}
-
-/// SEQ-001 / SEQ-002: present exactly on session frames, strictly growing on the connection.
-fn check_seq(c: &mut ConnState, frame: &ServerFrame, out: &mut Out) {
-    match frame.seq() {
-        Some(seq) => {
-            match c.last_seq {
-                Some(prev) if seq <= prev => {
-                    out.fail(&SEQ_INCREASING, SEQ_001, format!("seq {seq} after seq {prev} on this connection"))
-                }
-                Some(_) => out.eval(&SEQ_INCREASING, SEQ_001),
-                None => {}
-            }
-            c.last_seq = Some(seq);
-        }
-        None if c.session.is_some() => {
-            out.fail(&SEQ_INCREASING, SEQ_002, "an error on a connection bound to a session has no seq")
-        }
-        None => {}
-    }
-    if matches!(frame, ServerFrame::Error(_)) && c.session.is_some() && frame.seq().is_some() {
-        out.eval(&SEQ_INCREASING, SEQ_002);
-    }
-}
-
-/// STATE-003 / STATE-007 / MULTI-002: the frame after an event is its update; where patches are in
-/// force, its patch (STATE-036). A catch-up patch (right after a resume welcome) is no update.
-fn check_update_flow(c: &mut ConnState, frame: &ServerFrame, out: &mut Out) {
-    let continues_batch = match (frame, &c.batch) {
-        (ServerFrame::ToolCall(tc), Some((inv, idx))) => inv == tc.invocation_id.as_str() && tc.call_index == idx + 1,
-        _ => false,
-    };
-    let patches = c.in_force.has(&Capability::UiStatePatch);
-    let is_patch = matches!(frame, ServerFrame::UiStatePatch(_));
-    let catch_up = is_patch && c.awaiting_snapshot;
-    let (due, due_check, due_frame): (ReqId, &'static CheckDef, &str) = if patches {
-        (STATE_036, &PATCH_IN_PLACE_OF_UPDATE, "ui_state_patch")
-    } else {
-        (STATE_003, &UPDATE_AFTER_EVENT, "ui_state_updated")
-    };
-    let after_delta = std::mem::replace(&mut c.after_delta, matches!(frame, ServerFrame::AssistantMessageDelta(_)));
-    // A state frame after frames sent only to other attached connections (ATTACH-004).
-    if c.foreign_unknown && matches!(frame, ServerFrame::UiStateUpdated(_) | ServerFrame::UiStatePatch(_)) {
-        c.update_due = true;
-    }
-    match frame {
-        ServerFrame::UiStateUpdated(_) | ServerFrame::UiStatePatch(_) if !catch_up && after_delta && !c.update_due => {
-            out.fail(
-                &PATCH_IN_PLACE_OF_UPDATE,
-                STREAM_002,
-                format!(
-                    "{} right after a chat.assistant_message_delta: a delta is its own state change and gets no state frame",
-                    frame.type_name()
-                ),
-            );
-        }
-        ServerFrame::UiStateUpdated(_) | ServerFrame::UiStatePatch(_) if !catch_up => {
-            if c.update_due {
-                if patches == is_patch {
-                    out.eval(due_check, due);
-                }
-                out.eval(&UPDATE_AFTER_EVENT, STATE_007);
-            } else {
-                out.fail(
-                    &UPDATE_AFTER_EVENT,
-                    STATE_007,
-                    format!("{} without an event since the last state", frame.type_name()),
-                );
-            }
-            c.update_due = false;
-            if c.batch.is_some() {
-                c.batch_updated = true;
-            }
-        }
-        // A windowed connection's fresh window is the state frame of the cut (WINDOW-006).
-        ServerFrame::UiStateSnapshot(_) if c.update_due && c.window.windowed() => {
-            out.eval(&UPDATE_AFTER_EVENT, STATE_007);
-            c.update_due = false;
-        }
-        _ if continues_batch && c.batch_updated => {
-            out.fail(&UPDATE_AFTER_EVENT, MULTI_002, format!("a {due_frame} came between the tool calls of one batch"));
-        }
-        _ if continues_batch => out.eval(&UPDATE_AFTER_EVENT, MULTI_002),
-        _ if c.update_due => out.fail(
-            due_check,
-            due,
-            format!("{} arrived before the {due_frame} of the previous event", frame.type_name()),
-        ),
-        _ => {}
-    }
-    if after_delta && !matches!(frame, ServerFrame::UiStateUpdated(_) | ServerFrame::UiStatePatch(_)) {
-        out.eval(&PATCH_IN_PLACE_OF_UPDATE, STREAM_002);
-    }
-    if matches!(frame, ServerFrame::AssistantMessageDelta(_)) {
-        // Its own state change: no state frame is due (STREAM-002).
-        c.update_due = false;
-        c.batch_updated = false;
-    } else if frame.ui_event().is_some() {
-        c.update_due = true;
-        if !continues_batch {
-            c.batch_updated = false;
-        }
-    } else if catch_up || matches!(frame, ServerFrame::UiStateSnapshot(_) | ServerFrame::Welcome(_)) {
-        c.update_due = false;
-    }
-}
-
-/// The stream checks on an event (since 1.1): a delta only where `assistant_stream` is in force
-/// (SESSION-015), and the script's view of deltas, stream ends and whole messages (SCRIPT-019,
-/// STREAM-003). Called before the event is folded in.
-/// `cancelled`: the frame is the end of a stream an accepted cancel closed (`CANCEL-004` judges it).
-fn check_stream(
-    c: &mut ConnState,
-    script: Option<&SessionScript>,
-    frame: &ServerFrame,
-    cancelled: bool,
-    out: &mut Out,
-) {
-    c.early_end.next(frame, out);
-    let open = c.oracle.expected().and_then(UiState::open_stream);
-    match frame {
-        ServerFrame::AssistantMessageDelta(d) => {
-            // On a 1.0 connection the frame itself is undefined: COMPAT-005 reports it, once.
-            if c.version.is_some_and(|v| v.minor >= 1 || v.major > 1) {
-                c.in_force.require(Capability::AssistantStream, "chat.assistant_message_delta", out);
-            }
-            let first_after_resume = std::mem::take(&mut c.resumed_stream);
-            let text = match open {
-                Some(m) if m.id == d.item_id => m.markdown.as_str(),
-                // Another item that is no open stream: the reducer's refusal (STATE-045/046).
-                Some(_) => return,
-                None if c.oracle.expected().is_some_and(|s| s.items.iter().any(|i| i.id() == &d.item_id)) => return,
-                None => "",
-            };
-            if let Some(script) = script.filter(|s| s.says.streams()) {
-                stream::delta(&script.says, text, &d.delta, first_after_resume, out);
-            }
-        }
-        ServerFrame::AssistantMessage(m) => {
-            let Some(script) = script.filter(|_| !cancelled) else { return };
-            match open {
-                Some(o) if o.id == m.item_id => {
-                    stream::end(&script.says, &o.markdown, &m.markdown, &m.invocation_id, &mut c.early_end, out)
-                }
-                _ if c.oracle.expected().is_some_and(|s| s.items.iter().any(|i| i.id() == &m.item_id)) => {}
-                _ => stream::whole(&script.says, &m.markdown, c.in_force.has(&Capability::AssistantStream), out),
-            }
-        }
-        _ => {}
-    }
-}
-
-/// MULTI-001: consecutive calls of one invocation carry call_index 0, 1, 2…
-fn check_batch(c: &mut ConnState, frame: &ServerFrame, out: &mut Out) {
-    if let ServerFrame::ToolCall(tc) = frame {
-        let expected = match &c.batch {
-            Some((inv, idx)) if inv == tc.invocation_id.as_str() => idx + 1,
-            _ => 0,
-        };
-        if tc.call_index == expected {
-            out.eval(&BATCH_ORDER, MULTI_001);
-        } else {
-            out.fail(
-                &BATCH_ORDER,
-                MULTI_001,
-                format!("tool call with call_index {} where {expected} was due", tc.call_index),
-            );
-        }
-        c.batch = Some((tc.invocation_id.to_string(), tc.call_index));
-    } else {
-        c.batch = None;
-    }
-}
-
-/// Ids a frame introduces into the session (each must be new: ID-002). A stream's item is
-/// introduced by its first delta; its later deltas and its end name it again (`state`: before the frame).
-fn introduced_ids(frame: &ServerFrame, state: Option<&UiState>) -> Vec<String> {
-    let streaming = |item: &chatwire_schema::Id| state.and_then(UiState::open_stream).is_some_and(|m| &m.id == item);
-    match frame {
-        ServerFrame::UserMessageAccepted(f) => vec![f.invocation_id.to_string(), f.item_id.to_string()],
-        ServerFrame::AssistantMessage(f) if streaming(&f.item_id) => Vec::new(),
-        ServerFrame::AssistantMessageDelta(f) if streaming(&f.item_id) => Vec::new(),
-        ServerFrame::AssistantMessage(f) => vec![f.item_id.to_string()],
-        // Unknown state (a catch-up whose base the monitor never saw): a delta may continue a stream.
-        ServerFrame::AssistantMessageDelta(f)
-            if state.is_some_and(|s| !s.items.iter().any(|i| i.id() == &f.item_id)) =>
-        {
-            vec![f.item_id.to_string()]
-        }
-        ServerFrame::AssistantMessageDelta(_) => Vec::new(),
-        ServerFrame::ToolCall(f) => vec![f.tool_call_id.to_string()],
-        _ => Vec::new(),
-    }
-}
-
-/// The tool call a frame reports on: the call it names, unless it is the `chat.tool_call` that
-/// makes it.
-fn referenced_call(frame: &ServerFrame) -> Option<&chatwire_schema::Id> {
-    frame.tool_call_id().filter(|_| !matches!(frame, ServerFrame::ToolCall(_)))
-}
-
-/// The status of the call `frame` reports on, when the model shows it settled already (TOOL-010).
-fn settled_call(state: Option<&UiState>, frame: &ServerFrame) -> Option<String> {
-    let call = state?.tool_call(referenced_call(frame)?)?;
-    call.status.is_terminal().then(|| format!("{:?}", call.status).to_lowercase())
 }

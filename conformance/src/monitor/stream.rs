@@ -17,7 +17,7 @@
 use serde_json::Value;
 
 use chatwire_schema::chat::run_complete::RunCompleteStatus;
-use chatwire_schema::{ReqId, ServerFrame};
+use chatwire_schema::{ReqId, RunStatus, ServerFrame, UiState};
 
 use super::check::CheckDef;
 use super::Out;
@@ -191,29 +191,73 @@ pub(super) fn delta(says: &ScriptSays, text: &str, delta: &str, first_after_resu
 /// A stream that ended before its say's last chunk, judged at the connection's next event: a
 /// recovery's `run_complete` (`failed`, reason `interrupted`) of the same run makes it the end
 /// `STREAM-004` owes a run whose server stopped mid-stream (another instance recovered it,
-/// `spec/cluster.md`); anything else makes it `SCRIPT-019`'s finding.
-#[derive(Debug, Default)]
-pub(super) struct EarlyEnd(Option<(chatwire_schema::Id, String)>);
+/// `spec/cluster.md`); anything else makes it `SCRIPT-019`'s finding. A connection cut before that
+/// event hands it to the session ([`EarlyEnd::cut`]): the state the next resume gives tells how the
+/// run ended ([`EarlyEnd::resumed_state`]).
+#[derive(Clone, Debug, Default)]
+pub(super) struct EarlyEnd {
+    /// The run of the early end, and the finding it is if nothing explains it.
+    pending: Option<(chatwire_schema::Id, String)>,
+    /// Taken over from a cut connection: the resume's first state frame judges it.
+    resumed: bool,
+}
 
 impl EarlyEnd {
     /// The next event of the connection arrived (before it is judged itself).
     pub fn next(&mut self, frame: &ServerFrame, out: &mut Out) {
-        let Some((invocation, message)) = self.0.take() else { return };
+        self.resumed = false;
+        let Some((invocation, message)) = self.pending.take() else { return };
         match frame {
             ServerFrame::RunComplete(f)
                 if f.invocation_id == invocation
                     && f.status == RunCompleteStatus::Failed
                     && f.reason.as_deref() == Some("interrupted") => {}
             // What a recovery settles before the run's end (its open calls).
-            ServerFrame::ToolCallComplete(_) | ServerFrame::ToolCallDismiss(_) => self.0 = Some((invocation, message)),
+            ServerFrame::ToolCallComplete(_) | ServerFrame::ToolCallDismiss(_) => {
+                self.pending = Some((invocation, message))
+            }
             _ => out.fail(&SAY_CHUNKS_AS_SCRIPTED, SCRIPT_019, message),
         }
     }
 
-    /// The connection ended with the early end still unexplained.
-    pub fn flush(&mut self, out: &mut Out) {
-        if let Some((_, message)) = self.0.take() {
-            out.fail(&SAY_CHUNKS_AS_SCRIPTED, SCRIPT_019, message);
+    /// The connection ended (closed, or cut by a kill) before the event that decides the early
+    /// end: what it left undecided, for the session's next resume. Never resumed, it stays
+    /// undecided, not charged: the frames that would decide it went to no connection here.
+    pub fn cut(&mut self) -> EarlyEnd {
+        EarlyEnd { pending: self.pending.take(), resumed: false }
+    }
+
+    /// Whether an early end waits for its decision.
+    pub fn is_pending(&self) -> bool {
+        self.pending.is_some()
+    }
+
+    /// A resumed connection takes over the early end a cut connection of its session left.
+    pub fn resume(parked: EarlyEnd) -> EarlyEnd {
+        EarlyEnd { resumed: parked.pending.is_some(), pending: parked.pending }
+    }
+
+    /// The state the resume's first state frame gives (a snapshot or a catch-up): the run ended
+    /// `failed` is the interrupted end (the `run_complete` was committed while no connection was
+    /// open, so its reason is not seen); `completed` or `awaiting_input` went on after the early
+    /// end, `SCRIPT-019`'s finding; still `running`, the next event decides. Anything else (another
+    /// turn since, a cancel, an unknown state) cannot tell, and is left undecided.
+    pub fn resumed_state(&mut self, state: Option<&UiState>, out: &mut Out) {
+        if !std::mem::take(&mut self.resumed) {
+            return;
+        }
+        let Some((invocation, message)) = self.pending.take() else { return };
+        let Some(run) = state.map(|s| &s.run).filter(|r| r.invocation_id.as_ref() == Some(&invocation)) else {
+            return;
+        };
+        match run.status {
+            RunStatus::Running => self.pending = Some((invocation, message)),
+            RunStatus::Completed | RunStatus::AwaitingInput => out.fail(
+                &SAY_CHUNKS_AS_SCRIPTED,
+                SCRIPT_019,
+                format!("{message}, and the state after the resume shows the run went on"),
+            ),
+            RunStatus::Failed | RunStatus::Cancelled | RunStatus::Idle => {}
         }
     }
 }
@@ -248,7 +292,7 @@ pub(super) fn end(
     }
     if known {
         let (chunks, k) = says.positions(text).next().map_or((0, 0), |(c, k)| (c.len(), k));
-        early.0 = Some((invocation.clone(), format!("the stream ends after {k} of the say's {chunks} chunks")));
+        early.pending = Some((invocation.clone(), format!("the stream ends after {k} of the say's {chunks} chunks")));
     }
 }
 
@@ -341,7 +385,9 @@ mod tests {
         end(s, text, markdown, &inv, &mut early, o);
         match next {
             Some(frame) => early.next(frame, o),
-            None => early.flush(o),
+            // Undecided at the end (no connection cut): the test reads it as the finding it would be.
+            None if early.is_pending() => o.fail(&SAY_CHUNKS_AS_SCRIPTED, SCRIPT_019, "undecided"),
+            None => {}
         }
     }
 

@@ -212,3 +212,38 @@ fn a_frame_the_negotiated_version_does_not_define_is_compat_005_once() {
     );
     assert!(found(&mut m).iter().any(|(_, r)| r == "COMPAT-005"));
 }
+
+/// An update that drops what an event did (STATE-004) leaves the client apart from the fold: later
+/// updates built on it are not the server's state again until one gives the fold of every event
+/// sent, so what follows (a golden snapshot, a later refusal) is charged under that one finding.
+#[test]
+fn an_update_apart_from_the_fold_stays_apart_until_an_update_gives_it() {
+    let mut m = bound();
+    turn_with_call(&mut m, "tc-1");
+    let mut truth = m.state(0).cloned().unwrap();
+    let send = |m: &mut Monitor, truth: &mut chatwire_schema::UiState, event: Value, sent: Option<Value>| {
+        let frame: chatwire_schema::ServerFrame = serde_json::from_value(event.clone()).unwrap();
+        truth.apply(frame.ui_event().unwrap()).unwrap();
+        let seq = event["seq"].as_u64().unwrap();
+        server(m, event);
+        let state = sent.unwrap_or_else(|| serde_json::to_value(&*truth).unwrap());
+        server(m, json!({"type": "ui_state_updated", "seq": seq + 1, "v": "ui_state_v1", "state": state}));
+    };
+    let progress = json!({"type": "chat.tool_progress", "seq": 9, "tool_call_id": "tc-1", "message": "half", "ts": TS});
+    let before = serde_json::to_value(m.state(0).unwrap()).unwrap();
+    send(&mut m, &mut truth, progress, Some(before));
+    assert_eq!(found(&mut m), vec![("state-matches-reducer", "STATE-004".to_owned())]);
+    // The next update is the fold of the state the client holds, not of the events sent.
+    let output = json!({"type": "chat.tool_output", "seq": 11, "tool_call_id": "tc-1", "stdout": "x", "ts": TS});
+    let mut held = m.state(0).cloned().unwrap();
+    held.apply(serde_json::from_value::<chatwire_schema::ServerFrame>(output.clone()).unwrap().ui_event().unwrap())
+        .unwrap();
+    send(&mut m, &mut truth, output, Some(serde_json::to_value(&held).unwrap()));
+    assert_eq!(found(&mut m), vec![]);
+    assert_eq!(m.divergence(0), Some(ReqId::new("STATE-004")), "still apart: a golden snapshot follows from it");
+    // An update that gives the fold of every event sent: judging resumes.
+    let done = json!({"type": "chat.tool_call_complete", "seq": 13, "tool_call_id": "tc-1", "status": "completed",
+        "result": 1, "ts": TS});
+    send(&mut m, &mut truth, done, None);
+    assert_eq!(m.divergence(0), None);
+}

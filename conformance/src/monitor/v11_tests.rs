@@ -65,9 +65,14 @@ fn welcome(seq: u64, hello: &str, resumed: bool, capabilities: &[&str]) -> Value
 
 /// Connection 0 on a new 1.1 session with the script and every feature; the user message sent.
 fn bound(capabilities: &[&str]) -> (Monitor, Wire) {
+    bound_with(capabilities, script())
+}
+
+/// [`bound`] with another script.
+fn bound_with(capabilities: &[&str], script: Value) -> (Monitor, Wire) {
     let mut m = Monitor::new(Arc::new(FrameValidator::new()));
     m.open(0);
-    m.client_frame(0, &json!({"type": "session.hello", "id": "h1", "versions": ["1.1"], "script": script()}));
+    m.client_frame(0, &json!({"type": "session.hello", "id": "h1", "versions": ["1.1"], "script": script}));
     m.server_text(0, &welcome(1, "h1", false, capabilities).to_string());
     m.server_text(
         0,
@@ -347,4 +352,88 @@ fn a_retry_on_a_1_0_connection_is_not_judged_here() {
     let error = json!({"type": "error", "seq": 3, "in_reply_to": "y1", "code": "unknown_type", "fatal": false, "message": "no"});
     m.server_text(0, &error.to_string());
     assert_eq!(found(&mut m), vec![]);
+}
+
+/// Connection 0 streams "Hel", "lo, " and ends the stream there (a recovery's early end), then is
+/// cut (`server_close` without a code, as a kill cuts it) before the run's end reaches it.
+fn cut_after_an_early_end() -> (Monitor, Wire) {
+    let (mut m, mut w) = bound(CAPABILITIES);
+    for e in [accepted(), started(), delta("Hel"), delta("lo, "), said("am-1", "Hello, ")] {
+        w.emit(&mut m, e);
+    }
+    m.server_close(0, None);
+    assert_eq!(found(&mut m), vec![], "undecided at the cut: the run's end went to no connection here");
+    (m, w)
+}
+
+/// Connection 1 resumes from the latest state of `w`, two seqs later (the run_complete and its
+/// patch, committed while no connection was open), and gets a catch-up that sets the run to `run`.
+fn resume_with_run(m: &mut Monitor, w: &Wire, run: &str) {
+    m.open(1);
+    m.client_frame(
+        1,
+        &json!({"type": "session.hello", "id": "h2", "versions": ["1.1"],
+        "resume": {"session_id": "s-1", "resume_token": "t-1", "last_seq": w.base}}),
+    );
+    m.server_text(1, &welcome(w.seq + 2, "h2", true, CAPABILITIES).to_string());
+    let catch_up = json!({"type": "ui_state_patch", "seq": w.seq + 3, "base_seq": w.base, "v": "ui_state_v1",
+        "patch": [{"op": "replace", "path": "/run", "value": {"status": run, "invocation_id": "inv-1"}}]});
+    m.server_text(1, &catch_up.to_string());
+}
+
+/// A kill cuts the connection between a recovery's early stream end and its run_complete: the
+/// resumed state shows how the run ended, and only a run that went on charges the early end.
+#[test]
+fn an_early_end_cut_off_from_its_run_complete_is_judged_by_the_resumed_state() {
+    let (mut m, w) = cut_after_an_early_end();
+    resume_with_run(&mut m, &w, "failed");
+    assert_eq!(found(&mut m), vec![], "the run failed: the recovery's interrupted end");
+    let (mut m, w) = cut_after_an_early_end();
+    resume_with_run(&mut m, &w, "completed");
+    assert_eq!(found(&mut m), vec![("say-chunks-as-scripted", "SCRIPT-019".to_owned())], "the run went on");
+    // Still running at the resume: the next event decides, as on one connection.
+    let (mut m, w) = cut_after_an_early_end();
+    resume_with_run(&mut m, &w, "running");
+    assert_eq!(found(&mut m), vec![]);
+    let interrupted = json!({"type": "chat.run_complete", "seq": w.seq + 4, "invocation_id": "inv-1",
+        "status": "failed", "reason": "interrupted", "error": "the server stopped", "ts": TS});
+    m.server_text(1, &interrupted.to_string());
+    assert_eq!(found(&mut m), vec![]);
+    let (mut m, w) = cut_after_an_early_end();
+    resume_with_run(&mut m, &w, "running");
+    let tool_call = json!({"type": "chat.tool_call", "seq": w.seq + 4, "invocation_id": "inv-1", "tool_call_id": "tc-1",
+        "call_index": 0, "tool_name": "t", "interaction_type": "auto_tool", "awaiting_response": false,
+        "display": "inline", "payload": {}, "ts": TS});
+    m.server_text(1, &tool_call.to_string());
+    assert_eq!(found(&mut m), vec![("say-chunks-as-scripted", "SCRIPT-019".to_owned())]);
+}
+
+/// A recovery ends a retried run's stream early: the message is the retry's say, ended early, so
+/// SCRIPT-020 charges nothing; the early end itself is SCRIPT-019's to judge, at the next event.
+#[test]
+fn a_recovery_that_ends_a_retried_run_s_stream_early_is_charged_once() {
+    let script = json!({"turns": [{
+        "steps": [{"op": "say", "markdown": "Plain."}],
+        "retries": [{"steps": [{"op": "say", "markdown": "Again, now.", "chunks": ["Again", ", now."]}]}]
+    }]});
+    let run = |streamed: &str, next: Value| {
+        let (mut m, mut w) = bound_with(CAPABILITIES, script.clone());
+        for e in [accepted(), started(), said("am-9", "Plain."), complete("failed")] {
+            w.emit(&mut m, e);
+        }
+        m.client_frame(0, &json!({"type": "chat.retry", "id": "y1", "after_item_id": "it-1"}));
+        found(&mut m);
+        let retry_delta = json!({"type": "chat.assistant_message_delta", "invocation_id": "inv-1",
+            "item_id": "am-2", "delta": streamed, "ts": TS});
+        for e in [retry_accepted("it-1", &["am-9"]), started(), retry_delta, said("am-2", streamed), next] {
+            w.emit(&mut m, e);
+        }
+        found(&mut m)
+    };
+    let interrupted = json!({"type": "chat.run_complete", "invocation_id": "inv-1", "status": "failed",
+        "reason": "interrupted", "error": "the server stopped", "ts": TS});
+    assert_eq!(run("Again", interrupted.clone()), vec![], "the recovery's interrupted end");
+    assert_eq!(run("Again", complete("completed")), vec![("say-chunks-as-scripted", "SCRIPT-019".to_owned())]);
+    let got = run("Other", interrupted);
+    assert!(got.contains(&("retry-plays-retry-steps", "SCRIPT-020".to_owned())), "{got:?}");
 }
