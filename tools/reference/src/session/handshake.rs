@@ -10,7 +10,7 @@ use tokio::sync::Mutex;
 use super::catch_up::{catch_up, CatchUp, HeldWindow, RESUME_RETENTION};
 use super::emit::{open_window, patch_frame, seen_state, state_frame, window_snapshot};
 use super::fanout::Attachment;
-use super::replica::ChangeRecord;
+use super::replica::{end_attached, ChangeRecord};
 use super::{DriverLaunch, EmitError, History, Inner, Refusal, Session, Shared};
 use crate::agent::{AgentSpec, Cursor};
 use crate::store::{Commit, NewSessionRow};
@@ -217,16 +217,17 @@ pub(crate) async fn resume_session(
         if attaches {
             // ATTACH-001: beside the others; past the bound the earliest goes (ATTACH-003).
             while g.attached.len() >= shared.max_attached.max(1) as usize {
-                let earliest = g.attached.remove(0).conn;
-                let refusal =
-                    Refusal::new(ErrorCode::SessionDetached, "more connections attached than this session keeps");
-                end_connection(&session, &mut g, &earliest, refusal).await;
+                let earliest = g.attached[0].conn.id;
+                let message = "more connections attached than this session keeps";
+                end_attached(&session, &mut g, earliest, ErrorCode::SessionDetached, message).await;
             }
         } else {
-            // ATTACH-002 / SESSION-010: every connection bound to the session is taken over.
-            for old in std::mem::take(&mut g.attached) {
-                let refusal = Refusal::new(ErrorCode::SessionTakenOver, "another connection resumed this session");
-                end_connection(&session, &mut g, &old.conn, refusal).await;
+            // ATTACH-002 / SESSION-010: every connection bound to the session is taken over, each
+            // still attached until its error's seq is committed.
+            let old: Vec<u64> = g.attached.iter().map(|a| a.conn.id).collect();
+            for conn_id in old {
+                let message = "another connection resumed this session";
+                end_attached(&session, &mut g, conn_id, ErrorCode::SessionTakenOver, message).await;
             }
         }
         let catch_up = match conn.negotiated.has(&Capability::ResumeCatchUp) {

@@ -26,7 +26,7 @@ use super::recovery::recover;
 use super::{EmitError, Inner, Refusal, Session, Shared};
 use crate::agent::Cursor;
 use crate::store::{Commit, LeaseOp, Notice, StoreError, StoredChange};
-use crate::transport::{ConnHandle, Outgoing};
+use crate::transport::Outgoing;
 
 /// How often a replica renews the leases it holds; a lease lives `LEASE_TTL` (the store's).
 const RENEW_EVERY: Duration = Duration::from_millis(1000);
@@ -153,7 +153,9 @@ pub(crate) async fn sync(session: &Arc<Session>, g: &mut Inner) {
     };
     // Connections a replayed resume took over are ended once every change read is replayed:
     // ending one commits a seq, and a commit in the middle of the list would read on past the
-    // changes still to replay here and then find them behind its own seq.
+    // changes still to replay here and then find them behind its own seq. Until its error is
+    // committed such a connection stays attached and gets what was committed before it, so the
+    // error's seq comes after every event it was not sent (`ATTACH-004`, `SESSION-010`).
     let mut taken_over = Vec::new();
     for change in changes {
         match replay(session, g, change).await {
@@ -163,15 +165,15 @@ pub(crate) async fn sync(session: &Arc<Session>, g: &mut Inner) {
                 // resume and get it afresh from the log.
                 eprintln!("chatwire-reference: session {}: cannot replay a commit: {e}", session.id);
                 super::registry::discard(session, g);
-                for old in taken_over {
-                    old.conn.kill.notify_one();
-                }
                 return;
             }
         }
     }
-    for old in taken_over {
-        end_taken_over(session, g, &old.conn).await;
+    for conn_id in taken_over {
+        // A nested read (a conflict while ending another) may have ended it already.
+        if g.attached.iter().any(|a| a.conn.id == conn_id) {
+            end_taken_over(session, g, conn_id).await;
+        }
     }
     // Deadlines of calls that settled elsewhere (a response, a superseding message) are over.
     let settled: Vec<Id> = g
@@ -211,11 +213,11 @@ pub(super) enum ReplayError {
 
 /// Replays one change another replica committed: the same frames, with the same seqs, go to
 /// this replica's connections, each in its own view. Returns the connections the change took
-/// over (a resume without `multi_attach` elsewhere), already detached, for the caller to end.
+/// over (a resume without `multi_attach` elsewhere), still attached, for the caller to end.
 ///
 /// The planted fault `seq-per-replica` numbers this replica's own commits from a counter only
 /// they advance: what others committed is replayed with their seqs, and the counter stays.
-async fn replay(session: &Arc<Session>, g: &mut Inner, change: StoredChange) -> Result<Vec<Attachment>, ReplayError> {
+async fn replay(session: &Arc<Session>, g: &mut Inner, change: StoredChange) -> Result<Vec<u64>, ReplayError> {
     let own_counter = (!session.shared.hooks.syncs_before_commit()).then_some(g.next_seq);
     if own_counter.is_none() && change.first_seq != g.next_seq {
         return Err(ReplayError::Gap { expected: g.next_seq, found: change.first_seq });
@@ -250,17 +252,24 @@ async fn replay(session: &Arc<Session>, g: &mut Inner, change: StoredChange) -> 
     g.replayed_to = change.next_seq;
     g.next_seq = own_counter.unwrap_or(change.next_seq);
     // ATTACH-002: a resume without multi_attach took the session over from every connection,
-    // those on other replicas too; detached now, so no later change reaches them, and each
-    // error takes a seq after the resume's.
+    // those on other replicas too; each error takes a seq after the resume's.
     Ok(match takeover {
-        true => std::mem::take(&mut g.attached),
+        true => g.attached.iter().map(|a| a.conn.id).collect(),
         false => Vec::new(),
     })
 }
 
-/// Ends a connection another replica's resume took over: `session_taken_over` with the next
-/// seq (`SEQ-002`), read again past what others committed meanwhile, then close code 4001.
-async fn end_taken_over(session: &Arc<Session>, g: &mut Inner, conn: &ConnHandle) {
+/// Ends a connection another replica's resume took over: `session_taken_over`, then close code
+/// 4001 ([`end_attached`]).
+async fn end_taken_over(session: &Arc<Session>, g: &mut Inner, conn_id: u64) {
+    end_attached(session, g, conn_id, ErrorCode::SessionTakenOver, "another connection resumed this session").await;
+}
+
+/// Ends an attached connection with a fatal error of `code` (a takeover, a detach past the bound)
+/// and its close code. The error takes the next seq (`SEQ-002`); where other replicas committed
+/// first, what they committed is read and the connection, still attached, gets it, so the error
+/// comes after every event it was not sent (`ATTACH-004`).
+pub(super) async fn end_attached(session: &Arc<Session>, g: &mut Inner, conn_id: u64, code: ErrorCode, message: &str) {
     let sh = &session.shared;
     for _ in 0..CONFLICT_RETRIES {
         let seq = g.next_seq;
@@ -269,29 +278,41 @@ async fn end_taken_over(session: &Arc<Session>, g: &mut Inner, conn: &ConnHandle
             Ok(_) => {
                 g.next_seq = seq + 1;
                 g.replayed_to = g.replayed_to.max(g.next_seq);
+                let Some(old) = detach(g, conn_id) else { return };
                 let frame = ServerFrame::Error(ErrorFrame {
                     seq: Some(seq),
-                    code: ErrorCode::SessionTakenOver,
-                    message: "another connection resumed this session".into(),
+                    code,
+                    message: message.into(),
                     in_reply_to: None,
-                    fatal: true,
+                    fatal: code.is_fatal(),
                     supported_versions: None,
                 });
                 if let Ok(text) = serde_json::to_string(&frame) {
-                    conn.send(Outgoing::Text(text));
+                    old.conn.send(Outgoing::Text(text));
                 }
-                if let Some(close) = ErrorCode::SessionTakenOver.close_code() {
-                    conn.send(Outgoing::Close(close));
+                if let Some(close) = code.close_code() {
+                    old.conn.send(Outgoing::Close(close));
                 }
                 return;
             }
-            // Its connections are gone from this replica, so reading on sends nothing.
-            Err(StoreError::Conflict { .. }) => Box::pin(sync(session, g)).await,
+            Err(StoreError::Conflict { .. }) => {
+                Box::pin(sync(session, g)).await;
+                if !g.attached.iter().any(|a| a.conn.id == conn_id) {
+                    // Ended meanwhile by the read (or the session was discarded).
+                    return;
+                }
+            }
             Err(_) => break,
         }
     }
-    let refusal = Refusal::new(ErrorCode::SessionTakenOver, "another connection resumed this session");
-    super::handshake::end_connection(session, g, conn, refusal).await;
+    let Some(old) = detach(g, conn_id) else { return };
+    super::handshake::end_connection(session, g, &old.conn, Refusal::new(code, message)).await;
+}
+
+/// Takes a connection out of the session's attached ones.
+fn detach(g: &mut Inner, conn_id: u64) -> Option<Attachment> {
+    let at = g.attached.iter().position(|a| a.conn.id == conn_id)?;
+    Some(g.attached.remove(at))
 }
 
 /// Follows the store's notices: each commit of a session this replica holds in memory is
