@@ -118,8 +118,19 @@ impl SessionTabs {
     /// so the session's seq history starts afresh: the connections that have ended and the
     /// ledger are forgotten. Live connections stay compared: a tab still attached that is sent
     /// other frames under the same seqs is a divergence of its own.
+    ///
+    /// Only a seq some frame here already carried counts: with several instances, connections are
+    /// read in any order, and one may have received a higher seq (the error that ended a tab taken
+    /// over, committed after the welcome that took it over) without the welcome's seq being used.
     fn seq_reused(&mut self, seq: u64) {
-        if !self.tabs.values().any(|t| t.max_seen >= seq) {
+        let used = self.ledger.contains_key(&seq)
+            || self.tabs.values().any(|t| {
+                t.since == seq
+                    || t.received.contains(&seq)
+                    // Below what a long-lived tab still remembers: taken as used.
+                    || (t.received.len() >= SEQ_MEMORY && t.received.first().is_some_and(|first| seq < *first))
+            });
+        if !used {
             return;
         }
         self.tabs.retain(|_, t| !t.ended);

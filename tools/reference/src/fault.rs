@@ -582,6 +582,16 @@ impl Hooks for Fault {
         (!matches!(self, Fault::UnboundedSendQueue | Fault::ErrataOf10Unmet)).then_some(bound)
     }
 
+    // A server without a queue bound has no write deadline either: the short one would drop the
+    // paused reader before anyone sees the queue grow, and whether it does would depend on how
+    // fast the machine is. Only the liveness deadline ends the connection.
+    fn write_timeout(&self, write: std::time::Duration, liveness: std::time::Duration) -> std::time::Duration {
+        match self {
+            Fault::UnboundedSendQueue | Fault::ErrataOf10Unmet => write.max(liveness),
+            _ => write,
+        }
+    }
+
     fn cancel_target(&self, named: &Id, state: &UiState) -> Id {
         // A known turn other than the current run: the late cancel of an earlier turn.
         match (self, &state.run.invocation_id) {

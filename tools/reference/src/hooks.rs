@@ -169,6 +169,12 @@ pub(crate) trait Hooks: Send + Sync + std::fmt::Debug {
         Some(bound)
     }
 
+    /// Transport: how long one write to the socket may block before the connection is dropped,
+    /// given the configured one and the liveness deadline (two idle periods, `TRANSPORT-011`).
+    fn write_timeout(&self, write: std::time::Duration, _liveness: std::time::Duration) -> std::time::Duration {
+        write
+    }
+
     /// Handshake: whether a resume attaches (`multi_attach` in force, `ATTACH-001`) rather than
     /// taking the session over.
     fn attaches(&self, in_force: bool) -> bool {

@@ -159,8 +159,9 @@ pub(crate) async fn serve_connection(
     // The peer has until the liveness deadline (two idle periods, TRANSPORT-011) to take the
     // frame in flight when its queue overflows, then the 4008 close goes out.
     let overflow_deadline = timeouts.idle.saturating_mul(2);
+    let write_timeout = shared.hooks.write_timeout(timeouts.write, overflow_deadline);
     let mut writer = tokio::spawn(async move {
-        write_loop(sink, rx, &writer_queue, timeouts.write, overflow_deadline).await;
+        write_loop(sink, rx, &writer_queue, write_timeout, overflow_deadline).await;
     });
     let mut conn = Conn::new(shared, handle.clone());
     let mut awaiting_pong = false;
