@@ -60,17 +60,23 @@ impl ClusterWatch {
         self.enabled = true;
     }
 
+    /// Whether `frame`'s seq already named another frame of `session` (what [`Self::frame`] will
+    /// charge under `CLUSTER-002`), asked before the frame is judged.
+    pub fn collides(&self, session: &str, frame: &ServerFrame) -> bool {
+        if !self.enabled || is_state_frame(frame) {
+            return false;
+        }
+        let first = frame.seq().and_then(|seq| self.sessions.get(session)?.frames.get(&seq));
+        first.is_some_and(|first| !same_frame(first, frame))
+    }
+
     /// A frame arrived on a connection of `session`.
     pub fn frame(&mut self, session: &str, frame: &ServerFrame, out: &mut Out) {
         if !self.enabled {
             return;
         }
         let ledger = self.sessions.entry(session.to_owned()).or_default();
-        let state_frame = matches!(
-            frame,
-            ServerFrame::UiStateSnapshot(_) | ServerFrame::UiStateUpdated(_) | ServerFrame::UiStatePatch(_)
-        );
-        if let (Some(seq), false) = (frame.seq(), state_frame) {
+        if let (Some(seq), false) = (frame.seq(), is_state_frame(frame)) {
             match ledger.frames.get(&seq) {
                 Some(first) if same_frame(first, frame) => out.eval(&ONE_SEQ_ONE_FRAME, CLUSTER_002),
                 Some(first) => out.fail(
@@ -128,6 +134,11 @@ impl ClusterWatch {
     }
 }
 
+/// State frames take the form of the connection they go to: not compared across connections.
+fn is_state_frame(frame: &ServerFrame) -> bool {
+    matches!(frame, ServerFrame::UiStateSnapshot(_) | ServerFrame::UiStateUpdated(_) | ServerFrame::UiStatePatch(_))
+}
+
 /// Whether two frames with one seq are one frame (the same kind, about the same run and call):
 /// connections of different versions get different forms of one frame.
 fn same_frame(a: &ServerFrame, b: &ServerFrame) -> bool {
@@ -178,8 +189,11 @@ mod tests {
         w.frame("s", &started(5, "inv_a"), &mut out);
         assert!(out.raws.is_empty());
         assert!(out.evaluated.iter().any(|(_, r)| *r == CLUSTER_002));
+        assert!(!w.collides("s", &started(5, "inv_a")) && !w.collides("s", &started(6, "inv_b")));
+        assert!(w.collides("s", &started(5, "inv_b")), "known before the frame is judged");
         w.frame("s", &started(5, "inv_b"), &mut out);
         assert_eq!(failures(&out), ["CLUSTER-002"]);
+        assert!(!w.collides("other", &started(5, "inv_b")));
         w.frame("other", &started(5, "inv_b"), &mut out);
         assert_eq!(failures(&out), ["CLUSTER-002"], "another session's seqs are its own");
     }

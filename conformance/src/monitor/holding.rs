@@ -18,9 +18,14 @@ pub(super) fn view_of(c: &ConnState) -> (chatwire_schema::ProtocolVersion, bool)
 /// A connection attached beside others skipped the seqs `gap`: the events among them that a
 /// connection here received and this one's view shows are folded in (an answer's change reaches
 /// this one as a state frame too, `ATTACH-004`); a seq no connection here received makes the next
-/// state frame taken as given.
+/// state frame taken as given, as is every gap once the session's seqs name two frames
+/// ([`SessionTrack::seqs_void`]).
 pub(super) fn fold_foreign(c: &mut ConnState, track: &SessionTrack, gap: std::ops::Range<u64>) {
     if gap.is_empty() {
+        return;
+    }
+    if track.seqs_void {
+        c.foreign_unknown = true;
         return;
     }
     let width = (gap.end - gap.start) as usize;

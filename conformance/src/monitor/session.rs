@@ -218,6 +218,11 @@ pub(super) struct SessionTrack {
     pub open_streams: std::collections::HashSet<String>,
     /// A stream's early end a connection left undecided when it ended: the next resume judges it.
     pub early_end: stream::EarlyEnd,
+    /// Two frames of the session were sent under one seq by different instances (`CLUSTER-002`):
+    /// the session's frames by seq no longer tell what a connection's seq gap held, so a gap's
+    /// frames are taken as unknown rather than folded in (what they did to a connection's state is
+    /// the divergence already charged, not new findings on every later state frame).
+    pub seqs_void: bool,
 }
 
 impl Monitor {
@@ -234,6 +239,12 @@ impl Monitor {
             }
             _ => None,
         };
+        let session = self.conns.get(&conn).and_then(|c| c.session.as_deref());
+        if let Some(session) = session.filter(|s| self.cluster.collides(s, frame)) {
+            if let Some(track) = self.sessions.get_mut(session) {
+                track.seqs_void = true;
+            }
+        }
         let c = self.conns.entry(conn).or_default();
         if let Some(fatal) = c.fatal {
             errors::frame_after_fatal(fatal, out);
