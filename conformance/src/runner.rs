@@ -481,13 +481,20 @@ async fn sweep_one(
         }
     };
     drop(permit);
+    let passed = matches!(base_report.verdict, Verdict::Pass | Verdict::Warn);
     let baseline = match baseline {
-        Some(b) if base_report.verdict == Verdict::Pass || base_report.verdict == Verdict::Warn => Arc::new(b),
+        Some(b) if passed => Arc::new(b),
         _ => {
-            let reason = format!(
-                "the uninterrupted run did not pass ({}), so there is nothing to compare the cut variants with",
-                base_report.verdict.as_str()
-            );
+            let reason = if passed {
+                "the uninterrupted run ended with no state of the main connection that the monitor knows, \
+                 so there is nothing to compare the cut variants with"
+                    .to_owned()
+            } else {
+                format!(
+                    "the uninterrupted run did not pass ({}), so there is nothing to compare the cut variants with",
+                    base_report.verdict.as_str()
+                )
+            };
             return not_applicable(base_report, reason);
         }
     };
