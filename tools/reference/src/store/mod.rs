@@ -1,5 +1,6 @@
 //! Durable sessions: the append-only log, the agent's cursor, timers and responses committed but
-//! not yet executed, and a checkpoint of each session's state (`checkpoint`); in SQLite (WAL, one process) or PostgreSQL (shared by a cluster of replicas).
+//! not yet executed, and a checkpoint of each session's state (`checkpoint`); in SQLite (WAL, one
+//! process) or PostgreSQL (shared by a cluster of replicas).
 //!
 //! [`Store`] is the SQLite database itself, synchronous. The server never calls it from its async
 //! runtime: it owns it through a [`StoreWriter`], a thread that runs every query and commits
@@ -443,7 +444,8 @@ impl Store {
         self.load(id, false)
     }
 
-    fn load(&self, id: &str, from_checkpoint: bool) -> Result<Option<StoredSession>, StoreError> {
+    /// [`Self::load_session`] (`from_checkpoint`) or [`Self::load_session_from_start`].
+    pub(super) fn load(&self, id: &str, from_checkpoint: bool) -> Result<Option<StoredSession>, StoreError> {
         let conn = self.conn()?;
         let row = conn
             .query_row(

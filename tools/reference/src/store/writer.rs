@@ -53,7 +53,7 @@ enum Write {
 
 enum Job {
     Write(Write, Reply<()>),
-    Load { id: String, from_start: bool, reply: Reply<Option<StoredSession>> },
+    Load { id: String, from_checkpoint: bool, reply: Reply<Option<StoredSession>> },
     TokenHash { id: String, reply: Reply<Option<String>> },
     NeedingRecovery { reply: Reply<Vec<String>> },
     CatchUp { id: String, last_seq: u64, retention: u64, reply: Reply<CatchUpLog> },
@@ -204,21 +204,21 @@ impl StoreWriter {
     /// Loads a session, or `None` if there is none with this id: its latest checkpoint and the
     /// events after it ([`Store::load_session`]).
     pub async fn load_session(&self, id: &str) -> Result<Option<StoredSession>, StoreError> {
-        self.load(id, false).await
+        self.load(id, true).await
     }
 
     /// Loads a session with every event of its log and no checkpoint
     /// ([`Store::load_session_from_start`]).
     pub async fn load_session_from_start(&self, id: &str) -> Result<Option<StoredSession>, StoreError> {
-        self.load(id, true).await
+        self.load(id, false).await
     }
 
-    async fn load(&self, id: &str, from_start: bool) -> Result<Option<StoredSession>, StoreError> {
+    async fn load(&self, id: &str, from_checkpoint: bool) -> Result<Option<StoredSession>, StoreError> {
         match &self.backend {
-            Backend::Postgres(pg) => pg.load_session(id, !from_start).await,
+            Backend::Postgres(pg) => pg.load_session(id, from_checkpoint).await,
             Backend::Sqlite { .. } => {
                 let id = id.to_owned();
-                self.ask(|reply| Job::Load { id, from_start, reply }).await
+                self.ask(|reply| Job::Load { id, from_checkpoint, reply }).await
             }
         }
     }
@@ -383,8 +383,8 @@ fn run(store: Store, mut rx: mpsc::Receiver<Job>) {
         let Some(job) = next.take().or_else(|| rx.blocking_recv()) else { return };
         let first = match job {
             Job::Write(write, reply) => (write, reply),
-            Job::Load { id, from_start, reply } => {
-                let loaded = if from_start { store.load_session_from_start(&id) } else { store.load_session(&id) };
+            Job::Load { id, from_checkpoint, reply } => {
+                let loaded = store.load(&id, from_checkpoint);
                 let _ = reply.send(loaded);
                 continue;
             }
