@@ -412,7 +412,9 @@ pub enum Step {
         ms: u64,
     },
     /// Read frames until the run is not `running`, the last event's `ui_state_updated` has arrived,
-    /// and no frame arrived for `quiet_ms`.
+    /// every event another connection of the session already got has arrived too (on a cluster a
+    /// tab on another instance hears of events later, `CLUSTER-006`), and no frame arrived for
+    /// `quiet_ms`.
     WaitIdle {
         /// The requirement ids this step proves; when absent they are derived from the step and the
         /// scenario's ids (rules: conformance/src/attribution.rs).

@@ -291,6 +291,61 @@ async fn the_bundled_reference_runs_as_a_two_replica_cluster() {
     assert!(scratch_databases(pg.url()).await.is_empty());
 }
 
+/// A cluster whose fan-out is slow but within the second the reference documents (`CLUSTER-006`):
+/// each replica replays another's commit 600 ms late. A tab on the replica that does not drive the
+/// run hears nothing for longer than `wait_idle`'s quiet period, yet is owed the events the other
+/// tab already got: the runner waits for them instead of taking the quiet tab for an idle one and
+/// charging its empty state to the backend. Every scenario with several tabs (`multi_attach`) that
+/// fits on two replicas passes, each with its reload variant.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tabs_on_a_slow_fanning_out_cluster_are_waited_for_not_judged_idle() {
+    let Some(pg) = chatwire_pgtmp::for_test("tabs_on_a_slow_fanning_out_cluster_are_waited_for_not_judged_idle") else {
+        return;
+    };
+    let logs = temp_dir("slow-fan-out");
+    let command = format!(
+        "{}=600 exec {BIN} __reference serve --addr 127.0.0.1:{{port}} --store {{store}} --replica {{replica}} --conformance",
+        chatwire_reference::NOTICE_DELAY_ENV
+    );
+    let cluster = ClusterSpec { replicas: 2, store: Some(StoreUrl::parse(pg.url()).unwrap()) };
+    let opts = RunOptions {
+        target: Target::Exec { command, path: "/ws".into() },
+        reload_variants: true,
+        ..options(cluster, &logs)
+    };
+    let tabs: Vec<Scenario> = chatwire_conformance::catalog::embedded_scenarios()
+        .expect("the embedded scenarios load")
+        .into_iter()
+        .filter(|s| s.features.iter().any(|f| f == "multi_attach") && s.replicas.unwrap_or(1) <= 2)
+        .collect();
+    let ids: Vec<String> = tabs.iter().map(|s| s.id.clone()).collect();
+    assert!(ids.len() >= 10 && ids.iter().any(|id| id == "cluster-two-tabs-on-two-replicas"), "{ids:?}");
+    let report = run_suite(tabs, &opts, Arc::new(|_| {})).await.expect("the cluster starts");
+    for id in &ids {
+        assert!(report.scenarios.iter().any(|s| &s.id == id), "{id} ran");
+    }
+    assert!(report.scenarios.len() > ids.len(), "reload variants ran too");
+    for s in &report.scenarios {
+        assert_eq!(s.verdict, Verdict::Pass, "{}", scenario_block(Style { colour: false }, s, 0, 0));
+    }
+    // The delay was in force: the first run_started reached the tab on the other replica well
+    // after the driving replica's tab read it (read at once: a step was waiting for it).
+    let records = wire_records(&logs, "cluster-two-tabs-on-two-replicas");
+    let replicas: std::collections::BTreeSet<u64> = records.iter().filter_map(|r| r["replica"].as_u64()).collect();
+    assert_eq!(replicas.len(), 2, "the tabs were on two replicas");
+    let started = |conn: u64| {
+        records
+            .iter()
+            .find(|r| r["conn"] == conn && r["frame"]["type"] == "chat.run_started")
+            .map(|r| (r["frame"]["seq"].as_u64(), r["at_ms"].as_u64().unwrap_or(0)))
+            .unwrap_or_else(|| panic!("connection {conn} got a chat.run_started"))
+    };
+    let ((seq_0, at_0), (seq_1, at_1)) = (started(0), started(1));
+    assert_eq!(seq_0, seq_1, "one seq names the run's start on both tabs");
+    assert!(at_1 >= at_0 + 400, "the replay came late: {at_0} ms on the driving replica, {at_1} ms on the other");
+    assert!(scratch_databases(pg.url()).await.is_empty());
+}
+
 /// `soak --replicas 2 --store`: each slot's cluster on its own database, connections taking the
 /// replicas in turn (so every resume changes replica), nothing found, every database dropped.
 #[test]

@@ -291,7 +291,7 @@ impl Driver<'_> {
                     if Instant::now() >= deadline {
                         return Err(StepError::new(
                             Verdict::Timeout,
-                            "the run is still running (or its last ui_state_updated is missing) at the deadline",
+                            "the run is still running (or its last ui_state_updated, or an event another connection of the session got, is missing) at the deadline",
                         ));
                     }
                 }

@@ -219,6 +219,19 @@ impl AttachWatch {
         tabs.tabs.iter().any(|(id, t)| *id != conn && t.since < seq)
     }
 
+    /// Whether `conn` has yet to receive an event another connection of its session already got
+    /// (one it is owed, `ATTACH-004`): it is not idle yet, however quiet it has been. With several
+    /// instances a tab on another instance gets the events later (`CLUSTER-006`), so its silence
+    /// alone says nothing.
+    pub fn behind(&self, conn: u64) -> bool {
+        let Some(tabs) = self.session_of.get(&conn).and_then(|s| self.sessions.get(s)) else { return false };
+        let Some(tab) = tabs.tabs.get(&conn) else { return false };
+        if tab.ended {
+            return false;
+        }
+        tabs.ledger.range(tab.max_seen.max(tab.since).saturating_add(1)..).any(|(_, f)| tab.view.gets(f))
+    }
+
     /// The bound on attached connections `conn`'s welcome announced.
     pub fn limit(&self, conn: u64) -> Option<u32> {
         let session = self.session_of.get(&conn)?;

@@ -252,3 +252,41 @@ fn a_seq_reused_after_a_restart_is_seq_001_once_not_again_by_every_attach_compar
         "no attach comparison with the connections of the old numbering: {findings:?}"
     );
 }
+
+#[test]
+fn a_tab_that_has_not_yet_got_an_event_another_tab_got_is_not_idle() {
+    let (mut m, mut tabs) = cancelled_mid_stream();
+    close_the_run(&mut tabs);
+    tabs.read(&mut m, 0);
+    tabs.read(&mut m, 1);
+    assert!(!m.busy(0) && !m.busy(1), "both tabs hold the cancelled run's end and its state");
+    // Tab 0 retries; its frames are read, tab 1's not yet (on another instance, say).
+    m.client_frame(0, &json!({"type": "chat.retry", "id": "y1", "after_item_id": "it-1"}));
+    tabs.send(
+        json!({"type": "chat.retry_accepted", "in_reply_to": "y1", "after_item_id": "it-1",
+            "invocation_id": "inv-1", "removed_item_ids": ["am-1"], "ts": TS}),
+        &[0],
+    );
+    tabs.send(json!({"type": "chat.run_started", "invocation_id": "inv-1", "ts": TS}), &[0, 1]);
+    tabs.send(
+        json!({"type": "chat.assistant_message", "invocation_id": "inv-1", "item_id": "am-3",
+            "markdown": "Again.", "ts": TS}),
+        &[0, 1],
+    );
+    tabs.send(json!({"type": "chat.run_complete", "invocation_id": "inv-1", "status": "completed", "ts": TS}), &[0, 1]);
+    tabs.read(&mut m, 0);
+    assert!(!m.busy(0), "the requester holds the retried run's end and its state");
+    // Tab 1's own fold shows no run open and no update due, as an idle tab's would.
+    assert!(m.busy(1), "a tab is busy while an event another tab got is still owed to it");
+    tabs.read(&mut m, 1);
+    assert!(!m.busy(1), "once it has the run's end and its state, it is idle");
+    // An answer only tab 0 is owed does not keep tab 1 waiting.
+    m.client_frame(0, &json!({"type": "chat.cancel", "id": "x2", "invocation_id": "inv-1"}));
+    tabs.send(
+        json!({"type": "error", "in_reply_to": "x2", "code": "run_not_active", "message": "no run", "fatal": false}),
+        &[0],
+    );
+    tabs.read(&mut m, 0);
+    assert!(!m.busy(1), "an answer to another tab is not owed here");
+    assert_eq!(found(&mut m), vec![]);
+}

@@ -412,11 +412,12 @@ impl Monitor {
         self.conns.get(&conn).and_then(|c| c.diverged)
     }
 
-    /// Whether `conn` is busy: a run slice in progress, or the last event's update still due.
+    /// Whether `conn` is busy: a run slice in progress, the last event's update still due, or an
+    /// event another connection of its session got not yet here.
     pub fn busy(&self, conn: u64) -> bool {
         self.conns.get(&conn).is_some_and(|c| {
             c.update_due || c.oracle.expected().is_some_and(|s| s.run.status == chatwire_schema::RunStatus::Running)
-        })
+        }) || self.attach.behind(conn)
     }
 
     /// The seq of the latest frame on `conn` that carried a state: the cursor of a catch-up resume.

@@ -49,6 +49,15 @@ pub use ui::{DemoAgent, DemoError};
 /// read by [`run_cli`] only, for crash-durability tests.
 pub const CRASH_AT_ENV: &str = "CHATWIRE_REFERENCE_CRASH_AT";
 
+/// Environment variable holding a delay in milliseconds (at most [`MAX_NOTICE_DELAY`]) before
+/// this replica replays another replica's commit to its connections; read by [`run_cli`] only.
+/// It plays a deployment whose fan-out is slow but within the 1 second the reference documents
+/// (`CLUSTER-006`), so a test can prove the runner does not take a quiet tab for an idle one.
+pub const NOTICE_DELAY_ENV: &str = "CHATWIRE_REFERENCE_NOTICE_DELAY_MS";
+
+/// The longest [`NOTICE_DELAY_ENV`] accepted: the fan-out delay the reference documents.
+pub const MAX_NOTICE_DELAY: Duration = Duration::from_secs(1);
+
 /// A place where a test build makes the process abort, to prove crash durability
 /// deterministically. Never set in normal operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -128,6 +137,10 @@ pub struct ServeConfig {
     /// Test-only crash point (see [`CRASH_AT_ENV`]).
     #[doc(hidden)]
     pub crash_at: Option<CrashPoint>,
+    /// Test-only: how long a commit of another replica waits before it is replayed here (see
+    /// [`NOTICE_DELAY_ENV`]); zero by default.
+    #[doc(hidden)]
+    pub notice_delay: Duration,
     /// Also serve the reference chat page over plain HTTP GET on the same port (`/`; the
     /// WebSocket stays at `/ws`).
     pub ui: bool,
@@ -223,6 +236,7 @@ impl ServeConfig {
             fault: None,
             timeouts: Timeouts::default(),
             crash_at: None,
+            notice_delay: Duration::ZERO,
             legacy_resume_lookup: false,
             ui: false,
         }
@@ -299,7 +313,7 @@ impl Server {
         // claims must be renewed however long it takes.
         let mut replica_tasks = JoinSet::new();
         if let Some(notices) = shared.store.notices() {
-            replica_tasks.spawn(session::follow(shared.clone(), notices));
+            replica_tasks.spawn(session::follow(shared.clone(), notices, config.notice_delay));
             replica_tasks.spawn(session::hold_leases(shared.clone()));
         }
         let recovered = shared.recover_all().await?;
@@ -508,6 +522,19 @@ pub fn run_cli(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         }
         point
     });
+    let notice_delay = match std::env::var(NOTICE_DELAY_ENV) {
+        Err(_) => Duration::ZERO,
+        Ok(v) => match v.parse::<u64>().map(Duration::from_millis) {
+            Ok(d) if d <= MAX_NOTICE_DELAY => d,
+            _ => {
+                eprintln!(
+                    "chatwire-reference: {NOTICE_DELAY_ENV}={v:?} is not a number of milliseconds up to {}",
+                    MAX_NOTICE_DELAY.as_millis()
+                );
+                return ExitCode::FAILURE;
+            }
+        },
+    };
     let agent: Arc<dyn Agent> = if args.demo {
         match DemoAgent::bundled() {
             Ok(demo) => Arc::new(demo),
@@ -530,6 +557,7 @@ pub fn run_cli(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         without: args.without,
         fault: args.fault,
         crash_at,
+        notice_delay,
         replica: args.replica,
         ..ServeConfig::new(args.addr, db)
     };

@@ -317,17 +317,26 @@ fn detach(g: &mut Inner, conn_id: u64) -> Option<Attachment> {
 
 /// Follows the store's notices: each commit of a session this replica holds in memory is
 /// replayed to its connections (`CLUSTER-006`). A lost or lagging notice stream brings every
-/// held session up to date.
-pub(crate) async fn follow(shared: Arc<Shared>, mut notices: tokio::sync::broadcast::Receiver<Notice>) {
+/// held session up to date. A `delay` (a test's slow fan-out, zero otherwise) postpones each
+/// commit's replay on a task of its own, so the delays do not add up.
+pub(crate) async fn follow(
+    shared: Arc<Shared>,
+    mut notices: tokio::sync::broadcast::Receiver<Notice>,
+    delay: std::time::Duration,
+) {
     loop {
         let ids: Vec<Id> = match notices.recv().await {
             Ok(Notice::Committed { session_id, next_seq }) => {
                 let Ok(id) = Id::parse(session_id) else { continue };
                 let session = shared.sessions.lock().await.get(&id).cloned();
                 let Some(session) = session else { continue };
-                let mut g = session.inner.lock().await;
-                if g.next_seq < next_seq {
-                    sync(&session, &mut g).await;
+                if delay.is_zero() {
+                    replay_to(&session, next_seq).await;
+                } else {
+                    tokio::spawn(async move {
+                        tokio::time::sleep(delay).await;
+                        replay_to(&session, next_seq).await;
+                    });
                 }
                 continue;
             }
@@ -343,6 +352,14 @@ pub(crate) async fn follow(shared: Arc<Shared>, mut notices: tokio::sync::broadc
                 sync(&session, &mut g).await;
             }
         }
+    }
+}
+
+/// Brings `session` up to the commit that numbered its next seq `next_seq`, unless it is there.
+async fn replay_to(session: &Arc<Session>, next_seq: u64) {
+    let mut g = session.inner.lock().await;
+    if g.next_seq < next_seq {
+        sync(session, &mut g).await;
     }
 }
 
