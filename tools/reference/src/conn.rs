@@ -231,6 +231,8 @@ impl Conn {
             return Err(Refusal::new(ErrorCode::HelloRequired, "send session.hello first"));
         };
         let mut g = session.inner.lock().await;
+        // A request reads and changes the whole state, not a window of it (`partial.rs`).
+        session::ensure_full(&session, &mut g).await?;
         let mut attempt = 0;
         loop {
             // What other replicas committed reaches this one before the request is judged.

@@ -58,6 +58,13 @@ pub const NOTICE_DELAY_ENV: &str = "CHATWIRE_REFERENCE_NOTICE_DELAY_MS";
 /// The longest [`NOTICE_DELAY_ENV`] accepted: the fan-out delay the reference documents.
 pub const MAX_NOTICE_DELAY: Duration = Duration::from_secs(1);
 
+/// How many windowed opens this process served from a window checkpoint without loading the
+/// whole state (issue #22); tests read it to know that path ran.
+#[doc(hidden)]
+pub fn partial_opens() -> u64 {
+    session::partial_opens()
+}
+
 /// A place where a test build makes the process abort, to prove crash durability
 /// deterministically. Never set in normal operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

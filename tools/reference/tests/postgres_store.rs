@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 
 use chatwire_pgtmp::{for_test, TempPostgres};
 use chatwire_reference::store::{
-    CatchUpLog, Checkpoint, Commit, LeaseOp, LogKind, LogRow, NewSessionRow, Notice, StoreWriter, StoredChange,
+    CatchUpLog, Checkpoint, Commit, LeaseOp, LoadFrom, LogKind, LogRow, NewSessionRow, Notice, StoreWriter,
+    StoredChange, WindowCheckpoint,
 };
 use chatwire_reference::{DbLocation, Durability, StoreError};
 use tokio::sync::broadcast;
@@ -172,9 +173,34 @@ async fn every_operation_round_trips_and_agrees_with_sqlite() {
     // Checkpoints: the latest stays, and a load reads the events from its seq on; as SQLite does.
     for store in [&postgres, &sqlite] {
         for seq in [6, 4] {
-            let checkpoint = Checkpoint { seq, state: format!("state {seq}"), history: "{}".into() };
+            // Ten items: rows for the tail from 6 on and for the held ones below it.
+            let rows = [(1, true), (6, false), (7, false), (8, true), (9, false)];
+            let window = WindowCheckpoint {
+                total: 10,
+                tail_from: 6,
+                run: format!("run {seq}"),
+                items: rows.iter().map(|(pos, held)| (*pos, *held, format!("item {pos} at {seq}"))).collect(),
+            };
+            let checkpoint =
+                Checkpoint { seq, state: format!("state {seq}"), history: "{}".into(), window: Some(window) };
             store.save_checkpoint("s1", checkpoint).await.unwrap();
         }
+    }
+    // A windowed load reads the held rows and the newest ones asked for (no further back than
+    // the tail), of the latest window checkpoint, and the events after it; as SQLite does.
+    for (newest, start, positions) in [(2, 8, vec![1, 8, 9]), (100, 6, vec![1, 6, 7, 8, 9])] {
+        let mut loaded = Vec::new();
+        for store in [&postgres, &sqlite] {
+            let s1 = store.load("s1", LoadFrom::Window { newest }).await.unwrap().unwrap();
+            assert!(s1.checkpoint.is_none(), "no whole state is read");
+            let window = s1.window.clone().expect("the window checkpoint");
+            assert_eq!((window.seq, window.total, window.start, window.run.as_str()), (6, 10, start, "run 6"));
+            let read: Vec<u64> = window.items.iter().map(|(pos, _)| *pos).collect();
+            assert_eq!(read, positions, "newest {newest}");
+            assert!(window.items.iter().all(|(pos, item)| *item == format!("item {pos} at 6")));
+            loaded.push((window, s1.events));
+        }
+        assert_eq!(loaded[0], loaded[1], "newest {newest}: PostgreSQL and SQLite agree");
     }
     assert_eq!(observe(&postgres, &ids).await, observe(&sqlite, &ids).await);
     let s1 = postgres.load_session("s1").await.unwrap().unwrap();
@@ -383,11 +409,11 @@ async fn migrations_are_idempotent_and_replicas_may_start_at_once() {
     tokio::spawn(connection);
     let versions: Vec<i32> =
         client.query("SELECT version FROM chatwire_migrations", &[]).await.unwrap().iter().map(|r| r.get(0)).collect();
-    assert_eq!(versions, vec![1, 2]);
+    assert_eq!(versions, vec![1, 2, 3]);
     // A database migrated by a newer program is refused, not misread.
     client.execute("INSERT INTO chatwire_migrations (version) VALUES (99)", &[]).await.unwrap();
     let e = StoreWriter::open(&DbLocation::Postgres(url.clone()), Durability::Full).await.unwrap_err();
-    assert!(matches!(e, StoreError::TooNew { found: 99, supported: 2 }), "{e:?}");
+    assert!(matches!(e, StoreError::TooNew { found: 99, supported: 3 }), "{e:?}");
 }
 
 #[tokio::test]

@@ -100,8 +100,9 @@ pub(super) fn after_commit(session: &Session, g: &mut Inner, (events, due): (u64
 /// Stores the state before `seq` as the session's checkpoint, on a task: a checkpoint is a
 /// cache, so nothing waits for it, and one lost to a crash only means a longer fold at the next load.
 fn save(shared: &Arc<Shared>, id: &Id, seq: u64, state: &UiState, history: &History) {
-    let serialized = serde_json::to_string(state).and_then(|state| Ok((state, serde_json::to_string(history)?)));
-    let (state, history) = match serialized {
+    let serialized = serde_json::to_string(state)
+        .and_then(|text| Ok((text, serde_json::to_string(history)?, super::partial::window_checkpoint(state)?)));
+    let (state, history, window) = match serialized {
         Ok(texts) => texts,
         Err(e) => {
             eprintln!("chatwire-reference: session {id}: cannot serialize a checkpoint: {e}");
@@ -111,7 +112,9 @@ fn save(shared: &Arc<Shared>, id: &Id, seq: u64, state: &UiState, history: &Hist
     let shared = shared.clone();
     let id = id.clone();
     tokio::spawn(async move {
-        if let Err(e) = shared.store.save_checkpoint(id.as_str(), Checkpoint { seq, state, history }).await {
+        if let Err(e) =
+            shared.store.save_checkpoint(id.as_str(), Checkpoint { seq, state, history, window: Some(window) }).await
+        {
             eprintln!("chatwire-reference: session {id}: cannot store a checkpoint: {e}");
         }
     });

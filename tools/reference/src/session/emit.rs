@@ -131,6 +131,11 @@ struct Staged {
 /// see the same bytes ([`fanout`](super::fanout)).
 pub(crate) async fn emit(session: &Arc<Session>, g: &mut Inner, change: Change) -> Result<(), EmitError> {
     let sh = &session.shared;
+    // Every path that changes a session makes its state whole first (`partial.rs`); one that did
+    // not is refused here rather than committing a change judged on a window.
+    if g.partial.is_some() {
+        return Err(EmitError::Partial);
+    }
     // On a shared store the change is also committed as other replicas replay it (`replica.rs`).
     let record = match sh.store.is_shared() {
         true => Some(serde_json::to_string(&ChangeRecord::of(&change.units))?),

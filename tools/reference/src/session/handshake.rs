@@ -61,6 +61,7 @@ pub(crate) async fn open_session(
             lease: None,
             replayed_to: 3,
             since_checkpoint: 0,
+            partial: None,
         }),
     });
     shared.sessions.lock().await.insert(id, session.clone());
@@ -124,8 +125,11 @@ fn greet(
             let view = open_window(sh.hooks.as_ref(), &state, size);
             let held = view.view(&state);
             let held = if w.resumed { sh.hooks.resume_snapshot(&held) } else { Some(sh.hooks.present(&held, true)) };
+            // A partial state (`partial.rs`) counts the items it did not read.
+            let mut about = view.window(&state);
+            about.total += g.partial.map_or(0, |p| p.omitted as u64);
             if let Some(held) = held {
-                texts.push(window_snapshot(seq, &held, &view.window(&state)).map_err(EmitError::from)?);
+                texts.push(window_snapshot(seq, &held, &about).map_err(EmitError::from)?);
             }
             if sh.hooks.pages_from_cache() {
                 page_cache = Some(view.start());
@@ -189,11 +193,24 @@ pub(crate) async fn resume_session(
             return Err(rejected());
         }
     }
+    // A reload (no state held) that asks for a window reads the window, not the thread (#22).
+    let window_open = conn
+        .negotiated
+        .window
+        .filter(|_| resume.last_seq == 0 || !conn.negotiated.has(&Capability::ResumeCatchUp))
+        .filter(|_| !shared.hooks.pages_from_cache());
     // A retry loop only for the race where the session is evicted between lookup and lock.
     for _ in 0..3 {
-        let session = shared.get_or_load(&resume.session_id).await.map_err(EmitError::from)?.ok_or_else(rejected)?;
+        let session = match window_open {
+            Some(size) => shared.get_or_load_window(&resume.session_id, size).await,
+            None => shared.get_or_load(&resume.session_id).await,
+        };
+        let session = session.map_err(EmitError::from)?.ok_or_else(rejected)?;
         let mut g = session.inner.lock().await;
         if g.evicted {
+            continue;
+        }
+        if window_open.is_none() && super::ensure_full(&session, &mut g).await.is_err() {
             continue;
         }
         // What other replicas committed reaches this one first (`CLUSTER-001`).
@@ -238,6 +255,10 @@ pub(crate) async fn resume_session(
             }
             false => None,
         };
+        // A catch-up's window is placed in the whole state.
+        if catch_up.is_some() && super::ensure_full(&session, &mut g).await.is_err() {
+            continue;
+        }
         let first = g.next_seq;
         // The state frame's view is the resumed connection's: a base for a streaming resume even
         // mid-stream where this connection streams (STREAM-006).

@@ -10,6 +10,7 @@
 //! | --- | --- |
 //! | [`registry`] | the sessions in memory: load (fold of the log), evict, recover at start |
 //! | [`checkpoint`] | a load from the latest state checkpoint, and when to store one |
+//! | [`partial`] | a windowed open from the window checkpoint, and the whole state on demand |
 //! | [`emit`] | the one commit-then-send path, and errors that consume a seq |
 //! | [`fanout`] | the attached connections, grouped by view, and where each frame goes |
 //! | [`handshake`] | `session.hello`: open, resume (takeover), welcome and snapshot |
@@ -43,6 +44,7 @@ mod expiry;
 mod fanout;
 mod handshake;
 mod history;
+mod partial;
 mod recent;
 mod recovery;
 mod registry;
@@ -53,6 +55,12 @@ mod retry;
 pub(crate) use cancel::cancel;
 pub(crate) use handshake::{detach, open_session, resume_session};
 pub(crate) use history::history;
+pub(crate) use partial::ensure_full;
+
+/// See [`crate::partial_opens`].
+pub(crate) fn partial_opens() -> u64 {
+    partial::PARTIAL_OPENS.load(std::sync::atomic::Ordering::Relaxed)
+}
 pub(crate) use registry::Shared;
 pub(crate) use replica::{follow, hold_leases, reap, sync, take_over, CONFLICT_RETRIES};
 pub(crate) use requests::{rewind, tool_call_response, user_message};
@@ -85,6 +93,8 @@ pub(crate) enum EmitError {
     Store(#[from] StoreError),
     #[error("cannot serialize a frame: {0}")]
     Json(#[from] serde_json::Error),
+    #[error("a change on a session that holds only a window")]
+    Partial,
 }
 
 impl From<EmitError> for Refusal {
@@ -168,6 +178,9 @@ pub(crate) struct Inner {
     replayed_to: u64,
     /// Events committed since the session's latest checkpoint (`checkpoint.rs`).
     since_checkpoint: u64,
+    /// Where a windowed open loaded only the window (`partial.rs`): `state` holds the items it
+    /// read, and nothing may change it before `ensure_full`.
+    partial: Option<partial::Partial>,
 }
 
 /// What a session's log says about its turns, folded at load and kept up to date after: the

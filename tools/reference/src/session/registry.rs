@@ -12,7 +12,7 @@ use super::recovery::recover;
 use super::{DriverLaunch, History, Inner, Session};
 use crate::agent::{Agent, AgentSpec, Cursor, ScriptedAgent};
 use crate::hooks::Hooks;
-use crate::store::{StoreError, StoreWriter};
+use crate::store::{LoadFrom, StoreError, StoreWriter, StoredSession};
 use crate::util::{hash_token, random_id};
 
 /// Server-wide state shared by connections and sessions.
@@ -153,6 +153,54 @@ impl Shared {
         let Some(stored) = self.store.load_session(id.as_str()).await? else { return Ok(None) };
         let Some(loaded) = super::checkpoint::fold_stored(self, id, stored).await? else { return Ok(None) };
         let super::checkpoint::Loaded { stored, state, history, since_checkpoint } = loaded;
+        let timers = (stored.pending_responses.clone(), stored.timers.clone());
+        let session = self.build(id, stored, state, history, since_checkpoint, None);
+        sessions.insert(id.clone(), session.clone());
+        drop(sessions);
+        if recovering {
+            recover(&session, timers.0, timers.1).await;
+        }
+        Ok(Some(session))
+    }
+
+    /// The session for a windowed open (`spec/window.md`): from memory, or loaded from its window
+    /// checkpoint (the newest `size` items and a margin, and the older ones every window holds)
+    /// with the events after it, as a partial state (`partial.rs`); loaded whole where it has no
+    /// window checkpoint or that does not give the window. `None` if it does not exist.
+    pub async fn get_or_load_window(self: &Arc<Self>, id: &Id, size: u32) -> Result<Option<Arc<Session>>, StoreError> {
+        let mut sessions = self.sessions.lock().await;
+        if let Some(s) = sessions.get(id) {
+            return Ok(Some(s.clone()));
+        }
+        let newest = u64::from(size) + crate::store::WINDOW_SLACK;
+        let Some(stored) = self.store.load(id.as_str(), LoadFrom::Window { newest }).await? else { return Ok(None) };
+        match super::partial::fold_window(&stored, size) {
+            Ok((state, partial)) => {
+                super::partial::PARTIAL_OPENS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let session = self.build(id, stored, state, History::default(), 0, Some(partial));
+                sessions.insert(id.clone(), session.clone());
+                Ok(Some(session))
+            }
+            Err(why) => {
+                if !matches!(why, super::partial::NotPartial::NoCheckpoint) {
+                    eprintln!("chatwire-reference: session {id}: opened whole: {why}");
+                }
+                drop(sessions);
+                self.load(id, false).await
+            }
+        }
+    }
+
+    /// A session in memory from what `stored` says and the state it folds to.
+    fn build(
+        self: &Arc<Self>,
+        id: &Id,
+        stored: StoredSession,
+        state: IndexedUiState,
+        history: History,
+        since_checkpoint: u64,
+        partial: Option<super::partial::Partial>,
+    ) -> Arc<Session> {
         let parse_failed = |what: &str, e: serde_json::Error| {
             eprintln!("chatwire-reference: session {id}: stored {what} unreadable ({e}), using default");
         };
@@ -173,7 +221,7 @@ impl Shared {
         };
         let next_seq = self.hooks.loaded_next_seq(stored.next_seq);
         let recent = super::recent::Recent::new(next_seq.saturating_sub(1), state.open_stream().is_some());
-        let session = Arc::new(Session {
+        Arc::new(Session {
             id: id.clone(),
             shared: self.clone(),
             inner: Mutex::new(Inner {
@@ -196,14 +244,9 @@ impl Shared {
                 lease: None,
                 replayed_to: next_seq,
                 since_checkpoint,
+                partial,
             }),
-        });
-        sessions.insert(id.clone(), session.clone());
-        drop(sessions);
-        if recovering {
-            recover(&session, stored.pending_responses, stored.timers).await;
-        }
-        Ok(Some(session))
+        })
     }
 
     /// Drops a session from memory when nothing refers to it: no connection, no run, no timer.

@@ -151,6 +151,13 @@ pub(crate) async fn sync(session: &Arc<Session>, g: &mut Inner) {
             return;
         }
     };
+    // Replaying changes the state: a partial one is made whole first (`partial.rs`).
+    if !changes.is_empty() {
+        if let Err(e) = super::ensure_full(session, g).await {
+            eprintln!("chatwire-reference: session {}: cannot replay newer commits: {e}", session.id);
+            return;
+        }
+    }
     // Connections a replayed resume took over are ended once every change read is replayed:
     // ending one commits a seq, and a commit in the middle of the list would read on past the
     // changes still to replay here and then find them behind its own seq. Until its error is
@@ -450,6 +457,11 @@ async fn take_over_one(shared: &Arc<Shared>, id: &Id, token: u64) -> Result<(), 
             // Its own lease, expired while this replica was too busy to renew it: this replica
             // still drives the run, now under the new token, and nothing needs recovering.
             g.lease = Some(token);
+            return Ok(());
+        }
+        // Recovery drives the run on the whole state (`partial.rs`).
+        if let Err(e) = super::ensure_full(&session, &mut g).await {
+            eprintln!("chatwire-reference: session {id}: cannot load to recover: {e}");
             return Ok(());
         }
         sync(&session, &mut g).await;

@@ -17,7 +17,9 @@ mod lock;
 mod postgres;
 mod writer;
 
-pub use checkpoint::{Checkpoint, CHECKPOINT_EVERY};
+pub use checkpoint::{
+    Checkpoint, LoadFrom, StoredWindow, WindowCheckpoint, CHECKPOINT_EVERY, WINDOW_SLACK, WINDOW_TAIL,
+};
 pub use cluster::{LeaseOp, Notice, StoredChange, LEASE_TTL};
 pub use location::DbLocation;
 pub use lock::lock_path;
@@ -232,6 +234,8 @@ const MIGRATIONS: &[&str] = &[
     // 5: each session's latest state checkpoint, so a load folds only the events after it, and
     // the log by seq, so those are found without reading the ones before (issue #22).
     checkpoint::SQLITE_MIGRATION,
+    // 6: window checkpoints, so a windowed open reads its window, not the whole state (issue #22).
+    checkpoint::SQLITE_WINDOW_MIGRATION,
 ];
 
 /// A new session's row.
@@ -297,7 +301,10 @@ pub struct StoredSession {
     pub turn_plan: Option<String>,
     /// The latest checkpoint, where [`Store::load_session`] read one: `events` start after it.
     pub checkpoint: Option<Checkpoint>,
-    /// Server events in log order (frames, JSON): every one, or those after `checkpoint`.
+    /// Where a windowed load ([`LoadFrom::Window`]) read one: `events` start after it.
+    pub window: Option<StoredWindow>,
+    /// Server events in log order (frames, JSON): every one, or those after `checkpoint` (or
+    /// `window`).
     pub events: Vec<String>,
     /// Responses committed but not yet executed: (tool call id, frame JSON), in commit order.
     pub pending_responses: Vec<(String, String)>,
@@ -436,16 +443,16 @@ impl Store {
     /// Loads a session, or `None` if there is none with this id: its latest checkpoint and the
     /// events after it, so the work follows the events since the checkpoint, not the thread.
     pub fn load_session(&self, id: &str) -> Result<Option<StoredSession>, StoreError> {
-        self.load(id, true)
+        self.load(id, LoadFrom::Checkpoint)
     }
 
     /// Loads a session with every event of its log and no checkpoint.
     pub fn load_session_from_start(&self, id: &str) -> Result<Option<StoredSession>, StoreError> {
-        self.load(id, false)
+        self.load(id, LoadFrom::Start)
     }
 
-    /// [`Self::load_session`] (`from_checkpoint`) or [`Self::load_session_from_start`].
-    pub(super) fn load(&self, id: &str, from_checkpoint: bool) -> Result<Option<StoredSession>, StoreError> {
+    /// Loads a session as [`LoadFrom`] says.
+    pub fn load(&self, id: &str, from: LoadFrom) -> Result<Option<StoredSession>, StoreError> {
         let conn = self.conn()?;
         let row = conn
             .query_row(
@@ -464,8 +471,13 @@ impl Store {
             )
             .optional()?;
         let Some((token_hash, agent, next_seq, cursor, turn_plan)) = row else { return Ok(None) };
-        let checkpoint = if from_checkpoint { checkpoint::read(&conn, id)? } else { None };
-        let events = checkpoint::events_from(&conn, id, checkpoint.as_ref().map_or(0, |c| c.seq))?;
+        let (checkpoint, window) = match from {
+            LoadFrom::Start => (None, None),
+            LoadFrom::Checkpoint => (checkpoint::read(&conn, id)?, None),
+            LoadFrom::Window { newest } => (None, checkpoint::read_window(&conn, id, newest)?),
+        };
+        let from_seq = checkpoint.as_ref().map(|c| c.seq).or(window.as_ref().map(|w| w.seq)).unwrap_or(0);
+        let events = checkpoint::events_from(&conn, id, from_seq)?;
         let mut stmt = conn
             .prepare_cached("SELECT tool_call_id, frame FROM pending_responses WHERE session_id = ?1 ORDER BY rowid")?;
         let pending_responses = stmt.query_map([id], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<Result<Vec<_>, _>>()?;
@@ -478,6 +490,7 @@ impl Store {
             cursor,
             turn_plan,
             checkpoint,
+            window,
             events,
             pending_responses,
             timers,

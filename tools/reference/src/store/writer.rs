@@ -15,8 +15,8 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::postgres::{CommitArgs, PgStore};
 use super::{
-    apply_commit, checkpoint, insert_session, CatchUpLog, Checkpoint, Commit, DbLocation, Durability, NewSession,
-    Notice, Store, StoreError, StoredChange, StoredSession, LEASE_TTL,
+    apply_commit, checkpoint, insert_session, CatchUpLog, Checkpoint, Commit, DbLocation, Durability, LoadFrom,
+    NewSession, Notice, Store, StoreError, StoredChange, StoredSession, LEASE_TTL,
 };
 use crate::CrashPoint;
 
@@ -53,7 +53,7 @@ enum Write {
 
 enum Job {
     Write(Write, Reply<()>),
-    Load { id: String, from_checkpoint: bool, reply: Reply<Option<StoredSession>> },
+    Load { id: String, from: LoadFrom, reply: Reply<Option<StoredSession>> },
     TokenHash { id: String, reply: Reply<Option<String>> },
     NeedingRecovery { reply: Reply<Vec<String>> },
     CatchUp { id: String, last_seq: u64, retention: u64, reply: Reply<CatchUpLog> },
@@ -204,21 +204,22 @@ impl StoreWriter {
     /// Loads a session, or `None` if there is none with this id: its latest checkpoint and the
     /// events after it ([`Store::load_session`]).
     pub async fn load_session(&self, id: &str) -> Result<Option<StoredSession>, StoreError> {
-        self.load(id, true).await
+        self.load(id, LoadFrom::Checkpoint).await
     }
 
     /// Loads a session with every event of its log and no checkpoint
     /// ([`Store::load_session_from_start`]).
     pub async fn load_session_from_start(&self, id: &str) -> Result<Option<StoredSession>, StoreError> {
-        self.load(id, false).await
+        self.load(id, LoadFrom::Start).await
     }
 
-    async fn load(&self, id: &str, from_checkpoint: bool) -> Result<Option<StoredSession>, StoreError> {
+    /// Loads a session as [`LoadFrom`] says ([`Store::load`]).
+    pub async fn load(&self, id: &str, from: LoadFrom) -> Result<Option<StoredSession>, StoreError> {
         match &self.backend {
-            Backend::Postgres(pg) => pg.load_session(id, from_checkpoint).await,
+            Backend::Postgres(pg) => pg.load_session(id, from).await,
             Backend::Sqlite { .. } => {
                 let id = id.to_owned();
-                self.ask(|reply| Job::Load { id, from_checkpoint, reply }).await
+                self.ask(|reply| Job::Load { id, from, reply }).await
             }
         }
     }
@@ -383,8 +384,8 @@ fn run(store: Store, mut rx: mpsc::Receiver<Job>) {
         let Some(job) = next.take().or_else(|| rx.blocking_recv()) else { return };
         let first = match job {
             Job::Write(write, reply) => (write, reply),
-            Job::Load { id, from_checkpoint, reply } => {
-                let loaded = store.load(&id, from_checkpoint);
+            Job::Load { id, from, reply } => {
+                let loaded = store.load(&id, from);
                 let _ = reply.send(loaded);
                 continue;
             }

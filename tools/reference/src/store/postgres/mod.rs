@@ -21,7 +21,7 @@ use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, R
 use tokio::sync::broadcast;
 use tokio_postgres::NoTls;
 
-use super::{CatchUpLog, Checkpoint, Durability, Notice, StoreError, StoredSession};
+use super::{CatchUpLog, Checkpoint, Durability, LoadFrom, Notice, StoreError, StoredSession, StoredWindow};
 use crate::store::writer::NewSessionRow;
 
 pub(crate) use commit::CommitArgs;
@@ -183,9 +183,8 @@ impl PgStore {
         })
     }
 
-    /// Loads a session ([`super::Store::load_session`]; `from_checkpoint` false:
-    /// [`super::Store::load_session_from_start`]), from one snapshot.
-    pub async fn load_session(&self, id: &str, from_checkpoint: bool) -> Result<Option<StoredSession>, StoreError> {
+    /// Loads a session as [`LoadFrom`] says ([`super::Store::load`]), from one snapshot.
+    pub async fn load_session(&self, id: &str, from: LoadFrom) -> Result<Option<StoredSession>, StoreError> {
         with_client!(self, "load session", |client| async move {
             let tx = snapshot(client).await?;
             let row = tx
@@ -196,19 +195,24 @@ impl PgStore {
                 )
                 .await?;
             let Some(row) = row else { return Ok(None) };
-            let checkpoint = match from_checkpoint {
-                true => tx
+            let checkpoint = match from {
+                LoadFrom::Checkpoint => tx
                     .query_opt("SELECT seq, state, history FROM checkpoints WHERE session_id = $1", &[&id])
                     .await?
-                    .map(|r| Checkpoint { seq: from_db(r.get(0)), state: r.get(1), history: r.get(2) }),
-                false => None,
+                    .map(|r| Checkpoint { seq: from_db(r.get(0)), state: r.get(1), history: r.get(2), window: None }),
+                LoadFrom::Start | LoadFrom::Window { .. } => None,
             };
-            let events = match &checkpoint {
+            let window = match from {
+                LoadFrom::Window { newest } => read_window(&tx, id, newest).await?,
+                LoadFrom::Start | LoadFrom::Checkpoint => None,
+            };
+            let from_seq = checkpoint.as_ref().map(|c| c.seq).or(window.as_ref().map(|w| w.seq));
+            let events = match from_seq {
                 // By the seq index: the rows before the checkpoint are not read.
-                Some(c) => {
+                Some(seq) => {
                     tx.query(
                         "SELECT frame FROM log WHERE session_id = $1 AND seq >= $2 AND kind = 'event' ORDER BY pos",
-                        &[&id, &to_db(c.seq)],
+                        &[&id, &to_db(seq)],
                     )
                     .await?
                 }
@@ -243,6 +247,7 @@ impl PgStore {
                 cursor: row.get(3),
                 turn_plan: row.get(4),
                 checkpoint,
+                window,
                 events,
                 pending_responses,
                 timers,
@@ -253,15 +258,42 @@ impl PgStore {
     /// Stores a checkpoint unless a later one is there ([`super::Store::save_checkpoint`]).
     pub async fn save_checkpoint(&self, id: &str, c: &Checkpoint) -> Result<(), StoreError> {
         with_client!(self, "save checkpoint", |client| async move {
-            client
-                .execute(
-                    "INSERT INTO checkpoints (session_id, seq, state, history) VALUES ($1, $2, $3, $4)
-                     ON CONFLICT (session_id) DO UPDATE
-                     SET seq = excluded.seq, state = excluded.state, history = excluded.history
-                     WHERE excluded.seq > checkpoints.seq",
-                    &[&id, &to_db(c.seq), &c.state, &c.history],
-                )
-                .await?;
+            let tx = client.transaction().await?;
+            tx.execute(
+                "INSERT INTO checkpoints (session_id, seq, state, history) VALUES ($1, $2, $3, $4)
+                 ON CONFLICT (session_id) DO UPDATE
+                 SET seq = excluded.seq, state = excluded.state, history = excluded.history
+                 WHERE excluded.seq > checkpoints.seq",
+                &[&id, &to_db(c.seq), &c.state, &c.history],
+            )
+            .await?;
+            if let Some(w) = &c.window {
+                // Only over an older one: the upsert reports whether it wrote.
+                let written = tx
+                    .execute(
+                        "INSERT INTO window_checkpoints (session_id, seq, total, tail_from, run)
+                         VALUES ($1, $2, $3, $4, $5)
+                         ON CONFLICT (session_id) DO UPDATE SET seq = excluded.seq, total = excluded.total,
+                         tail_from = excluded.tail_from, run = excluded.run
+                         WHERE excluded.seq > window_checkpoints.seq",
+                        &[&id, &to_db(c.seq), &to_db(w.total), &to_db(w.tail_from), &w.run],
+                    )
+                    .await?;
+                if written == 1 {
+                    tx.execute("DELETE FROM window_checkpoint_items WHERE session_id = $1", &[&id]).await?;
+                    let positions: Vec<i64> = w.items.iter().map(|(pos, _, _)| to_db(*pos)).collect();
+                    let held: Vec<bool> = w.items.iter().map(|(_, held, _)| *held).collect();
+                    let items: Vec<&str> = w.items.iter().map(|(_, _, item)| item.as_str()).collect();
+                    tx.execute(
+                        "INSERT INTO window_checkpoint_items (session_id, pos, held, item)
+                         SELECT $1, pos, held, item
+                         FROM UNNEST($2::BIGINT[], $3::BOOLEAN[], $4::TEXT[]) AS t(pos, held, item)",
+                        &[&id, &positions, &held, &items],
+                    )
+                    .await?;
+                }
+            }
+            tx.commit().await?;
             Ok(())
         })
     }
@@ -365,6 +397,32 @@ async fn snapshot(client: &mut Object) -> Result<deadpool_postgres::Transaction<
         .read_only(true)
         .start()
         .await?)
+}
+
+/// The session's window checkpoint with the rows of its `newest` newest items (no further back
+/// than its tail) and the older ones every window holds ([`LoadFrom::Window`]); `None` when it
+/// has none.
+async fn read_window(
+    tx: &deadpool_postgres::Transaction<'_>,
+    id: &str,
+    newest: u64,
+) -> Result<Option<StoredWindow>, StoreError> {
+    let head =
+        tx.query_opt("SELECT seq, total, tail_from, run FROM window_checkpoints WHERE session_id = $1", &[&id]).await?;
+    let Some(head) = head else { return Ok(None) };
+    let (seq, total, tail_from): (u64, u64, u64) = (from_db(head.get(0)), from_db(head.get(1)), from_db(head.get(2)));
+    let start = total.saturating_sub(newest).max(tail_from);
+    let items = tx
+        .query(
+            "SELECT pos, item FROM window_checkpoint_items
+             WHERE session_id = $1 AND (held OR pos >= $2) ORDER BY pos",
+            &[&id, &to_db(start)],
+        )
+        .await?
+        .iter()
+        .map(|r| (from_db(r.get(0)), r.get(1)))
+        .collect();
+    Ok(Some(StoredWindow { seq, total, start, run: head.get(3), items }))
 }
 
 #[cfg(test)]

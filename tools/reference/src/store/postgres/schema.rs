@@ -88,6 +88,21 @@ pub(super) const MIGRATIONS: &[&str] = &[
         history TEXT NOT NULL
     );
     CREATE INDEX log_by_seq ON log (session_id, seq);",
+    // 3: window checkpoints: a windowed open reads its window's rows, not the whole state (issue #22).
+    "CREATE TABLE window_checkpoints (
+        session_id TEXT PRIMARY KEY REFERENCES sessions(id),
+        seq BIGINT NOT NULL,
+        total BIGINT NOT NULL,
+        tail_from BIGINT NOT NULL,
+        run TEXT NOT NULL
+    );
+    CREATE TABLE window_checkpoint_items (
+        session_id TEXT NOT NULL REFERENCES sessions(id),
+        pos BIGINT NOT NULL,
+        held BOOLEAN NOT NULL,
+        item TEXT NOT NULL,
+        PRIMARY KEY (session_id, pos)
+    );",
 ];
 
 /// Applies the migrations not yet applied, under the advisory lock, in one transaction.
