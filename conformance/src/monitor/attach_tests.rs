@@ -140,6 +140,23 @@ fn close_the_run(tabs: &mut Tabs) {
     tabs.send(json!({"type": "chat.run_complete", "invocation_id": "inv-1", "status": "cancelled", "ts": TS}), &[0, 1]);
 }
 
+/// Tab 0 retries the closed run (answered on tab 0 only), which runs again to its end (both tabs).
+fn retry_the_run(m: &mut Monitor, tabs: &mut Tabs) {
+    m.client_frame(0, &json!({"type": "chat.retry", "id": "y1", "after_item_id": "it-1"}));
+    tabs.send(
+        json!({"type": "chat.retry_accepted", "in_reply_to": "y1", "after_item_id": "it-1",
+            "invocation_id": "inv-1", "removed_item_ids": ["am-1"], "ts": TS}),
+        &[0],
+    );
+    tabs.send(json!({"type": "chat.run_started", "invocation_id": "inv-1", "ts": TS}), &[0, 1]);
+    tabs.send(
+        json!({"type": "chat.assistant_message", "invocation_id": "inv-1", "item_id": "am-3",
+            "markdown": "Again.", "ts": TS}),
+        &[0, 1],
+    );
+    tabs.send(json!({"type": "chat.run_complete", "invocation_id": "inv-1", "status": "completed", "ts": TS}), &[0, 1]);
+}
+
 #[test]
 fn a_cancel_from_one_tab_is_judged_on_the_other_without_its_answer() {
     let (mut m, mut tabs) = cancelled_mid_stream();
@@ -199,19 +216,7 @@ fn a_retried_cancelled_run_starts_again_on_the_tab_that_did_not_ask() {
     tabs.read(&mut m, 0);
     tabs.read(&mut m, 1);
     assert_eq!(found(&mut m), vec![]);
-    m.client_frame(0, &json!({"type": "chat.retry", "id": "y1", "after_item_id": "it-1"}));
-    tabs.send(
-        json!({"type": "chat.retry_accepted", "in_reply_to": "y1", "after_item_id": "it-1",
-            "invocation_id": "inv-1", "removed_item_ids": ["am-1"], "ts": TS}),
-        &[0],
-    );
-    tabs.send(json!({"type": "chat.run_started", "invocation_id": "inv-1", "ts": TS}), &[0, 1]);
-    tabs.send(
-        json!({"type": "chat.assistant_message", "invocation_id": "inv-1", "item_id": "am-3",
-            "markdown": "Again.", "ts": TS}),
-        &[0, 1],
-    );
-    tabs.send(json!({"type": "chat.run_complete", "invocation_id": "inv-1", "status": "completed", "ts": TS}), &[0, 1]);
+    retry_the_run(&mut m, &mut tabs);
     // The watching tab sees the retried run before the monitor reads the requester's answer.
     tabs.read(&mut m, 1);
     tabs.read(&mut m, 0);
@@ -261,19 +266,7 @@ fn a_tab_that_has_not_yet_got_an_event_another_tab_got_is_not_idle() {
     tabs.read(&mut m, 1);
     assert!(!m.busy(0) && !m.busy(1), "both tabs hold the cancelled run's end and its state");
     // Tab 0 retries; its frames are read, tab 1's not yet (on another instance, say).
-    m.client_frame(0, &json!({"type": "chat.retry", "id": "y1", "after_item_id": "it-1"}));
-    tabs.send(
-        json!({"type": "chat.retry_accepted", "in_reply_to": "y1", "after_item_id": "it-1",
-            "invocation_id": "inv-1", "removed_item_ids": ["am-1"], "ts": TS}),
-        &[0],
-    );
-    tabs.send(json!({"type": "chat.run_started", "invocation_id": "inv-1", "ts": TS}), &[0, 1]);
-    tabs.send(
-        json!({"type": "chat.assistant_message", "invocation_id": "inv-1", "item_id": "am-3",
-            "markdown": "Again.", "ts": TS}),
-        &[0, 1],
-    );
-    tabs.send(json!({"type": "chat.run_complete", "invocation_id": "inv-1", "status": "completed", "ts": TS}), &[0, 1]);
+    retry_the_run(&mut m, &mut tabs);
     tabs.read(&mut m, 0);
     assert!(!m.busy(0), "the requester holds the retried run's end and its state");
     // Tab 1's own fold shows no run open and no update due, as an idle tab's would.
