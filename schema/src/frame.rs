@@ -29,6 +29,7 @@ use crate::error_frame::ErrorFrame;
 use crate::frame_facts::{ClientFrameFacts, ServerFrameFacts};
 use crate::session::hello::SessionHello;
 use crate::session::welcome::SessionWelcome;
+use crate::ui_event::UiEvent;
 use crate::ui_state_patch::UiStatePatch;
 use crate::ui_state_snapshot::UiStateSnapshot;
 use crate::ui_state_updated::UiStateUpdated;
@@ -133,45 +134,6 @@ impl ClientFrame {
     /// The client-chosen frame id that answers will carry as `in_reply_to`.
     pub fn id(&self) -> &Id {
         self.facts().id()
-    }
-}
-
-/// A server frame that changes the UiState: the reducer's input (`spec/ui-state.md#events`).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum UiEvent<'a> {
-    /// `chat.user_message_accepted`
-    UserMessageAccepted(&'a UserMessageAccepted),
-    /// `chat.run_started`
-    RunStarted(&'a RunStarted),
-    /// `chat.assistant_message`
-    AssistantMessage(&'a AssistantMessage),
-    /// `chat.assistant_message_delta`
-    AssistantMessageDelta(&'a AssistantMessageDelta),
-    /// `chat.tool_call`
-    ToolCall(&'a ToolCall),
-    /// `chat.tool_progress`
-    ToolProgress(&'a ToolProgress),
-    /// `chat.tool_output`
-    ToolOutput(&'a ToolOutput),
-    /// `chat.tool_call_complete`
-    ToolCallComplete(&'a ToolCallComplete),
-    /// `chat.tool_call_dismiss`
-    ToolCallDismiss(&'a ToolCallDismiss),
-    /// `chat.run_complete`
-    RunComplete(&'a RunComplete),
-    /// `chat.rewind_complete`
-    RewindComplete(&'a RewindComplete),
-    /// `chat.retry_accepted`
-    RetryAccepted(&'a RetryAccepted),
-}
-
-impl UiEvent<'_> {
-    /// Whether this is a `chat.assistant_message_delta`: the one event a connection where
-    /// `assistant_stream` is not in force never sees. Its view is the fold of the session's events
-    /// without these, which is the session's state without its open stream
-    /// ([`crate::UiState::without_open_stream`], `spec/streaming.md`).
-    pub fn is_stream_delta(&self) -> bool {
-        matches!(self, UiEvent::AssistantMessageDelta(_))
     }
 }
 

@@ -10,8 +10,8 @@ use std::collections::HashSet;
 use crate::chat::run_complete::RunCompleteStatus;
 use crate::chat::tool_call::InteractionType;
 use crate::chat::tool_call_complete::CompletionStatus;
-use crate::frame::UiEvent;
-use crate::state_patch::PatchOp;
+use crate::patch_op::PatchOp;
+use crate::ui_event::UiEvent;
 use crate::ui_state::{
     AssistantMarkdownItem, Dismissal, DisplayItem, Progress, RunState, RunStatus, ToolCallItem, ToolCallStatus,
     ToolOutputItem, UiState, UserMessageItem,
