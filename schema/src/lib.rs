@@ -37,10 +37,12 @@
 #![warn(missing_docs)]
 
 pub mod chat;
+pub mod dispatch;
 pub mod error_frame;
 pub mod error_order;
 pub mod frame;
 pub mod frame_facts;
+pub mod frame_ids;
 pub mod id;
 pub mod older_minor;
 pub mod patch_op;

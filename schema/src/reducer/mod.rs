@@ -315,6 +315,11 @@ impl IndexedUiState {
         self.state
     }
 
+    /// Whether the state holds a display item with this id (O(1), from the index).
+    pub fn has_item(&self, id: &Id) -> bool {
+        self.index.ids.contains(id)
+    }
+
     /// Applies one event in place, as [`UiState::apply`]. On error the state is unchanged.
     pub fn apply(&mut self, event: UiEvent<'_>) -> Result<(), ReduceError> {
         self.state.apply_with(event, Lookup::Index(&self.index))?;
