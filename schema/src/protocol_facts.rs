@@ -8,7 +8,7 @@
 //! state, whether it is an event for the reducer, whether it answers a client frame, the ids it
 //! introduces, what answers a client frame, the members a later minor added; the frames,
 //! capabilities, features and error codes of each supported version; the reducer's refusals with
-//! the rules they report.
+//! the rules they report; each display item's members in the order the crate serializes them.
 //!
 //! `chatwire-schema-tool export` writes [`document_text`] to the file and `check` compares it;
 //! the TypeScript package (`tools/npm/scripts/generate.mjs`) and the Python kit
@@ -115,6 +115,7 @@ pub fn document() -> Value {
             }).collect::<Map<String, Value>>(),
         },
         "ui_state_members_since": members_since(doc(&schemas, "ui-state.json")),
+        "item_members": item_members(doc(&schemas, "ui-state.json")),
         "versions": versions(&schemas, &error_since),
     });
     if let (Value::Object(facts), Value::Object(more)) = (&mut facts, more) {
@@ -248,6 +249,20 @@ fn value_since(schemas: &[SchemaDoc], file: &str, def: &str) -> std::collections
     let branches =
         schema["$defs"][def]["oneOf"].as_array().unwrap_or_else(|| panic!("{file} defines {def} as a oneOf"));
     branches.iter().filter_map(|b| Some((b.get("const")?.as_str()?.to_owned(), since_of(b)?))).collect()
+}
+
+/// Per display item `kind`, its members in the order the crate serializes them (the schema's
+/// order): the order a patch's member ops follow (`spec/ui-state.md#ui_state_patch`).
+fn item_members(ui_state: &Value) -> Map<String, Value> {
+    let branches = ui_state["$defs"]["DisplayItem"]["oneOf"].as_array().expect("DisplayItem is a oneOf");
+    branches
+        .iter()
+        .filter_map(|branch| {
+            let props = branch["properties"].as_object()?;
+            let kind = props.get("kind")?.get("const")?.as_str()?;
+            Some((kind.to_owned(), json!(props.keys().collect::<Vec<_>>())))
+        })
+        .collect()
 }
 
 /// Per supported version, oldest first: the frame types, capabilities, features and error codes

@@ -187,6 +187,7 @@ def render(facts: dict[str, Any]) -> str:
         constant("The server frame types that answer each client frame when it is accepted (ERROR-004: an error answers a refusal).", "ANSWERED_BY", "dict[str, tuple[str, ...]]", mapping({w: f["answered_by"] for w, f in frames["client"].items()})),
         constant("Per server frame type, what its frames share.", "SERVER_FRAME_FACTS", "dict[str, ServerFrameFacts]", mapping(server, str)),
         constant("Per client frame type, what its frames share.", "CLIENT_FRAME_FACTS", "dict[str, ClientFrameFacts]", mapping(client, str)),
+        constant("Each display item kind's members, in the order the crate serializes them (patch member ops follow it).", "ITEM_MEMBERS", "dict[str, tuple[str, ...]]", mapping(facts["item_members"])),
         constant("The UiState members later minors added, by path, with that minor.", "UI_STATE_MEMBERS_SINCE", "dict[str, str]", mapping(facts["ui_state_members_since"])),
         constant("Per supported version, oldest first: what a connection that negotiated it may see.", "VERSION_FACTS", "dict[str, VersionFacts]", mapping(versions, str)),
     ]

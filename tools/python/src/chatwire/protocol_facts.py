@@ -329,6 +329,13 @@ CLIENT_FRAME_FACTS: Final[dict[str, ClientFrameFacts]] = {
     'chat.cancel': ClientFrameFacts(since='1.2', answered_by=('chat.cancel_accepted',), names=NamedId('invocation', 'invocation_id'), members_since={}),
     'chat.history_request': ClientFrameFacts(since='1.2', answered_by=('chat.history_page',), names=NamedId('item', 'before'), members_since={}),
 }
+#: Each display item kind's members, in the order the crate serializes them (patch member ops follow it).
+ITEM_MEMBERS: Final[dict[str, tuple[str, ...]]] = {
+    'user_message': ('kind', 'id', 'invocation_id', 'client_message_id', 'text', 'ts'),
+    'assistant_markdown': ('kind', 'id', 'invocation_id', 'markdown', 'streaming', 'ts'),
+    'tool_call': ('kind', 'id', 'invocation_id', 'tool_name', 'component_type', 'workflow_name', 'interaction_type', 'display', 'awaiting_response', 'status', 'payload', 'response_schema', 'progress', 'summary', 'result', 'error', 'dismissal', 'ts', 'settled_ts'),
+    'tool_output': ('kind', 'id', 'invocation_id', 'tool_call_id', 'tool_name', 'command', 'approvals', 'stdout', 'stderr', 'exit_code'),
+}
 #: The UiState members later minors added, by path, with that minor.
 UI_STATE_MEMBERS_SINCE: Final[dict[str, str]] = {
     'items[].streaming': '1.1',
