@@ -12,7 +12,9 @@
 use std::path::PathBuf;
 
 use chatwire_schema::state_patch::PatchOp;
-use chatwire_schema::window::{held_view, page_of, window_of, ProjectError, WindowView, MAX_HISTORY_PAGE_ITEMS, MAX_WINDOW_ITEMS};
+use chatwire_schema::window::{
+    held_view, page_of, window_of, ProjectError, WindowView, MAX_HISTORY_PAGE_ITEMS, MAX_WINDOW_ITEMS,
+};
 use chatwire_schema::{Id, UiState, MIN_ATTACHED_CONNECTIONS};
 use serde_json::{json, Value};
 
