@@ -65,20 +65,20 @@ const STYLE: &str = "\
 :root{color-scheme:light;font:15px/1.45 system-ui,sans-serif;color:#1d2329;background:#f4f5f7}\
 body{margin:0 auto;max-width:80rem;padding:1rem 1.2rem 3rem}\
 h1{font-size:1.5rem;margin:.4rem 0}h2{font-size:1.15rem;margin:1.6rem 0 .5rem}h3{font-size:1rem;margin:1rem 0 .3rem}\
-table{border-collapse:collapse;background:#fff;margin:.4rem 0}th,td{border:1px solid #d5d9de;padding:.25rem .5rem;text-align:left;vertical-align:top}\
+table{border-collapse:collapse;background:#fff;margin:.4rem 0;display:block;max-width:100%;overflow-x:auto}td code{overflow-wrap:anywhere}th,td{border:1px solid #d5d9de;padding:.25rem .5rem;text-align:left;vertical-align:top}\
 th{background:#eef1f4;font-weight:600}td.num{text-align:right;font-variant-numeric:tabular-nums}\
 .v{display:inline-block;min-width:3.2em;text-align:center;border-radius:.3rem;padding:0 .35rem;font-size:.85rem;font-weight:600}\
 .v.pass{background:#c6f6d5;color:#22543d}.v.fail{background:#fed7d7;color:#822727}.v.warn{background:#fefcbf;color:#744210}\
 .v.na{background:#e2e8f0;color:#4a5561}.v.harness{background:#e9d8fd;color:#44337a}.v.none{background:transparent;color:#a0aec0}\
 .verdict{font-size:1.1rem;font-weight:700;padding:.4rem .8rem;border-radius:.4rem;display:inline-block}\
 .verdict.pass{background:#c6f6d5;color:#22543d}.verdict.fail{background:#fed7d7;color:#822727}\
-dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem;background:#fff;padding:.6rem .8rem;border:1px solid #d5d9de;border-radius:.4rem}\
+dl.facts{display:grid;grid-template-columns:minmax(0,max-content) minmax(0,1fr);gap:.2rem 1rem;background:#fff;padding:.6rem .8rem;border:1px solid #d5d9de;border-radius:.4rem}\
 dl.facts dt{font-weight:600}dl.facts dd{margin:0;overflow-wrap:anywhere}\
 code,pre{font:13px/1.4 ui-monospace,monospace}pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#1d2329;color:#e2e8f0;padding:.5rem .7rem;border-radius:.4rem}\
 details{background:#fff;border:1px solid #d5d9de;border-radius:.4rem;margin:.4rem 0;padding:.3rem .7rem}summary{cursor:pointer;font-weight:600}\
 .badges img{margin:0 .4rem .3rem 0;vertical-align:middle}.muted{color:#718096}.text{max-width:48rem}\
 .matrix{overflow-x:auto}.matrix td.v-cell{text-align:center}.matrix th.impl{writing-mode:horizontal-tb;min-width:7rem}\
-a{color:#1f5fbf}";
+a{color:#1f5fbf}@media (max-width:600px){body{padding:.6rem}dl.facts{grid-template-columns:minmax(0,1fr)}dl.facts dd{margin-bottom:.3rem}}";
 
 /// A whole page: doctype, a Content-Security-Policy that allows nothing but the inline style, the
 /// title, the style sheet, then `body` (already HTML).
