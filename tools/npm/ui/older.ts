@@ -66,8 +66,15 @@ export class OlderLoader {
     this.line.id = "older";
     this.line.className = "older";
     this.line.setAttribute("role", "status");
-    this.line.textContent = "Loading earlier messages…";
+    this.#show(false);
     scroller.addEventListener("scroll", () => this.check(), { passive: true });
+  }
+
+  /** The line says whether a page is on its way (a loading row) or where earlier messages are. */
+  #show(loading: boolean): void {
+    this.line.dataset["state"] = loading ? "loading" : "idle";
+    this.line.setAttribute("aria-busy", String(loading));
+    this.line.textContent = loading ? "Loading earlier messages…" : "Earlier messages above: scroll up to load them";
   }
 
   /** Whether a page is being loaded. */
@@ -92,13 +99,16 @@ export class OlderLoader {
     const view = s.getBoundingClientRect();
     if (view.height === 0 || this.line.getBoundingClientRect().bottom < view.top - view.height * AHEAD) return;
     this.#loading = true;
+    this.#show(true);
     this.#source.load().then(
       () => {
         this.#loading = false;
+        this.#show(false);
         this.later();
       },
       (error: unknown) => {
         this.#loading = false;
+        this.#show(false);
         // A cut moved the window (its fresh snapshot is already shown): page from the new cursor.
         if (this.#source.retryable(error)) this.later();
         else if (this.#source.ready()) this.#onError(`loading earlier messages: ${error instanceof Error ? error.message : String(error)}`);
