@@ -197,6 +197,8 @@ function start(): void {
       run.textContent = "unknown";
       run.dataset["runStatus"] = "unknown";
       byId("error").hidden = true;
+      // Nothing can be stopped from here any more: no Stop beside an unknown run.
+      document.getElementById("stop")?.setAttribute("hidden", "");
     }
     if (displaced !== null) byId("elsewhere-text").textContent = elsewhereText(displaced, client.session?.limits.max_attached_connections);
     elsewhere.hidden = displaced === null;
