@@ -66,15 +66,19 @@ export class OlderLoader {
     this.line.id = "older";
     this.line.className = "older";
     this.line.setAttribute("role", "status");
+    this.line.textContent = "Loading earlier messages…";
     this.#show(false);
     scroller.addEventListener("scroll", () => this.check(), { passive: true });
   }
 
-  /** The line says whether a page is on its way (a loading row) or where earlier messages are. */
+  /**
+   * The line turns into a loading row (a spinner, `aria-busy`) while a page is on its way. Only its
+   * attributes change: new text would change the line's box right where the page goes in, and move
+   * what the user reads.
+   */
   #show(loading: boolean): void {
     this.line.dataset["state"] = loading ? "loading" : "idle";
     this.line.setAttribute("aria-busy", String(loading));
-    this.line.textContent = loading ? "Loading earlier messages…" : "Earlier messages above: scroll up to load them";
   }
 
   /** Whether a page is being loaded. */
