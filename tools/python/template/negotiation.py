@@ -25,7 +25,7 @@ _SINCE: Final[dict[str, dict[str, tuple[str, ...]]]] = {
         "hello_members": ("features",),
     },
     "1.2": {
-        "features": (),
+        "features": ("multi_attach", "state_window"),
         "capabilities": ("cancel",),
         "client_types": ("chat.cancel", "chat.history_request"),
         "hello_members": ("window",),
@@ -66,6 +66,16 @@ class Negotiated:
     def catches_up(self) -> bool:
         """A resume may be answered with a catch-up patch (RESUME-017)."""
         return "resume_catch_up" in (self.features or ())
+
+    @property
+    def attaches(self) -> bool:
+        """A resume attaches beside the session's other connections (`multi_attach`, ATTACH-001)."""
+        return "multi_attach" in (self.features or ())
+
+    @property
+    def windows(self) -> bool:
+        """A hello may ask for a window and the connection may page back (`state_window`, WINDOW-001)."""
+        return "state_window" in (self.features or ())
 
     def offers(self, capability: str) -> bool:
         """Whether the welcome of this connection lists `capability` (a 1.1 welcome lists no `cancel`)."""
