@@ -114,11 +114,6 @@ const KNOWN_CYCLES: &[KnownCycle] = &[
         why: "soak/session takes SoakConfig and SoakFinding from soak/mod.rs, which runs sessions (conformance, #32)",
     },
     KnownCycle {
-        files: &["tools/npm/ui/form.ts", "tools/npm/ui/items.ts"],
-        why: "the chat page: form.ts takes Answer and el from items.ts, which renders forms with schemaForm \
-              (tools/npm/ui, #32)",
-    },
-    KnownCycle {
         files: &["tools/pgtmp/src/cmd.rs", "tools/pgtmp/src/lib.rs"],
         why: "cmd.rs takes PgUnavailable and BINDIR_ENV from lib.rs, which runs its commands through cmd.rs",
     },
