@@ -113,6 +113,9 @@ mod tests {
         assert_eq!(first_failing("chat.retry", &[RetryKeepsOpenCall, ItemNotInLatestTurn]), Some(ItemNotInLatestTurn));
         assert_eq!(first_failing("chat.retry", &[RetryKeepsOpenCall]), Some(RetryKeepsOpenCall));
         // TOOL-027: a value that breaks the schema of a settled call is told the call settled.
-        assert_eq!(first_failing("chat.tool_call_response", &[ResponseInvalid, ToolCallSettled]), Some(ToolCallSettled));
+        assert_eq!(
+            first_failing("chat.tool_call_response", &[ResponseInvalid, ToolCallSettled]),
+            Some(ToolCallSettled)
+        );
     }
 }
