@@ -9,6 +9,8 @@
 //! - CANCEL-001/002/006: a cancel no check refuses (`chatwire_schema::reducer::cancel_refusals`,
 //!   the reference's own rule) is answered `chat.cancel_accepted` naming the invocation asked; a
 //!   refused one gets the first failing check's code, in `error_order`;
+//! - CANCEL-009: on a connection that negotiated 1.0 or 1.1 `chat.cancel` is no client frame: it
+//!   is answered `unknown_type` and never carried out (`CANCEL-006` does not bind that connection);
 //! - CANCEL-003/004: after `chat.cancel_accepted` come exactly the closing events, in order: the
 //!   open stream's end with the text streamed so far, a client dismissal `cancelled` of every open
 //!   call of the turn, `chat.run_complete` `cancelled`;
@@ -38,6 +40,7 @@ const CANCEL_003: ReqId = ReqId::new("CANCEL-003");
 const CANCEL_004: ReqId = ReqId::new("CANCEL-004");
 const CANCEL_005: ReqId = ReqId::new("CANCEL-005");
 const CANCEL_006: ReqId = ReqId::new("CANCEL-006");
+const CANCEL_009: ReqId = ReqId::new("CANCEL-009");
 const TOOL_022: ReqId = ReqId::new("TOOL-022");
 const TOOL_023: ReqId = ReqId::new("TOOL-023");
 const TOOL_024: ReqId = ReqId::new("TOOL-024");
@@ -46,8 +49,8 @@ const TOOL_025: ReqId = ReqId::new("TOOL-025");
 /// A cancel is accepted exactly when no check refuses it, for the invocation it names.
 pub static CANCEL_ANSWERED: CheckDef = CheckDef {
     id: "cancel-answered-as-checked",
-    requirements: &[CANCEL_001, CANCEL_002, CANCEL_006],
-    summary: "a chat.cancel no check refuses gets chat.cancel_accepted naming the invocation it asked for; a refused one the error the first failing check names (capability, invocation, run)",
+    requirements: &[CANCEL_001, CANCEL_002, CANCEL_006, CANCEL_009],
+    summary: "a chat.cancel no check refuses gets chat.cancel_accepted naming the invocation it asked for; a refused one the error the first failing check names (capability, invocation, run); on a 1.0 or 1.1 connection unknown_type",
     level: Level::Must,
 };
 
@@ -228,7 +231,15 @@ impl CancelWatch {
             }
             ServerFrame::CancelAccepted(a) => {
                 let asked = self.take(&a.in_reply_to);
-                if let (Some(Ask::Cancel { invocation }), Some(state)) = (&asked, state) {
+                if version < Capability::Cancel.since() {
+                    out.fail(
+                        &CANCEL_ANSWERED,
+                        CANCEL_009,
+                        format!(
+                            "a chat.cancel on a connection that negotiated {version} was carried out: that version has no such frame, so it must be answered unknown_type and stop nothing"
+                        ),
+                    );
+                } else if let (Some(Ask::Cancel { invocation }), Some(state)) = (&asked, state) {
                     let failing = cancel_refusals(state, &a.invocation_id, offers);
                     if a.invocation_id.as_str() != invocation {
                         out.fail(
@@ -268,7 +279,7 @@ impl CancelWatch {
             ServerFrame::Error(e) => {
                 let Some(reply) = e.in_reply_to.as_ref() else { return };
                 match self.take(reply) {
-                    Some(Ask::Cancel { invocation }) if version >= RESPONSE_SCHEMA_SINCE => {
+                    Some(Ask::Cancel { invocation }) if version >= Capability::Cancel.since() => {
                         let (Some(state), Ok(invocation)) = (state, Id::parse(invocation)) else { return };
                         let failing = cancel_refusals(state, &invocation, offers);
                         match error_order::first_failing("chat.cancel", &failing) {
@@ -289,6 +300,17 @@ impl CancelWatch {
                             ),
                         }
                     }
+                    Some(Ask::Cancel { .. }) => match e.code {
+                        ErrorCode::UnknownType => out.eval(&CANCEL_ANSWERED, CANCEL_009),
+                        other => out.fail(
+                            &CANCEL_ANSWERED,
+                            CANCEL_009,
+                            format!(
+                                "a chat.cancel on a connection that negotiated {version} was refused with {}, not unknown_type",
+                                other.as_str()
+                            ),
+                        ),
+                    },
                     Some(Ask::Submit { call, value }) => {
                         self.refused_response(&call, &value, e.code, &e.message, version, out)
                     }
