@@ -351,7 +351,7 @@ impl CancelWatch {
             false => (ErrorCode::InvalidFrame, TOOL_025),
         };
         match schema.check(value) {
-            Err(violation) if code == due && (violation.pointer.is_empty() || message.contains(&violation.pointer)) => {
+            Err(violation) if code == due && names_pointer(message, &violation.pointer) => {
                 out.eval(&RESPONSE_SCHEMA_ENFORCED, requirement);
                 out.eval(&RESPONSE_SCHEMA_ENFORCED, TOOL_024);
             }
@@ -359,8 +359,9 @@ impl CancelWatch {
                 &RESPONSE_SCHEMA_ENFORCED,
                 TOOL_024,
                 format!(
-                    "the {} does not name the first failing pointer {} ({message})",
+                    "the {} does not start by naming the first failing pointer {:?} as `value{}` ({message})",
                     code.as_str(),
+                    violation.pointer,
                     violation.pointer
                 ),
             ),
@@ -521,5 +522,33 @@ impl CancelWatch {
         } else if !self.cancelled_runs.set.is_empty() {
             out.eval(&CANCELLED_RUN_STAYS_CLOSED, CANCEL_005);
         }
+    }
+}
+
+/// Whether `message` names `pointer` as `TOOL-023` writes it: `value` followed by the pointer and
+/// a space (`value/age …`), or `the value ` for the whole value (the empty pointer).
+fn names_pointer(message: &str, pointer: &str) -> bool {
+    match pointer {
+        "" => message.starts_with("the value "),
+        pointer => message
+            .strip_prefix("value")
+            .and_then(|rest| rest.strip_prefix(pointer))
+            .is_some_and(|rest| rest.starts_with(' ')),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::names_pointer;
+
+    #[test]
+    fn a_refusal_names_its_pointer_at_the_start_of_its_message() {
+        assert!(names_pointer("value/age breaks the call's response_schema (minimum): less than 0", "/age"));
+        assert!(names_pointer("the value breaks the call's response_schema (type): expected object", ""));
+        assert!(names_pointer("value/first name breaks it", "/first name"));
+        assert!(!names_pointer("value/tags/10 breaks it", "/tags/1"), "a longer pointer is another part");
+        assert!(!names_pointer("value/age breaks it", ""), "the whole value is named as such");
+        assert!(!names_pointer("the value breaks it, at value/age", "/age"), "the pointer starts the message");
+        assert!(!names_pointer("/age: less than 0", "/age"));
     }
 }
