@@ -207,8 +207,11 @@ impl CancelWatch {
             self.welcomes.insert(conn, (w.version, w.capabilities.contains(&Capability::Cancel)));
             self.closing.remove(&conn);
         }
-        let (version, offers) =
-            self.welcomes.get(&conn).copied().unwrap_or((ProtocolVersion { major: 1, minor: 0 }, false));
+        let negotiated = self.welcomes.get(&conn).copied();
+        let (version, offers) = negotiated.unwrap_or((ProtocolVersion { major: 1, minor: 0 }, false));
+        // A version before 1.2 was negotiated: chat.cancel is no client frame there (CANCEL-009).
+        // Before any welcome no version is (SESSION-018 answers hello_required).
+        let older = negotiated.is_some_and(|(v, _)| v < Capability::Cancel.since());
         // The run's end is checked as a closing event first, then the runs it ended are watched.
         self.after_cancel(conn, frame, out);
         self.closing_event(conn, frame, out);
@@ -231,7 +234,7 @@ impl CancelWatch {
             }
             ServerFrame::CancelAccepted(a) => {
                 let asked = self.take(&a.in_reply_to);
-                if version < Capability::Cancel.since() {
+                if older {
                     out.fail(
                         &CANCEL_ANSWERED,
                         CANCEL_009,
@@ -300,7 +303,7 @@ impl CancelWatch {
                             ),
                         }
                     }
-                    Some(Ask::Cancel { .. }) => match e.code {
+                    Some(Ask::Cancel { .. }) if older => match e.code {
                         ErrorCode::UnknownType => out.eval(&CANCEL_ANSWERED, CANCEL_009),
                         other => out.fail(
                             &CANCEL_ANSWERED,

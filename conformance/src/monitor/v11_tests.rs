@@ -473,3 +473,14 @@ fn a_cancel_on_a_1_1_connection_is_answered_unknown_type() {
     m.server_text(0, &wrong.to_string());
     assert_eq!(found(&mut m), vec![("cancel-answered-as-checked", "CANCEL-009".to_owned())]);
 }
+
+#[test]
+fn a_cancel_before_any_hello_is_not_judged_as_on_an_older_connection() {
+    let mut m = Monitor::new(Arc::new(FrameValidator::new()));
+    m.open(0);
+    m.client_frame(0, &json!({"type": "chat.cancel", "id": "x0", "invocation_id": "inv-1"}));
+    let refused =
+        json!({"type": "error", "in_reply_to": "x0", "code": "hello_required", "fatal": false, "message": "no"});
+    m.server_text(0, &refused.to_string());
+    assert_eq!(found(&mut m), vec![], "SESSION-018's to judge, not CANCEL-009's");
+}
