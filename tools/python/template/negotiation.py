@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
+from chatwire.response_schema import SchemaError, check_schema
+
 #: The versions the template speaks, newest first (`--versions` narrows it).
 TEMPLATE_VERSIONS: Final[tuple[str, ...]] = ("1.2", "1.1", "1.0")
 
@@ -93,6 +95,27 @@ def undefined_hello_members(spoken: tuple[str, ...], hello: dict[str, Any]) -> l
     newest = max(spoken, key=_key)
     newer = {m for since, adds in _SINCE.items() if _key(since) > _key(newest) for m in adds["hello_members"]}
     return sorted(newer & hello.keys())
+
+
+def response_schema_error(hello: dict[str, Any]) -> str | None:
+    """The first `response_schema` of the hello's script that TOOL-022 does not allow, or None.
+    JSON Schema cannot bound the depth of a recursive definition, so the schema check lets a
+    schema nested deeper than 16 through; it breaks the hello's shape all the same, which
+    SCRIPT-026 answers with `invalid_frame`, not `invalid_script`."""
+    script = hello.get("script")
+    turns = script.get("turns", []) if isinstance(script, dict) else []
+    for t, turn in enumerate(turns):
+        runs = [turn.get("steps", [])] + [retry.get("steps", []) for retry in turn.get("retries", [])]
+        for steps in runs:
+            calls = [call for step in steps if step.get("op") == "tool_calls" for call in step.get("calls", [])]
+            for call in calls:
+                if call.get("response_schema") is None:
+                    continue
+                try:
+                    check_schema(call["response_schema"])
+                except SchemaError as e:
+                    return f"turn {t}: response_schema {e}"
+    return None
 
 
 def negotiate(spoken: tuple[str, ...], hello: dict[str, Any]) -> Negotiated:

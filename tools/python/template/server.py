@@ -57,7 +57,7 @@ from chatwire.facts import (
 )
 from core import Refusal, Session
 from fanout import dumps
-from negotiation import TEMPLATE_VERSIONS, Negotiated, undefined_hello_members
+from negotiation import TEMPLATE_VERSIONS, Negotiated, response_schema_error, undefined_hello_members
 from sessions import Hub
 from store import Store
 
@@ -250,6 +250,9 @@ class Connection:
             undefined = undefined_hello_members(self.hub.versions, frame)
             if undefined:
                 return await self.refuse(Refusal("invalid_frame", f"session.hello has members this server's versions do not define: {undefined}"), in_reply_to)
+            bad_schema = response_schema_error(frame)
+            if bad_schema is not None:  # SCRIPT-026: the depth JSON Schema cannot bound
+                return await self.refuse(Refusal("invalid_frame", f"session.hello breaks its schema: {bad_schema}"), in_reply_to)
             if self.session is not None:
                 return await self.refuse(Refusal("already_open", "this connection already has a session"), in_reply_to)
             offered = self.negotiated

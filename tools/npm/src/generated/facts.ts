@@ -285,6 +285,12 @@ export const ERROR_ORDER = {
       "duplicate_message",
       "run_in_progress"
     ],
+    "chat.tool_call_response": [
+      "unknown_tool_call",
+      "tool_call_settled",
+      "tool_call_not_awaiting",
+      "response_invalid"
+    ],
     "chat.retry": [
       "capability_not_offered",
       "run_in_progress",

@@ -217,6 +217,7 @@ FRAME_CHECKS: Final[tuple[str, ...]] = (
 OWN_CHECKS: Final[dict[str, tuple[str, ...]]] = {
     'session.hello': ('unsupported_version', 'script_not_allowed', 'invalid_script', 'resume_rejected', 'resume_cursor_ahead'),
     'chat.user_message': ('duplicate_message', 'run_in_progress'),
+    'chat.tool_call_response': ('unknown_tool_call', 'tool_call_settled', 'tool_call_not_awaiting', 'response_invalid'),
     'chat.retry': ('capability_not_offered', 'run_in_progress', 'unknown_item', 'item_not_in_latest_turn', 'retry_keeps_open_call'),
     'chat.cancel': ('capability_not_offered', 'unknown_invocation', 'run_not_active'),
     'chat.history_request': ('capability_not_offered', 'stale_cursor'),
