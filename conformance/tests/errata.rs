@@ -193,5 +193,6 @@ fn list_and_requirements_name_versions_and_errata() {
     assert!(reqs.contains("since 1.1 retry"), "{reqs}");
     assert!(reqs.contains("1.0 (released 2026-11-22): 165 requirement(s) frozen"), "{reqs}");
     assert!(reqs.contains("1.1 (released 2026-11-26): 223 requirement(s) frozen"), "{reqs}");
-    assert!(reqs.contains("(in progress, not frozen)"), "{reqs}");
+    assert!(reqs.contains("1.2 (released 2026-11-28): "), "{reqs}");
+    assert!(!reqs.contains("(in progress, not frozen)"), "no minor the spec defines is unreleased: {reqs}");
 }
