@@ -74,7 +74,7 @@ fn report(exit_code: u8) -> RunReport {
         strict: false,
         levels: vec![VersionLevels {
             version: "1.2".to_owned(),
-            released: false,
+            released: true,
             groups: vec![GroupLevels {
                 since: "1.2".to_owned(),
                 group: "multi_attach".to_owned(),
@@ -146,7 +146,7 @@ fn the_run_page_shows_what_was_tested_and_escapes_every_report_string() {
     );
     assert_no_injected_markup(&html);
     assert!(html.contains("not conformant"));
-    assert!(html.contains("in progress: the requirement set is not frozen yet"));
+    assert!(html.contains("requirement set released 2026-11-28, frozen"));
     assert!(html.contains("multi_attach"));
     // A requirement links to its text in the spec, by the registry's anchor.
     let attach = registry.iter().find(|r| r.id == "ATTACH-004").expect("ATTACH-004 is in the spec");

@@ -528,7 +528,7 @@ fn check_log(args: &CheckLogArgs) -> u8 {
         run.exit_code = if report.verdict.is_failure() { EXIT_FAIL } else { EXIT_OK };
     }
     for levels in &run.levels {
-        out_line!("requirements of {}: {}", levels.version, crate::errata::line(levels));
+        out_line!("{}: {}", crate::errata::heading(levels), crate::errata::line(levels));
     }
     let code = run.exit_code;
     if let Some(path) = &args.report_json {

@@ -16,7 +16,8 @@ export const SUPPORTED_VERSIONS = [
 /** The released minors of this major, oldest first; their schemas never change (`COMPAT-012`). */
 export const RELEASED_VERSIONS = [
   "1.0",
-  "1.1"
+  "1.1",
+  "1.2"
 ] as const;
 /** The `v` of every UiState frame. */
 export const UI_STATE_VERSION = "ui_state_v1";

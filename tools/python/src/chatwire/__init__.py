@@ -58,7 +58,7 @@ from chatwire.validate import (
     validate_server_frame,
 )
 
-__version__ = "0.1.0"
+__version__ = "1.2.0"
 
 __all__ = [
     "EVENT_TYPES",

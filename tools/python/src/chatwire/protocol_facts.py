@@ -84,6 +84,7 @@ SUPPORTED_VERSIONS: Final[tuple[str, ...]] = (
 RELEASED_VERSIONS: Final[tuple[str, ...]] = (
     '1.0',
     '1.1',
+    '1.2',
 )
 #: The WebSocket subprotocol (TRANSPORT-003).
 SUBPROTOCOL: Final[str] = 'chatwire.v1'
