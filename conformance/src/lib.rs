@@ -7,7 +7,8 @@
 //!
 //! Modules: [`scenario`] (the data format), [`catalog`] (embedded files), [`monitor`] (every
 //! always-on check and the differential oracle, pure), [`attribution`] (the requirements each step
-//! proves), [`driver`] (one scenario's I/O and steps), [`runner`] (a suite), [`wirelog`] (recorded
+//! proves), [`consequence`] (a connection's later failures charged to the earlier one they follow
+//! from), [`driver`] (one scenario's I/O and steps), [`runner`] (a suite), [`wirelog`] (recorded
 //! traffic for `check-log`), [`snapshot`], [`report`], [`baseline`], [`output`], [`backend`]
 //! (spawning and killing backends), [`errata`] (judging by the negotiated version's frozen set,
 //! results per level), [`soak`] (seeded random sessions at once), [`cli`].
@@ -21,6 +22,7 @@ pub mod certify;
 pub mod checklog;
 pub mod cli;
 pub mod conn;
+pub mod consequence;
 pub mod coverage;
 pub mod driver;
 pub mod errata;

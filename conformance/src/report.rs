@@ -345,6 +345,16 @@ impl CheckSet {
         &mut self.checks[last]
     }
 
+    /// The check `id`, if recorded.
+    pub fn get(&self, id: &str) -> Option<&CheckReport> {
+        self.checks.iter().find(|c| c.id == id)
+    }
+
+    /// The check `id`, if recorded, to change its charge (`crate::consequence`).
+    pub fn get_mut(&mut self, id: &str) -> Option<&mut CheckReport> {
+        self.checks.iter_mut().find(|c| c.id == id)
+    }
+
     /// Records that a check ran (pass unless something else is recorded).
     pub fn touch(&mut self, id: &str, requirements: &[String], summary: &str) {
         self.entry(id, requirements, summary);

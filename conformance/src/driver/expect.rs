@@ -350,6 +350,10 @@ impl Driver<'_> {
             None => self.finding(m, None, None),
         });
         self.checks.record(&id, &requirements, &summary, verdict, finding);
+        if verdict.is_failure() {
+            // `conn` is the running step's (`step_conn`).
+            self.note_comparison(&id);
+        }
         Ok(())
     }
 }

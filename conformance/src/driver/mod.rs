@@ -12,6 +12,7 @@ use tokio::time::Instant;
 
 use crate::attribution::step_requirements;
 use crate::conn::WsConn;
+use crate::consequence::RootCauses;
 use crate::monitor::Monitor;
 use crate::pattern::{self, Bindings};
 use crate::report::{scenario_verdict, CheckReport, CheckSet, Finding, ScenarioReport, Verdict};
@@ -296,6 +297,7 @@ async fn run_with(
         placement: replicas::Placement::default(),
         step_replica: None,
         conn_replicas: HashMap::new(),
+        roots: RootCauses::default(),
     };
     let applicable = driver.run_steps().await;
     let mut recorded = None;
@@ -310,6 +312,7 @@ async fn run_with(
         }
     }
     driver.finish().await;
+    driver.roots.charge(&mut driver.checks);
     if let Some(Err(e)) = driver.wire.take().map(WireLog::finish) {
         let f = driver.finding(format!("cannot write the wire log: {e}"), None, None);
         driver.checks.record("wire-log", &[], "the wire log is written", Verdict::HarnessError, Some(f));
@@ -390,6 +393,9 @@ struct Driver<'a> {
     /// The replica of each connection (by the monitor's number), for the wire log, where the
     /// backend has more than one.
     conn_replicas: HashMap<u64, usize>,
+    /// Each connection's failures, so a later comparison that follows from the first is charged
+    /// to it (`crate::consequence`).
+    roots: RootCauses,
 }
 
 impl Driver<'_> {
@@ -467,6 +473,7 @@ impl Driver<'_> {
                     let verdict = self.level_verdict(e.verdict);
                     let f = self.finding(e.message, e.frame, e.requirement);
                     self.checks.record(&id, &requirements, &summary, verdict, Some(f));
+                    self.note_comparison(&id);
                     return true;
                 }
             }
@@ -480,6 +487,15 @@ impl Driver<'_> {
         let ids: Vec<String> = step_requirements(self.scenario, step).0.iter().map(ToString::to_string).collect();
         self.step_requirements = ids.clone();
         ids
+    }
+
+    /// Notes that the check `id` of the running step failed on the step's connection.
+    pub(super) fn note_comparison(&mut self, id: &str) {
+        let conn =
+            self.conns.get(&self.step_conn).map(|c| c.id).or_else(|| self.last_ids.get(&self.step_conn).copied());
+        if let Some(conn) = conn {
+            self.roots.comparison(conn, self.step, id);
+        }
     }
 
     /// A SHOULD or MAY scenario reports its step failures as warnings.

@@ -376,6 +376,7 @@ impl Driver<'_> {
                 self.log(format!("{conn} < close {shown} {reason}"));
                 self.wire_record(WireRecord::close(id, false, code));
                 self.monitor.server_close(id, code);
+                self.roots.ended(id);
                 Next::Closed(code, reason)
             }
             Incoming::Pong(payload) => {
@@ -387,6 +388,7 @@ impl Driver<'_> {
                 self.log(format!("{conn} < broken: {message}"));
                 self.wire_record(WireRecord::close(id, false, None));
                 self.monitor.server_close(id, None);
+                self.roots.ended(id);
                 Next::Broken(message)
             }
         };
@@ -443,6 +445,9 @@ impl Driver<'_> {
     pub(super) fn record_findings(&mut self) {
         let step = (self.step > 0).then_some(self.step);
         for f in self.monitor.take_findings() {
+            if f.check.level == crate::scenario::Level::Must {
+                self.roots.finding(f.conn, step, f.check.id, f.requirement.as_str());
+            }
             let version = self.monitor.version(f.conn);
             self.checks.record_monitor_finding(f, step, version);
         }
