@@ -142,6 +142,9 @@ pub(super) struct CancelWatch {
     /// through its events alone, and frames of several connections are read in any order, so
     /// it may see the end before the monitor reads the requester's `chat.cancel_accepted`.
     cancels_asked: HashMap<String, u64>,
+    /// The submitted responses refused for their value (`response_invalid`, or `invalid_frame`
+    /// before 1.2): nothing may answer them but that error (TOOL-023, TOOL-025).
+    refused_values: Recent,
     /// The connection that sent the latest `chat.retry`, until a run it reopens starts: another
     /// tab sees a retried cancelled run start again without the `chat.retry_accepted`.
     retry_asked_on: Option<u64>,
@@ -315,14 +318,28 @@ impl CancelWatch {
                         ),
                     },
                     Some(Ask::Submit { call, value }) => {
+                        if matches!(e.code, ErrorCode::ResponseInvalid | ErrorCode::InvalidFrame) {
+                            self.refused_values.insert(reply.to_string());
+                        }
                         self.refused_response(&call, &value, e.code, &e.message, version, out)
                     }
                     _ => {}
                 }
             }
             ServerFrame::ToolCallComplete(f) => {
+                let requirement = if version >= RESPONSE_SCHEMA_SINCE { TOOL_023 } else { TOOL_025 };
+                let refused = f.in_reply_to.as_ref().filter(|r| self.refused_values.set.contains(r.as_str()));
+                if refused.is_some() && self.schemas.contains_key(f.tool_call_id.as_str()) {
+                    out.fail(
+                        &RESPONSE_SCHEMA_ENFORCED,
+                        requirement,
+                        format!(
+                            "the call is settled {} in reply to a value the server refused: a refused value commits nothing and the call stays pending",
+                            format!("{:?}", f.status).to_lowercase()
+                        ),
+                    );
+                }
                 if let Some(Ask::Submit { call, value }) = f.in_reply_to.as_ref().and_then(|r| self.take(r)) {
-                    let requirement = if version >= RESPONSE_SCHEMA_SINCE { TOOL_023 } else { TOOL_025 };
                     if let Some(violation) = self.schemas.get(&call).and_then(|s| s.check(&value).err()) {
                         out.fail(
                             &RESPONSE_SCHEMA_ENFORCED,
@@ -542,7 +559,62 @@ fn names_pointer(message: &str, pointer: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::names_pointer;
+    use serde_json::json;
+
+    use super::*;
+
+    const TS: &str = "2026-01-15T10:00:00Z";
+
+    fn server(watch: &mut CancelWatch, frame: Value) -> Vec<String> {
+        let frame: ServerFrame = serde_json::from_value(frame).expect("a server frame");
+        let mut out = Out::default();
+        watch.server(0, &frame, None, &mut out);
+        out.raws.iter().map(|r| r.requirement.to_string()).collect()
+    }
+
+    /// A 1.2 connection with a form whose response_schema asks for a name; `r1` submitted a value
+    /// without one and was refused for it.
+    fn refused() -> CancelWatch {
+        let mut watch = CancelWatch::default();
+        server(
+            &mut watch,
+            json!({"type": "session.welcome", "seq": 1, "in_reply_to": "h1", "version": "1.2", "session_id": "s-1",
+                "resume_token": "t-1", "resumed": false, "capabilities": ["cancel"], "limits": {"max_frame_bytes": 1048576}}),
+        );
+        let schema = json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]});
+        let call = json!({"type": "chat.tool_call", "seq": 5, "invocation_id": "inv-1", "tool_call_id": "tc-1",
+            "call_index": 0, "tool_name": "ask", "interaction_type": "ui_tool", "awaiting_response": true,
+            "display": "inline", "payload": {}, "response_schema": schema, "ts": TS});
+        assert_eq!(server(&mut watch, call), Vec::<String>::new());
+        for (id, value) in [("r1", json!({"name": 5})), ("r2", json!({"name": "ann"}))] {
+            watch.client(
+                0,
+                &json!({"type": "chat.tool_call_response", "id": id, "tool_call_id": "tc-1",
+                "outcome": {"action": "submit", "value": value}}),
+            );
+        }
+        let error = json!({"type": "error", "seq": 7, "in_reply_to": "r1", "code": "response_invalid",
+            "message": "value/name breaks the call's response_schema (type): expected string", "fatal": false});
+        assert_eq!(server(&mut watch, error), Vec::<String>::new());
+        watch
+    }
+
+    /// A refused value commits nothing: a settlement answering it breaks TOOL-023 (the call stays
+    /// pending), charged by this check, so the step that meets the reopened run is not charged to
+    /// the pointer rule (TOOL-024) it was waiting to prove. The settlement of a fitting value is
+    /// no finding.
+    #[test]
+    fn a_call_settled_in_reply_to_a_refused_value_breaks_tool_023() {
+        let mut watch = refused();
+        let settled = json!({"type": "chat.tool_call_complete", "seq": 9, "tool_call_id": "tc-1", "status": "failed",
+            "error": "rejected", "in_reply_to": "r1", "ts": TS});
+        assert_eq!(server(&mut watch, settled), ["TOOL-023"]);
+
+        let mut watch = refused();
+        let settled = json!({"type": "chat.tool_call_complete", "seq": 9, "tool_call_id": "tc-1", "status": "completed",
+            "in_reply_to": "r2", "ts": TS});
+        assert_eq!(server(&mut watch, settled), Vec::<String>::new());
+    }
 
     #[test]
     fn a_refusal_names_its_pointer_at_the_start_of_its_message() {
