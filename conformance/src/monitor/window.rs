@@ -66,6 +66,10 @@ pub(super) struct WindowTrack {
     pub asked: Vec<(String, String, u32)>,
     /// A finding made what it holds unknown: state frames are not judged until a snapshot.
     pub diverged: bool,
+    /// The server answered the window with a snapshot of the whole state (`WINDOW-011`'s or
+    /// `WINDOW-006`'s finding): until its next snapshot it holds the connection as windowless, so
+    /// its refusal of the cursor the client was owed follows from that finding and is not judged.
+    pub unwindowed: bool,
 }
 
 impl WindowTrack {
@@ -100,14 +104,18 @@ pub(super) fn snapshot(w: &mut WindowTrack, full: Option<&UiState>, s: &UiStateS
     };
     let requirement = if fresh { WINDOW_006 } else { WINDOW_011 };
     w.diverged = false;
+    w.unwindowed = false;
     let Some(window) = &s.window else {
         out.fail(
             &WINDOW_SNAPSHOT,
             requirement,
             format!("the snapshot of a connection that asked for a window of {size} carries no window"),
         );
-        w.view = full.map(|f| window_of(f, size).0);
+        // The client is owed the window's cursor; the server's later frames build on the whole
+        // state it sent: judged again from the next snapshot.
         w.cursor = full.and_then(|f| window_of(f, size).1.before);
+        diverge(w);
+        w.unwindowed = true;
         return;
     };
     w.view = Some(s.state.clone());
@@ -324,7 +332,7 @@ fn assemble(view: &UiState, cursor: &Id, page: &HistoryPage) -> UiState {
 /// An `error` answering `in_reply_to`: a `stale_cursor` must answer a cursor that is not current.
 pub(super) fn error(w: &mut WindowTrack, in_reply_to: Option<&Id>, code: ErrorCode, out: &mut Out) {
     let Some((before, _)) = in_reply_to.and_then(|id| w.take_request(id.as_str())) else { return };
-    if code != ErrorCode::StaleCursor {
+    if code != ErrorCode::StaleCursor || w.unwindowed {
         return;
     }
     if w.cursor.as_ref().map(Id::as_str) == Some(before.as_str()) {
@@ -360,4 +368,65 @@ pub(super) fn splice(base: &UiState, cursor: Option<&Id>, view: &UiState) -> Opt
     }
     items.extend(view.items[view_at..].iter().cloned());
     Some(UiState { items, run: view.run.clone() })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn message(n: u32) -> serde_json::Value {
+        json!({"kind": "user_message", "id": format!("um-{n}"), "invocation_id": format!("inv-{n}"),
+            "client_message_id": format!("m-{n}"), "text": format!("message {n}"), "ts": "2026-11-22T10:00:00Z"})
+    }
+
+    fn state(n: u32) -> UiState {
+        serde_json::from_value(json!({"items": (1..=n).map(message).collect::<Vec<_>>(), "run": {"status": "idle"}}))
+            .expect("a state")
+    }
+
+    fn snapshot_of(state: &UiState, window: Option<serde_json::Value>) -> UiStateSnapshot {
+        let mut frame = json!({"seq": 3, "v": "ui_state_v1", "state": state});
+        if let Some(window) = window {
+            frame["window"] = window;
+        }
+        serde_json::from_value(frame).expect("a snapshot")
+    }
+
+    fn requirements(out: &Out) -> Vec<String> {
+        out.raws.iter().map(|r| r.requirement.to_string()).collect()
+    }
+
+    /// A resume that asked for a window of 2 gets the whole state: WINDOW-011, once. The server
+    /// then holds the connection as windowless: its whole-state patch and its stale_cursor for
+    /// the cursor the client was owed follow from that finding. From the next (windowed)
+    /// snapshot on, a stale_cursor for the current cursor is WINDOW-010's finding again.
+    #[test]
+    fn a_window_answered_with_the_whole_state_is_charged_once() {
+        let full = state(4);
+        let mut w = WindowTrack { size: Some(2), ..WindowTrack::default() };
+        let mut out = Out::default();
+        snapshot(&mut w, Some(&full), &snapshot_of(&full, None), false, &mut out);
+        assert_eq!(requirements(&out), ["WINDOW-011"]);
+
+        let mut out = Out::default();
+        let next = state(5);
+        // The whole state's patch: index 3 is an item the view of 2 does not hold.
+        let ops = json!([{"op": "replace", "path": "/items/3/text", "value": "message 4"},
+            {"op": "add", "path": "/items/-", "value": message(5)}]);
+        patch(&mut w, Some(&next), &serde_json::from_value::<Vec<PatchOp>>(ops).expect("ops"), &mut out);
+        w.asked("h1".to_owned(), "um-3".to_owned(), 2);
+        error(&mut w, Some(&Id::parse("h1").expect("an id")), ErrorCode::StaleCursor, &mut out);
+        assert_eq!(requirements(&out), Vec::<String>::new(), "consequences of WINDOW-011");
+
+        let mut out = Out::default();
+        let window = json!({"before": "um-4", "total": 5});
+        let view = UiState { items: next.items[3..].to_vec(), run: next.run.clone() };
+        snapshot(&mut w, Some(&next), &snapshot_of(&view, Some(window)), true, &mut out);
+        assert_eq!(requirements(&out), Vec::<String>::new(), "a right fresh window");
+        w.asked("h2".to_owned(), "um-4".to_owned(), 2);
+        error(&mut w, Some(&Id::parse("h2").expect("an id")), ErrorCode::StaleCursor, &mut out);
+        assert_eq!(requirements(&out), ["WINDOW-010"]);
+    }
 }
