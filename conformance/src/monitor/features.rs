@@ -106,13 +106,17 @@ pub(super) fn welcome(w: &SessionWelcome, requested: Option<&[Capability]>, out:
             let mut got = listed.clone();
             got.sort();
             got.dedup();
+            // The list is the welcome's own statement (SESSION-013: exactly the features in
+            // force); which features are in force (SESSION-012) the frames that follow show, and
+            // the rest of the connection is judged by the set SESSION-012 gives.
             if &got == want && got.len() == listed.len() {
                 out.eval(&FEATURES_AS_NEGOTIATED, SESSION_012);
+                out.eval(&FEATURES_AS_NEGOTIATED, SESSION_013);
             } else {
                 let asked = requested.map_or("(no features member: every feature)".to_owned(), names);
                 out.fail(
                     &FEATURES_AS_NEGOTIATED,
-                    SESSION_012,
+                    SESSION_013,
                     format!(
                         "the welcome lists features [{}], but the features in force are [{}] (hello asked for {asked}; capabilities [{}])",
                         names(listed),
