@@ -19,7 +19,7 @@
 use chatwire_schema::{DisplayItem, ReqId, ServerFrame, ToolCallStatus, UiState};
 
 use super::check::{CheckDef, Raw};
-use super::{oracle, patch, reopen, session, stream, Out};
+use super::{oracle, patch, reopen, session, stream, version, Out};
 
 /// The checks that judge a frame against the state the monitor folded: after a divergence their
 /// findings follow from it. `None`: every requirement of the check.
@@ -38,6 +38,13 @@ static STATE_DEPENDENT: &[(&CheckDef, Option<ReqId>)] = &[
 
 fn state_dependent(raw: &Raw) -> bool {
     STATE_DEPENDENT.iter().any(|(check, req)| check.id == raw.check.id && req.is_none_or(|r| r == raw.requirement))
+}
+
+/// An event carrying a member its connection's version does not define (`COMPAT-005`): the
+/// oracle folded the member, so a state frame that rightly leaves it out differs from the fold by
+/// it. What follows is that finding's consequence, as after a state-dependent one.
+fn member_beyond_version(raw: &Raw, frame: &ServerFrame) -> bool {
+    raw.check.id == version::NEGOTIATED_VERSION_ONLY.id && frame.ui_event().is_some()
 }
 
 /// A patch that did not apply, or applied and gave another state than the fold: the client holds
@@ -70,7 +77,12 @@ pub(super) fn resumed_snapshot(known: &UiState, got: &UiState) -> Option<ReqId> 
 pub(super) fn after_frame(diverged: Option<ReqId>, frame: &ServerFrame, out: &mut Out, first: usize) -> Option<ReqId> {
     let first = first.min(out.raws.len());
     let apart = out.raws[first..].iter().find(|r| patch_apart(r)).map(|r| r.requirement);
-    let began = out.raws[first..].iter().find(|r| state_dependent(r)).map(|r| r.requirement);
+    // The frame's version findings come before `first` (its schema is checked before it is typed).
+    let began = out.raws[first..]
+        .iter()
+        .find(|r| state_dependent(r))
+        .or_else(|| out.raws.iter().find(|r| member_beyond_version(r, frame)))
+        .map(|r| r.requirement);
     if diverged.is_some() {
         let mut index = 0;
         out.raws.retain(|raw| {
@@ -148,6 +160,34 @@ mod tests {
         // A patch that gives the fold again: judging resumes.
         let mut out = Out::default();
         assert_eq!(after_frame(apart, &patch(), &mut out, 0), None);
+    }
+
+    /// A 1.1 connection gets a `chat.tool_call` with the 1.2 member `response_schema`: COMPAT-005,
+    /// charged; the oracle folded the member, so the patch after it, which rightly leaves it out,
+    /// differs from the fold (STATE-038): a consequence, not charged.
+    #[test]
+    fn an_event_with_a_member_beyond_its_version_diverges_under_compat_005() {
+        let call = frame(serde_json::json!({"type": "chat.tool_call", "seq": 5, "invocation_id": "inv-1",
+            "tool_call_id": "tc-1", "call_index": 0, "tool_name": "t", "interaction_type": "ui_tool",
+            "awaiting_response": true, "display": "inline", "payload": {}, "ts": "2026-01-15T10:00:00Z"}));
+        let compat_005 = ReqId::new("COMPAT-005");
+        let mut out = Out::default();
+        out.fail(&version::NEGOTIATED_VERSION_ONLY, compat_005, "response_schema is not what 1.1 defines");
+        let apart = after_frame(None, &call, &mut out, 0);
+        assert_eq!(apart, Some(compat_005));
+        assert_eq!(out.raws.len(), 1, "the event is charged");
+        let mut out = Out::default();
+        out.fail(&patch::PATCH_MATCHES_REDUCER, ReqId::new("STATE-038"), "the patched state differs from the fold");
+        after_frame(apart, &patch(), &mut out, 0);
+        assert!(out.raws.is_empty(), "the patch's difference is the member's consequence");
+        // The member on a welcome is no divergence of the state.
+        let welcome =
+            frame(serde_json::json!({"type": "session.welcome", "seq": 1, "in_reply_to": "h", "version": "1.0",
+            "session_id": "s-1", "resume_token": "t-1", "resumed": false, "capabilities": [],
+            "limits": {"max_frame_bytes": 1048576}}));
+        let mut out = Out::default();
+        out.fail(&version::NEGOTIATED_VERSION_ONLY, compat_005, "features is not what 1.0 defines");
+        assert_eq!(after_frame(None, &welcome, &mut out, 0), None);
     }
 
     fn state(calls: &[(&str, &str)]) -> UiState {
