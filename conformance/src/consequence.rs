@@ -18,8 +18,8 @@
 //! 1. for a comparison of what the connection holds (`expect_state`, a golden snapshot,
 //!    `page_through`): the first must-level finding of an always-on check on the connection at an
 //!    earlier step (the state it holds diverged there);
-//! 2. when the server had closed the connection (a takeover, a detach, a close) before the step:
-//!    the first failure on it before that close (a finding, or a failed comparison);
+//! 2. when the server had closed the connection (a takeover, a detach, a close) at an earlier
+//!    step: the first failure on it before that close (a finding, or a failed comparison);
 //! 3. the first must-level finding on the connection seen in the same step after the comparison
 //!    failed (while the scenario closed its connections), when none came before it in that step:
 //!    the monitor judged a frame that came after the one that surprised the step, by the rule it
@@ -42,8 +42,8 @@ enum Seen {
     Finding { step: Option<usize>, check: String, requirement: String },
     /// The step comparison `check` failed (charged to what its report names).
     Comparison { step: usize, check: String },
-    /// The server closed the connection (or it broke).
-    Ended,
+    /// The server closed the connection (or it broke) during `step`.
+    Ended { step: usize },
 }
 
 /// Whether the check `id` compares what a connection holds: its state or its pages.
@@ -80,9 +80,9 @@ impl RootCauses {
         self.seen.entry(conn).or_default().push(Seen::Comparison { step, check: check.to_owned() });
     }
 
-    /// Notes that the server closed `conn` (or it broke).
-    pub fn ended(&mut self, conn: u64) {
-        self.seen.entry(conn).or_default().push(Seen::Ended);
+    /// Notes that the server closed `conn` (or it broke) during `step`.
+    pub fn ended(&mut self, conn: u64, step: usize) {
+        self.seen.entry(conn).or_default().push(Seen::Ended { step });
     }
 
     /// The root of the comparison at `index` of `conn`'s failures, when it is not its own.
@@ -97,7 +97,7 @@ impl RootCauses {
                 let requirements = checks.get(check)?.charged_requirements();
                 Some(Root { check: check.clone(), step: Some(*step), requirements })
             }
-            Seen::Ended => None,
+            Seen::Ended { .. } => None,
         };
         let before = &seen[..index];
         let diverged = || {
@@ -107,8 +107,9 @@ impl RootCauses {
                 .and_then(as_root)
                 .filter(|_| compares_what_is_held(own))
         };
+        // Closed at an earlier step: a close the failing step itself met is its own failure.
         let closed = || {
-            let end = before.iter().position(|s| matches!(s, Seen::Ended))?;
+            let end = before.iter().position(|s| matches!(s, Seen::Ended { step: at } if at < step))?;
             before[..end].iter().find_map(as_root)
         };
         // Unless the monitor judged a frame of this step before it failed: the frame the step
@@ -207,7 +208,7 @@ mod tests {
         let mut roots = RootCauses::default();
         fail(&mut checks, "step-06-expect", 6, &["ATTACH-001"], None);
         roots.comparison(1, 6, "step-06-expect");
-        roots.ended(1);
+        roots.ended(1, 7);
         for (step, id) in [(8, "ATTACH-004"), (10, "STATE-037"), (12, "RUN-001")] {
             let check = format!("step-{step:02}-expect");
             fail(&mut checks, &check, step, &[id], None);
@@ -275,9 +276,14 @@ mod tests {
         roots.comparison(3, 9, "snapshot-after");
         fail(&mut checks, "step-11-expect", 11, &["RUN-007"], None);
         roots.comparison(3, 11, "step-11-expect");
-        roots.ended(3);
+        roots.ended(3, 11);
         fail(&mut checks, "step-12-expect", 12, &["RUN-001"], None);
         roots.comparison(3, 12, "step-12-expect");
+        fail(&mut checks, "step-08-wait_idle", 8, &["CLUSTER-006"], None);
+        roots.ended(4, 8);
+        roots.comparison(4, 8, "step-08-wait_idle");
+        fail(&mut checks, "attached-views-agree", 5, &[], Some("ATTACH-007"));
+        roots.finding(4, Some(5), "attached-views-agree", "ATTACH-007");
         roots.charge(&mut checks);
         assert_eq!(charged(&checks, "step-04-expect"), ["TURN-001"], "the first failure");
         assert_eq!(charged(&checks, "step-05-resume"), ["RESUME-019"], "names its own rule");
@@ -285,5 +291,6 @@ mod tests {
         assert_eq!(charged(&checks, "snapshot-after"), ["RESUME-002", "RESUME-008"]);
         assert_eq!(charged(&checks, "step-11-expect"), ["RUN-007"], "not closed yet");
         assert_eq!(charged(&checks, "step-12-expect"), ["RESUME-002", "RESUME-008"], "after the close");
+        assert_eq!(charged(&checks, "step-08-wait_idle"), ["CLUSTER-006"], "the close the step itself met");
     }
 }

@@ -376,7 +376,7 @@ impl Driver<'_> {
                 self.log(format!("{conn} < close {shown} {reason}"));
                 self.wire_record(WireRecord::close(id, false, code));
                 self.monitor.server_close(id, code);
-                self.roots.ended(id);
+                self.roots.ended(id, self.step);
                 Next::Closed(code, reason)
             }
             Incoming::Pong(payload) => {
@@ -388,7 +388,7 @@ impl Driver<'_> {
                 self.log(format!("{conn} < broken: {message}"));
                 self.wire_record(WireRecord::close(id, false, None));
                 self.monitor.server_close(id, None);
-                self.roots.ended(id);
+                self.roots.ended(id, self.step);
                 Next::Broken(message)
             }
         };
