@@ -2,7 +2,7 @@
 //! both directions, to the session [`Monitor`], which holds every always-on check and the
 //! differential oracle. This module only does I/O and carries out steps.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -256,7 +256,7 @@ async fn run_with(
                     None => format!("{}@uncut", scenario.id),
                 },
                 // A reload variant's log beside its scenario's, named as its report is.
-                None if cfg.reload_resumes => format!("{}{}", scenario.id, crate::runner::RELOAD_SUFFIX),
+                None if cfg.reload_resumes => format!("{}{}", scenario.id, crate::report::RELOAD_SUFFIX),
                 None => scenario.id.clone(),
             };
             Some(WireLog::create(&dir.join(format!("{name}.jsonl"))))
@@ -338,8 +338,21 @@ async fn run_with(
         snapshots,
         sweep: None,
         version: driver.negotiated.map(|v| v.to_string()),
+        in_force: in_force_by_version(&driver.monitor, driver.next_conn),
     };
     (report, recorded)
+}
+
+/// The features in force on the connections `0..conns` the monitor saw welcomed, per version
+/// they negotiated.
+fn in_force_by_version(monitor: &Monitor, conns: u64) -> BTreeMap<String, Vec<String>> {
+    let mut by_version: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for conn in 0..conns {
+        let Some(version) = monitor.version(conn) else { continue };
+        let features = monitor.features(conn).iter().map(|f| f.as_str().to_owned());
+        by_version.entry(version.to_string()).or_default().extend(features);
+    }
+    by_version.into_iter().map(|(version, features)| (version, features.into_iter().collect())).collect()
 }
 
 struct Driver<'a> {
