@@ -42,10 +42,11 @@ pub struct GroupLevels {
     pub since: String,
     /// Their capability or feature, or `core`.
     pub group: String,
-    /// Whether the feature was in force on some connection that negotiated this version (its
-    /// server offered it and the client asked for it); always for `core`. A feature in force
-    /// nowhere is reported `not offered`: the requirements counted are then those that bind a
-    /// server without it (`ATTACH-002`'s takeover, `WINDOW-007`'s refusal).
+    /// Whether the group's feature or capability was in force on some connection that negotiated
+    /// this version (a feature: the server offered it and the client asked for it; `retry`,
+    /// `cancel`: the welcome listed it); always for `core`. One in force nowhere is reported `not
+    /// offered`: the requirements counted are then those that bind a server without it
+    /// (`ATTACH-002`'s takeover, `WINDOW-007`'s refusal).
     #[serde(default = "in_force_by_default")]
     pub in_force: bool,
     /// Per level, `MUST` first.

@@ -150,9 +150,10 @@ pub struct ScenarioReport {
     /// checks are judged and counted by, where a finding names no connection of its own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
-    /// The features in force on its connections (each by its welcome), per version they
-    /// negotiated, sorted: a feature in force on none of a run's connections of a version is
-    /// reported `not offered` in the result per level ([`crate::errata::tally`]).
+    /// What was in force on its connections, per version they negotiated, sorted: the features
+    /// in force by each welcome (`SESSION-012`) and the capabilities that are not features
+    /// (`retry`, `cancel`) it listed. A group in force on none of a run's connections of a version
+    /// is reported `not offered` in the result per level ([`crate::errata::tally`]).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub in_force: BTreeMap<String, Vec<String>>,
 }

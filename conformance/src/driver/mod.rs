@@ -291,6 +291,7 @@ async fn run_with(
         sweep_baseline,
         caught_up: false,
         negotiated: None,
+        in_force: BTreeMap::new(),
         step_conn: DEFAULT_CONN.to_owned(),
         history: resume::History::default(),
         placement: replicas::Placement::default(),
@@ -338,21 +339,12 @@ async fn run_with(
         snapshots,
         sweep: None,
         version: driver.negotiated.map(|v| v.to_string()),
-        in_force: in_force_by_version(&driver.monitor, driver.next_conn),
+        in_force: std::mem::take(&mut driver.in_force)
+            .into_iter()
+            .map(|(version, names)| (version, names.into_iter().collect()))
+            .collect(),
     };
     (report, recorded)
-}
-
-/// The features in force on the connections `0..conns` the monitor saw welcomed, per version
-/// they negotiated.
-fn in_force_by_version(monitor: &Monitor, conns: u64) -> BTreeMap<String, Vec<String>> {
-    let mut by_version: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for conn in 0..conns {
-        let Some(version) = monitor.version(conn) else { continue };
-        let features = monitor.features(conn).iter().map(|f| f.as_str().to_owned());
-        by_version.entry(version.to_string()).or_default().extend(features);
-    }
-    by_version.into_iter().map(|(version, features)| (version, features.into_iter().collect())).collect()
 }
 
 struct Driver<'a> {
@@ -392,6 +384,10 @@ struct Driver<'a> {
     caught_up: bool,
     /// The version the first connection that got a welcome negotiated.
     negotiated: Option<chatwire_schema::ProtocolVersion>,
+    /// Per version a welcome negotiated, what was in force on some connection of it: the
+    /// features in force (`SESSION-012`) and the capabilities that are not features (`retry`,
+    /// `cancel`) the welcome listed.
+    in_force: BTreeMap<String, BTreeSet<String>>,
     /// The connection of the step being run.
     step_conn: String,
     /// Each session's frames, for the cursors that count events (`resume_retention`).
