@@ -295,7 +295,7 @@ impl Server {
             return Err(ServeError::NotLoopback(config.addr));
         }
         let durable = !matches!(config.db, DbLocation::Memory);
-        let mut store = store::StoreWriter::open(&config.db, config.durability).await?;
+        let mut store = store::Store::open(&config.db, config.durability).await?;
         if let Some(name) = &config.replica {
             store.set_replica(name.clone());
         }

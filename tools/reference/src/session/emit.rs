@@ -21,6 +21,10 @@ use crate::agent::Cursor;
 use crate::store::{Commit, LogKind, LogRow, StoreError};
 use crate::transport::{ConnHandle, Outgoing};
 
+/// Seqs one reservation sets aside for frames that change no state ([`Inner::take_reserved_seq`]):
+/// a refusal costs a commit (an fsync under `Durability::Full`) once per this many.
+pub(crate) const SEQ_RESERVATION: u64 = 1000;
+
 /// One step of emission: an event (followed by one state frame), or a batch of tool calls (one
 /// state frame after the whole batch).
 #[allow(clippy::large_enum_variant)] // short-lived: built and consumed within one emit
@@ -542,7 +546,16 @@ impl Inner {
     /// it committed is read (and sent on) before the seq is taken again (`CLUSTER-002`).
     pub async fn send_outside_state(&mut self, session: &Arc<Session>, conn: &ConnHandle, mut frame: ServerFrame) {
         let mut persisted = false;
+        if !session.shared.store.is_shared() {
+            if let Some(seq) = self.take_reserved_seq(session).await {
+                frame.set_seq(seq);
+                persisted = true;
+            }
+        }
         for _ in 0..super::CONFLICT_RETRIES {
+            if persisted || !session.shared.store.is_shared() {
+                break;
+            }
             let seq = self.next_seq;
             let reserve = Commit {
                 next_seq: seq + 1,
@@ -569,6 +582,25 @@ impl Inner {
         if let Ok(text) = serde_json::to_string(&frame) {
             conn.send(Outgoing::Text(text));
         }
+    }
+
+    /// The seq of a frame that changes no state (an error, a page) on the embedded store: the
+    /// next one, durable without a commit of its own wherever a reservation covers it; one
+    /// reservation, itself a commit, covers the next [`SEQ_RESERVATION`] of them. A restart
+    /// resumes above every reserved seq (`SEQ-001`); those never sent are a gap (`SEQ-003`).
+    /// `None`: the reservation could not be written, and no seq is taken.
+    pub(super) async fn take_reserved_seq(&mut self, session: &Session) -> Option<u64> {
+        let seq = self.next_seq;
+        if seq >= self.seq_reserved {
+            let upto = seq + SEQ_RESERVATION;
+            if let Err(e) = session.shared.store.reserve_seqs(session.id.as_str(), upto).await {
+                eprintln!("chatwire-reference: session {}: cannot reserve seqs: {e}", session.id);
+                return None;
+            }
+            self.seq_reserved = upto;
+        }
+        self.next_seq = seq + 1;
+        Some(seq)
     }
 
     /// The current plan's scripted call at `index` of the current batch, if any.

@@ -60,6 +60,7 @@ pub(crate) async fn open_session(
             recent: super::recent::Recent::new(2, false),
             lease: None,
             replayed_to: 3,
+            seq_reserved: 3,
             since_checkpoint: 0,
             partial: None,
         }),

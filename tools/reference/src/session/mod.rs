@@ -176,6 +176,9 @@ pub(crate) struct Inner {
     /// The first seq of commits not yet replayed here (`replica.rs`): `next_seq`, except under
     /// the planted fault `seq-per-replica`.
     replayed_to: u64,
+    /// Every seq below this is durable for a frame that changes no state: reserved in the
+    /// embedded store ([`Inner::take_reserved_seq`]). Unused on a shared store.
+    seq_reserved: u64,
     /// Events committed since the session's latest checkpoint (`checkpoint.rs`).
     since_checkpoint: u64,
     /// Where a windowed open loaded only the window (`partial.rs`): `state` holds the items it

@@ -12,12 +12,12 @@ use super::recovery::recover;
 use super::{DriverLaunch, History, Inner, Session};
 use crate::agent::{Agent, AgentSpec, Cursor, ScriptedAgent};
 use crate::hooks::Hooks;
-use crate::store::{LoadFrom, StoreError, StoreWriter, StoredSession};
+use crate::store::{LoadFrom, Store, StoreError, StoredAgent, StoredSession};
 use crate::util::{hash_token, random_id};
 
 /// Server-wide state shared by connections and sessions.
 pub(crate) struct Shared {
-    pub store: StoreWriter,
+    pub store: Store,
     /// The seam planted faults hook into (the identity for a correct server).
     pub hooks: Box<dyn Hooks>,
     /// The agent of sessions opened without a script.
@@ -42,7 +42,7 @@ pub(crate) struct Shared {
 
 impl Shared {
     pub fn new(
-        store: StoreWriter,
+        store: Store,
         hooks: Box<dyn Hooks>,
         agent: Arc<dyn Agent>,
         conformance: bool,
@@ -191,6 +191,26 @@ impl Shared {
         }
     }
 
+    /// The agent and the turn's plan a stored session names (unreadable ones fall back to the
+    /// server's agent and no plan, said on stderr).
+    pub(super) fn agent_and_plan(&self, id: &Id, stored: &StoredAgent) -> (Arc<dyn Agent>, Option<ScriptTurn>) {
+        let parse_failed = |what: &str, e: serde_json::Error| {
+            eprintln!("chatwire-reference: session {id}: stored {what} unreadable ({e}), using default");
+        };
+        let agent = self.agent_for(serde_json::from_str(&stored.agent).unwrap_or_else(|e| {
+            parse_failed("agent", e);
+            AgentSpec::Server
+        }));
+        let plan = match stored.turn_plan.as_deref() {
+            Some(text) => serde_json::from_str::<Option<ScriptTurn>>(text).unwrap_or_else(|e| {
+                parse_failed("turn plan", e);
+                None
+            }),
+            None => None,
+        };
+        (agent, plan)
+    }
+
     /// A session in memory from what `stored` says and the state it folds to.
     fn build(
         self: &Arc<Self>,
@@ -204,21 +224,15 @@ impl Shared {
         let parse_failed = |what: &str, e: serde_json::Error| {
             eprintln!("chatwire-reference: session {id}: stored {what} unreadable ({e}), using default");
         };
-        let agent = self.agent_for(serde_json::from_str(&stored.agent).unwrap_or_else(|e| {
-            parse_failed("agent", e);
-            AgentSpec::Server
-        }));
+        let (agent, plan) = match &stored.agent {
+            Some(stored) => self.agent_and_plan(id, stored),
+            // A windowed open reads neither (`partial.rs`): nothing plays before `ensure_full`.
+            None => (Arc::new(crate::agent::NotLoaded) as Arc<dyn Agent>, None),
+        };
         let cursor = serde_json::from_str(&stored.cursor).unwrap_or_else(|e| {
             parse_failed("cursor", e);
             Cursor::default()
         });
-        let plan = match stored.turn_plan.as_deref() {
-            Some(text) => serde_json::from_str::<Option<ScriptTurn>>(text).unwrap_or_else(|e| {
-                parse_failed("turn plan", e);
-                None
-            }),
-            None => None,
-        };
         let next_seq = self.hooks.loaded_next_seq(stored.next_seq);
         let recent = super::recent::Recent::new(next_seq.saturating_sub(1), state.open_stream().is_some());
         Arc::new(Session {
@@ -243,6 +257,7 @@ impl Shared {
                 recent,
                 lease: None,
                 replayed_to: next_seq,
+                seq_reserved: next_seq,
                 since_checkpoint,
                 partial,
             }),
@@ -256,6 +271,10 @@ impl Shared {
         // The replica holding the run lease keeps the session: it renews the lease (`CLUSTER-003`).
         if g.attached.is_empty() && !g.driver_active && g.timers.is_empty() && g.lease.is_none() && !g.evicted {
             g.evicted = true;
+            // Seqs reserved and not used go back, so that the next load does not skip them.
+            if g.seq_reserved > g.next_seq {
+                self.store.release_seqs_later(session.id.as_str(), g.next_seq);
+            }
             sessions.remove(&session.id);
         }
     }
@@ -269,6 +288,11 @@ impl Shared {
                 t.abort();
             }
             g.evicted = true;
+            if g.seq_reserved > g.next_seq {
+                if let Err(e) = self.store.reserve_seqs(s.id.as_str(), g.next_seq).await {
+                    eprintln!("chatwire-reference: session {}: cannot give back its reserved seqs: {e}", s.id);
+                }
+            }
         }
     }
 

@@ -278,7 +278,17 @@ async fn end_taken_over(session: &Arc<Session>, g: &mut Inner, conn_id: u64) {
 /// comes after every event it was not sent (`ATTACH-004`).
 pub(super) async fn end_attached(session: &Arc<Session>, g: &mut Inner, conn_id: u64, code: ErrorCode, message: &str) {
     let sh = &session.shared;
+    if !sh.store.is_shared() {
+        if let Some(seq) = g.take_reserved_seq(session).await {
+            let Some(old) = detach(g, conn_id) else { return };
+            send_fatal(&old, seq, code, message);
+            return;
+        }
+    }
     for _ in 0..CONFLICT_RETRIES {
+        if !sh.store.is_shared() {
+            break;
+        }
         let seq = g.next_seq;
         let reserve = Commit { next_seq: seq + 1, base_seq: base_seq(sh, g.lease, seq), ..Commit::default() };
         match sh.store.commit(session.id.as_str(), reserve).await {
@@ -286,20 +296,7 @@ pub(super) async fn end_attached(session: &Arc<Session>, g: &mut Inner, conn_id:
                 g.next_seq = seq + 1;
                 g.replayed_to = g.replayed_to.max(g.next_seq);
                 let Some(old) = detach(g, conn_id) else { return };
-                let frame = ServerFrame::Error(ErrorFrame {
-                    seq: Some(seq),
-                    code,
-                    message: message.into(),
-                    in_reply_to: None,
-                    fatal: code.is_fatal(),
-                    supported_versions: None,
-                });
-                if let Ok(text) = serde_json::to_string(&frame) {
-                    old.conn.send(Outgoing::Text(text));
-                }
-                if let Some(close) = code.close_code() {
-                    old.conn.send(Outgoing::Close(close));
-                }
+                send_fatal(&old, seq, code, message);
                 return;
             }
             Err(StoreError::Conflict { .. }) => {
@@ -314,6 +311,24 @@ pub(super) async fn end_attached(session: &Arc<Session>, g: &mut Inner, conn_id:
     }
     let Some(old) = detach(g, conn_id) else { return };
     super::handshake::end_connection(session, g, &old.conn, Refusal::new(code, message)).await;
+}
+
+/// Sends an ended connection its fatal error of `seq`, then its close code.
+fn send_fatal(old: &Attachment, seq: u64, code: ErrorCode, message: &str) {
+    let frame = ServerFrame::Error(ErrorFrame {
+        seq: Some(seq),
+        code,
+        message: message.into(),
+        in_reply_to: None,
+        fatal: code.is_fatal(),
+        supported_versions: None,
+    });
+    if let Ok(text) = serde_json::to_string(&frame) {
+        old.conn.send(Outgoing::Text(text));
+    }
+    if let Some(close) = code.close_code() {
+        old.conn.send(Outgoing::Close(close));
+    }
 }
 
 /// Takes a connection out of the session's attached ones.
@@ -470,7 +485,7 @@ async fn take_over_one(shared: &Arc<Shared>, id: &Id, token: u64) -> Result<(), 
             Ok(cursor) => g.cursor = cursor,
             Err(e) => eprintln!("chatwire-reference: session {id}: stored cursor unreadable: {e}"),
         }
-        if let Some(plan) = stored.turn_plan.as_deref() {
+        if let Some(plan) = stored.agent.as_ref().and_then(|a| a.turn_plan.as_deref()) {
             match serde_json::from_str::<Option<ScriptTurn>>(plan) {
                 Ok(plan) => g.plan = plan,
                 Err(e) => eprintln!("chatwire-reference: session {id}: stored plan unreadable: {e}"),
