@@ -10,8 +10,8 @@ use std::collections::HashSet;
 use crate::chat::run_complete::RunCompleteStatus;
 use crate::chat::tool_call::InteractionType;
 use crate::chat::tool_call_complete::CompletionStatus;
-use crate::frame::UiEvent;
-use crate::state_patch::PatchOp;
+use crate::patch_op::PatchOp;
+use crate::ui_event::UiEvent;
 use crate::ui_state::{
     AssistantMarkdownItem, Dismissal, DisplayItem, Progress, RunState, RunStatus, ToolCallItem, ToolCallStatus,
     ToolOutputItem, UiState, UserMessageItem,
@@ -313,6 +313,11 @@ impl IndexedUiState {
     /// The state, without its index.
     pub fn into_state(self) -> UiState {
         self.state
+    }
+
+    /// Whether the state holds a display item with this id (O(1), from the index).
+    pub fn has_item(&self, id: &Id) -> bool {
+        self.index.ids.contains(id)
     }
 
     /// Applies one event in place, as [`UiState::apply`]. On error the state is unchanged.
