@@ -75,6 +75,17 @@ async fn throughput_run(server: &Spawned) -> (f64, f64) {
 }
 
 async fn throughput() {
+    // `CHATWIRE_BENCH_URL=ws://…`: load a server started elsewhere (under a profiler, say), once.
+    if let Ok(url) = std::env::var("CHATWIRE_BENCH_URL") {
+        let start = Instant::now();
+        let players: Vec<_> = (0..SESSIONS).map(|_| tokio::spawn(play(url.clone()))).collect();
+        let mut events = 0;
+        for p in players {
+            events += p.await.expect("a session played");
+        }
+        println!("{url}: {:.0} events/s", events as f64 / start.elapsed().as_secs_f64());
+        return;
+    }
     let mut rate_ratios = Vec::new();
     let mut cpu_ratios = Vec::new();
     for round in 0..ROUNDS {
@@ -87,11 +98,21 @@ async fn throughput() {
                 0 => {
                     Spawned::reference(&["--conformance", "--durability", "full", "--db", db.to_str().expect("utf-8")])
                 }
-                _ => {
-                    let mut cmd = std::process::Command::new(std::env::current_exe().expect("this bench binary"));
-                    cmd.arg("--bare-server");
-                    Spawned::command(cmd)
-                }
+                // `CHATWIRE_BENCH_VS=BINARY`: another build of the reference in the bare server's
+                // place, to hold two builds against each other in one run.
+                _ => match std::env::var("CHATWIRE_BENCH_VS") {
+                    Ok(other) => {
+                        let mut cmd = std::process::Command::new(other);
+                        cmd.args(["serve", "--addr", "127.0.0.1:0", "--conformance", "--durability", "full"]);
+                        cmd.arg("--db").arg(dir.path().join("vs.db"));
+                        Spawned::command(cmd)
+                    }
+                    Err(_) => {
+                        let mut cmd = std::process::Command::new(std::env::current_exe().expect("this bench binary"));
+                        cmd.arg("--bare-server");
+                        Spawned::command(cmd)
+                    }
+                },
             };
             got[side] = throughput_run(&server).await;
             server.stop();
@@ -168,22 +189,24 @@ async fn refusals() {
 }
 
 /// Sessions streaming at once in the memory figure.
-const STREAMERS: usize = 50;
-/// Deltas each one streams (with its message, run start, say end and run end: about 2,000 events).
-const CHUNKS: usize = 1_996;
+const STREAMERS: usize = 20;
+/// Deltas each `say` streams (at most `chatwire_schema::script::MAX_SAY_CHUNKS`); two of them,
+/// with their ends, the message, the run's start and its end, are about 2,000 events.
+const CHUNKS: usize = 998;
 
 async fn stream_once(url: String) -> Ws {
-    let chunks: Vec<String> = (0..CHUNKS).map(|n| format!("w{:03} ", n % 1000)).collect();
+    let chunks: Vec<String> = (0..CHUNKS).map(|n| format!("w{n:03} ")).collect();
     let say = json!({"op": "say", "markdown": chunks.concat(), "chunks": chunks});
     let mut ws = connect(&url).await;
-    let hello =
-        json!({"type": "session.hello", "id": "h", "versions": ["1.2"], "script": {"turns": [{"steps": [say]}]}});
+    let script = json!({"turns": [{"steps": [say.clone(), say]}]});
+    let hello = json!({"type": "session.hello", "id": "h", "versions": ["1.2"], "script": script});
     send(&mut ws, hello).await;
-    recv_text(&mut ws).await;
+    let welcome = recv_text(&mut ws).await;
+    assert_eq!(frame_type(&welcome), "session.welcome", "{welcome}");
     recv_text(&mut ws).await;
     send(&mut ws, json!({"type": "chat.user_message", "id": "m", "text": "go"})).await;
     let (events, _) = read_until(&mut ws, "chat.run_complete").await;
-    assert_eq!(events + 1, CHUNKS + 4, "every delta arrived");
+    assert_eq!(events + 1, 2 * CHUNKS + 5, "every delta arrived");
     recv_text(&mut ws).await;
     ws
 }

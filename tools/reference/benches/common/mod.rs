@@ -10,6 +10,7 @@ use chatwire_schema::Id;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::Value;
 use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
@@ -17,7 +18,10 @@ pub type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
 pub const DEADLINE: Duration = Duration::from_secs(30);
 
 pub async fn connect(url: &str) -> Ws {
-    tokio::time::timeout(DEADLINE, tokio_tungstenite::connect_async_with_config(url, None, true))
+    // Small read chunks, as the servers use: the default 128 KiB chunk is zeroed for every read,
+    // which would make the client, not the servers, the cost measured.
+    let config = WebSocketConfig::default().read_buffer_size(8 * 1024).write_buffer_size(8 * 1024);
+    tokio::time::timeout(DEADLINE, tokio_tungstenite::connect_async_with_config(url, Some(config), true))
         .await
         .expect("deadline")
         .expect("connect")

@@ -9,47 +9,22 @@
 use std::sync::Arc;
 
 use chatwire_schema::ui_state::RunState;
-use chatwire_schema::window::{always_held, WindowView};
+use chatwire_schema::window::WindowView;
 use chatwire_schema::{DisplayItem, ErrorCode, IndexedUiState, ServerFrame, UiState};
 
-use super::registry::fold_onto;
-use super::{Inner, Refusal, Session};
-use crate::store::{StoreError, StoredSession, StoredWindow, WindowCheckpoint, WINDOW_TAIL};
+use super::fold::fold_onto;
+use super::lifecycle::discard;
+use super::state::{History, Inner, Partial, Session};
+use crate::protocol::Refusal;
+use crate::store::{StoreError, StoredSession, StoredWindow};
 
 /// Windowed opens served from a window checkpoint in this process (a test's evidence that the
 /// path ran; see [`crate::partial_opens`]).
 pub(crate) static PARTIAL_OPENS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
-/// What a partial state leaves out.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Partial {
-    /// How many items of the whole state it does not hold (all older than its window).
-    pub omitted: usize,
-}
-
-/// The window checkpoint of `state`: its newest [`WINDOW_TAIL`] items and every older item a
-/// window holds, by position.
-pub(super) fn window_checkpoint(state: &UiState) -> Result<WindowCheckpoint, serde_json::Error> {
-    let total = state.items.len();
-    let tail_from = total.saturating_sub(WINDOW_TAIL as usize);
-    let mut items = Vec::new();
-    for (pos, item) in state.items.iter().enumerate() {
-        let held = always_held(&state.items, pos);
-        if pos >= tail_from || held {
-            items.push((pos as u64, held, serde_json::to_string(item)?));
-        }
-    }
-    Ok(WindowCheckpoint {
-        total: total as u64,
-        tail_from: tail_from as u64,
-        run: serde_json::to_string(&state.run)?,
-        items,
-    })
-}
-
 /// Why a window checkpoint does not give the window asked for (the session is then loaded whole).
 #[derive(Debug, thiserror::Error)]
-pub(super) enum NotPartial {
+pub(crate) enum NotPartial {
     #[error("no window checkpoint")]
     NoCheckpoint,
     #[error("a row does not parse: {0}")]
@@ -66,7 +41,7 @@ pub(super) enum NotPartial {
 /// oldest of the newest items read, or fewer newest items than the window plus one (a connection
 /// that does not see streams does not hold the open stream) plus one before the window (its
 /// cursor's predecessor, so that the window does not start at the first item held).
-pub(super) fn fold_window(stored: &StoredSession, size: u32) -> Result<(IndexedUiState, Partial), NotPartial> {
+pub(crate) fn fold_window(stored: &StoredSession, size: u32) -> Result<(IndexedUiState, Partial), NotPartial> {
     let Some(StoredWindow { total, start, run, items, .. }) = &stored.window else {
         return Err(NotPartial::NoCheckpoint);
     };
@@ -126,7 +101,7 @@ pub(crate) async fn ensure_full(session: &Arc<Session>, g: &mut Inner) -> Result
     }
     let loaded = load_full(session, g).await;
     if loaded.is_err() {
-        super::registry::discard(session, g);
+        discard(session, g);
     }
     loaded
 }
@@ -143,7 +118,7 @@ async fn load_full(session: &Arc<Session>, g: &mut Inner) -> Result<(), FullLoad
     let stored = stored.ok_or(FullLoadError::Gone)?;
     let start = match &stored.checkpoint {
         Some(c) => (IndexedUiState::new(serde_json::from_str::<UiState>(&c.state)?), serde_json::from_str(&c.history)?),
-        None => (IndexedUiState::default(), super::History::default()),
+        None => (IndexedUiState::default(), History::default()),
     };
     let (full, history) = fold_onto(&session.id, start, &stored.events, Some(upto));
     let (agent, plan) = match &stored.agent {
@@ -188,6 +163,7 @@ mod tests {
     use serde_json::{json, Value};
 
     use super::*;
+    use crate::session::pipeline::window_checkpoint;
     use crate::store::{Checkpoint, Commit, DbLocation, Durability, LoadFrom, LogKind, LogRow, NewSessionRow, Store};
 
     const TS: &str = "2026-11-26T10:00:00Z";

@@ -7,9 +7,8 @@
 //! checkpoint that cannot be read is ignored (the whole log is folded instead), and a newer one
 //! replaces an older one only.
 
-use super::db::{values, Db, Param};
+use super::db::{values, Db, Param, ROWS_PER_STATEMENT};
 use super::error::StoreError;
-use super::ops::ROWS_PER_STATEMENT;
 use super::types::{Checkpoint, StoredWindow, WindowCheckpoint};
 
 /// Stores `c` as the session's latest checkpoint unless one of a later seq is already there.

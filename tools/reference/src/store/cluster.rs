@@ -18,7 +18,7 @@
 
 use std::time::Duration;
 
-use super::db::{from_db, placeholders, to_db, Db, Param};
+use super::db::{from_db, placeholders, to_db, Db, Param, ROWS_PER_STATEMENT};
 use super::error::StoreError;
 use super::types::{Commit, LeaseOp, StoredChange};
 
@@ -206,7 +206,7 @@ pub(crate) async fn renew_leases(
     who: &Who<'_>,
 ) -> Result<Vec<String>, StoreError> {
     let mut renewed = Vec::new();
-    for held in held.chunks(super::ops::ROWS_PER_STATEMENT) {
+    for held in held.chunks(ROWS_PER_STATEMENT) {
         // Typed in the list: PostgreSQL takes an untyped parameter in VALUES for text.
         let rows: Vec<String> =
             (0..held.len()).map(|i| format!("(${}::text, ${}::bigint)", 2 + 2 * i, 3 + 2 * i)).collect();
@@ -254,7 +254,7 @@ pub(crate) async fn claim_expired_leases(
 /// Records that these state frames of the session also went to a connection that does not
 /// see streams (`STREAM-006`): a catch-up may not start from them with the open stream.
 pub(crate) async fn mark_unstreamed(db: &Db<'_>, id: &str, seqs: &[u64]) -> Result<(), StoreError> {
-    for seqs in seqs.chunks(super::ops::ROWS_PER_STATEMENT) {
+    for seqs in seqs.chunks(ROWS_PER_STATEMENT) {
         let sql = format!(
             "UPDATE state_frames SET streams = $1 WHERE session_id = $2 AND seq IN ({})",
             placeholders(3, seqs.len())

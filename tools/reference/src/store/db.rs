@@ -20,6 +20,10 @@ use tokio_postgres::types::{to_sql_checked, IsNull, ToSql, Type};
 
 use super::error::StoreError;
 
+/// Rows one multi-row statement carries at most (its parameters stay far below both databases'
+/// limits).
+pub(crate) const ROWS_PER_STATEMENT: usize = 200;
+
 /// The future of one operation of the store's logic on a [`Db`].
 pub(crate) type DbFuture<'a, T> = std::pin::Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
 

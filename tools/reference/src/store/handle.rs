@@ -18,10 +18,9 @@ use super::ops;
 use super::postgres::{Access, PgStore};
 use super::sqlite::{self, Job, Thread, Written};
 use super::types::{
-    CatchUpLog, Checkpoint, Commit, Durability, LoadFrom, NewSessionRow, Notice, StoredAgent, StoredChange,
+    CatchUpLog, Checkpoint, Commit, CrashPoint, Durability, LoadFrom, NewSessionRow, Notice, StoredAgent, StoredChange,
     StoredSession, LEASE_TTL,
 };
-use crate::CrashPoint;
 
 /// The sessions' database: SQLite on its own thread (one process), or a PostgreSQL pool that
 /// several replicas share.
@@ -92,7 +91,7 @@ impl Store {
     }
 
     /// Test-only: makes the process abort right before or right after a commit that records a
-    /// tool response for execution (see [`crate::CRASH_AT_ENV`]), so crash durability is tested
+    /// tool response for execution (see `CHATWIRE_REFERENCE_CRASH_AT`), so crash durability is tested
     /// at the one place where a response becomes durable, with no call site in the handlers.
     pub(crate) fn set_crash_point(&mut self, point: Option<CrashPoint>) {
         self.crash_at = point;

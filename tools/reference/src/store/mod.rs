@@ -30,9 +30,9 @@ pub use handle::Store;
 pub use location::{default_db_path, DbLocation};
 pub use lock::lock_path;
 pub use types::{
-    CatchUpLog, Checkpoint, Commit, Durability, LeaseOp, LoadFrom, LogKind, LogRow, NewSessionRow, Notice, StoredAgent,
-    StoredChange, StoredSession, StoredWindow, WindowCheckpoint, CHECKPOINT_EVERY, LEASE_TTL, WINDOW_SLACK,
-    WINDOW_TAIL,
+    CatchUpLog, Checkpoint, Commit, CrashPoint, Durability, LeaseOp, LoadFrom, LogKind, LogRow, NewSessionRow, Notice,
+    StoredAgent, StoredChange, StoredSession, StoredWindow, WindowCheckpoint, CHECKPOINT_EVERY, LEASE_TTL,
+    WINDOW_SLACK, WINDOW_TAIL,
 };
 
 #[cfg(test)]

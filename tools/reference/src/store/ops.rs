@@ -7,13 +7,9 @@
 
 use super::checkpoint::{events_from, read_checkpoint, read_window};
 use super::cluster::{self, Who};
-use super::db::{from_db, placeholders, values, Db, Param};
+use super::db::{from_db, placeholders, values, Db, Param, ROWS_PER_STATEMENT};
 use super::error::StoreError;
 use super::types::{CatchUpLog, Commit, LoadFrom, NewSessionRow, StoredAgent, StoredSession};
-
-/// Rows one multi-row statement carries at most (parameters stay far below both databases'
-/// limits).
-pub(crate) const ROWS_PER_STATEMENT: usize = 200;
 
 /// Inserts a new session: its row, its agent, and the seq of its first snapshot.
 pub(crate) async fn create_session(db: &Db<'_>, row: &NewSessionRow) -> Result<(), StoreError> {

@@ -331,3 +331,24 @@ pub enum Notice {
     /// been missed, so every session held in memory must be synced from the store.
     Lost,
 }
+
+/// A place where a test build makes the process abort, to prove crash durability
+/// deterministically. Never set in normal operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CrashPoint {
+    /// A valid `chat.tool_call_response` arrived and is not yet committed.
+    ResponseReceived,
+    /// The response is committed; its execution (the settlement) has not happened.
+    ResponseCommitted,
+}
+
+impl CrashPoint {
+    /// Parses the value of `CHATWIRE_REFERENCE_CRASH_AT`.
+    pub fn parse(s: &str) -> Option<CrashPoint> {
+        match s {
+            "response-received" => Some(CrashPoint::ResponseReceived),
+            "response-committed" => Some(CrashPoint::ResponseCommitted),
+            _ => None,
+        }
+    }
+}
