@@ -17,6 +17,7 @@ pub mod attribution;
 pub mod backend;
 pub mod baseline;
 pub mod catalog;
+pub mod certify;
 pub mod checklog;
 pub mod cli;
 pub mod conn;

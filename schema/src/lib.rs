@@ -46,6 +46,7 @@ pub mod frame_ids;
 pub mod id;
 pub mod older_minor;
 pub mod patch_op;
+pub mod protocol_facts;
 pub mod reducer;
 pub mod req_id;
 pub mod requirement_sets;

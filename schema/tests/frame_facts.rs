@@ -2,7 +2,8 @@
 //! fixtures: every frame type's shared facts agree with its frames, and "which ids a frame
 //! introduces" gives what the two places that wrote it by hand before gave, on every server frame
 //! of `fixtures/messages`, `fixtures/wire-logs`, `fixtures/reducer-traces` and
-//! `fixtures/stream-deltas`, with the state before each frame known and unknown.
+//! `fixtures/stream-deltas`, with the state before each frame known and unknown, and on the final
+//! states of the scenarios' goldens (`fixtures/snapshots`) with a frame naming each of their items.
 //!
 //! The two earlier implementations are kept here, as they were, as the oracles:
 //! - the monitor's `introduced_ids(frame, state)` (which ids `ID-002` counts as new);
@@ -183,8 +184,50 @@ fn stream_delta_cases() -> Vec<Case> {
     out
 }
 
+/// The final state of every scenario golden, its placeholders made ids again (`[item:2]` is
+/// `item-2`), with the frames that may introduce an item naming each of its items and a new one.
+fn golden_cases() -> Vec<Case> {
+    let mut out = Vec::new();
+    let dir = repo("fixtures/snapshots");
+    let mut goldens: Vec<PathBuf> =
+        std::fs::read_dir(&dir).expect("the goldens").map(|e| e.expect("an entry").path()).collect();
+    goldens.sort();
+    for golden in goldens.iter().filter(|p| p.extension().and_then(|e| e.to_str()) == Some("snap")) {
+        let text = std::fs::read_to_string(golden).expect("a readable golden");
+        let Some(body) = text.splitn(3, "---\n").nth(2) else { continue };
+        let mut body = body.replace("\"[ts]\"", "\"2026-01-01T00:00:00Z\"");
+        for kind in ["invocation", "item", "tool_call"] {
+            // `"[tool_call:1]"`, also inside an output item's id (`"[tool_call:1].output"`).
+            while let Some(at) = body.find(&format!("\"[{kind}:")) {
+                let end = at + body[at..].find(']').expect("a closed placeholder");
+                let n = body[at + kind.len() + 3..end].to_owned();
+                body.replace_range(at..=end, &format!("\"{kind}-{n}"));
+            }
+        }
+        let golden: serde_json::Value = serde_json::from_str(&body).expect("a golden is JSON");
+        let Ok(state) = serde_json::from_value::<UiState>(golden["state"].clone()) else { continue };
+        let run = state.run.invocation_id.as_ref().map_or("invocation-1".to_owned(), ToString::to_string);
+        let mut ids: Vec<String> = state.items.iter().map(|i| i.id().to_string()).collect();
+        ids.push("item-new".to_owned());
+        for id in ids {
+            for frame in [
+                serde_json::json!({"type": "chat.assistant_message_delta", "seq": 1, "invocation_id": run,
+                                   "item_id": id, "delta": "x", "ts": "2026-01-01T00:00:00Z"}),
+                serde_json::json!({"type": "chat.assistant_message", "seq": 1, "invocation_id": run,
+                                   "item_id": id, "markdown": "x", "ts": "2026-01-01T00:00:00Z"}),
+            ] {
+                let frame: ServerFrame = serde_json::from_value(frame).expect("a valid frame");
+                out.push(Case { frame, before: Some(state.clone()) });
+            }
+        }
+    }
+    assert!(out.len() > 500, "only {} cases from the goldens", out.len());
+    out
+}
+
 fn all_cases() -> Vec<Case> {
     let mut cases = message_cases();
+    cases.extend(golden_cases());
     cases.extend(wire_log_cases());
     cases.extend(trace_cases());
     cases.extend(stream_delta_cases());
