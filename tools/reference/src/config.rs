@@ -14,11 +14,11 @@ use crate::outbox::DEFAULT_SEND_QUEUE_BYTES;
 use crate::store::{CrashPoint, DbLocation, Durability};
 
 /// Environment variable naming a [`CrashPoint`] (`response-received`, `response-committed`);
-/// read by [`run_cli`] only, for crash-durability tests.
+/// read by [`run_cli`](crate::run_cli) only, for crash-durability tests.
 pub const CRASH_AT_ENV: &str = "CHATWIRE_REFERENCE_CRASH_AT";
 
 /// Environment variable holding a delay in milliseconds (at most [`MAX_NOTICE_DELAY`]) before
-/// this replica replays another replica's commit to its connections; read by [`run_cli`] only.
+/// this replica replays another replica's commit to its connections; read by [`run_cli`](crate::run_cli) only.
 /// It plays a deployment whose fan-out is slow but within the 1 second the reference documents
 /// (`CLUSTER-006`), so a test can prove the runner does not take a quiet tab for an idle one.
 pub const NOTICE_DELAY_ENV: &str = "CHATWIRE_REFERENCE_NOTICE_DELAY_MS";
@@ -133,7 +133,7 @@ pub enum ConfigError {
 }
 
 impl ServeConfig {
-    /// Checks the configuration against the spec's limits; [`Server::bind`] refuses what fails.
+    /// Checks the configuration against the spec's limits; [`Server::bind`](crate::Server::bind) refuses what fails.
     pub fn validate(&self) -> Result<(), ConfigError> {
         if self.max_frame_bytes < chatwire_schema::MIN_MAX_FRAME_BYTES {
             return Err(ConfigError::FrameLimitTooSmall(self.max_frame_bytes));
