@@ -13,63 +13,10 @@ use std::collections::BTreeMap;
 use chatwire_schema::requirement_sets;
 use chatwire_schema::requirements::{Level, Requirement, CORE_GROUP};
 use chatwire_schema::ProtocolVersion;
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 
 use crate::report::{scenario_verdict, CheckReport, RunReport, ScenarioReport, Verdict};
 
-/// How many requirements of one level were evaluated, and how many of them passed.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct LevelCount {
-    /// `MUST`, `SHOULD` or `MAY`.
-    pub level: String,
-    /// Requirements no evaluated check charged.
-    pub passed: usize,
-    /// Requirements some check evaluated.
-    pub evaluated: usize,
-}
-
-/// The requirements of one version and group (`1.1 retry`), per level.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct GroupLevels {
-    /// The version the requirements apply from.
-    pub since: String,
-    /// Their capability or feature, or `core`.
-    pub group: String,
-    /// Per level, `MUST` first.
-    pub levels: Vec<LevelCount>,
-}
-
-/// The errata to the negotiated version that were evaluated.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ErrataCount {
-    /// Errata no check charged.
-    pub pass: usize,
-    /// Errata charged by a check reported `warn`.
-    pub warn: usize,
-    /// Errata charged by a failing check (`--strict`, or beside a requirement of the released set).
-    pub fail: usize,
-    /// The errata charged, each as `INT-002: erratum to 1.0 of 2026-11-23`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub charged: Vec<String>,
-}
-
-/// The result of the connections that negotiated one version, judged by that version's set.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct VersionLevels {
-    /// The negotiated version.
-    pub version: String,
-    /// Whether that version's requirement set is frozen (released).
-    pub released: bool,
-    /// The requirements of its set, per version they apply from and group, oldest first.
-    pub groups: Vec<GroupLevels>,
-    /// Its errata.
-    pub errata: ErrataCount,
-}
+pub use crate::report::{ErrataCount, GroupLevels, LevelCount, VersionLevels};
 
 /// Judges every scenario of `report` by the set of the version its findings were seen under:
 /// a failing check whose charged requirements are all errata becomes `warn` (unless `strict`)

@@ -23,6 +23,7 @@ pub mod conn;
 pub mod coverage;
 pub mod driver;
 pub mod errata;
+pub mod level;
 pub mod monitor;
 pub mod output;
 pub mod pattern;

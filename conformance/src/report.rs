@@ -125,6 +125,8 @@ pub struct ScenarioReport {
     /// Scenario title.
     pub title: String,
     /// Scenario level.
+    #[serde(with = "crate::level::lowercase")]
+    #[schemars(with = "crate::level::Lowercase")]
     pub level: Level,
     /// Requirement ids the scenario covers.
     pub requirements: Vec<String>,
@@ -264,7 +266,7 @@ pub struct RunReport {
     /// The result per negotiated version, requirement version, group and level
     /// (`1.0 core: MUST 85/85, SHOULD 12/14; errata: 2 warn`), see [`crate::errata::tally`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub levels: Vec<crate::errata::VersionLevels>,
+    pub levels: Vec<VersionLevels>,
     /// The exit code the run ends with.
     pub exit_code: u8,
 }
@@ -556,4 +558,57 @@ mod tests {
             assert_eq!(serde_json::from_str::<Verdict>(&json).unwrap(), v);
         }
     }
+}
+
+/// How many requirements of one level were evaluated, and how many of them passed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LevelCount {
+    /// `MUST`, `SHOULD` or `MAY`.
+    pub level: String,
+    /// Requirements no evaluated check charged.
+    pub passed: usize,
+    /// Requirements some check evaluated.
+    pub evaluated: usize,
+}
+
+/// The requirements of one version and group (`1.1 retry`), per level.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GroupLevels {
+    /// The version the requirements apply from.
+    pub since: String,
+    /// Their capability or feature, or `core`.
+    pub group: String,
+    /// Per level, `MUST` first.
+    pub levels: Vec<LevelCount>,
+}
+
+/// The errata to the negotiated version that were evaluated.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ErrataCount {
+    /// Errata no check charged.
+    pub pass: usize,
+    /// Errata charged by a check reported `warn`.
+    pub warn: usize,
+    /// Errata charged by a failing check (`--strict`, or beside a requirement of the released set).
+    pub fail: usize,
+    /// The errata charged, each as `INT-002: erratum to 1.0 of 2026-11-23`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub charged: Vec<String>,
+}
+
+/// The result of the connections that negotiated one version, judged by that version's set.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct VersionLevels {
+    /// The negotiated version.
+    pub version: String,
+    /// Whether that version's requirement set is frozen (released).
+    pub released: bool,
+    /// The requirements of its set, per version they apply from and group, oldest first.
+    pub groups: Vec<GroupLevels>,
+    /// Its errata.
+    pub errata: ErrataCount,
 }

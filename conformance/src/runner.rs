@@ -18,6 +18,8 @@ use crate::scenario::Scenario;
 use crate::stall::{StallWatch, HARNESS_STALL};
 use crate::sweep::{not_sweepable_reason, variant_id};
 
+pub use crate::driver::RELOAD_SUFFIX;
+
 /// Everything a run needs besides the scenarios.
 #[derive(Clone, Debug)]
 pub struct RunOptions {
@@ -143,9 +145,6 @@ pub fn default_jobs(target: &Target) -> usize {
         _ => DEFAULT_JOBS_OTHER,
     }
 }
-
-/// The suffix of a reload variant's id.
-pub const RELOAD_SUFFIX: &str = "@reload";
 
 /// Whether `driver`'s offer can put `resume_catch_up` in force (a version above 1.0, and no
 /// feature list leaving it out), so that default resumes take the catch-up path.

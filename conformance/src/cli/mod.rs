@@ -352,7 +352,7 @@ fn list(args: &ListArgs) -> u8 {
     for s in &scenarios {
         let caps = s.needed_capabilities().join(",");
         let reqs: Vec<String> = s.requirements.iter().map(ToString::to_string).collect();
-        out_line!("{:<width$}  {:<6}  {:<40}  {}", s.id, s.level.as_str(), caps, reqs.join(" "));
+        out_line!("{:<width$}  {:<6}  {:<40}  {}", s.id, crate::level::name(s.level), caps, reqs.join(" "));
         out_line!("{:<width$}  {}", "", s.title);
         if let Some(versions) = crate::errata::scenario_versions(&reqs, &registry) {
             out_line!("{:<width$}  {versions}", "");

@@ -44,6 +44,9 @@ pub enum SnapshotMode {
     Collect,
 }
 
+/// The suffix of a reload variant's id (a run with [`DriverConfig::reload_resumes`]).
+pub const RELOAD_SUFFIX: &str = "@reload";
+
 /// Settings shared by every scenario of a run.
 #[derive(Clone, Debug)]
 pub struct DriverConfig {
@@ -256,7 +259,7 @@ async fn run_with(
                     None => format!("{}@uncut", scenario.id),
                 },
                 // A reload variant's log beside its scenario's, named as its report is.
-                None if cfg.reload_resumes => format!("{}{}", scenario.id, crate::runner::RELOAD_SUFFIX),
+                None if cfg.reload_resumes => format!("{}{RELOAD_SUFFIX}", scenario.id),
                 None => scenario.id.clone(),
             };
             Some(WireLog::create(&dir.join(format!("{name}.jsonl"))))

@@ -164,7 +164,7 @@ impl Driver<'_> {
             ("ui_state_snapshot", _) => None,
             ("ui_state_patch", _) => {
                 // The sweep's watching tab attaches by catch-up; the variant's own resume decides.
-                if conn != super::sweep::SWEEP_WATCH {
+                if conn != crate::scenario::SWEEP_WATCH {
                     self.caught_up = true;
                 }
                 None
