@@ -24,7 +24,6 @@ pub mod coverage;
 pub mod driver;
 pub mod errata;
 pub mod level;
-pub mod monitor;
 pub mod output;
 pub mod pattern;
 pub mod report;
@@ -37,3 +36,5 @@ pub mod stall;
 pub mod step;
 pub mod sweep;
 pub mod wirelog;
+
+pub use chatwire_monitor as monitor;

@@ -21,6 +21,8 @@
 //! - `diverge`: after a divergence from the oracle's fold, later findings that follow from it are
 //!   not charged again, until a state frame gives the server's state.
 
+#![warn(missing_docs)]
+
 pub mod advice;
 pub mod attach;
 pub mod cancel;
@@ -31,6 +33,7 @@ pub mod errors;
 pub mod features;
 pub mod frame;
 mod holding;
+pub mod normalize;
 pub mod oracle;
 mod owed;
 pub mod patch;
@@ -40,6 +43,7 @@ pub mod retry;
 pub mod session;
 mod shared;
 pub mod stream;
+pub mod text;
 pub mod version;
 pub mod window;
 
@@ -55,7 +59,7 @@ pub use check::{CheckDef, Finding};
 use check::Raw;
 use session::{ConnState, PendingHello, SessionTrack};
 
-use crate::snapshot::Normalizer;
+use normalize::Normalizer;
 
 /// Every always-on check, in report order.
 pub static ALWAYS_ON: &[&CheckDef] = &[
@@ -291,7 +295,7 @@ impl Monitor {
             Ok(v) => v,
             Err(raw) => {
                 out.raws.push(raw);
-                let excerpt = crate::pattern::truncate(text, FRAME_EXCERPT);
+                let excerpt = crate::text::truncate(text, FRAME_EXCERPT);
                 self.collect(conn, out, None, Some(excerpt));
                 return Received { value: None, frame: None };
             }
@@ -500,7 +504,7 @@ impl Monitor {
 
     /// A redacted excerpt of a frame.
     pub fn excerpt(&mut self, value: &Value) -> String {
-        crate::pattern::excerpt(&self.redactor.normalize(value), FRAME_EXCERPT)
+        crate::text::excerpt(&self.redactor.normalize(value), FRAME_EXCERPT)
     }
 
     /// Turns raw findings into findings: excerpt of the frame, ids in messages redacted.

@@ -12,8 +12,8 @@ use chatwire_schema::{older_minor, ProtocolVersion, ReqId, ServerFrame, UiState,
 use super::check::CheckDef;
 use super::shared::SharedState;
 use super::Out;
-use crate::scenario::Level;
-use crate::snapshot::Normalizer;
+use crate::normalize::Normalizer;
+use chatwire_schema::requirements::Level;
 
 const ATTACH_003: ReqId = ReqId::new("ATTACH-003");
 const ATTACH_004: ReqId = ReqId::new("ATTACH-004");

@@ -67,12 +67,12 @@ mod tests {
     use chatwire_schema::{ProtocolVersion, UiState};
 
     use super::*;
-    use crate::monitor::patch::Held;
+    use crate::patch::Held;
 
     fn held(seq: u64, streams: bool) -> HeldStates {
         let mut h = HeldStates::default();
         let view = (ProtocolVersion { major: 1, minor: 1 }, streams);
-        h.record(Held { seq, state: crate::monitor::shared::SharedState::from_state(&UiState::default()), view });
+        h.record(Held { seq, state: crate::shared::SharedState::from_state(&UiState::default()), view });
         h
     }
 

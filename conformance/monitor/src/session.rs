@@ -19,7 +19,7 @@ use super::retry::{self, RetryTrack};
 use super::shared::SharedState;
 use super::window::{self, WindowTrack};
 use super::{errors, owed, stream, Monitor, Out, SessionScript};
-use crate::scenario::Level;
+use chatwire_schema::requirements::Level;
 
 mod flow;
 

@@ -9,7 +9,7 @@ use chatwire_schema::{ReqId, RunStatus, ServerFrame, ToolCallStatus, UiState};
 
 use super::check::CheckDef;
 use super::Out;
-use crate::scenario::Level;
+use chatwire_schema::requirements::Level;
 
 const RUN_007: ReqId = ReqId::new("RUN-007");
 

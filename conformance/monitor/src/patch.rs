@@ -30,8 +30,8 @@ use super::check::CheckDef;
 use super::oracle::StateOracle;
 use super::shared::SharedState;
 use super::Out;
-use crate::scenario::Level;
-use crate::snapshot::Normalizer;
+use crate::normalize::Normalizer;
+use chatwire_schema::requirements::Level;
 
 pub(super) const STATE_036: ReqId = ReqId::new("STATE-036");
 pub(super) const STREAM_002: ReqId = ReqId::new("STREAM-002");

@@ -30,7 +30,7 @@ use serde_json::Value;
 
 use super::check::CheckDef;
 use super::Out;
-use crate::scenario::Level;
+use chatwire_schema::requirements::Level;
 
 const CANCEL_001: ReqId = ReqId::new("CANCEL-001");
 const CANCEL_002: ReqId = ReqId::new("CANCEL-002");

@@ -13,7 +13,7 @@ use chatwire_schema::{Id, ReqId, ServerFrame};
 
 use super::check::CheckDef;
 use super::Out;
-use crate::scenario::Level;
+use chatwire_schema::requirements::Level;
 
 const CLUSTER_002: ReqId = ReqId::new("CLUSTER-002");
 const CLUSTER_003: ReqId = ReqId::new("CLUSTER-003");

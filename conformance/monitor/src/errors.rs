@@ -7,7 +7,7 @@ use chatwire_schema::{ErrorCode, ReqId};
 
 use super::check::CheckDef;
 use super::Out;
-use crate::scenario::Level;
+use chatwire_schema::requirements::Level;
 
 const ERROR_002: ReqId = ReqId::new("ERROR-002");
 const ERROR_003: ReqId = ReqId::new("ERROR-003");

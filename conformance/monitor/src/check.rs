@@ -2,7 +2,7 @@
 
 use chatwire_schema::ReqId;
 
-use crate::scenario::Level;
+use chatwire_schema::requirements::Level;
 
 /// A check the monitor applies to every frame of every connection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -11,7 +11,7 @@ use chatwire_schema::ReqId;
 
 use super::check::CheckDef;
 use super::Out;
-use crate::scenario::Level;
+use chatwire_schema::requirements::Level;
 
 const SESSION_012: ReqId = ReqId::new("SESSION-012");
 const SESSION_013: ReqId = ReqId::new("SESSION-013");

@@ -22,7 +22,7 @@ use serde_json::Value;
 
 use super::check::CheckDef;
 use super::Out;
-use crate::scenario::Level;
+use chatwire_schema::requirements::Level;
 
 const RETRY_001: ReqId = ReqId::new("RETRY-001");
 const RETRY_002: ReqId = ReqId::new("RETRY-002");

@@ -14,8 +14,8 @@ use super::check::{CheckDef, Raw};
 use super::patch::Held;
 use super::redact;
 use super::shared::SharedState;
-use crate::scenario::Level;
-use crate::snapshot::{self, Normalizer};
+use crate::normalize::Normalizer;
+use chatwire_schema::requirements::Level;
 
 const STATE_004: ReqId = ReqId::new("STATE-004");
 
@@ -166,7 +166,7 @@ pub fn divergence(expected: &UiState, got: &UiState, redactor: &mut Normalizer) 
     }
     let want = serde_json::to_value(expected).unwrap_or(Value::Null);
     let have = serde_json::to_value(got).unwrap_or(Value::Null);
-    let lines: Vec<String> = snapshot::json_diff(&want, &have, 12);
+    let lines: Vec<String> = crate::text::json_diff(&want, &have, 12);
     let text = lines.join("\n");
     Some(redact::message(redactor, &text, &[&want, &have]))
 }

@@ -16,7 +16,7 @@ use chatwire_schema::{ErrorCode, Id, ReqId, UiState};
 
 use super::check::CheckDef;
 use super::Out;
-use crate::scenario::Level;
+use chatwire_schema::requirements::Level;
 
 const WINDOW_002: ReqId = ReqId::new("WINDOW-002");
 const WINDOW_003: ReqId = ReqId::new("WINDOW-003");

@@ -6,7 +6,7 @@ use chatwire_schema::{FrameError, ReqId, Violation};
 use serde_json::Value;
 
 use super::check::{CheckDef, Raw};
-use crate::scenario::Level;
+use chatwire_schema::requirements::Level;
 
 const FRAME_001: ReqId = ReqId::new("FRAME-001");
 const FRAME_002: ReqId = ReqId::new("FRAME-002");

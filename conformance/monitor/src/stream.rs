@@ -21,7 +21,7 @@ use chatwire_schema::{ReqId, RunStatus, ServerFrame, UiState};
 
 use super::check::CheckDef;
 use super::Out;
-use crate::scenario::Level;
+use chatwire_schema::requirements::Level;
 
 const SCRIPT_019: ReqId = ReqId::new("SCRIPT-019");
 const STREAM_003: ReqId = ReqId::new("STREAM-003");

@@ -10,7 +10,7 @@ use chatwire_schema::{Direction, FrameValidator, ProtocolVersion, ReqId};
 use serde_json::Value;
 
 use super::check::{CheckDef, Raw};
-use crate::scenario::Level;
+use chatwire_schema::requirements::Level;
 
 const COMPAT_005: ReqId = ReqId::new("COMPAT-005");
 

@@ -8,7 +8,7 @@ use chatwire_schema::{ReqId, ServerFrame, DEFAULT_MAX_FRAME_BYTES};
 
 use super::check::CheckDef;
 use super::Out;
-use crate::scenario::Level;
+use chatwire_schema::requirements::Level;
 
 const TRANSPORT_013: ReqId = ReqId::new("TRANSPORT-013");
 const RUN_005: ReqId = ReqId::new("RUN-005");

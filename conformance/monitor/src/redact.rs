@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::snapshot::Normalizer;
+use crate::normalize::Normalizer;
 
 /// `text` with every id found in `values` replaced by its placeholder. The values are normalized
 /// first, so their ids get the names the frame excerpts use.
