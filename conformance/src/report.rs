@@ -517,7 +517,7 @@ mod tests {
             version: None,
         };
         let mut set = CheckSet::default();
-        let cancel = crate::monitor::cancel::CANCEL_CLOSES_RUN.id;
+        let cancel = crate::monitor::checks::cancel::CANCEL_CLOSES_RUN.id;
         set.record(cancel, &[], "s", Verdict::Fail, Some(finding(9, "{delta}", Some("CANCEL-003"))));
         let ids = ["CANCEL-004".to_owned()];
         // The same frame in the same step: the monitor's charge.

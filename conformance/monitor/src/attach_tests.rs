@@ -5,10 +5,11 @@
 
 use std::sync::Arc;
 
-use chatwire_schema::{FrameValidator, ServerFrame, UiState};
+use chatwire_schema::{FrameValidator, ReqId, ServerFrame, UiState};
 use serde_json::{json, Value};
 
 use super::*;
+use crate::checks::cancel;
 
 const TS: &str = "2026-01-15T10:00:00Z";
 const CAPABILITIES: &[&str] = &[
@@ -102,7 +103,7 @@ fn cancelled_mid_stream() -> (Monitor, Tabs) {
     m.client_frame(
         1,
         &json!({"type": "session.hello", "id": "h2", "versions": ["1.2"],
-            "resume": {"session_id": "s-1", "resume_token": "t-1"}}),
+            "resume": {"session_id": "s-1", "resume_token": "t-1", "last_seq": 0}}),
     );
     m.server_text(1, &welcome(3, "h2", true).to_string());
     m.server_text(1, &json!({"type": "ui_state_snapshot", "seq": 4, "v": "ui_state_v1", "state": empty}).to_string());
@@ -239,7 +240,7 @@ fn a_seq_reused_after_a_restart_is_seq_001_once_not_again_by_every_attach_compar
     m.client_frame(
         2,
         &json!({"type": "session.hello", "id": "h3", "versions": ["1.2"],
-            "resume": {"session_id": "s-1", "resume_token": "t-1"}}),
+            "resume": {"session_id": "s-1", "resume_token": "t-1", "last_seq": 0}}),
     );
     m.server_text(2, &welcome(1, "h3", true).to_string());
     let state = serde_json::to_value(&tabs.state).expect("a state");

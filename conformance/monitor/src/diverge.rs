@@ -8,7 +8,7 @@
 //! it. A patch that applies but gives another state than the fold does not: the client then holds
 //! the patched state, which is not the server's, so what follows still depends on the divergence.
 //! A golden snapshot taken while the connection is apart is charged under the requirement that
-//! began the divergence ([`super::Monitor::divergence`]).
+//! began the divergence (`Monitor::divergence`).
 //!
 //! Two ways apart that no later state frame ends by matching a fold built on it: an update that is
 //! not the fold of the events sent (`STATE-004`) stays apart until an update equals the fold of
@@ -16,28 +16,32 @@
 //! call the monitor knows is pending (`RESUME-008`) stays apart until the next snapshot, since the
 //! server builds every patch on the state it holds.
 
-use chatwire_schema::{DisplayItem, ReqId, ServerFrame, ToolCallStatus, UiState};
+use chatwire_schema::{ReqId, ServerFrame};
 
-use super::check::{CheckDef, Raw};
-use super::{oracle, patch, reopen, session, stream, Out};
+use crate::checks::{ids, reopen, settled, stream};
+use crate::finding::{CheckDef, Out, Raw};
+use crate::model::{oracle, patch, RESUMED_APART};
 
 /// The checks that judge a frame against the state the monitor folded: after a divergence their
-/// findings follow from it. `None`: every requirement of the check.
+/// findings follow from it. `None`: every requirement of the check. In the order a frame is
+/// judged by them (the script against the state before it, the ids it introduces, the call it
+/// settles, then its fold): when several find a fault on one frame, the first began it.
 static STATE_DEPENDENT: &[(&CheckDef, Option<ReqId>)] = &[
-    (&oracle::STATE_MATCHES_REDUCER, None),
-    (&oracle::EVENTS_ACCEPTED, None),
-    (&patch::PATCH_MATCHES_REDUCER, Some(ReqId::new("STATE-038"))),
-    (&patch::PATCH_MATCHES_REDUCER, Some(ReqId::new("STATE-039"))),
-    (&patch::PATCH_MATCHES_REDUCER, Some(ReqId::new("STATE-040"))),
     (&stream::SAY_CHUNKS_AS_SCRIPTED, None),
     (&stream::STREAM_CONTINUES_AFTER_RESUME, None),
-    (&session::IDS_CONSISTENT, Some(ReqId::new("ID-002"))),
-    (&session::SETTLED_STAYS_SETTLED, None),
+    (&ids::IDS_CONSISTENT, Some(ReqId::new("ID-002"))),
     (&reopen::RUN_STARTED_BEFORE_SETTLEMENT, None),
+    (&settled::SETTLED_STAYS_SETTLED, None),
+    (&oracle::EVENTS_ACCEPTED, None),
+    (&patch::PATCH_MATCHES_REDUCER, Some(ReqId::new("STATE-039"))),
+    (&patch::PATCH_MATCHES_REDUCER, Some(ReqId::new("STATE-040"))),
+    (&patch::PATCH_MATCHES_REDUCER, Some(ReqId::new("STATE-038"))),
+    (&oracle::STATE_MATCHES_REDUCER, None),
 ];
 
-fn state_dependent(raw: &Raw) -> bool {
-    STATE_DEPENDENT.iter().any(|(check, req)| check.id == raw.check.id && req.is_none_or(|r| r == raw.requirement))
+/// Where `raw` stands in [`STATE_DEPENDENT`], when it follows from the state.
+fn state_dependent(raw: &Raw) -> Option<usize> {
+    STATE_DEPENDENT.iter().position(|(check, req)| check.id == raw.check.id && req.is_none_or(|r| r == raw.requirement))
 }
 
 /// A patch that did not apply, or applied and gave another state than the fold: the client holds
@@ -47,35 +51,22 @@ fn patch_apart(raw: &Raw) -> bool {
     raw.check.id == patch::PATCH_MATCHES_REDUCER.id && raw.requirement == ReqId::new("STATE-038")
 }
 
-/// The requirement [`resumed_snapshot`] marks a divergence under.
-const RESUMED_APART: ReqId = ReqId::new("RESUME-008");
-
-/// The snapshot after a resumed welcome, `got`, where the monitor knows the session's state at
-/// that welcome (`known`: nothing changed since a state a connection here held): RESUME-008 when
-/// it leaves out a call that is `pending` there. No finding: the scenario's check of the resumed
-/// state proves it; this only marks what follows as its consequence (the completion of the left-out
-/// call, every patch the server builds on the state it holds). Other differences are left to the
-/// checks that judge them as before: which requirement they break (a rewind or a settlement not
-/// kept, RESUME-009, REWIND-004, RESUME-011) is not the snapshot's to tell.
-pub(super) fn resumed_snapshot(known: &UiState, got: &UiState) -> Option<ReqId> {
-    let pending_left_out = known.items.iter().any(|i| {
-        matches!(i, DisplayItem::ToolCall(c) if c.status == ToolCallStatus::Pending && got.tool_call(&c.id).is_none())
-    });
-    pending_left_out.then_some(RESUMED_APART)
-}
-
 /// After the monitor judged `frame` (its findings from `first` on in `out`): drops the findings
 /// that follow from a divergence seen before it (`diverged`: the requirement of the finding that
 /// began it), and returns the divergence the connection's state is still (or now) in, if any.
-pub(super) fn after_frame(diverged: Option<ReqId>, frame: &ServerFrame, out: &mut Out, first: usize) -> Option<ReqId> {
+pub(crate) fn after_frame(diverged: Option<ReqId>, frame: &ServerFrame, out: &mut Out, first: usize) -> Option<ReqId> {
     let first = first.min(out.raws.len());
     let apart = out.raws[first..].iter().find(|r| patch_apart(r)).map(|r| r.requirement);
-    let began = out.raws[first..].iter().find(|r| state_dependent(r)).map(|r| r.requirement);
+    let began = out.raws[first..]
+        .iter()
+        .filter_map(|r| state_dependent(r).map(|at| (at, r.requirement)))
+        .min_by_key(|(at, _)| *at)
+        .map(|(_, requirement)| requirement);
     if diverged.is_some() {
         let mut index = 0;
         out.raws.retain(|raw| {
             index += 1;
-            index <= first || !state_dependent(raw)
+            index <= first || state_dependent(raw).is_none()
         });
     }
     match frame {
@@ -120,7 +111,7 @@ mod tests {
         assert_eq!(out.raws.len(), 1, "and is charged");
         let mut out = Out::default();
         out.fail(&stream::SAY_CHUNKS_AS_SCRIPTED, ReqId::new("SCRIPT-019"), "ends early");
-        out.fail(&session::SEQ_INCREASING, ReqId::new("SEQ-001"), "seq went back");
+        out.fail(&crate::checks::seq::SEQ_INCREASING, ReqId::new("SEQ-001"), "seq went back");
         assert!(after_frame(Some(ReqId::new("STREAM-003")), &delta(), &mut out, 0).is_some());
         let kept: Vec<ReqId> = out.raws.iter().map(|r| r.requirement).collect();
         assert_eq!(kept, vec![ReqId::new("SEQ-001")], "only what does not follow from the state is charged");
@@ -141,39 +132,12 @@ mod tests {
         // The next event names a call only the server's state holds: a consequence.
         let mut out = Out::default();
         out.fail(&oracle::EVENTS_ACCEPTED, ReqId::new("STATE-025"), "unknown tool call");
-        out.fail(&session::SEQ_INCREASING, ReqId::new("SEQ-001"), "seq went back");
+        out.fail(&crate::checks::seq::SEQ_INCREASING, ReqId::new("SEQ-001"), "seq went back");
         assert_eq!(after_frame(apart, &delta(), &mut out, 0), apart);
         let kept: Vec<ReqId> = out.raws.iter().map(|r| r.requirement).collect();
         assert_eq!(kept, vec![ReqId::new("SEQ-001")], "a fresh, independent violation is still charged");
         // A patch that gives the fold again: judging resumes.
         let mut out = Out::default();
         assert_eq!(after_frame(apart, &patch(), &mut out, 0), None);
-    }
-
-    fn state(calls: &[(&str, &str)]) -> UiState {
-        let items: Vec<serde_json::Value> = calls
-            .iter()
-            .map(|(id, status)| {
-                serde_json::json!({"kind": "tool_call", "id": id, "invocation_id": "inv-1", "tool_name": "t",
-                    "interaction_type": "ui_tool", "component_type": "C", "display": "inline", "awaiting_response": true,
-                    "payload": {}, "status": status, "ts": "2026-01-15T10:00:00Z"})
-            })
-            .collect();
-        serde_json::from_value(
-            serde_json::json!({"items": items, "run": {"status": "awaiting_input", "invocation_id": "inv-1"}}),
-        )
-        .expect("a state")
-    }
-
-    #[test]
-    fn a_resume_snapshot_that_leaves_out_a_pending_call_is_apart_under_resume_008() {
-        let known = state(&[("tc-1", "completed"), ("tc-2", "pending")]);
-        assert_eq!(resumed_snapshot(&known, &known), None);
-        assert_eq!(resumed_snapshot(&known, &state(&[("tc-1", "completed")])), Some(ReqId::new("RESUME-008")));
-        // A settled call changed, a run status: the checks of those judge them.
-        assert_eq!(resumed_snapshot(&known, &state(&[("tc-1", "pending"), ("tc-2", "pending")])), None);
-        let mut other = known.clone();
-        other.run.status = chatwire_schema::RunStatus::Completed;
-        assert_eq!(resumed_snapshot(&known, &other), None);
     }
 }

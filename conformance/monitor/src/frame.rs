@@ -5,7 +5,7 @@
 use chatwire_schema::{FrameError, ReqId, Violation};
 use serde_json::Value;
 
-use super::check::{CheckDef, Raw};
+use crate::finding::{CheckDef, Raw};
 use chatwire_schema::requirements::Level;
 
 const FRAME_001: ReqId = ReqId::new("FRAME-001");

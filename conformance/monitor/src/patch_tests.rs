@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use chatwire_schema::{FrameValidator, ServerFrame, UiState};
+use chatwire_schema::{FrameValidator, ReqId, ServerFrame, UiState};
 use serde_json::{json, Value};
 
 use super::*;

@@ -1,9 +1,23 @@
 //! Ids out of messages: a finding's message names ids by the same placeholders (`[tool_call:1]`)
 //! as the redacted frame beside it, never by their raw text.
 
+use chatwire_schema::UiState;
 use serde_json::Value;
 
 use crate::normalize::Normalizer;
+
+/// How `got` differs from `expected`, ids redacted; `None` when they are equal.
+pub fn divergence(expected: &UiState, got: &UiState, redactor: &mut Normalizer) -> Option<String> {
+    // One deep comparison per state; JSON only when they differ.
+    if expected == got {
+        return None;
+    }
+    let want = serde_json::to_value(expected).unwrap_or(Value::Null);
+    let have = serde_json::to_value(got).unwrap_or(Value::Null);
+    let lines: Vec<String> = crate::text::json_diff(&want, &have, 12);
+    let text = lines.join("\n");
+    Some(message(redactor, &text, &[&want, &have]))
+}
 
 /// `text` with every id found in `values` replaced by its placeholder. The values are normalized
 /// first, so their ids get the names the frame excerpts use.

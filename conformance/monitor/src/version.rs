@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use chatwire_schema::{Direction, FrameValidator, ProtocolVersion, ReqId};
 use serde_json::Value;
 
-use super::check::{CheckDef, Raw};
+use crate::finding::{CheckDef, Raw};
 use chatwire_schema::requirements::Level;
 
 const COMPAT_005: ReqId = ReqId::new("COMPAT-005");

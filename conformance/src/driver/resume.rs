@@ -11,7 +11,7 @@ use tokio::time::Instant;
 use crate::report::Verdict;
 
 use super::{unexpected, Driver, Handshake, Next, StepError};
-use crate::monitor::oracle::divergence;
+use crate::monitor::redact::divergence;
 use crate::pattern::{self, match_value};
 use crate::scenario::{ResumeAnswer, ResumeCursor};
 

@@ -315,6 +315,12 @@ impl IndexedUiState {
         self.state
     }
 
+    /// Whether an item with this id is in the state: an index lookup, where
+    /// `state().items.iter().any(..)` would scan every item.
+    pub fn has_item(&self, id: &Id) -> bool {
+        self.index.ids.contains(id)
+    }
+
     /// Applies one event in place, as [`UiState::apply`]. On error the state is unchanged.
     pub fn apply(&mut self, event: UiEvent<'_>) -> Result<(), ReduceError> {
         self.state.apply_with(event, Lookup::Index(&self.index))?;

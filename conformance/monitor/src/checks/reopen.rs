@@ -7,9 +7,10 @@
 use chatwire_schema::chat::tool_call_dismiss::Initiator;
 use chatwire_schema::{ReqId, RunStatus, ServerFrame, ToolCallStatus, UiState};
 
-use super::check::CheckDef;
-use super::Out;
 use chatwire_schema::requirements::Level;
+
+use crate::check::{Check, ServerCx};
+use crate::finding::{CheckDef, Out};
 
 const RUN_007: ReqId = ReqId::new("RUN-007");
 
@@ -21,8 +22,18 @@ pub static RUN_STARTED_BEFORE_SETTLEMENT: CheckDef = CheckDef {
     level: Level::Must,
 };
 
+/// The settlement check: judged against the state the connection holds before the frame.
+#[derive(Debug, Default)]
+pub(crate) struct Reopen;
+
+impl Check for Reopen {
+    fn on_server(&mut self, cx: &mut ServerCx<'_>, out: &mut Out) {
+        settlement(cx.frame, cx.state(), out);
+    }
+}
+
 /// Judges `frame` against `state`, the connection's state before it.
-pub(super) fn settlement(frame: &ServerFrame, state: Option<&UiState>, out: &mut Out) {
+fn settlement(frame: &ServerFrame, state: Option<&UiState>, out: &mut Out) {
     let call = match frame {
         ServerFrame::ToolCallComplete(f) => &f.tool_call_id,
         // A server's dismissal (a superseded question, `TURN-004`; a cancel) reopens no turn.

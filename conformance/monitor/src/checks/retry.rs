@@ -17,12 +17,13 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 
 use chatwire_schema::chat::retry_accepted::RetryAccepted;
-use chatwire_schema::{error_order, DisplayItem, ErrorCode, ReqId, ServerFrame, UiState};
-use serde_json::Value;
-
-use super::check::CheckDef;
-use super::Out;
 use chatwire_schema::requirements::Level;
+use chatwire_schema::session::welcome::Capability;
+use chatwire_schema::{error_order, ClientFrame, DisplayItem, ErrorCode, ReqId, ServerFrame, UiState};
+
+use crate::check::{Check, ClientCx, ServerCx};
+use crate::finding::{CheckDef, Out};
+use crate::script::RetrySteps;
 
 const RETRY_001: ReqId = ReqId::new("RETRY-001");
 const RETRY_002: ReqId = ReqId::new("RETRY-002");
@@ -78,7 +79,7 @@ enum Ask {
 
 /// The requests awaiting their answer, by frame id (bounded: the oldest are forgotten).
 #[derive(Clone, Debug, Default)]
-pub(super) struct Asks {
+struct Asks {
     by_id: HashMap<String, Ask>,
     order: VecDeque<String>,
 }
@@ -102,19 +103,15 @@ impl Asks {
     }
 
     /// Notes a client frame: a retry, or a response to a call `removed` holds.
-    pub(super) fn client(&mut self, frame: &Value, removed: Option<&RetryTrack>) {
-        let Some(id) = frame.get("id").and_then(Value::as_str) else { return };
-        match frame.get("type").and_then(Value::as_str) {
-            Some("chat.retry") => {
-                if let Some(after) = frame.get("after_item_id").and_then(Value::as_str) {
-                    self.insert(id.to_owned(), Ask::Retry { after_item: after.to_owned() });
-                }
+    fn client(&mut self, frame: &ClientFrame, removed: Option<&RetryTrack>) {
+        match frame {
+            ClientFrame::Retry(r) => {
+                self.insert(r.id.to_string(), Ask::Retry { after_item: r.after_item_id.to_string() });
             }
-            Some("chat.tool_call_response") => {
-                let call = frame.get("tool_call_id").and_then(Value::as_str);
-                if call.is_some_and(|c| removed.is_some_and(|r| r.removed.contains(c))) {
-                    self.insert(id.to_owned(), Ask::ResponseToRemoved);
-                }
+            ClientFrame::ToolCallResponse(t)
+                if removed.is_some_and(|r| r.removed.contains(t.tool_call_id.as_str())) =>
+            {
+                self.insert(t.id.to_string(), Ask::ResponseToRemoved);
             }
             _ => {}
         }
@@ -123,48 +120,13 @@ impl Asks {
 
 /// What a session's retries left behind.
 #[derive(Clone, Debug, Default)]
-pub(super) struct RetryTrack {
+struct RetryTrack {
     /// Calls some retry removed (RETRY-005).
     removed: HashSet<String>,
     /// The latest retried turn, the calls its retry kept (RETRY-002) and the seq of its
     /// `chat.retry_accepted`, until the next turn: frames at or below that seq precede the retry
     /// (another attached connection read later sees them, `ATTACH-004`).
     retried: Option<(String, HashSet<String>, u64)>,
-}
-
-/// What the script's retries may play (SCRIPT-020).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct RetrySteps {
-    /// Whether the script was known at all.
-    known: bool,
-    /// The markdown of every say of every retry.
-    says: Vec<String>,
-    /// The tool name of every call of every retry.
-    tools: Vec<String>,
-}
-
-impl RetrySteps {
-    /// The retries' steps of a script given as JSON (`session.hello.script`).
-    pub fn from_script(script: &Value) -> Self {
-        let mut steps = RetrySteps { known: true, ..RetrySteps::default() };
-        let turns = script.get("turns").and_then(Value::as_array).into_iter().flatten();
-        let retries = turns.filter_map(|t| t.get("retries")?.as_array()).flatten();
-        for step in retries.filter_map(|r| r.get("steps")?.as_array()).flatten().take(4096) {
-            match step.get("op").and_then(Value::as_str) {
-                Some("say") => {
-                    if let Some(m) = step.get("markdown").and_then(Value::as_str) {
-                        steps.says.push(m.to_owned());
-                    }
-                }
-                Some("tool_calls") => {
-                    let calls = step.get("calls").and_then(Value::as_array).into_iter().flatten();
-                    steps.tools.extend(calls.filter_map(|c| c.get("tool_name")?.as_str()).map(str::to_owned));
-                }
-                _ => {}
-            }
-        }
-        steps
-    }
 }
 
 /// The error codes of the checks a retry after `after_item` fails in `state`: the schema crate's
@@ -179,12 +141,52 @@ pub fn due_refusal(state: &UiState, after_item: &str, offers_retry: bool) -> Opt
     error_order::first_failing("chat.retry", &failing).or_else(|| failing.first().copied())
 }
 
+/// The retry checks' own state.
+#[derive(Debug, Default)]
+pub(crate) struct Retry {
+    /// The client's retries and responses to removed calls, until their answer.
+    asks: Asks,
+    /// Per session: what its retries kept and removed.
+    sessions: HashMap<String, RetryTrack>,
+    /// Per connection: a retry was accepted, and the run_started of this turn is the next event
+    /// due (RETRY-001).
+    pending_run: HashMap<u64, Option<String>>,
+}
+
+impl Check for Retry {
+    fn on_client(&mut self, cx: &ClientCx<'_>) {
+        let Some(frame) = cx.frame else { return };
+        let session = cx.conn().and_then(|c| c.session.as_ref());
+        self.asks.client(frame, session.and_then(|s| self.sessions.get(s)));
+    }
+
+    fn on_server(&mut self, cx: &mut ServerCx<'_>, out: &mut Out) {
+        let (Some(c), Some(session)) = (cx.conn(), cx.session_id()) else { return };
+        let pending_run = self.pending_run.entry(cx.conn).or_default();
+        let script = cx.session().and_then(|t| t.script.as_deref()).map(|s| &s.retries);
+        server_frame(
+            cx.frame,
+            c.state(),
+            c.since_1_1(),
+            c.capabilities.contains(&Capability::Retry),
+            &mut self.asks,
+            self.sessions.entry(session.to_owned()).or_default(),
+            pending_run,
+            script,
+            out,
+        );
+        if matches!(cx.frame, ServerFrame::Welcome(_)) {
+            *pending_run = None;
+        }
+    }
+}
+
 /// Checks one server frame of a session against the retries asked and accepted. `state`: the
 /// connection's state before the frame; `v1_1`: the connection negotiated 1.1 or later (on 1.0
 /// `chat.retry` is no client frame and gets `unknown_type`, ERROR-007's to judge); `pending_run`: the turn whose run_started is due next on
 /// this connection; `streams`: the script's retry steps, when known.
 #[allow(clippy::too_many_arguments)]
-pub(super) fn server_frame(
+fn server_frame(
     frame: &ServerFrame,
     state: Option<&UiState>,
     v1_1: bool,
@@ -437,8 +439,10 @@ mod tests {
     /// SCRIPT-020's verdicts on the `chat.assistant_message` of the retried run carrying `markdown`,
     /// after `state`: (evaluated, failed).
     fn judge_end(state: &UiState, markdown: &str) -> (usize, usize) {
-        let script = RetrySteps::from_script(&json!({"turns": [{"steps": [{"op": "say", "markdown": "first"}],
-            "retries": [{"steps": [{"op": "say", "markdown": "Again", "chunks": ["Ag", "ain"]}]}]}]}));
+        let script = serde_json::from_value(json!({"turns": [{"steps": [{"op": "say", "markdown": "first"}],
+            "retries": [{"steps": [{"op": "say", "markdown": "Again", "chunks": ["Ag", "ain"]}]}]}]}))
+        .expect("a valid script");
+        let script = RetrySteps::from_script(&script);
         let track = RetryTrack { removed: HashSet::new(), retried: Some(("inv-2".into(), HashSet::new(), 5)) };
         let end: ServerFrame = serde_json::from_value(json!({"type": "chat.assistant_message", "seq": 9,
             "invocation_id": "inv-2", "item_id": "am-3", "markdown": markdown, "ts": "2026-01-15T10:00:00Z"}))
@@ -461,15 +465,5 @@ mod tests {
         assert_eq!(judge_end(&streaming("Xy", true), "Xy"), (0, 1), "text no retry says");
         assert_eq!(judge_end(&streaming("Ag", false), "Ag"), (0, 1), "a whole message that is no say");
         assert_eq!(judge_end(&streaming("Ag", true), "Agx"), (0, 1), "an end that is not the streamed text");
-    }
-
-    #[test]
-    fn the_retry_steps_of_a_script_are_read() {
-        let steps = RetrySteps::from_script(&json!({"turns": [{"steps": [{"op": "say", "markdown": "first"}],
-            "retries": [{"steps": [{"op": "say", "markdown": "again"},
-                {"op": "tool_calls", "calls": [{"tool_name": "cheap"}]}]}]}]}));
-        assert_eq!(steps.says, vec!["again".to_owned()]);
-        assert_eq!(steps.tools, vec!["cheap".to_owned()]);
-        assert!(steps.known);
     }
 }

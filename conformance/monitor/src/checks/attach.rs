@@ -9,11 +9,13 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use chatwire_schema::session::welcome::Capability;
 use chatwire_schema::{older_minor, ProtocolVersion, ReqId, ServerFrame, UiState, MIN_ATTACHED_CONNECTIONS};
 
-use super::check::CheckDef;
-use super::shared::SharedState;
-use super::Out;
-use crate::normalize::Normalizer;
 use chatwire_schema::requirements::Level;
+
+use crate::check::{Check, ClientCx, CloseCx, ServerCx};
+use crate::finding::{CheckDef, Out};
+use crate::model::shared::SharedState;
+use crate::normalize::Normalizer;
+use crate::redact::divergence;
 
 const ATTACH_003: ReqId = ReqId::new("ATTACH-003");
 const ATTACH_004: ReqId = ReqId::new("ATTACH-004");
@@ -140,7 +142,7 @@ impl SessionTabs {
 
 /// The multi-connection checks' own state.
 #[derive(Debug, Default)]
-pub(super) struct AttachWatch {
+pub(crate) struct AttachWatch {
     sessions: HashMap<String, SessionTabs>,
     /// Connection → its session, once welcomed.
     session_of: HashMap<u64, String>,
@@ -148,9 +150,37 @@ pub(super) struct AttachWatch {
     sent_before: HashMap<u64, BTreeSet<String>>,
 }
 
+impl Check for AttachWatch {
+    fn on_client(&mut self, cx: &ClientCx<'_>) {
+        if let Some(id) = cx.id {
+            self.client_id(cx.conn, id);
+        }
+    }
+
+    fn on_server(&mut self, cx: &mut ServerCx<'_>, out: &mut Out) {
+        if let ServerFrame::Welcome(w) = cx.frame {
+            self.welcome(cx.conn, w.session_id.as_str(), w, out);
+        }
+    }
+
+    fn after_server(&mut self, cx: &mut ServerCx<'_>, out: &mut Out) {
+        let Some(took) = cx.took else { return };
+        if let Some(state) = took.state.as_ref().and_then(|t| t.state.as_ref().map(|s| (t.seq, s))) {
+            self.state(cx.conn, state.0, state.1, cx.redactor, out);
+        }
+        if took.recorded {
+            self.frame(cx.conn, cx.frame, out);
+        }
+    }
+
+    fn on_close(&mut self, cx: &CloseCx<'_>, _out: &mut Out) {
+        self.ended(cx.conn);
+    }
+}
+
 impl AttachWatch {
     /// The client sent a frame with `id` on `conn`.
-    pub fn client_id(&mut self, conn: u64, id: &str) {
+    fn client_id(&mut self, conn: u64, id: &str) {
         match self.session_of.get(&conn).and_then(|s| self.sessions.get_mut(s)).and_then(|t| t.tabs.get_mut(&conn)) {
             Some(tab) => {
                 tab.sent.insert(id.to_owned());
@@ -162,7 +192,7 @@ impl AttachWatch {
     }
 
     /// `conn` was welcomed into `session` at `seq`, with `in_force` features.
-    pub fn welcome(
+    fn welcome(
         &mut self,
         conn: u64,
         session: &str,
@@ -205,7 +235,7 @@ impl AttachWatch {
     }
 
     /// `conn` ended (either side).
-    pub fn ended(&mut self, conn: u64) {
+    fn ended(&mut self, conn: u64) {
         if let Some(tab) = self.tab_mut(conn) {
             tab.ended = true;
         }
@@ -214,7 +244,7 @@ impl AttachWatch {
     /// Whether another connection of `conn`'s session was welcomed before seq `seq`: a seq gap on
     /// `conn` below it may then be frames sent only to that one (`ATTACH-005`). Connections are
     /// read in any order, so one that has ended since counts as well.
-    pub fn others_before(&self, conn: u64, seq: u64) -> bool {
+    pub(crate) fn others_before(&self, conn: u64, seq: u64) -> bool {
         let Some(tabs) = self.session_of.get(&conn).and_then(|s| self.sessions.get(s)) else { return false };
         tabs.tabs.iter().any(|(id, t)| *id != conn && t.since < seq)
     }
@@ -223,7 +253,7 @@ impl AttachWatch {
     /// (one it is owed, `ATTACH-004`): it is not idle yet, however quiet it has been. With several
     /// instances a tab on another instance gets the events later (`CLUSTER-006`), so its silence
     /// alone says nothing.
-    pub fn behind(&self, conn: u64) -> bool {
+    pub(crate) fn behind(&self, conn: u64) -> bool {
         let Some(tabs) = self.session_of.get(&conn).and_then(|s| self.sessions.get(s)) else { return false };
         let Some(tab) = tabs.tabs.get(&conn) else { return false };
         if tab.ended {
@@ -233,7 +263,7 @@ impl AttachWatch {
     }
 
     /// The bound on attached connections `conn`'s welcome announced.
-    pub fn limit(&self, conn: u64) -> Option<u32> {
+    pub(crate) fn limit(&self, conn: u64) -> Option<u32> {
         let session = self.session_of.get(&conn)?;
         self.sessions.get(session)?.tabs.get(&conn)?.limit
     }
@@ -244,7 +274,7 @@ impl AttachWatch {
     }
 
     /// A frame of seq `seq` arrived on `conn` (after its welcome).
-    pub fn frame(&mut self, conn: u64, frame: &ServerFrame, out: &mut Out) {
+    fn frame(&mut self, conn: u64, frame: &ServerFrame, out: &mut Out) {
         let Some(seq) = frame.seq() else { return };
         let Some(session) = self.session_of.get(&conn).cloned() else { return };
         let Some(tabs) = self.sessions.get_mut(&session) else { return };
@@ -327,7 +357,7 @@ impl AttachWatch {
 
     /// `conn` holds `state` after its state frame of seq `seq`: compared with every other attached
     /// connection's state as of that seq (`ATTACH-007`).
-    pub(crate) fn state(&mut self, conn: u64, seq: u64, state: &SharedState, redactor: &mut Normalizer, out: &mut Out) {
+    fn state(&mut self, conn: u64, seq: u64, state: &SharedState, redactor: &mut Normalizer, out: &mut Out) {
         let Some(tabs) = self.session_of.get(&conn).and_then(|s| self.sessions.get_mut(s)) else { return };
         let Some(tab) = tabs.tabs.get_mut(&conn) else { return };
         tab.states.insert(seq, state.clone());
@@ -345,7 +375,7 @@ impl AttachWatch {
             let meet = view.meet(other.view);
             let state = whole.get_or_insert_with(|| state.to_state());
             let (mine, theirs) = (meet.show(state), meet.show(&theirs.to_state()));
-            match super::oracle::divergence(&theirs, &mine, redactor) {
+            match divergence(&theirs, &mine, redactor) {
                 None => out.eval(&ATTACHED_VIEWS_AGREE, ATTACH_007),
                 Some(diff) => out.fail(
                     &ATTACHED_VIEWS_AGREE,

@@ -3,7 +3,7 @@
 //! (`CLUSTER-002`), and a run a recovery ended as `interrupted` gets nothing more from the
 //! instance that lost it (`CLUSTER-003`).
 //!
-//! They run only where the runner started several instances ([`super::Monitor::cluster`]): on
+//! They run only where the runner started several instances (`Monitor::cluster`): on
 //! one instance the same facts are `ATTACH-006`'s and the run rules' to report.
 
 use std::collections::{BTreeMap, HashMap};
@@ -11,9 +11,10 @@ use std::collections::{BTreeMap, HashMap};
 use chatwire_schema::chat::run_complete::RunCompleteStatus;
 use chatwire_schema::{Id, ReqId, ServerFrame};
 
-use super::check::CheckDef;
-use super::Out;
 use chatwire_schema::requirements::Level;
+
+use crate::check::{Check, ServerCx};
+use crate::finding::{CheckDef, Out};
 
 const CLUSTER_002: ReqId = ReqId::new("CLUSTER-002");
 const CLUSTER_003: ReqId = ReqId::new("CLUSTER-003");
@@ -49,20 +50,28 @@ struct Ledger {
 
 /// The cluster checks' own state.
 #[derive(Debug, Default)]
-pub(super) struct ClusterWatch {
+pub(crate) struct ClusterWatch {
     enabled: bool,
     sessions: HashMap<String, Ledger>,
 }
 
+impl Check for ClusterWatch {
+    fn after_server(&mut self, cx: &mut ServerCx<'_>, out: &mut Out) {
+        if let (Some(session), true) = (cx.session_id(), cx.took.is_some_and(|t| t.recorded)) {
+            self.frame(session, cx.frame, out);
+        }
+    }
+}
+
 impl ClusterWatch {
     /// Turns the checks on: the traffic is a deployment's of several instances.
-    pub fn enable(&mut self) {
+    pub(crate) fn enable(&mut self) {
         self.enabled = true;
     }
 
     /// Whether `frame`'s seq already named another frame of `session` (what [`Self::frame`] will
     /// charge under `CLUSTER-002`), asked before the frame is judged.
-    pub fn collides(&self, session: &str, frame: &ServerFrame) -> bool {
+    pub(crate) fn collides(&self, session: &str, frame: &ServerFrame) -> bool {
         if !self.enabled || is_state_frame(frame) {
             return false;
         }
@@ -71,7 +80,7 @@ impl ClusterWatch {
     }
 
     /// A frame arrived on a connection of `session`.
-    pub fn frame(&mut self, session: &str, frame: &ServerFrame, out: &mut Out) {
+    fn frame(&mut self, session: &str, frame: &ServerFrame, out: &mut Out) {
         if !self.enabled {
             return;
         }

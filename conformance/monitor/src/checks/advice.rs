@@ -6,9 +6,10 @@ use std::collections::{HashMap, HashSet};
 use chatwire_schema::chat::run_complete::RunCompleteStatus;
 use chatwire_schema::{ReqId, ServerFrame, DEFAULT_MAX_FRAME_BYTES};
 
-use super::check::CheckDef;
-use super::Out;
 use chatwire_schema::requirements::Level;
+
+use crate::check::{Check, ServerCx};
+use crate::finding::{CheckDef, Out};
 
 const TRANSPORT_013: ReqId = ReqId::new("TRANSPORT-013");
 const RUN_005: ReqId = ReqId::new("RUN-005");
@@ -52,7 +53,7 @@ pub static TOOL_REPORTS_COHERENT: CheckDef = CheckDef {
 /// Follows each tool call across frames. Tool call ids are unique in a session (ID-002), so one
 /// advisor serves every connection.
 #[derive(Debug, Default)]
-pub struct Advisor {
+pub(crate) struct Advisor {
     /// The last fraction reported per tool call, per connection: attached tabs read the same
     /// reports each at its own pace, so one tab's later report is no regression of another's.
     fractions: HashMap<(u64, String), f64>,
@@ -60,9 +61,15 @@ pub struct Advisor {
     exited: HashSet<(u64, String)>,
 }
 
+impl Check for Advisor {
+    fn on_server(&mut self, cx: &mut ServerCx<'_>, out: &mut Out) {
+        self.observe(cx.conn, cx.frame, out);
+    }
+}
+
 impl Advisor {
     /// Checks `frame` of connection `conn`, given the frames observed on it before.
-    pub(crate) fn observe(&mut self, conn: u64, frame: &ServerFrame, out: &mut Out) {
+    fn observe(&mut self, conn: u64, frame: &ServerFrame, out: &mut Out) {
         match frame {
             ServerFrame::Welcome(w) => {
                 if w.limits.max_frame_bytes != DEFAULT_MAX_FRAME_BYTES {

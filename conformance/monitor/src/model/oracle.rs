@@ -1,21 +1,22 @@
-//! The differential oracle: the runner folds `chatwire_schema::reducer` over the last snapshot and
+//! The differential oracle: the monitor folds `chatwire_schema::reducer` over the last snapshot and
 //! every event since (per connection), and every state the server sends must equal that fold
 //! (STATE-004). Every event must be one the reducer accepts (STATE-006 and the refusal rules).
 //!
+//! The fold is held indexed (`chatwire_schema::IndexedUiState`: items and invocations by id, the
+//! open calls counted), so folding an event costs what the event changes, not the whole state.
 //! Other state frames use the same seam: [`StateOracle::expected`] is the reduction, and
 //! `StateOracle::adopt` compares any state the client holds with it; the patch oracle
 //! (`super::patch`) applies each `ui_state_patch` to the state last received and calls it.
 
 use chatwire_schema::reducer::REFUSAL_RULES;
-use chatwire_schema::{ReduceError, ReqId, UiEvent, UiState};
-use serde_json::Value;
-
-use super::check::{CheckDef, Raw};
-use super::patch::Held;
-use super::redact;
-use super::shared::SharedState;
-use crate::normalize::Normalizer;
 use chatwire_schema::requirements::Level;
+use chatwire_schema::{IndexedUiState, ReduceError, ReqId, ServerFrame, UiEvent, UiState};
+
+use super::held::Held;
+use super::shared::SharedState;
+use crate::finding::{CheckDef, Raw};
+use crate::normalize::Normalizer;
+use crate::redact::divergence;
 
 const STATE_004: ReqId = ReqId::new("STATE-004");
 
@@ -45,11 +46,11 @@ pub fn rule_of_refusal(error: &ReduceError) -> ReqId {
 /// The runner's model of one connection's UiState.
 #[derive(Clone, Debug, Default)]
 pub struct StateOracle {
-    state: Option<UiState>,
+    state: Option<IndexedUiState>,
     /// Since the model last equalled a state the client held (`Sync`): where it changed since,
     /// so comparing it with the next state costs what changed, not the whole state.
     sync: Option<Sync>,
-    /// The fold the latest divergence replaced (`adopt`), for `super::diverge`'s shadow.
+    /// The fold the latest divergence replaced (`adopt`), for `crate::diverge`'s shadow.
     replaced: Option<UiState>,
 }
 
@@ -64,7 +65,12 @@ struct Sync {
 impl StateOracle {
     /// The reduction so far; `None` before the first snapshot of the connection.
     pub fn expected(&self) -> Option<&UiState> {
-        self.state.as_ref()
+        self.state.as_ref().map(IndexedUiState::state)
+    }
+
+    /// Whether the reduction holds an item with this id (an index lookup).
+    pub fn has_item(&self, id: &chatwire_schema::Id) -> bool {
+        self.state.as_ref().is_some_and(|s| s.has_item(id))
     }
 
     /// Forgets the state (a new welcome: a snapshot follows).
@@ -75,7 +81,7 @@ impl StateOracle {
 
     /// A snapshot replaces the model.
     pub fn snapshot(&mut self, state: &UiState) {
-        self.state = Some(state.clone());
+        self.state = Some(IndexedUiState::new(state.clone()));
         self.sync = None;
     }
 
@@ -105,8 +111,8 @@ impl StateOracle {
 
     /// The model as a shared state, built from `base` (the state of the client's latest state
     /// frame) where the model still equals it below the items it changed since: O(change).
-    pub(super) fn shared_from(&self, base: &Held) -> Option<SharedState> {
-        let state = self.state.as_ref()?;
+    pub(crate) fn shared_from(&self, base: &Held) -> Option<SharedState> {
+        let state = self.expected()?;
         Some(match self.sync {
             Some(sync) if sync.seq == base.seq => base.state.synced_to(state, sync.from),
             _ => SharedState::from_state(state),
@@ -122,7 +128,7 @@ impl StateOracle {
         low: usize,
         redactor: &mut Normalizer,
     ) -> Option<String> {
-        let expected = self.state.as_ref()?;
+        let expected = self.expected()?;
         if let Some(sync) = self.sync.filter(|s| s.seq == base_seq) {
             if got.equals_from(expected, sync.from.min(low)) {
                 return None;
@@ -145,9 +151,10 @@ impl StateOracle {
     /// Compares a state the client now holds (received whole, or patched) with the reduction and
     /// returns how they differ; on a divergence the model takes `got`, so it is reported once.
     pub(crate) fn adopt(&mut self, got: &UiState, redactor: &mut Normalizer) -> Option<String> {
-        let expected = self.state.as_ref()?;
+        let expected = self.expected()?;
         let found = divergence(expected, got, redactor)?;
-        self.replaced = self.state.replace(got.clone());
+        let replaced = self.state.replace(IndexedUiState::new(got.clone()));
+        self.replaced = replaced.map(IndexedUiState::into_state);
         self.sync = None;
         Some(found)
     }
@@ -158,15 +165,14 @@ impl StateOracle {
     }
 }
 
-/// How `got` differs from `expected`, ids redacted; `None` when they are equal.
-pub fn divergence(expected: &UiState, got: &UiState, redactor: &mut Normalizer) -> Option<String> {
-    // One deep comparison per state; JSON only when they differ.
-    if expected == got {
-        return None;
-    }
-    let want = serde_json::to_value(expected).unwrap_or(Value::Null);
-    let have = serde_json::to_value(got).unwrap_or(Value::Null);
-    let lines: Vec<String> = crate::text::json_diff(&want, &have, 12);
-    let text = lines.join("\n");
-    Some(redact::message(redactor, &text, &[&want, &have]))
+/// The tool call a frame reports on: the call it names, unless it is the `chat.tool_call` that
+/// makes it.
+pub(crate) fn referenced_call(frame: &ServerFrame) -> Option<&chatwire_schema::Id> {
+    frame.tool_call_id().filter(|_| !matches!(frame, ServerFrame::ToolCall(_)))
+}
+
+/// The status of the call `frame` reports on, when `state` shows it settled already (TOOL-010).
+pub(crate) fn settled_call(state: Option<&UiState>, frame: &ServerFrame) -> Option<String> {
+    let call = state?.tool_call(referenced_call(frame)?)?;
+    call.status.is_terminal().then(|| format!("{:?}", call.status).to_lowercase())
 }

@@ -2,12 +2,14 @@
 //! close code is the one the spec gives for it (TRANSPORT-008), and a non-fatal error leaves the
 //! connection open (ERROR-003).
 
-use chatwire_schema::transport::CloseCode;
-use chatwire_schema::{ErrorCode, ReqId};
+use std::collections::HashMap;
 
-use super::check::CheckDef;
-use super::Out;
 use chatwire_schema::requirements::Level;
+use chatwire_schema::transport::CloseCode;
+use chatwire_schema::{ErrorCode, ReqId, ServerFrame};
+
+use crate::check::{Check, CloseCx, ServerCx};
+use crate::finding::{CheckDef, Out};
 
 const ERROR_002: ReqId = ReqId::new("ERROR-002");
 const ERROR_003: ReqId = ReqId::new("ERROR-003");
@@ -42,8 +44,49 @@ const CLOSES_WITHOUT_ERROR: &[CloseCode] = &[
     CloseCode::SendQueueOverflow,
 ];
 
+/// The errors each connection got: the fatal one after which nothing but its close may come, and
+/// the last non-fatal one (the connection must stay open after it).
+#[derive(Debug, Default)]
+pub(crate) struct Errors {
+    got: HashMap<u64, Got>,
+}
+
+#[derive(Debug, Default)]
+struct Got {
+    fatal: Option<ErrorCode>,
+    nonfatal: Option<ErrorCode>,
+}
+
+impl Check for Errors {
+    fn on_server(&mut self, cx: &mut ServerCx<'_>, out: &mut Out) {
+        let got = self.got.entry(cx.conn).or_default();
+        if let Some(fatal) = got.fatal {
+            frame_after_fatal(fatal, out);
+        }
+        if let ServerFrame::Error(e) = cx.frame {
+            error_frame(e.code, e.fatal, out);
+            if e.fatal {
+                got.fatal = Some(e.code);
+            } else {
+                got.nonfatal = Some(e.code);
+            }
+        }
+    }
+
+    fn on_close(&mut self, cx: &CloseCx<'_>, out: &mut Out) {
+        let got = self.got.get(&cx.conn).map_or((None, None), |g| (g.fatal, g.nonfatal));
+        let (fatal, nonfatal) = got;
+        match cx.server_code {
+            Some(code) => server_close(code, fatal, nonfatal, out),
+            // Closed by the client (or at the end of the run) with the connection still open.
+            None if nonfatal.is_some() && fatal.is_none() => kept_open(out),
+            None => {}
+        }
+    }
+}
+
 /// Checks an error frame's `fatal` flag.
-pub(crate) fn error_frame(code: ErrorCode, fatal: bool, out: &mut Out) {
+fn error_frame(code: ErrorCode, fatal: bool, out: &mut Out) {
     if fatal == code.is_fatal() {
         out.eval(&ERRORS_WELL_FORMED, ERROR_002);
     } else {
@@ -56,13 +99,13 @@ pub(crate) fn error_frame(code: ErrorCode, fatal: bool, out: &mut Out) {
 }
 
 /// A frame arrived after the fatal error `fatal`.
-pub(crate) fn frame_after_fatal(fatal: ErrorCode, out: &mut Out) {
+fn frame_after_fatal(fatal: ErrorCode, out: &mut Out) {
     out.fail(&ERRORS_WELL_FORMED, TRANSPORT_008, format!("a frame followed the fatal error {fatal}"));
 }
 
 /// The server ended the connection: with `code` from its close frame, or without one (`None`).
 /// `fatal` is the fatal error sent before, `nonfatal` the last non-fatal one sent on the connection.
-pub(crate) fn server_close(code: Option<u16>, fatal: Option<ErrorCode>, nonfatal: Option<ErrorCode>, out: &mut Out) {
+fn server_close(code: Option<u16>, fatal: Option<ErrorCode>, nonfatal: Option<ErrorCode>, out: &mut Out) {
     let shown = code.map_or("no close code".to_owned(), |c| format!("close code {c}"));
     if let Some(fatal) = fatal {
         let want = fatal.close_code().map_or(0, CloseCode::code);
@@ -91,6 +134,6 @@ pub(crate) fn server_close(code: Option<u16>, fatal: Option<ErrorCode>, nonfatal
 
 /// A connection on which a non-fatal error was sent is still open when it is closed by the client
 /// or at the end of the run: the server kept it open.
-pub(crate) fn kept_open(out: &mut Out) {
+fn kept_open(out: &mut Out) {
     out.eval(&NONFATAL_KEEPS_OPEN, ERROR_003);
 }

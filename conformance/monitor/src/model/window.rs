@@ -14,9 +14,10 @@ use chatwire_schema::ui_state_snapshot::UiStateSnapshot;
 use chatwire_schema::window::{always_held, held_view, page_of, window_of};
 use chatwire_schema::{ErrorCode, Id, ReqId, UiState};
 
-use super::check::CheckDef;
-use super::Out;
 use chatwire_schema::requirements::Level;
+
+use super::shared::apply_json;
+use crate::finding::{CheckDef, Out};
 
 const WINDOW_002: ReqId = ReqId::new("WINDOW-002");
 const WINDOW_003: ReqId = ReqId::new("WINDOW-003");
@@ -55,7 +56,7 @@ pub static HISTORY_PAGES: CheckDef = CheckDef {
 
 /// What the monitor knows about one connection's window.
 #[derive(Clone, Debug, Default)]
-pub(super) struct WindowTrack {
+pub(crate) struct WindowTrack {
     /// The window its hello asked for where `state_window` is in force (`WINDOW-001`).
     pub size: Option<u32>,
     /// The cursor of the view it holds; `None` when it holds every item.
@@ -91,7 +92,7 @@ impl WindowTrack {
 
 /// A `ui_state_snapshot`: `full` is the whole state it must be a window of, where known;
 /// `fresh` says it follows a cut (`WINDOW-006`) rather than a welcome.
-pub(super) fn snapshot(w: &mut WindowTrack, full: Option<&UiState>, s: &UiStateSnapshot, fresh: bool, out: &mut Out) {
+pub(crate) fn snapshot(w: &mut WindowTrack, full: Option<&UiState>, s: &UiStateSnapshot, fresh: bool, out: &mut Out) {
     let Some(size) = w.size else {
         if s.window.is_some() {
             out.fail(&WINDOW_SNAPSHOT, WINDOW_002, "a snapshot carries window on a connection that asked for none");
@@ -150,12 +151,12 @@ fn diverge(w: &mut WindowTrack) {
 }
 
 /// A `ui_state_patch` on a windowed connection whose whole state is now `full`.
-pub(super) fn patch(w: &mut WindowTrack, full: Option<&UiState>, ops: &[PatchOp], out: &mut Out) {
+pub(crate) fn patch(w: &mut WindowTrack, full: Option<&UiState>, ops: &[PatchOp], out: &mut Out) {
     if w.diverged {
         return;
     }
     let Some(view) = w.view.take() else { return resync(w, full) };
-    match super::patch::apply(&view, ops) {
+    match apply_json(&view, ops) {
         Ok(next) => compare(w, full, next, WINDOW_004, out),
         Err(e) => {
             out.fail(
@@ -169,7 +170,7 @@ pub(super) fn patch(w: &mut WindowTrack, full: Option<&UiState>, ops: &[PatchOp]
 }
 
 /// A `ui_state_updated` on a windowed connection: it carries the view itself.
-pub(super) fn updated(w: &mut WindowTrack, full: Option<&UiState>, state: &UiState, out: &mut Out) {
+pub(crate) fn updated(w: &mut WindowTrack, full: Option<&UiState>, state: &UiState, out: &mut Out) {
     if w.diverged {
         return;
     }
@@ -177,7 +178,7 @@ pub(super) fn updated(w: &mut WindowTrack, full: Option<&UiState>, state: &UiSta
 }
 
 /// The catch-up patch that answered a resume from a view with cursor `before` of `base`.
-pub(super) fn catch_up(
+pub(crate) fn catch_up(
     w: &mut WindowTrack,
     base: Option<&UiState>,
     before: Option<&Id>,
@@ -188,7 +189,7 @@ pub(super) fn catch_up(
     w.cursor = before.cloned();
     w.diverged = false;
     let Some(view) = base.and_then(|base| held_view(base, before)) else { return resync(w, full) };
-    match super::patch::apply(&view, ops) {
+    match apply_json(&view, ops) {
         Ok(next) => compare(w, full, next, WINDOW_012, out),
         Err(e) => {
             out.fail(
@@ -235,7 +236,7 @@ fn compare(w: &mut WindowTrack, full: Option<&UiState>, got: UiState, requiremen
 
 /// A delta on a windowed connection: its own state change (`STREAM-002`), to the open stream,
 /// which is the last item and so always in the view.
-pub(super) fn delta(w: &mut WindowTrack, full: Option<&UiState>) {
+pub(crate) fn delta(w: &mut WindowTrack, full: Option<&UiState>) {
     if !w.diverged {
         resync(w, full);
     }
@@ -249,7 +250,7 @@ fn resync(w: &mut WindowTrack, full: Option<&UiState>) {
 /// A `chat.history_page` on a connection whose whole state is `full`. Where that is unknown (the
 /// server ran on while no connection here watched), a page that reaches the first item makes it
 /// known: the view the pages built is the whole state, returned.
-pub(super) fn page(w: &mut WindowTrack, full: Option<&UiState>, page: &HistoryPage, out: &mut Out) -> Option<UiState> {
+pub(crate) fn page(w: &mut WindowTrack, full: Option<&UiState>, page: &HistoryPage, out: &mut Out) -> Option<UiState> {
     let (before, limit) = w.take_request(page.in_reply_to.as_str())?;
     if w.cursor.as_ref().map(Id::as_str) != Some(before.as_str()) {
         out.fail(
@@ -322,7 +323,7 @@ fn assemble(view: &UiState, cursor: &Id, page: &HistoryPage) -> UiState {
 }
 
 /// An `error` answering `in_reply_to`: a `stale_cursor` must answer a cursor that is not current.
-pub(super) fn error(w: &mut WindowTrack, in_reply_to: Option<&Id>, code: ErrorCode, out: &mut Out) {
+pub(crate) fn error(w: &mut WindowTrack, in_reply_to: Option<&Id>, code: ErrorCode, out: &mut Out) {
     let Some((before, _)) = in_reply_to.and_then(|id| w.take_request(id.as_str())) else { return };
     if code != ErrorCode::StaleCursor {
         return;
@@ -340,7 +341,7 @@ pub(super) fn error(w: &mut WindowTrack, in_reply_to: Option<&Id>, code: ErrorCo
 /// whenever nothing changed the unheld older items since `base` (a cut never does: it removes from
 /// the end, and a cut through the cursor brings a fresh window). `None` when `base` does not hold
 /// the cursor item, or the view does not.
-pub(super) fn splice(base: &UiState, cursor: Option<&Id>, view: &UiState) -> Option<UiState> {
+pub(crate) fn splice(base: &UiState, cursor: Option<&Id>, view: &UiState) -> Option<UiState> {
     let Some(cursor) = cursor else { return Some(view.clone()) };
     let at = base.items.iter().position(|i| i.id() == cursor)?;
     let view_at = view.items.iter().position(|i| i.id() == cursor)?;

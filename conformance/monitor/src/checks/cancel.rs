@@ -25,12 +25,13 @@ use chatwire_schema::older_minor::RESPONSE_SCHEMA_SINCE;
 use chatwire_schema::reducer::{cancel_refusals, CancelScope};
 use chatwire_schema::response_schema::ResponseSchema;
 use chatwire_schema::session::welcome::Capability;
-use chatwire_schema::{error_order, ErrorCode, Id, ProtocolVersion, ReqId, ServerFrame, UiState};
+use chatwire_schema::chat::tool_call_response::ResponseOutcome;
+use chatwire_schema::requirements::Level;
+use chatwire_schema::{error_order, ClientFrame, ErrorCode, Id, ProtocolVersion, ReqId, ServerFrame, UiState};
 use serde_json::Value;
 
-use super::check::CheckDef;
-use super::Out;
-use chatwire_schema::requirements::Level;
+use crate::check::{Check, ClientCx, ServerCx};
+use crate::finding::{CheckDef, Out};
 
 const CANCEL_001: ReqId = ReqId::new("CANCEL-001");
 const CANCEL_002: ReqId = ReqId::new("CANCEL-002");
@@ -114,9 +115,21 @@ impl Recent {
     }
 }
 
+impl Check for CancelWatch {
+    fn on_client(&mut self, cx: &ClientCx<'_>) {
+        if let Some(frame) = cx.frame {
+            self.client(cx.conn, frame);
+        }
+    }
+
+    fn on_server(&mut self, cx: &mut ServerCx<'_>, out: &mut Out) {
+        self.server(cx.conn, cx.frame, cx.state(), out);
+    }
+}
+
 /// The state of the cancel and response-schema checks.
 #[derive(Clone, Debug, Default)]
-pub(super) struct CancelWatch {
+pub(crate) struct CancelWatch {
     asks: HashMap<String, Ask>,
     ask_order: VecDeque<String>,
     /// Per connection: the negotiated version and whether its welcome listed `cancel`.
@@ -164,7 +177,7 @@ impl CancelWatch {
     /// another connection attached to the session, whose end `conn` sees too: `ATTACH-004`), or,
     /// on a connection that did not ask, by a cancel another connection asked for: that tab gets
     /// no answer, and the requester's connection judges the end (`CANCEL-004`).
-    pub(super) fn ended_by_cancel(&self, conn: u64, item: &Id, invocation: &Id) -> bool {
+    pub(crate) fn ended_by_cancel(&self, conn: u64, item: &Id, invocation: &Id) -> bool {
         self.ended_streams.get(&conn) == Some(item)
             || self.ended_streams.values().any(|i| i == item)
             || self.cancelled_streams.set.contains(item.as_str())
@@ -172,26 +185,20 @@ impl CancelWatch {
     }
 
     /// Notes a frame the client sent on `conn`: a cancel, a retry, or a submitted response.
-    pub(super) fn client(&mut self, conn: u64, frame: &Value) {
-        let Some(id) = frame.get("id").and_then(Value::as_str) else { return };
-        let field = |k: &str| frame.get(k).and_then(Value::as_str).map(str::to_owned);
-        match frame.get("type").and_then(Value::as_str) {
-            Some("chat.cancel") => {
-                if let Some(invocation) = field("invocation_id") {
-                    if self.cancels_asked.len() >= MAX_REMEMBERED {
-                        self.cancels_asked.clear();
-                    }
-                    self.cancels_asked.insert(invocation.clone(), conn);
-                    self.ask(id.to_owned(), Ask::Cancel { invocation });
+    fn client(&mut self, conn: u64, frame: &ClientFrame) {
+        match frame {
+            ClientFrame::Cancel(c) => {
+                let invocation = c.invocation_id.to_string();
+                if self.cancels_asked.len() >= MAX_REMEMBERED {
+                    self.cancels_asked.clear();
                 }
+                self.cancels_asked.insert(invocation.clone(), conn);
+                self.ask(c.id.to_string(), Ask::Cancel { invocation });
             }
-            Some("chat.retry") => self.retry_asked_on = Some(conn),
-            Some("chat.tool_call_response") => {
-                let outcome = frame.get("outcome");
-                let submitted = outcome.and_then(|o| o.get("action")).and_then(Value::as_str) == Some("submit");
-                if let (true, Some(call)) = (submitted, field("tool_call_id")) {
-                    let value = outcome.and_then(|o| o.get("value")).cloned().unwrap_or(Value::Null);
-                    self.ask(id.to_owned(), Ask::Submit { call, value });
+            ClientFrame::Retry(_) => self.retry_asked_on = Some(conn),
+            ClientFrame::ToolCallResponse(r) => {
+                if let ResponseOutcome::Submit { value, .. } = &r.outcome {
+                    self.ask(r.id.to_string(), Ask::Submit { call: r.tool_call_id.to_string(), value: value.clone() });
                 }
             }
             _ => {}
@@ -199,7 +206,7 @@ impl CancelWatch {
     }
 
     /// Checks one typed server frame of connection `conn`; `state`: the connection's state before it.
-    pub(super) fn server(&mut self, conn: u64, frame: &ServerFrame, state: Option<&UiState>, out: &mut Out) {
+    fn server(&mut self, conn: u64, frame: &ServerFrame, state: Option<&UiState>, out: &mut Out) {
         if let ServerFrame::Welcome(w) = frame {
             self.welcomes.insert(conn, (w.version, w.capabilities.contains(&Capability::Cancel)));
             self.closing.remove(&conn);

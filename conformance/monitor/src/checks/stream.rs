@@ -14,14 +14,18 @@
 //! Matching is by text, not by turn: the say whose chunks lead to the text so far is the one
 //! playing, which holds across resumes, restarts, rewinds and retries alike.
 
-use serde_json::Value;
+use std::collections::HashMap;
 
 use chatwire_schema::chat::run_complete::RunCompleteStatus;
+use chatwire_schema::requirements::Level;
+use chatwire_schema::session::welcome::Capability;
 use chatwire_schema::{ReqId, RunStatus, ServerFrame, UiState};
 
-use super::check::CheckDef;
-use super::Out;
-use chatwire_schema::requirements::Level;
+use super::cancel::CancelWatch;
+use crate::check::{Check, CloseCx, ServerCx};
+use crate::finding::{CheckDef, Out};
+use crate::model::ConnModel;
+use crate::script::{ScriptSays, SessionScript};
 
 const SCRIPT_019: ReqId = ReqId::new("SCRIPT-019");
 const STREAM_003: ReqId = ReqId::new("STREAM-003");
@@ -42,68 +46,116 @@ pub static STREAM_CONTINUES_AFTER_RESUME: CheckDef = CheckDef {
     level: Level::Must,
 };
 
-/// Most `say` steps kept from one script (a script has at most this many in practice; more are
-/// ignored, which only makes the check judge less).
-const MAX_SAYS: usize = 4096;
-
-/// The `say` steps of a script: every turn's and every retry's.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ScriptSays {
-    /// The chunks of every say that has them.
-    chunked: Vec<Vec<String>>,
-    /// The markdown of every say without chunks.
-    whole: Vec<String>,
+/// The stream checks' own state.
+#[derive(Debug, Default)]
+pub(crate) struct Stream {
+    conns: HashMap<u64, ConnStream>,
+    /// Per session: a stream's early end a connection left undecided when it ended; the next
+    /// resume judges it.
+    parked: HashMap<String, EarlyEnd>,
 }
 
-impl ScriptSays {
-    /// The says of a script given as JSON (`session.hello.script`); unknown shapes are skipped.
-    pub fn from_script(script: &Value) -> Self {
-        let mut says = ScriptSays::default();
-        let turns = script.get("turns").and_then(Value::as_array).into_iter().flatten();
-        for turn in turns {
-            let retries = turn.get("retries").and_then(Value::as_array).into_iter().flatten();
-            let step_lists = std::iter::once(turn).chain(retries).filter_map(|t| t.get("steps")?.as_array());
-            for step in step_lists.flatten() {
-                if says.chunked.len() + says.whole.len() >= MAX_SAYS {
-                    return says;
+#[derive(Debug, Default)]
+struct ConnStream {
+    /// A stream that ended early, judged at the next event.
+    early_end: EarlyEnd,
+    /// The connection resumed (or took over) and no delta has come since (STREAM-003).
+    resumed: bool,
+}
+
+impl Check for Stream {
+    fn on_server(&mut self, cx: &mut ServerCx<'_>, out: &mut Out) {
+        let Some(c) = cx.conn() else { return };
+        let mine = self.conns.entry(cx.conn).or_default();
+        match cx.frame {
+            ServerFrame::Welcome(w) => {
+                mine.resumed = w.resumed;
+                if w.resumed {
+                    let parked = self.parked.remove(w.session_id.as_str()).unwrap_or_default();
+                    mine.early_end = EarlyEnd::resume(parked);
                 }
-                if step.get("op").and_then(Value::as_str) != Some("say") {
-                    continue;
-                }
-                let Some(markdown) = step.get("markdown").and_then(Value::as_str) else { continue };
-                let chunks: Option<Vec<String>> = step
-                    .get("chunks")
-                    .and_then(Value::as_array)
-                    .map(|a| a.iter().filter_map(Value::as_str).map(str::to_owned).collect());
-                match chunks {
-                    Some(chunks) if !chunks.is_empty() => says.chunked.push(chunks),
-                    _ => says.whole.push(markdown.to_owned()),
-                }
+            }
+            ServerFrame::UiStateSnapshot(_)
+            | ServerFrame::UiStatePatch(_)
+            | ServerFrame::UiStateUpdated(_)
+            | ServerFrame::Error(_) => {}
+            frame => {
+                let script = cx.session().and_then(|t| t.script.as_deref());
+                // The end of a stream an accepted cancel closed is `CANCEL-004`'s to judge.
+                let cancelled = match frame {
+                    ServerFrame::AssistantMessage(m) => cx
+                        .peers
+                        .get::<CancelWatch>()
+                        .is_some_and(|w| w.ended_by_cancel(cx.conn, &m.item_id, &m.invocation_id)),
+                    _ => false,
+                };
+                check_stream(mine, c, script, frame, cancelled, out);
             }
         }
-        says
     }
 
-    /// Whether the script has a say with chunks at all (otherwise nothing here can be judged).
-    pub fn streams(&self) -> bool {
-        !self.chunked.is_empty()
-    }
-
-    /// For every say whose first `k` chunks spell `text`: its chunks and `k`.
-    fn positions<'a>(&'a self, text: &'a str) -> impl Iterator<Item = (&'a [String], usize)> + 'a {
-        self.chunked.iter().filter_map(move |chunks| {
-            let mut len = 0;
-            for (k, chunk) in chunks.iter().enumerate() {
-                if len == text.len() {
-                    return Some((chunks.as_slice(), k));
-                }
-                if !text[len..].starts_with(chunk.as_str()) {
-                    return None;
-                }
-                len += chunk.len();
+    fn after_server(&mut self, cx: &mut ServerCx<'_>, out: &mut Out) {
+        if matches!(
+            cx.frame,
+            ServerFrame::UiStateSnapshot(_) | ServerFrame::UiStatePatch(_) | ServerFrame::UiStateUpdated(_)
+        ) {
+            let state = cx.state();
+            if let Some(mine) = self.conns.get_mut(&cx.conn) {
+                mine.early_end.resumed_state(state, out);
             }
-            (len == text.len()).then_some((chunks.as_slice(), chunks.len()))
-        })
+        }
+    }
+
+    /// A connection ended with a stream's early end undecided: the frame that would decide it
+    /// went to no connection here, so it waits for the session's next resume.
+    fn on_close(&mut self, cx: &CloseCx<'_>, _out: &mut Out) {
+        let Some(mine) = self.conns.get_mut(&cx.conn) else { return };
+        let parked = mine.early_end.cut();
+        let session = cx.model.conn(cx.conn).and_then(|c| c.session.clone());
+        if let (true, Some(session)) = (parked.is_pending(), session) {
+            self.parked.insert(session, parked);
+        }
+    }
+}
+
+/// The stream checks on an event: the script's view of deltas, stream ends and whole messages
+/// (SCRIPT-019, STREAM-003), against `c`, the connection before the event. `cancelled`: the frame
+/// is the end of a stream an accepted cancel closed.
+fn check_stream(
+    mine: &mut ConnStream,
+    c: &ConnModel,
+    script: Option<&SessionScript>,
+    frame: &ServerFrame,
+    cancelled: bool,
+    out: &mut Out,
+) {
+    mine.early_end.next(frame, out);
+    let open = c.state().and_then(UiState::open_stream);
+    match frame {
+        ServerFrame::AssistantMessageDelta(d) => {
+            let first_after_resume = std::mem::take(&mut mine.resumed);
+            let text = match open {
+                Some(m) if m.id == d.item_id => m.markdown.as_str(),
+                // Another item that is no open stream: the reducer's refusal (STATE-045/046).
+                Some(_) => return,
+                None if c.oracle.has_item(&d.item_id) => return,
+                None => "",
+            };
+            if let Some(script) = script.filter(|s| s.says.streams()) {
+                delta(&script.says, text, &d.delta, first_after_resume, out);
+            }
+        }
+        ServerFrame::AssistantMessage(m) => {
+            let Some(script) = script.filter(|_| !cancelled) else { return };
+            match open {
+                Some(o) if o.id == m.item_id => {
+                    end(&script.says, &o.markdown, &m.markdown, &m.invocation_id, &mut mine.early_end, out)
+                }
+                _ if c.oracle.has_item(&m.item_id) => {}
+                _ => whole(&script.says, &m.markdown, c.has(&Capability::AssistantStream), out),
+            }
+        }
+        _ => {}
     }
 }
 
@@ -126,6 +178,11 @@ pub enum DeltaJudgement {
 
 /// Judges `delta` after `text`.
 pub fn judge_delta(says: &ScriptSays, text: &str, delta: &str) -> DeltaJudgement {
+    // The delta that opens a stream: the first chunk of some say, looked up; the says are walked
+    // only to name what else it is.
+    if text.is_empty() && says.opens_with(delta) {
+        return DeltaJudgement::Next;
+    }
     let mut found = false;
     let mut judgement = DeltaJudgement::Other;
     let mut past_end = true;
@@ -157,7 +214,7 @@ pub fn judge_delta(says: &ScriptSays, text: &str, delta: &str) -> DeltaJudgement
 
 /// A delta of the stream whose text so far is `text` (empty for the delta that opens it);
 /// `first_after_resume`: the first delta on a connection that resumed or took over.
-pub(super) fn delta(says: &ScriptSays, text: &str, delta: &str, first_after_resume: bool, out: &mut Out) {
+fn delta(says: &ScriptSays, text: &str, delta: &str, first_after_resume: bool, out: &mut Out) {
     let judgement = judge_delta(says, text, delta);
     let (check, requirement) = if first_after_resume {
         (&STREAM_CONTINUES_AFTER_RESUME, STREAM_003)
@@ -195,7 +252,7 @@ pub(super) fn delta(says: &ScriptSays, text: &str, delta: &str, first_after_resu
 /// event hands it to the session ([`EarlyEnd::cut`]): the state the next resume gives tells how the
 /// run ended ([`EarlyEnd::resumed_state`]).
 #[derive(Clone, Debug, Default)]
-pub(super) struct EarlyEnd {
+pub(crate) struct EarlyEnd {
     /// The run of the early end, and the finding it is if nothing explains it.
     pending: Option<(chatwire_schema::Id, String)>,
     /// Taken over from a cut connection: the resume's first state frame judges it.
@@ -264,7 +321,7 @@ impl EarlyEnd {
 
 /// The `chat.assistant_message` of `invocation` that ends a stream whose text so far is `text`;
 /// an end before the say's last chunk waits in `early` for what follows it.
-pub(super) fn end(
+fn end(
     says: &ScriptSays,
     text: &str,
     markdown: &str,
@@ -298,9 +355,9 @@ pub(super) fn end(
 
 /// A `chat.assistant_message` that opens and ends its item at once; `streaming`: whether
 /// `assistant_stream` is in force on the connection.
-pub(super) fn whole(says: &ScriptSays, markdown: &str, streaming: bool, out: &mut Out) {
-    let chunked = says.chunked.iter().any(|c| c.concat() == markdown);
-    let plain = says.whole.iter().any(|m| m == markdown);
+fn whole(says: &ScriptSays, markdown: &str, streaming: bool, out: &mut Out) {
+    let chunked = says.has_chunked(markdown);
+    let plain = says.has_whole(markdown);
     match (chunked, plain, streaming) {
         (true, false, true) => out.fail(
             &SAY_CHUNKS_AS_SCRIPTED,
@@ -319,26 +376,19 @@ mod tests {
     use super::*;
 
     fn says() -> ScriptSays {
-        ScriptSays::from_script(&json!({"turns": [
+        let script = serde_json::from_value(json!({"turns": [
             {"steps": [{"op": "say", "markdown": "Hello, world!", "chunks": ["Hel", "lo, ", "world", "!"]},
                        {"op": "say", "markdown": "Plain."}],
              "retries": [{"steps": [{"op": "say", "markdown": "Again", "chunks": ["Ag", "ain"]}]}]}
         ]}))
+        .expect("a valid script");
+        ScriptSays::from_script(&script)
     }
 
     fn run(f: impl FnOnce(&mut Out)) -> (Vec<ReqId>, Vec<ReqId>) {
         let mut out = Out::default();
         f(&mut out);
         (out.evaluated.iter().map(|(_, r)| *r).collect(), out.raws.iter().map(|r| r.requirement).collect())
-    }
-
-    #[test]
-    fn the_says_of_turns_and_retries_are_read() {
-        let s = says();
-        assert!(s.streams());
-        assert_eq!(s.chunked.len(), 2);
-        assert_eq!(s.whole, vec!["Plain.".to_owned()]);
-        assert_eq!(ScriptSays::from_script(&json!({"turns": "no"})), ScriptSays::default());
     }
 
     #[test]

@@ -6,12 +6,15 @@
 //! keeps `assistant_stream` out where `ui_state_patch` is not in force (STREAM-001), which the
 //! monitor names on its own when a welcome breaks it.
 
-use chatwire_schema::session::welcome::{features_in_force, Capability, SessionWelcome};
-use chatwire_schema::ReqId;
+use std::collections::HashMap;
 
-use super::check::CheckDef;
-use super::Out;
 use chatwire_schema::requirements::Level;
+use chatwire_schema::session::welcome::{features_in_force, Capability, SessionWelcome};
+use chatwire_schema::{ReqId, ServerFrame};
+
+use crate::check::{Check, ServerCx};
+use crate::finding::{CheckDef, Out};
+use crate::model::ConnModel;
 
 const SESSION_012: ReqId = ReqId::new("SESSION-012");
 const SESSION_013: ReqId = ReqId::new("SESSION-013");
@@ -35,49 +38,55 @@ pub static FEATURE_FRAMES_IN_FORCE_ONLY: CheckDef = CheckDef {
     level: Level::Must,
 };
 
-/// The features in force on one connection, as the rule computes them from the hello and welcome.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct InForce {
-    features: Vec<Capability>,
-    /// Features whose SESSION-015 finding was already reported on this connection (once each).
-    reported: Vec<Capability>,
+/// The features checks' own state: per connection, the features whose SESSION-015 finding was
+/// reported already (once each, until the next welcome).
+#[derive(Debug, Default)]
+pub(crate) struct Features {
+    reported: HashMap<u64, Vec<Capability>>,
 }
 
-impl InForce {
-    /// Whether `feature` is in force.
-    pub fn has(&self, feature: &Capability) -> bool {
-        self.features.contains(feature)
+impl Check for Features {
+    fn on_server(&mut self, cx: &mut ServerCx<'_>, out: &mut Out) {
+        let Some(c) = cx.conn() else { return };
+        match cx.frame {
+            ServerFrame::Welcome(w) => {
+                welcome(w, c.hello.as_ref().and_then(|h| h.features.as_deref()), out);
+                self.reported.remove(&cx.conn);
+            }
+            // On a 1.0 connection the frame itself is undefined: COMPAT-005 reports it, once. A
+            // catch-up is the resume's, judged by the catch-up check.
+            ServerFrame::UiStatePatch(_) if c.since_1_1() && !c.awaiting_snapshot => {
+                self.require(cx.conn, c, Capability::UiStatePatch, "ui_state_patch", out)
+            }
+            ServerFrame::AssistantMessageDelta(_) if c.since_1_1() => {
+                self.require(cx.conn, c, Capability::AssistantStream, "chat.assistant_message_delta", out)
+            }
+            _ => {}
+        }
     }
+}
 
-    /// Whether any feature is in force (a 1.1 connection that asked for some).
-    pub fn any(&self) -> bool {
-        !self.features.is_empty()
-    }
-
-    /// The features in force, sorted.
-    pub fn list(&self) -> &[Capability] {
-        &self.features
-    }
-
-    /// SESSION-015: `what` (a frame or member of `feature`) arrived; a finding unless the feature is
-    /// in force, reported once per feature and connection.
-    pub(super) fn require(&mut self, feature: Capability, what: &str, out: &mut Out) {
-        if self.has(&feature) {
+impl Features {
+    /// SESSION-015: `what` (a frame or member of `feature`) arrived on `conn`; a finding unless the
+    /// feature is in force, reported once per feature and connection.
+    fn require(&mut self, conn: u64, c: &ConnModel, feature: Capability, what: &str, out: &mut Out) {
+        let reported = self.reported.entry(conn).or_default();
+        if c.has(&feature) {
             out.eval(&FEATURE_FRAMES_IN_FORCE_ONLY, SESSION_015);
-        } else if !self.reported.contains(&feature) {
+        } else if !reported.contains(&feature) {
             out.fail(
                 &FEATURE_FRAMES_IN_FORCE_ONLY,
                 SESSION_015,
                 format!("{what} arrived, but the feature {feature} is not in force on this connection"),
             );
-            self.reported.push(feature);
+            reported.push(feature);
         }
     }
 }
 
-/// Checks a welcome against the hello it answers (`requested`: the hello's `features`) and returns
-/// the features in force by SESSION-012, which the rest of the connection is checked against.
-pub(super) fn welcome(w: &SessionWelcome, requested: Option<&[Capability]>, out: &mut Out) -> InForce {
+/// Checks a welcome against the hello it answers (`requested`: the hello's `features`): the
+/// features in force by SESSION-012, which the model computes by the same rule.
+fn welcome(w: &SessionWelcome, requested: Option<&[Capability]>, out: &mut Out) {
     let computed = features_in_force(w.version, requested, &w.capabilities);
     match (&computed, &w.features) {
         // A 1.0 welcome carrying `features` is a member 1.0 does not define: COMPAT-005 reports it.
@@ -123,8 +132,7 @@ pub(super) fn welcome(w: &SessionWelcome, requested: Option<&[Capability]>, out:
             }
         }
     }
-    let in_force = InForce { features: computed.unwrap_or_default(), reported: Vec::new() };
-    let catch_up = in_force.has(&Capability::ResumeCatchUp);
+    let catch_up = computed.as_ref().is_some_and(|c| c.contains(&Capability::ResumeCatchUp));
     match (catch_up, w.resume_retention) {
         (true, Some(_)) | (false, None) if computed_is_1_1(w) => out.eval(&FEATURES_AS_NEGOTIATED, RESUME_018),
         (true, None) => out.fail(
@@ -140,7 +148,6 @@ pub(super) fn welcome(w: &SessionWelcome, requested: Option<&[Capability]>, out:
         ),
         _ => {}
     }
-    in_force
 }
 
 fn computed_is_1_1(w: &SessionWelcome) -> bool {

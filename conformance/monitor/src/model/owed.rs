@@ -11,14 +11,15 @@
 
 use chatwire_schema::ReqId;
 
-use super::patch::{CatchUpWindow, HeldStates, SeqKinds, CATCH_UP_RESUME};
-use super::Out;
+use super::held::{CatchUpWindow, HeldStates, SeqKinds};
+use super::patch::CATCH_UP_RESUME;
+use crate::finding::Out;
 
 const RESUME_017: ReqId = ReqId::new("RESUME-017");
 
 /// A `ui_state_snapshot` answered the resume of `window`; `streams`: whether the resumed connection
 /// sees streams, `script_streams`: whether the session's script may open a stream (`None`: no script).
-pub(super) fn snapshot_answered(
+pub(crate) fn snapshot_answered(
     window: &CatchUpWindow,
     kinds: &SeqKinds,
     held: &HeldStates,
@@ -67,12 +68,12 @@ mod tests {
     use chatwire_schema::{ProtocolVersion, UiState};
 
     use super::*;
-    use crate::patch::Held;
+    use crate::model::held::Held;
 
     fn held(seq: u64, streams: bool) -> HeldStates {
         let mut h = HeldStates::default();
         let view = (ProtocolVersion { major: 1, minor: 1 }, streams);
-        h.record(Held { seq, state: crate::shared::SharedState::from_state(&UiState::default()), view });
+        h.record(Held { seq, state: crate::model::shared::SharedState::from_state(&UiState::default()), view });
         h
     }
 
