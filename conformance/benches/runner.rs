@@ -5,7 +5,9 @@
 //!    and reads the same frames with no checks, interleaved in one run on the same backend (A B
 //!    B A …), median of the rounds. The figure is the client's CPU time (this process; the backend
 //!    is a child process and not counted): the wall time of both is the backend's, which commits
-//!    every event. Goal (issue #32): runner CPU ≤ 1.5× the bare client's.
+//!    every event. Goal (issue #32): runner CPU ≤ 1.5× the bare client's. A third client, the
+//!    bare one that also validates every frame against its schema and reads it typed (what any
+//!    observer that judges frames does before a check), shows how much of the ratio that is.
 //! 2. The whole embedded suite with `--jobs 1` and `--jobs 2`.
 //!
 //! `cargo bench -p chatwire-conformance --bench runner` (add `-- --quick` for fewer rounds,
@@ -23,7 +25,7 @@ use chatwire_schema::FrameValidator;
 
 mod common;
 
-use common::{bare, median, process_cpu, scenario};
+use common::{bare, median, process_cpu, scenario, validating};
 
 /// Items of the scripted turn.
 const ITEMS: usize = 100;
@@ -49,37 +51,52 @@ fn main() {
             let r = run_scenario(&scenario, &mut ep, &cfg, validator.clone(), deadline).await;
             assert_eq!(r.verdict, Verdict::Pass, "{r:#?}");
         };
-        // Warm up both paths (connection setup, backend caches, the schemas' compilation).
+        // Warm up every path (connection setup, backend caches, the schemas' compilation).
         for _ in 0..3 {
             bare(url, ITEMS).await;
+            validating(url, ITEMS, validator).await;
             runner().await;
         }
-        let (mut runner_cpu, mut bare_cpu, mut runner_wall, mut bare_wall) = (vec![], vec![], vec![], vec![]);
+        let (mut cpu, mut wall) = ([vec![], vec![], vec![]], [vec![], vec![], vec![]]);
         for round in 0..rounds {
-            // Alternate which client goes first, so neither always meets a warmer backend.
-            for which in [round % 2, (round + 1) % 2] {
-                let (cpu, wall) = (process_cpu(), Instant::now());
-                if which == 0 {
-                    bare(url, ITEMS).await;
-                    bare_cpu.push(process_cpu() - cpu);
-                    bare_wall.push(wall.elapsed());
-                } else {
-                    runner().await;
-                    runner_cpu.push(process_cpu() - cpu);
-                    runner_wall.push(wall.elapsed());
+            // Rotate which client goes first, so none always meets a warmer backend.
+            for which in [round % 3, (round + 1) % 3, (round + 2) % 3] {
+                let (started_cpu, started) = (process_cpu(), Instant::now());
+                match which {
+                    0 => {
+                        bare(url, ITEMS).await;
+                    }
+                    1 => {
+                        validating(url, ITEMS, validator).await;
+                    }
+                    _ => runner().await,
                 }
+                cpu[which].push(process_cpu() - started_cpu);
+                wall[which].push(started.elapsed());
             }
         }
         let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-        let (rc, bc) = (median(runner_cpu), median(bare_cpu));
-        let (rw, bw) = (median(runner_wall), median(bare_wall));
+        let [bc, vc, rc] = cpu.map(median);
+        let [bw, vw, rw] = wall.map(median);
         println!("one scripted turn of {ITEMS} items, interleaved, median of {rounds}:");
-        println!("  CPU:  runner {:>8.2} ms, bare tokio-tungstenite {:>8.2} ms", ms(rc), ms(bc));
-        println!("  wall: runner {:>8.2} ms, bare tokio-tungstenite {:>8.2} ms", ms(rw), ms(bw));
         println!(
-            "  runner / bare client, CPU: {:.2}x (goal <= 1.50x); wall: {:.2}x",
-            rc.as_secs_f64() / bc.as_secs_f64(),
-            rw.as_secs_f64() / bw.as_secs_f64()
+            "  CPU:  runner {:>8.2} ms, validating client {:>8.2} ms, bare tokio-tungstenite {:>8.2} ms",
+            ms(rc),
+            ms(vc),
+            ms(bc)
+        );
+        println!(
+            "  wall: runner {:>8.2} ms, validating client {:>8.2} ms, bare tokio-tungstenite {:>8.2} ms",
+            ms(rw),
+            ms(vw),
+            ms(bw)
+        );
+        let ratio = |a: Duration, b: Duration| a.as_secs_f64() / b.as_secs_f64();
+        println!("  runner / bare client, CPU: {:.2}x (goal <= 1.50x); wall: {:.2}x", ratio(rc, bc), ratio(rw, bw));
+        println!(
+            "  validating client / bare client, CPU: {:.2}x; runner / validating client, CPU: {:.2}x",
+            ratio(vc, bc),
+            ratio(rc, vc)
         );
         drop(server);
 

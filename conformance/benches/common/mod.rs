@@ -6,7 +6,10 @@ use std::time::Duration;
 
 use chatwire_conformance::driver::default_versions;
 use chatwire_conformance::scenario::{Scenario, ScenarioLoader};
+use chatwire_schema::schema_gen::Direction;
+use chatwire_schema::{FrameValidator, ServerFrame};
 use futures_util::{SinkExt, StreamExt};
+use serde::Deserialize;
 use serde_json::{json, Value};
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::http::HeaderValue;
@@ -41,6 +44,26 @@ pub fn scenario(items: usize) -> Scenario {
 /// The same exchange with no checks: every frame read and parsed as JSON, nothing else. Returns
 /// the server frames read.
 pub async fn bare(url: &str, items: usize) -> usize {
+    client(url, items, None).await
+}
+
+/// The same exchange, every server frame also validated against its schema and read as a typed
+/// frame: the least any observer that judges frames does, before any check.
+pub async fn validating(url: &str, items: usize, validator: &FrameValidator) -> usize {
+    client(url, items, Some(validator)).await
+}
+
+/// Reads a server frame as JSON and, with a validator, validates and types it.
+fn read(text: &str, validator: Option<&FrameValidator>) -> Value {
+    let v: Value = serde_json::from_str(text).expect("json");
+    if let Some(validator) = validator {
+        validator.check(Direction::ServerToClient, &v).expect("a valid frame");
+        let _: ServerFrame = ServerFrame::deserialize(&v).expect("a typed frame");
+    }
+    v
+}
+
+async fn client(url: &str, items: usize, validator: Option<&FrameValidator>) -> usize {
     let mut request = url.into_client_request().expect("url");
     request.headers_mut().insert("Sec-WebSocket-Protocol", HeaderValue::from_static("chatwire.v1"));
     // The runner's transport settings: TCP_NODELAY on.
@@ -52,7 +75,7 @@ pub async fn bare(url: &str, items: usize) -> usize {
     while frames < 2 {
         match ws.next().await {
             Some(Ok(Message::Text(t))) => {
-                let _: Value = serde_json::from_str(t.as_str()).expect("json");
+                read(t.as_str(), validator);
                 frames += 1;
             }
             Some(Ok(_)) => continue,
@@ -69,9 +92,11 @@ pub async fn bare(url: &str, items: usize) -> usize {
             other => panic!("connection ended: {other:?}"),
         };
         frames += 1;
-        let v: Value = serde_json::from_str(t.as_str()).expect("json");
+        let v = read(t.as_str(), validator);
         if v["type"] == "chat.run_complete" {
-            let _patch = ws.next().await;
+            if let Some(Ok(Message::Text(t))) = ws.next().await {
+                read(t.as_str(), validator);
+            }
             frames += 1;
             break;
         }

@@ -3,7 +3,7 @@
 //! after the model takes it, and turns what they found into findings, each with the frame it was
 //! seen on, ids redacted.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
 
 use chatwire_schema::schema_gen::Direction;
@@ -43,10 +43,14 @@ pub struct Monitor {
     redactor: Normalizer,
     findings: Vec<Finding>,
     evaluated: BTreeMap<&'static str, BTreeSet<ReqId>>,
+    /// What `evaluated` holds already, by the check's address: most frames evaluate what the
+    /// frame before them did, and a hash probe costs less than the ordered insert.
+    recorded: HashSet<(usize, ReqId)>,
 }
 
 impl Monitor {
-    /// A monitor with no connection yet.
+    /// A monitor with no connection yet; `validator` holds the current schemas
+    /// (`FrameValidator::new`), against which every server frame is read first.
     pub fn new(validator: Arc<FrameValidator>) -> Self {
         Monitor {
             validator,
@@ -56,6 +60,7 @@ impl Monitor {
             redactor: Normalizer::default(),
             findings: Vec::new(),
             evaluated: BTreeMap::new(),
+            recorded: HashSet::new(),
         }
     }
 
@@ -344,10 +349,17 @@ impl Monitor {
         crate::text::excerpt(&self.redactor.normalize(value), FRAME_EXCERPT)
     }
 
+    /// `check` evaluated `requirement`.
+    fn record(&mut self, check: &'static CheckDef, requirement: ReqId) {
+        if self.recorded.insert((std::ptr::from_ref(check) as usize, requirement)) {
+            self.evaluated.entry(check.id).or_default().insert(requirement);
+        }
+    }
+
     /// Turns raw findings into findings: excerpt of the frame, ids in messages redacted.
     fn collect(&mut self, conn: u64, out: Out, value: Option<&Value>, raw_excerpt: Option<String>) {
         for (check, req) in out.evaluated {
-            self.evaluated.entry(check.id).or_default().insert(req);
+            self.record(check, req);
         }
         if out.raws.is_empty() {
             return;
@@ -357,7 +369,7 @@ impl Monitor {
             None => raw_excerpt,
         };
         for raw in out.raws {
-            self.evaluated.entry(raw.check.id).or_default().insert(raw.requirement);
+            self.record(raw.check, raw.requirement);
             let message = match value {
                 Some(v) => redact::message(&mut self.redactor, &raw.message, &[v]),
                 None => raw.message,

@@ -26,41 +26,49 @@ pub static NEGOTIATED_VERSION_ONLY: CheckDef = CheckDef {
 /// welcomes gets each checked all the same, compiled afresh, without the cache growing.
 const MAX_CACHED_VERSIONS: usize = 8;
 
+/// A version's schemas, compiled; `None` where they are the current schemas themselves (the
+/// newest minor), which every frame checked here has passed already.
+type Compiled = Option<Arc<FrameValidator>>;
+
 /// The validators of the versions seen so far, compiled once each.
 #[derive(Debug, Default)]
 pub(crate) struct Versions {
-    by_version: HashMap<ProtocolVersion, Arc<FrameValidator>>,
+    by_version: HashMap<ProtocolVersion, Compiled>,
 }
 
 /// `version`'s validator, compiled once per process: compiling a version's schemas takes longer
 /// than a short scenario's whole exchange, and every scenario's monitor needs the same ones.
-fn shared(version: ProtocolVersion) -> Arc<FrameValidator> {
-    static CACHE: OnceLock<Mutex<HashMap<ProtocolVersion, Arc<FrameValidator>>>> = OnceLock::new();
+fn shared(version: ProtocolVersion) -> Compiled {
+    static CACHE: OnceLock<Mutex<HashMap<ProtocolVersion, Compiled>>> = OnceLock::new();
     // Held while compiling, so scenarios starting together compile each version once, not once each.
     let mut cache = CACHE.get_or_init(Mutex::default).lock().unwrap_or_else(PoisonError::into_inner);
     if let Some(v) = cache.get(&version) {
-        return Arc::clone(v);
+        return v.clone();
     }
-    let v = Arc::new(FrameValidator::for_version(version));
+    let docs = chatwire_schema::since::schemas_for(version);
+    let v =
+        (docs != chatwire_schema::schema_gen::all_schemas()).then(|| Arc::new(FrameValidator::for_version(version)));
     if cache.len() < MAX_CACHED_VERSIONS {
-        cache.insert(version, Arc::clone(&v));
+        cache.insert(version, v.clone());
     }
     v
 }
 
 impl Versions {
-    /// Checks `frame`, valid under the current schemas, against those of `version`.
+    /// Checks `frame`, valid under the current schemas (`FrameValidator::new`), against those
+    /// of `version`.
     pub(crate) fn check(&mut self, version: ProtocolVersion, frame: &Value) -> Result<(), Raw> {
         let validator = match self.by_version.get(&version) {
-            Some(v) => Arc::clone(v),
+            Some(v) => v.clone(),
             None => {
                 let v = shared(version);
                 if self.by_version.len() < MAX_CACHED_VERSIONS {
-                    self.by_version.insert(version, Arc::clone(&v));
+                    self.by_version.insert(version, v.clone());
                 }
                 v
             }
         };
+        let Some(validator) = validator else { return Ok(()) };
         match validator.check(Direction::ServerToClient, frame) {
             Ok(_) => Ok(()),
             Err(e) => {

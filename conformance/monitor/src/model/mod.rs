@@ -23,6 +23,7 @@ mod holding;
 pub(crate) mod oracle;
 pub(crate) mod owed;
 pub(crate) mod patch;
+mod pieces;
 mod session;
 pub(crate) mod shared;
 mod snapshot;

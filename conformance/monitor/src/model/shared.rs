@@ -1,14 +1,12 @@
 //! A UiState held in shared pieces, so the monitor's per-frame cost follows the frame, not the
-//! state: the items sit in chunks behind `Arc`s, a held copy shares every chunk it did not change,
-//! and a patch is applied in place to the typed items it addresses (RFC 6902, all or nothing).
+//! state: the items sit in [`Pieces`], a held copy shares every item it did not change, and a
+//! patch is applied in place to the typed items it addresses (RFC 6902, all or nothing).
 //!
 //! The fast path covers what a patch can say about one item or the run (`add`, `remove`,
 //! `replace`, `test`, on a whole item, a member of one, `/items/-` or `/run`). Anything else (a
 //! `move` or `copy`, a path outside `/items/N` and `/run`, a value whose typed form would not
 //! serialize back to the same JSON, any op that fails) is applied to the whole state's JSON
 //! instead, so every patch is judged exactly as RFC 6902 applied to the state's JSON judges it.
-
-use std::sync::Arc;
 
 use chatwire_schema::state_patch::{PatchBase, PatchOp};
 use chatwire_schema::ui_state::RunState;
@@ -17,20 +15,18 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 
-/// Items per chunk: a change copies at most one chunk of about this many items.
-const CHUNK: usize = 32;
+use super::pieces::Pieces;
 
-/// A UiState whose clones share unchanged chunks of items.
+/// A UiState whose clones share the items they did not change ([`Pieces`]).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct SharedState {
-    chunks: Vec<Arc<Vec<DisplayItem>>>,
-    len: usize,
+    items: Pieces<DisplayItem>,
     run: RunState,
 }
 
 impl PatchBase for SharedState {
     fn item_count(&self) -> usize {
-        self.len
+        self.items.len()
     }
 
     fn item(&self, index: usize) -> &DisplayItem {
@@ -43,10 +39,9 @@ impl PatchBase for SharedState {
 }
 
 impl SharedState {
-    /// `state` in chunks (O(state): a whole state arrived).
+    /// `state` in pieces (O(state): a whole state arrived).
     pub fn from_state(state: &UiState) -> Self {
-        let chunks = state.items.chunks(CHUNK).map(|c| Arc::new(c.to_vec())).collect();
-        SharedState { chunks, len: state.items.len(), run: state.run.clone() }
+        SharedState { items: Pieces::from_items(&state.items), run: state.run.clone() }
     }
 
     /// The whole state (O(state): for a whole comparison or a divergence's report).
@@ -56,95 +51,28 @@ impl SharedState {
 
     /// The item at `index`.
     pub fn get(&self, index: usize) -> Option<&DisplayItem> {
-        let (chunk, offset) = self.locate(index)?;
-        self.chunks[chunk].get(offset)
+        self.items.get(index)
     }
 
     /// Whether the last item is an open stream (`UiState::open_stream`).
     pub fn has_open_stream(&self) -> bool {
-        matches!(self.len.checked_sub(1).and_then(|i| self.get(i)), Some(DisplayItem::AssistantMarkdown(m)) if m.streaming)
+        let last = self.items.len().checked_sub(1).and_then(|i| self.get(i));
+        matches!(last, Some(DisplayItem::AssistantMarkdown(m)) if m.streaming)
     }
 
     /// Every item, in order.
     pub fn iter(&self) -> impl Iterator<Item = &DisplayItem> {
-        self.chunks.iter().flat_map(|c| c.iter())
-    }
-
-    /// The chunk holding `index` and the offset in it.
-    fn locate(&self, index: usize) -> Option<(usize, usize)> {
-        // From the end: changes are mostly to the latest items.
-        let mut end = self.len;
-        for (n, chunk) in self.chunks.iter().enumerate().rev() {
-            let start = end - chunk.len();
-            if index >= start && index < end {
-                return Some((n, index - start));
-            }
-            end = start;
-        }
-        None
-    }
-
-    fn item_mut(&mut self, index: usize) -> Option<&mut DisplayItem> {
-        let (chunk, offset) = self.locate(index)?;
-        Arc::make_mut(&mut self.chunks[chunk]).get_mut(offset)
-    }
-
-    fn push(&mut self, item: DisplayItem) {
-        match self.chunks.last_mut() {
-            Some(last) if last.len() < CHUNK => Arc::make_mut(last).push(item),
-            _ => self.chunks.push(Arc::new(vec![item])),
-        }
-        self.len += 1;
-    }
-
-    /// Inserts at `index` (≤ len).
-    fn insert(&mut self, index: usize, item: DisplayItem) {
-        if index == self.len {
-            return self.push(item);
-        }
-        let Some((chunk, offset)) = self.locate(index) else { return };
-        let items = Arc::make_mut(&mut self.chunks[chunk]);
-        items.insert(offset, item);
-        if items.len() > 2 * CHUNK {
-            let tail = items.split_off(CHUNK);
-            self.chunks.insert(chunk + 1, Arc::new(tail));
-        }
-        self.len += 1;
-    }
-
-    fn remove(&mut self, index: usize) -> Option<DisplayItem> {
-        let (chunk, offset) = self.locate(index)?;
-        let items = Arc::make_mut(&mut self.chunks[chunk]);
-        let item = items.remove(offset);
-        if items.is_empty() {
-            self.chunks.remove(chunk);
-        }
-        self.len -= 1;
-        Some(item)
-    }
-
-    /// Keeps the first `len` items.
-    fn truncate(&mut self, len: usize) {
-        while self.len > len {
-            let Some(last) = self.chunks.last_mut() else { break };
-            let keep = last.len().saturating_sub(self.len - len);
-            self.len -= last.len() - keep;
-            if keep == 0 {
-                self.chunks.pop();
-            } else {
-                Arc::make_mut(last).truncate(keep);
-            }
-        }
+        self.items.iter()
     }
 
     /// This state brought up to `state`, which differs from it only from item `from` on and in
-    /// its run: O(changed items), sharing the chunks below `from`.
+    /// its run: O(changed items), sharing the items below `from`.
     pub fn synced_to(&self, state: &UiState, from: usize) -> SharedState {
         let mut next = self.clone();
-        let from = from.min(next.len).min(state.items.len());
-        next.truncate(from);
+        let from = from.min(next.items.len()).min(state.items.len());
+        next.items.truncate(from);
         for item in &state.items[from..] {
-            next.push(item.clone());
+            next.items.push(item.clone());
         }
         next.run = state.run.clone();
         next
@@ -153,7 +81,7 @@ impl SharedState {
     /// Whether this state equals `state`, given that they can differ only from item `from` on and
     /// in their runs.
     pub fn equals_from(&self, state: &UiState, from: usize) -> bool {
-        self.len == state.items.len()
+        self.items.len() == state.items.len()
             && self.run == state.run
             && state.items.iter().enumerate().skip(from).all(|(i, item)| self.get(i) == Some(item))
     }
@@ -204,19 +132,24 @@ impl SharedState {
                 return None;
             }
             let item = typed(value)?;
-            let at = self.len;
-            self.push(item);
+            let at = self.items.len();
+            self.items.push(item);
             return Some(at);
         }
         let index = array_index(token)?;
+        let len = self.items.len();
         if below.is_empty() {
             match op {
-                PatchOp::Add { value, .. } if index <= self.len => self.insert(index, typed(value)?),
-                PatchOp::Replace { value, .. } if index < self.len => *self.item_mut(index)? = typed(value)?,
-                PatchOp::Remove { .. } if index < self.len => {
-                    self.remove(index)?;
+                PatchOp::Add { value, .. } if index <= len => {
+                    self.items.insert(index, typed(value)?);
                 }
-                PatchOp::Test { value, .. } if index < self.len => {
+                PatchOp::Replace { value, .. } if index < len => {
+                    self.items.set(index, typed(value)?);
+                }
+                PatchOp::Remove { .. } if index < len => {
+                    self.items.remove(index);
+                }
+                PatchOp::Test { value, .. } if index < len => {
                     return (serde_json::to_value(self.get(index)?).ok()? == *value).then_some(usize::MAX);
                 }
                 _ => return None,
@@ -232,7 +165,7 @@ impl SharedState {
         if matches!(op, PatchOp::Test { .. }) {
             return Some(usize::MAX);
         }
-        *self.item_mut(index)? = item;
+        self.items.set(index, item);
         Some(index)
     }
 }
@@ -267,7 +200,7 @@ fn edit<T: Serialize + DeserializeOwned>(value: &T, below: &str, op: &PatchOp) -
 
 /// `value` as a `T`, when `T` writes it back unchanged (so later ops see the same JSON).
 fn typed<T: Serialize + DeserializeOwned>(value: &Value) -> Option<T> {
-    let t: T = serde_json::from_value(value.clone()).ok()?;
+    let t = T::deserialize(value).ok()?;
     (serde_json::to_value(&t).ok()? == *value).then_some(t)
 }
 
@@ -328,12 +261,13 @@ mod tests {
     }
 
     #[test]
-    fn clones_share_unchanged_chunks_and_sync_from_a_changed_index() {
+    fn a_state_syncs_from_a_changed_index() {
         let base = state(200);
         let shared = SharedState::from_state(&base);
         let (next, low) = shared.apply(&ops(json!([{"op": "remove", "path": "/items/199"}]))).unwrap();
         assert_eq!(low, 199);
-        assert!(Arc::ptr_eq(&shared.chunks[0], &next.chunks[0]));
+        assert_eq!(next.to_state().items, base.items[..199]);
+        assert_eq!(shared.to_state(), base, "the base keeps its items");
         let mut moved = base.clone();
         moved.items.truncate(150);
         let synced = shared.synced_to(&moved, 150);
