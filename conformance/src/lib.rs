@@ -9,13 +9,15 @@
 //! always-on check and the differential oracle, pure), [`attribution`] (the requirements each step
 //! proves), [`driver`] (one scenario's I/O and steps), [`runner`] (a suite), [`wirelog`] (recorded
 //! traffic for `check-log`), [`snapshot`], [`report`], [`baseline`], [`output`], [`backend`]
-//! (spawning and killing backends), [`errata`] (judging by the negotiated version's frozen set,
-//! results per level), [`soak`] (seeded random sessions at once), [`cli`].
+//! (spawning and killing backends), [`bundled_reference`] (the reference backend built in, a default-on
+//! cargo feature), [`errata`] (judging by the negotiated version's frozen set, results per level),
+//! [`soak`] (seeded random sessions at once), [`cli`].
 #![warn(missing_docs)]
 
 pub mod attribution;
 pub mod backend;
 pub mod baseline;
+pub mod bundled_reference;
 pub mod catalog;
 pub mod checklog;
 pub mod cli;
