@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Protocol-change gate and schemas for frontends (called by .ci/run):
-#   1. the schema diff gate: schema/json against the newest released minor, schema/releases/v1/<MAJOR.MINOR>;
+#   1. the schema diff gate: schema/json against every released minor, schema/releases/v1/<MAJOR.MINOR>
+#      (1.0, 1.1 and 1.2 today: exactly the released minors the protocol facts list);
 #   2. the npm package @chatwire/protocol (tools/npm): npm ci, drift check of its generated types,
 #      tsc --strict with TypeScript 5 and 7, build (precompiled validators), its tests, and the
 #      consumer test (the packed tarball installed into fresh ESM projects, nodenext and bundler);
@@ -30,6 +31,14 @@ BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug/chatwire-schema"
 # against the newest and still break what an older one promised. Directory names are versions.
 BASELINES=$(find schema/releases/v1 -mindepth 1 -maxdepth 1 -type d -name '[0-9]*.[0-9]*' -printf '%f\n' | sort -V)
 [ -n "$BASELINES" ] || { echo "gate: no released set under schema/releases/v1" >&2; exit 1; }
+# They must be exactly the minors chatwire_schema::since::RELEASED_VERSIONS names (read from the
+# generated, drift-checked protocol facts), so a missing release directory fails the gate instead of
+# silently dropping a baseline.
+RELEASED=$(python3 -c 'import json; print("\n".join(json.load(open("fixtures/protocol-facts.json"))["released_versions"]))' | sort -V)
+[ "$BASELINES" = "$RELEASED" ] || {
+  echo "gate: schema/releases/v1 holds $(echo $BASELINES) but the released minors are $(echo $RELEASED)" >&2
+  exit 1
+}
 for BASELINE in $BASELINES; do
   step "protocol-change gate: schema/releases/v1/$BASELINE -> schema/json"
   "$BIN" diff "schema/releases/v1/$BASELINE" schema/json

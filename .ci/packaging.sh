@@ -41,6 +41,25 @@ for expected in chatwire-schema chatwire-monitor chatwire-reference chatwire-con
   grep -q "^$expected " <<<"$CRATES" || fail "$expected is not publishable any more"
 done
 
+step "versions: every package is numbered after the protocol version it implements (README.md, Versions)"
+# MAJOR.MINOR of the protocol (chatwire_schema::PROTOCOL_VERSION, through the drift-checked facts),
+# then a numeric PATCH, with a pre-release tag (npm's -dev.N, Python's .devN) only while that minor is
+# not released. The runner wheel takes the chatwire-conformance crate's version (maturin; .ci/run
+# checks the wheel it builds).
+read -r PROTOCOL PRERELEASE < <(python3 -c 'import json
+facts = json.load(open("fixtures/protocol-facts.json"))
+v = facts["protocol_version"]
+print(v, "" if v in facts["released_versions"] else "(-dev\\.[0-9]+|\\.dev[0-9]+)?")')
+PACKAGE_VERSIONS="$CRATES
+@chatwire/protocol $(python3 -c 'import json; print(json.load(open("tools/npm/package.json"))["version"])')
+chatwire(pyproject.toml) $(sed -n 's/^version = "\(.*\)"$/\1/p' tools/python/pyproject.toml)
+chatwire.__version__ $(sed -n 's/^__version__ = "\(.*\)"$/\1/p' tools/python/src/chatwire/__init__.py)"
+while read -r name version; do
+  [[ "$version" =~ ^${PROTOCOL//./\\.}\.(0|[1-9][0-9]*)${PRERELEASE}$ ]] ||
+    fail "$name is version '$version', not a release of protocol $PROTOCOL ($PROTOCOL.PATCH)"
+  echo "$name $version"
+done <<<"$PACKAGE_VERSIONS"
+
 step "cargo package"
 PACKAGE_ARGS=()
 while read -r name _; do PACKAGE_ARGS+=(-p "$name"); done <<<"$CRATES"

@@ -173,6 +173,18 @@ fn version_levels(
     }
 }
 
+/// What the summary calls the result of one negotiated version: `requirements of 1.2 (released
+/// 2026-11-28)`, or `requirements of 1.3 (in progress, not frozen)` while its set is not frozen.
+pub fn heading(levels: &VersionLevels) -> String {
+    let date = ProtocolVersion::parse(&levels.version).ok().and_then(requirement_sets::release_date);
+    let state = match (levels.released, date) {
+        (true, Some(date)) => format!("released {date}"),
+        (true, None) => "released".to_owned(),
+        (false, _) => "in progress, not frozen".to_owned(),
+    };
+    format!("requirements of {} ({state})", levels.version)
+}
+
 /// One line per negotiated version: `1.0 core: MUST 85/85, SHOULD 12/14; 1.1 retry: MUST 7/7;
 /// errata: 2 warn (INT-002: erratum to 1.0 of 2026-11-23, …)`.
 pub fn line(levels: &VersionLevels) -> String {
@@ -340,6 +352,19 @@ mod tests {
         assert_eq!((check.verdict, check.errata.len()), (Verdict::Fail, 1));
         assert_eq!(strict.scenarios[0].verdict, Verdict::Fail);
         assert!(line(&strict.levels[0]).ends_with("errata: 1 fail (A-002: erratum to 1.0 of 2026-11-23)"));
+    }
+
+    #[test]
+    fn the_heading_says_whether_the_set_is_released() {
+        let levels = |version: &str, released| VersionLevels {
+            version: version.into(),
+            released,
+            groups: vec![],
+            errata: ErrataCount::default(),
+        };
+        assert_eq!(heading(&levels("1.2", true)), "requirements of 1.2 (released 2026-11-28)");
+        assert_eq!(heading(&levels("1.0", true)), "requirements of 1.0 (released 2026-11-22)");
+        assert_eq!(heading(&levels("1.3", false)), "requirements of 1.3 (in progress, not frozen)");
     }
 
     #[test]

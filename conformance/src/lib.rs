@@ -19,6 +19,7 @@ pub mod backend;
 pub mod baseline;
 pub mod bundled_reference;
 pub mod catalog;
+pub mod certify;
 pub mod checklog;
 pub mod cli;
 pub mod conn;

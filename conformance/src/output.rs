@@ -166,8 +166,7 @@ pub fn summary_block(style: Style, report: &RunReport) -> String {
         );
     }
     for levels in &report.levels {
-        let frozen = if levels.released { "" } else { " (in progress, not frozen)" };
-        let _ = write!(out, "\nrequirements of {}{frozen}: {}", levels.version, crate::errata::line(levels));
+        let _ = write!(out, "\n{}: {}", crate::errata::heading(levels), crate::errata::line(levels));
     }
     for stale in &report.stale_baseline {
         let _ = write!(

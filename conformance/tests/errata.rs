@@ -5,12 +5,17 @@
 //! with `--strict`. The clean reference passes the same selection without a warning. The three
 //! runs go at once: the send-queue scenario waits for its close deadline against the fault.
 //! `check-log` judges the recorded traffic the same way; `list` and `requirements` name versions
-//! and errata.
+//! and errata. Since 1.2's release the same holds for 1.2 connections: a backend that breaks a 1.2
+//! rule fails, and the same findings, judged by a registry in which that rule was added after 1.2's
+//! release, warn (and fail with `--strict`).
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::thread;
 
+use chatwire_conformance::errata;
+use chatwire_conformance::report::{RunReport, Verdict};
+use chatwire_schema::requirements::{self, Requirement};
 use serde_json::Value;
 
 /// The scenarios the errata are observed in, plus a plain turn every 1.0 backend passes.
@@ -56,11 +61,26 @@ impl Run {
 
 /// Runs the suite offering 1.0 only against the bundled reference, with `fault` if any.
 fn run(label: &'static str, fault: Option<&'static str>, strict: bool) -> thread::JoinHandle<Run> {
+    run_offering(label, Some("1.0"), SCENARIOS, fault, strict)
+}
+
+/// Runs `scenarios` against the bundled reference, offering `versions` (the runner's default offer
+/// when `None`), with `fault` if any.
+fn run_offering(
+    label: &'static str,
+    versions: Option<&'static str>,
+    scenarios: &'static [&'static str],
+    fault: Option<&'static str>,
+    strict: bool,
+) -> thread::JoinHandle<Run> {
     thread::spawn(move || {
         let (json, junit) = (temp(&format!("{label}.json")), temp(&format!("{label}.xml")));
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_chatwire-conformance"));
-        cmd.env("NO_COLOR", "1").args(["run", "--versions", "1.0", "--jobs", "3"]);
-        for s in SCENARIOS {
+        cmd.env("NO_COLOR", "1").args(["run", "--jobs", "3"]);
+        if let Some(v) = versions {
+            cmd.args(["--versions", v]);
+        }
+        for s in scenarios {
             cmd.args(["--scenario", s]);
         }
         if let Some(f) = fault {
@@ -131,7 +151,7 @@ fn a_backend_meeting_1_0_as_released_passes_with_its_errata_as_warnings_and_fail
         ),
         "{text}"
     );
-    assert!(text.contains("requirements of 1.0: 1.0 core: MUST "), "{text}");
+    assert!(text.contains("requirements of 1.0 (released 2026-11-22): 1.0 core: MUST "), "{text}");
     assert!(text.contains("result: conformant (exit 0)"), "{text}");
     assert!(lenient.junit.contains("<testsuite name=\"requirement-levels\""), "{}", lenient.junit);
     assert!(lenient.junit.contains("<property name=\"1.0\" value=\"1.0 core: MUST "), "{}", lenient.junit);
@@ -172,7 +192,7 @@ fn check_log_judges_errata_like_run() {
     let (code, text) = check_log(false);
     assert_eq!(code, Some(0), "{text}");
     assert!(text.contains("WARN int-opaque-numbers.jsonl / wire-schema-valid [INT-002] (errata only"), "{text}");
-    assert!(text.contains("requirements of 1.0: 1.0 core: MUST "), "{text}");
+    assert!(text.contains("requirements of 1.0 (released 2026-11-22): 1.0 core: MUST "), "{text}");
     let (code, text) = check_log(true);
     assert_eq!(code, Some(1), "{text}");
     assert!(text.contains("FAIL int-opaque-numbers.jsonl / wire-schema-valid [INT-002] (errata only"), "{text}");
@@ -193,5 +213,84 @@ fn list_and_requirements_name_versions_and_errata() {
     assert!(reqs.contains("since 1.1 retry"), "{reqs}");
     assert!(reqs.contains("1.0 (released 2026-11-22): 165 requirement(s) frozen"), "{reqs}");
     assert!(reqs.contains("1.1 (released 2026-11-26): 223 requirement(s) frozen"), "{reqs}");
-    assert!(reqs.contains("(in progress, not frozen)"), "{reqs}");
+    assert!(reqs.contains("1.2 (released 2026-11-28): "), "{reqs}");
+    assert!(!reqs.contains("(in progress, not frozen)"), "no minor the spec defines is unreleased: {reqs}");
+}
+
+/// A 1.2 rule the reference's fault `cancel-stops-newer-invocation` breaks, observed in
+/// `cancel-refusals`, beside a plain turn every backend passes.
+const V12_SCENARIOS: &[&str] = &["cancel-refusals", "turn-say-completed"];
+const V12_RULE: &str = "CANCEL-001";
+/// The day after 1.2's release (2026-11-28).
+const AFTER_1_2: &str = "2026-11-29";
+
+/// The requirement ids each failing check of `report` charges: its findings' ids, else its own.
+fn charged_ids(report: &RunReport) -> Vec<String> {
+    let mut ids: Vec<String> = report
+        .scenarios
+        .iter()
+        .flat_map(|s| &s.checks)
+        .filter(|c| c.verdict.is_failure())
+        .flat_map(|c| {
+            let found: Vec<String> = c.findings.iter().filter_map(|f| f.requirement.clone()).collect();
+            if found.is_empty() {
+                c.requirements.clone()
+            } else {
+                found
+            }
+        })
+        .collect();
+    ids.sort();
+    ids.dedup();
+    ids
+}
+
+#[test]
+fn since_1_2_is_released_a_rule_added_after_it_warns_on_a_1_2_connection_and_fails_with_strict() {
+    let broken = run_offering("v12", None, V12_SCENARIOS, Some("cancel-stops-newer-invocation"), false);
+    let broken = broken.join().expect("1.2 run");
+    let text = broken.text();
+
+    // As the spec stands, CANCEL-001 is part of the set 1.2 was released with: its failure fails.
+    assert_eq!(broken.output.status.code(), Some(1), "{text}");
+    assert_eq!(broken.verdict("cancel-refusals"), "fail", "{text}");
+    assert_eq!(broken.verdict("turn-say-completed"), "pass", "{text}");
+    let levels = broken.levels("1.2");
+    assert_eq!(levels["released"], true, "{text}");
+    assert_eq!(levels["errata"]["warn"], 0, "{text}");
+    assert!(text.contains("requirements of 1.2 (released 2026-11-28): "), "{text}");
+    assert!(!text.contains("not frozen"), "{text}");
+
+    // The same findings judged by a registry in which the rules they charge were added the day
+    // after 1.2's release: errata to 1.2, so warnings naming them, and failures only when strict.
+    let report: RunReport = serde_json::from_value(broken.json.clone()).expect("the JSON report parses");
+    assert!(report.scenarios.iter().all(|s| s.version.as_deref() == Some("1.2")), "{text}");
+    let charged = charged_ids(&report);
+    assert!(charged.iter().any(|id| id == V12_RULE), "{V12_RULE} is charged: {charged:?}");
+    let mut registry: Vec<Requirement> = requirements::all().expect("the spec parses");
+    for r in registry.iter_mut().filter(|r| charged.contains(&r.id)) {
+        r.erratum = Some(AFTER_1_2.to_owned());
+    }
+    let note = format!("{V12_RULE}: erratum to 1.2 of {AFTER_1_2}");
+
+    let mut lenient = report.clone();
+    errata::apply(&mut lenient, &registry, false);
+    let cancel = lenient.scenarios.iter().find(|s| s.id == "cancel-refusals").expect("ran");
+    assert_eq!(cancel.verdict, Verdict::Warn, "{:#?}", cancel.checks);
+    let warned: Vec<_> = cancel.checks.iter().filter(|c| !c.errata.is_empty()).collect();
+    assert!(!warned.is_empty() && warned.iter().all(|c| c.verdict == Verdict::Warn), "{warned:#?}");
+    assert!(warned.iter().any(|c| c.errata.contains(&note)), "{note}: {warned:#?}");
+    assert_eq!(lenient.summary.fail, 0, "{:?}", lenient.summary);
+    let v12 = lenient.levels.iter().find(|l| l.version == "1.2").expect("1.2 levels");
+    assert!(v12.released && v12.errata.warn >= 1 && v12.errata.fail == 0, "{v12:?}");
+    assert!(v12.errata.charged.contains(&note), "{v12:?}");
+    assert!(errata::line(v12).contains(&note), "{}", errata::line(v12));
+
+    let mut strict = report;
+    errata::apply(&mut strict, &registry, true);
+    let cancel = strict.scenarios.iter().find(|s| s.id == "cancel-refusals").expect("ran");
+    assert_eq!(cancel.verdict, Verdict::Fail);
+    assert!(cancel.checks.iter().any(|c| c.verdict.is_failure() && c.errata.contains(&note)), "{:#?}", cancel.checks);
+    let v12 = strict.levels.iter().find(|l| l.version == "1.2").expect("1.2 levels");
+    assert!(v12.errata.fail >= 1 && v12.errata.warn == 0, "{v12:?}");
 }

@@ -1,5 +1,6 @@
 //! The order in which a server checks a client frame: when a frame fails several checks, the first
-//! failing one decides the error code. Spec: `spec/errors.md#codes` (`TURN-006`, `RESUME-016`).
+//! failing one decides the error code. Spec: `spec/errors.md#codes` (`TURN-006`, `RESUME-016`,
+//! `TOOL-027`).
 //!
 //! One table for the reference backend, the runner and, through `fixtures/protocol-facts.json`,
 //! the Python package; a test keeps it equal to the order spec/errors.md states.
@@ -30,6 +31,15 @@ pub const OWN_CHECKS: &[(&str, &[ErrorCode])] = &[
         ],
     ),
     ("chat.user_message", &[ErrorCode::DuplicateMessage, ErrorCode::RunInProgress]),
+    (
+        "chat.tool_call_response",
+        &[
+            ErrorCode::UnknownToolCall,
+            ErrorCode::ToolCallSettled,
+            ErrorCode::ToolCallNotAwaiting,
+            ErrorCode::ResponseInvalid,
+        ],
+    ),
     (
         "chat.retry",
         &[
@@ -102,5 +112,10 @@ mod tests {
         assert_eq!(first_failing("chat.retry", &[UnknownItem, RunInProgress]), Some(RunInProgress));
         assert_eq!(first_failing("chat.retry", &[RetryKeepsOpenCall, ItemNotInLatestTurn]), Some(ItemNotInLatestTurn));
         assert_eq!(first_failing("chat.retry", &[RetryKeepsOpenCall]), Some(RetryKeepsOpenCall));
+        // TOOL-027: a value that breaks the schema of a settled call is told the call settled.
+        assert_eq!(
+            first_failing("chat.tool_call_response", &[ResponseInvalid, ToolCallSettled]),
+            Some(ToolCallSettled)
+        );
     }
 }

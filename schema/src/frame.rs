@@ -26,9 +26,11 @@ use crate::chat::tool_progress::ToolProgress;
 use crate::chat::user_message::UserMessage;
 use crate::chat::user_message_accepted::UserMessageAccepted;
 use crate::error_frame::ErrorFrame;
-use crate::frame_facts::{ClientFrameFacts, ServerFrameFacts};
+use crate::frame_facts::{ClientFrameFacts, ClientFrameKind, ServerFrameFacts, ServerFrameKind};
+use crate::frame_ids::{IdKind, IntroducedIds, NamedId};
 use crate::session::hello::SessionHello;
 use crate::session::welcome::SessionWelcome;
+use crate::ui_event::UiEvent;
 use crate::ui_state_patch::UiStatePatch;
 use crate::ui_state_snapshot::UiStateSnapshot;
 use crate::ui_state_updated::UiStateUpdated;
@@ -40,7 +42,7 @@ use crate::Id;
 macro_rules! frame_union {
     (
         $(#[$meta:meta])*
-        pub enum $name:ident: $facts:ident { $( $(#[$vmeta:meta])* $wire:literal => $variant:ident($ty:ty), )* }
+        pub enum $name:ident: $facts:ident => $kind:ident { $( $(#[$vmeta:meta])* $wire:literal => $variant:ident($ty:ty), )* }
     ) => {
         $(#[$meta])*
         #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -64,6 +66,16 @@ macro_rules! frame_union {
                 match self { $( $name::$variant(_) => $wire, )* }
             }
 
+            /// The facts every frame of each type shares, per wire `type`, in declaration order.
+            pub fn kinds() -> Vec<(&'static str, $kind)> {
+                vec![$( ($wire, <$ty as $facts>::kind()) ),*]
+            }
+
+            /// The facts every frame of this one's type shares.
+            pub fn kind(&self) -> $kind {
+                match self { $( $name::$variant(_) => <$ty as $facts>::kind(), )* }
+            }
+
             /// The frame's facts, as its type declares them.
             pub fn facts(&self) -> &dyn $facts {
                 match self { $( $name::$variant(f) => f, )* }
@@ -85,7 +97,7 @@ macro_rules! frame_union {
 
 frame_union! {
     /// Any frame a client sends to a server.
-    pub enum ClientFrame: ClientFrameFacts {
+    pub enum ClientFrame: ClientFrameFacts => ClientFrameKind {
         "session.hello" => Hello(SessionHello),
         "chat.user_message" => UserMessage(UserMessage),
         "chat.tool_call_response" => ToolCallResponse(ToolCallResponse),
@@ -101,7 +113,7 @@ frame_union! {
 
 frame_union! {
     /// Any frame a server sends to a client.
-    pub enum ServerFrame: ServerFrameFacts {
+    pub enum ServerFrame: ServerFrameFacts => ServerFrameKind {
         "session.welcome" => Welcome(SessionWelcome),
         "ui_state_snapshot" => UiStateSnapshot(UiStateSnapshot),
         "ui_state_updated" => UiStateUpdated(UiStateUpdated),
@@ -134,44 +146,35 @@ impl ClientFrame {
     pub fn id(&self) -> &Id {
         self.facts().id()
     }
-}
 
-/// A server frame that changes the UiState: the reducer's input (`spec/ui-state.md#events`).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum UiEvent<'a> {
-    /// `chat.user_message_accepted`
-    UserMessageAccepted(&'a UserMessageAccepted),
-    /// `chat.run_started`
-    RunStarted(&'a RunStarted),
-    /// `chat.assistant_message`
-    AssistantMessage(&'a AssistantMessage),
-    /// `chat.assistant_message_delta`
-    AssistantMessageDelta(&'a AssistantMessageDelta),
-    /// `chat.tool_call`
-    ToolCall(&'a ToolCall),
-    /// `chat.tool_progress`
-    ToolProgress(&'a ToolProgress),
-    /// `chat.tool_output`
-    ToolOutput(&'a ToolOutput),
-    /// `chat.tool_call_complete`
-    ToolCallComplete(&'a ToolCallComplete),
-    /// `chat.tool_call_dismiss`
-    ToolCallDismiss(&'a ToolCallDismiss),
-    /// `chat.run_complete`
-    RunComplete(&'a RunComplete),
-    /// `chat.rewind_complete`
-    RewindComplete(&'a RewindComplete),
-    /// `chat.retry_accepted`
-    RetryAccepted(&'a RetryAccepted),
-}
+    /// The server frame types that answer this frame when it is accepted; an `error` answers any
+    /// frame it refuses (`ERROR-004`).
+    pub fn answered_by(&self) -> &'static [&'static str] {
+        self.facts().answered_by()
+    }
 
-impl UiEvent<'_> {
-    /// Whether this is a `chat.assistant_message_delta`: the one event a connection where
-    /// `assistant_stream` is not in force never sees. Its view is the fold of the session's events
-    /// without these, which is the session's state without its open stream
-    /// ([`crate::UiState::without_open_stream`], `spec/streaming.md`).
-    pub fn is_stream_delta(&self) -> bool {
-        matches!(self, UiEvent::AssistantMessageDelta(_))
+    /// The call, item or invocation the frame acts on, where it names one.
+    pub fn named_id(&self) -> Option<NamedId<'_>> {
+        self.facts().named_id()
+    }
+
+    /// The tool call the frame acts on (a `chat.tool_call_response`'s).
+    pub fn tool_call_id(&self) -> Option<&Id> {
+        self.named_of(IdKind::ToolCall)
+    }
+
+    /// The invocation the frame acts on (a `chat.cancel`'s, a `chat.rewind`'s first removed turn).
+    pub fn invocation_id(&self) -> Option<&Id> {
+        self.named_of(IdKind::Invocation)
+    }
+
+    /// The item the frame acts on (a `chat.retry`'s last kept item, a `chat.history_request`'s cursor).
+    pub fn item_id(&self) -> Option<&Id> {
+        self.named_of(IdKind::Item)
+    }
+
+    fn named_of(&self, kind: IdKind) -> Option<&Id> {
+        self.named_id().filter(|n| n.kind == kind).map(|n| n.id)
     }
 }
 
@@ -221,5 +224,12 @@ impl ServerFrame {
     /// The event this frame carries for the reducer, if it changes the UiState.
     pub fn ui_event(&self) -> Option<UiEvent<'_>> {
         self.facts().ui_event()
+    }
+
+    /// The ids this frame introduces into its session (`ID-002`), each with the rule that says
+    /// whether this frame is its introduction given the state before it
+    /// ([`crate::frame_ids::IntroducedId::is_new`]).
+    pub fn introduced_ids(&self) -> IntroducedIds<'_> {
+        self.facts().introduced_ids()
     }
 }

@@ -27,9 +27,10 @@ use crate::chat::tool_progress::ToolProgress;
 use crate::chat::user_message::UserMessage;
 use crate::chat::user_message_accepted::UserMessageAccepted;
 use crate::error_frame::ErrorFrame;
-use crate::frame::UiEvent;
+use crate::frame_ids::{IdKind, IdMember, IdSlot, IntroducedId, IntroducedIds, Introduction, NamedId};
 use crate::session::hello::SessionHello;
 use crate::session::welcome::SessionWelcome;
+use crate::ui_event::UiEvent;
 use crate::ui_state_patch::UiStatePatch;
 use crate::ui_state_snapshot::UiStateSnapshot;
 use crate::ui_state_updated::UiStateUpdated;
@@ -38,12 +39,16 @@ use crate::Id;
 /// What every server frame declares about itself. A frame that leaves a fact out does not compile:
 ///
 /// ```compile_fail,E0046
-/// use chatwire_schema::frame_facts::ServerFrameFacts;
+/// use chatwire_schema::frame_facts::{ServerFrameFacts, ServerFrameKind};
+/// use chatwire_schema::frame_ids::IntroducedIds;
 /// use chatwire_schema::{Id, UiEvent};
 ///
 /// struct StopRequested { seq: u64 }
 ///
 /// impl ServerFrameFacts for StopRequested {
+///     fn kind() -> ServerFrameKind {
+///         ServerFrameKind { carries_state: false, event: false, introduces: &[] }
+///     }
 ///     fn carries_state(&self) -> bool { false }
 ///     fn seq(&self) -> Option<u64> { Some(self.seq) }
 ///     fn set_seq(&mut self, seq: u64) { self.seq = seq }
@@ -51,9 +56,15 @@ use crate::Id;
 ///     fn tool_call_id(&self) -> Option<&Id> { None }
 ///     // `invocation_id` forgotten: E0046, not all trait items implemented.
 ///     fn ui_event(&self) -> Option<UiEvent<'_>> { None }
+///     fn introduced_ids(&self) -> IntroducedIds<'_> { IntroducedIds::default() }
 /// }
 /// ```
 pub trait ServerFrameFacts {
+    /// The facts every frame of this type shares, readable without a frame (what
+    /// `fixtures/protocol-facts.json` exports per type).
+    fn kind() -> ServerFrameKind
+    where
+        Self: Sized;
     /// Whether the frame carries a state (`STATE-037`, `RESUME-017`: what a `base_seq` or a
     /// catch-up's `last_seq` may name). A delta is its own state change (`STREAM-002`).
     fn carries_state(&self) -> bool;
@@ -69,16 +80,69 @@ pub trait ServerFrameFacts {
     fn invocation_id(&self) -> Option<&Id>;
     /// The event this frame carries for the reducer, if it changes the UiState.
     fn ui_event(&self) -> Option<UiEvent<'_>>;
+    /// The ids the frame introduces into its session (`ID-002`), each with the rule that says
+    /// whether this frame is its introduction ([`IntroducedId::is_new`]).
+    fn introduced_ids(&self) -> IntroducedIds<'_>;
 }
 
-/// What every client frame declares about itself.
+/// What every frame of one server frame type shares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ServerFrameKind {
+    /// Whether the frame carries a state ([`ServerFrameFacts::carries_state`]).
+    pub carries_state: bool,
+    /// Whether the frame is an event for the reducer ([`ServerFrameFacts::ui_event`]).
+    pub event: bool,
+    /// The ids the frame introduces ([`ServerFrameFacts::introduced_ids`]).
+    pub introduces: &'static [IdSlot],
+}
+
+/// What every client frame declares about itself. A frame that leaves a fact out does not compile.
 pub trait ClientFrameFacts {
+    /// The facts every frame of this type shares, readable without a frame.
+    fn kind() -> ClientFrameKind
+    where
+        Self: Sized;
     /// The client-chosen frame id that answers carry as `in_reply_to`.
     fn id(&self) -> &Id;
+    /// The server frame types that answer this frame when it is accepted (an `error` answers any
+    /// frame it refuses, `ERROR-004`).
+    fn answered_by(&self) -> &'static [&'static str];
+    /// The call, item or invocation the frame acts on, where it names one.
+    fn named_id(&self) -> Option<NamedId<'_>>;
+}
+
+/// What every frame of one client frame type shares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClientFrameKind {
+    /// The server frame types that answer it when accepted ([`ClientFrameFacts::answered_by`]).
+    pub answered_by: &'static [&'static str],
+    /// The member naming the call, item or invocation it acts on ([`ClientFrameFacts::named_id`]).
+    pub names: Option<IdMember>,
+}
+
+/// Whether a frame type's `ui_event` (`None`, or `Some(Variant)`) is an event.
+macro_rules! is_event {
+    (None) => {
+        false
+    };
+    (Some($variant:ident)) => {
+        true
+    };
+}
+
+/// The `ui_event` of a frame type: `None`, or `Some(Variant)` of [`UiEvent`].
+macro_rules! ui_event_of {
+    ($f:expr, None) => {
+        None
+    };
+    ($f:expr, Some($variant:ident)) => {
+        Some(UiEvent::$variant($f))
+    };
 }
 
 /// Implements [`ServerFrameFacts`] for one frame type. Every key is required, in this order, so a
-/// frame that leaves one out is a compile error at its own line.
+/// frame that leaves one out is a compile error at its own line. `introduces` lists
+/// `Kind(member) Rule` for each id the frame introduces.
 macro_rules! server_facts {
     ($ty:ty {
         carries_state: $state:expr,
@@ -86,9 +150,21 @@ macro_rules! server_facts {
         in_reply_to: |$r:ident| $reply:expr,
         tool_call_id: |$t:ident| $call:expr,
         invocation_id: |$n:ident| $inv:expr,
-        ui_event: |$e:ident| $event:expr $(,)?
+        ui_event: $event:ident $(($variant:ident))?,
+        introduces: [$($kind:ident($member:ident) $rule:ident),* $(,)?] $(,)?
     }) => {
         impl ServerFrameFacts for $ty {
+            fn kind() -> ServerFrameKind {
+                ServerFrameKind {
+                    carries_state: $state,
+                    event: is_event!($event $(($variant))?),
+                    introduces: &[$(IdSlot {
+                        kind: IdKind::$kind,
+                        member: stringify!($member),
+                        rule: Introduction::$rule,
+                    }),*],
+                }
+            }
             fn carries_state(&self) -> bool {
                 $state
             }
@@ -113,8 +189,14 @@ macro_rules! server_facts {
                 $inv
             }
             fn ui_event(&self) -> Option<UiEvent<'_>> {
-                let $e = self;
-                $event
+                ui_event_of!(self, $event $(($variant))?)
+            }
+            fn introduced_ids(&self) -> IntroducedIds<'_> {
+                IntroducedIds::new([$(IntroducedId {
+                    kind: IdKind::$kind,
+                    id: &self.$member,
+                    rule: Introduction::$rule,
+                }),*])
             }
         }
     };
@@ -127,7 +209,8 @@ server_facts!(SessionWelcome {
     in_reply_to: |f| Some(&f.in_reply_to),
     tool_call_id: |_f| None,
     invocation_id: |_f| None,
-    ui_event: |_f| None,
+    ui_event: None,
+    introduces: [],
 });
 server_facts!(UiStateSnapshot {
     carries_state: true,
@@ -136,7 +219,8 @@ server_facts!(UiStateSnapshot {
     in_reply_to: |_f| None,
     tool_call_id: |_f| None,
     invocation_id: |_f| None,
-    ui_event: |_f| None,
+    ui_event: None,
+    introduces: [],
 });
 server_facts!(UiStateUpdated {
     carries_state: true,
@@ -145,7 +229,8 @@ server_facts!(UiStateUpdated {
     in_reply_to: |_f| None,
     tool_call_id: |_f| None,
     invocation_id: |_f| None,
-    ui_event: |_f| None,
+    ui_event: None,
+    introduces: [],
 });
 server_facts!(UiStatePatch {
     carries_state: true,
@@ -154,7 +239,8 @@ server_facts!(UiStatePatch {
     in_reply_to: |_f| None,
     tool_call_id: |_f| None,
     invocation_id: |_f| None,
-    ui_event: |_f| None,
+    ui_event: None,
+    introduces: [],
 });
 server_facts!(UserMessageAccepted {
     carries_state: false,
@@ -163,7 +249,9 @@ server_facts!(UserMessageAccepted {
     in_reply_to: |f| Some(&f.in_reply_to),
     tool_call_id: |_f| None,
     invocation_id: |f| Some(&f.invocation_id),
-    ui_event: |f| Some(UiEvent::UserMessageAccepted(f)),
+    ui_event: Some(UserMessageAccepted),
+    // The turn and its user message item are new (`STATE-010`).
+    introduces: [Invocation(invocation_id) Always, Item(item_id) Always],
 });
 server_facts!(RunStarted {
     carries_state: false,
@@ -172,7 +260,8 @@ server_facts!(RunStarted {
     in_reply_to: |_f| None,
     tool_call_id: |_f| None,
     invocation_id: |f| Some(&f.invocation_id),
-    ui_event: |f| Some(UiEvent::RunStarted(f)),
+    ui_event: Some(RunStarted),
+    introduces: [],
 });
 server_facts!(AssistantMessage {
     carries_state: false,
@@ -181,7 +270,9 @@ server_facts!(AssistantMessage {
     in_reply_to: |_f| None,
     tool_call_id: |_f| None,
     invocation_id: |f| Some(&f.invocation_id),
-    ui_event: |f| Some(UiEvent::AssistantMessage(f)),
+    ui_event: Some(AssistantMessage),
+    // A whole message appends its item; the message that ends a stream names the stream's item.
+    introduces: [Item(item_id) UnlessOpenStream],
 });
 server_facts!(AssistantMessageDelta {
     carries_state: true,
@@ -190,7 +281,9 @@ server_facts!(AssistantMessageDelta {
     in_reply_to: |_f| None,
     tool_call_id: |_f| None,
     invocation_id: |f| Some(&f.invocation_id),
-    ui_event: |f| Some(UiEvent::AssistantMessageDelta(f)),
+    ui_event: Some(AssistantMessageDelta),
+    // The first delta of a stream appends its item; the later ones name it (`STATE-042`).
+    introduces: [Item(item_id) UnlessHeld],
 });
 server_facts!(ToolCall {
     carries_state: false,
@@ -199,7 +292,9 @@ server_facts!(ToolCall {
     in_reply_to: |_f| None,
     tool_call_id: |f| Some(&f.tool_call_id),
     invocation_id: |f| Some(&f.invocation_id),
-    ui_event: |f| Some(UiEvent::ToolCall(f)),
+    ui_event: Some(ToolCall),
+    // The call is new; its id is also its item's (`STATE-013`).
+    introduces: [ToolCall(tool_call_id) Always],
 });
 server_facts!(ToolProgress {
     carries_state: false,
@@ -208,7 +303,8 @@ server_facts!(ToolProgress {
     in_reply_to: |_f| None,
     tool_call_id: |f| Some(&f.tool_call_id),
     invocation_id: |_f| None,
-    ui_event: |f| Some(UiEvent::ToolProgress(f)),
+    ui_event: Some(ToolProgress),
+    introduces: [],
 });
 server_facts!(ToolOutput {
     carries_state: false,
@@ -217,7 +313,9 @@ server_facts!(ToolOutput {
     in_reply_to: |_f| None,
     tool_call_id: |f| Some(&f.tool_call_id),
     invocation_id: |_f| None,
-    ui_event: |f| Some(UiEvent::ToolOutput(f)),
+    ui_event: Some(ToolOutput),
+    // Its item's id is derived from the call's (`STATE-015`, `ID-003`): nothing new is chosen.
+    introduces: [],
 });
 server_facts!(ToolCallComplete {
     carries_state: false,
@@ -226,7 +324,8 @@ server_facts!(ToolCallComplete {
     in_reply_to: |f| f.in_reply_to.as_ref(),
     tool_call_id: |f| Some(&f.tool_call_id),
     invocation_id: |_f| None,
-    ui_event: |f| Some(UiEvent::ToolCallComplete(f)),
+    ui_event: Some(ToolCallComplete),
+    introduces: [],
 });
 server_facts!(ToolCallDismiss {
     carries_state: false,
@@ -235,7 +334,8 @@ server_facts!(ToolCallDismiss {
     in_reply_to: |f| f.in_reply_to.as_ref(),
     tool_call_id: |f| Some(&f.tool_call_id),
     invocation_id: |_f| None,
-    ui_event: |f| Some(UiEvent::ToolCallDismiss(f)),
+    ui_event: Some(ToolCallDismiss),
+    introduces: [],
 });
 server_facts!(RunComplete {
     carries_state: false,
@@ -244,7 +344,8 @@ server_facts!(RunComplete {
     in_reply_to: |_f| None,
     tool_call_id: |_f| None,
     invocation_id: |f| Some(&f.invocation_id),
-    ui_event: |f| Some(UiEvent::RunComplete(f)),
+    ui_event: Some(RunComplete),
+    introduces: [],
 });
 server_facts!(RewindComplete {
     carries_state: false,
@@ -253,7 +354,8 @@ server_facts!(RewindComplete {
     in_reply_to: |f| Some(&f.in_reply_to),
     tool_call_id: |_f| None,
     invocation_id: |_f| None,
-    ui_event: |f| Some(UiEvent::RewindComplete(f)),
+    ui_event: Some(RewindComplete),
+    introduces: [],
 });
 server_facts!(RetryAccepted {
     carries_state: false,
@@ -262,7 +364,9 @@ server_facts!(RetryAccepted {
     in_reply_to: |f| Some(&f.in_reply_to),
     tool_call_id: |_f| None,
     invocation_id: |f| Some(&f.invocation_id),
-    ui_event: |f| Some(UiEvent::RetryAccepted(f)),
+    ui_event: Some(RetryAccepted),
+    // A retry runs the same turn again (`STATE-049`): its invocation is not new.
+    introduces: [],
 });
 server_facts!(CancelAccepted {
     carries_state: false,
@@ -271,7 +375,8 @@ server_facts!(CancelAccepted {
     in_reply_to: |f| Some(&f.in_reply_to),
     tool_call_id: |_f| None,
     invocation_id: |f| Some(&f.invocation_id),
-    ui_event: |_f| None,
+    ui_event: None,
+    introduces: [],
 });
 server_facts!(HistoryPage {
     carries_state: false,
@@ -280,7 +385,9 @@ server_facts!(HistoryPage {
     in_reply_to: |f| Some(&f.in_reply_to),
     tool_call_id: |_f| None,
     invocation_id: |_f| None,
-    ui_event: |_f| None,
+    ui_event: None,
+    // Its items were introduced before; a page only shows them again (`WINDOW-008`).
+    introduces: [],
 });
 server_facts!(ErrorFrame {
     carries_state: false,
@@ -289,25 +396,51 @@ server_facts!(ErrorFrame {
     in_reply_to: |f| f.in_reply_to.as_ref(),
     tool_call_id: |_f| None,
     invocation_id: |_f| None,
-    ui_event: |_f| None,
+    ui_event: None,
+    introduces: [],
 });
 
-/// Implements [`ClientFrameFacts`] for one frame type; every key is required.
+/// Implements [`ClientFrameFacts`] for one frame type; every key is required. `names` is
+/// `Kind(member)` for the call, item or invocation the frame acts on, or nothing.
 macro_rules! client_facts {
-    ($ty:ty { id: |$a:ident| $id:expr $(,)? }) => {
+    ($ty:ty {
+        id: |$a:ident| $id:expr,
+        answered_by: [$($answer:literal),+ $(,)?],
+        names: [$($kind:ident($member:ident))?] $(,)?
+    }) => {
         impl ClientFrameFacts for $ty {
+            fn kind() -> ClientFrameKind {
+                ClientFrameKind {
+                    answered_by: &[$($answer),+],
+                    names: None $(.or(Some(IdMember { kind: IdKind::$kind, member: stringify!($member) })))?,
+                }
+            }
             fn id(&self) -> &Id {
                 let $a = self;
                 $id
+            }
+            fn answered_by(&self) -> &'static [&'static str] {
+                &[$($answer),+]
+            }
+            fn named_id(&self) -> Option<NamedId<'_>> {
+                None $(.or(Some(NamedId { kind: IdKind::$kind, id: &self.$member })))?
             }
         }
     };
 }
 
-client_facts!(SessionHello { id: |f| &f.id });
-client_facts!(UserMessage { id: |f| &f.id });
-client_facts!(ToolCallResponse { id: |f| &f.id });
-client_facts!(Rewind { id: |f| &f.id });
-client_facts!(Retry { id: |f| &f.id });
-client_facts!(Cancel { id: |f| &f.id });
-client_facts!(HistoryRequest { id: |f| &f.id });
+client_facts!(SessionHello { id: |f| &f.id, answered_by: ["session.welcome"], names: [] });
+client_facts!(UserMessage { id: |f| &f.id, answered_by: ["chat.user_message_accepted"], names: [] });
+client_facts!(ToolCallResponse {
+    id: |f| &f.id,
+    answered_by: ["chat.tool_call_complete", "chat.tool_call_dismiss"],
+    names: [ToolCall(tool_call_id)],
+});
+client_facts!(Rewind {
+    id: |f| &f.id,
+    answered_by: ["chat.rewind_complete"],
+    names: [Invocation(before_invocation_id)],
+});
+client_facts!(Retry { id: |f| &f.id, answered_by: ["chat.retry_accepted"], names: [Item(after_item_id)] });
+client_facts!(Cancel { id: |f| &f.id, answered_by: ["chat.cancel_accepted"], names: [Invocation(invocation_id)] });
+client_facts!(HistoryRequest { id: |f| &f.id, answered_by: ["chat.history_page"], names: [Item(before)] });

@@ -37,12 +37,16 @@
 #![warn(missing_docs)]
 
 pub mod chat;
+pub mod dispatch;
 pub mod error_frame;
 pub mod error_order;
 pub mod frame;
 pub mod frame_facts;
+pub mod frame_ids;
 pub mod id;
 pub mod older_minor;
+pub mod patch_op;
+pub mod protocol_facts;
 pub mod reducer;
 pub mod req_id;
 pub mod requirement_sets;
@@ -55,6 +59,7 @@ pub mod session;
 pub mod since;
 pub mod state_patch;
 pub mod transport;
+pub mod ui_event;
 pub mod ui_state;
 pub mod ui_state_patch;
 pub mod ui_state_snapshot;
@@ -68,7 +73,7 @@ pub use error_frame::{ErrorCode, ErrorFrame};
 /// Largest integer on the wire: 2^53 − 1, the range every JSON reader, JavaScript included,
 /// represents exactly (I-JSON, RFC 7493). `seq` and every other integer field stay within it.
 pub const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
-pub use frame::{ClientFrame, ServerFrame, UiEvent};
+pub use frame::{ClientFrame, ServerFrame};
 pub use id::{Id, IdError};
 pub use reducer::{reduce, reduce_all, IndexedUiState, ReduceError};
 pub use req_id::{ReqId, ReqIdError};
@@ -77,6 +82,7 @@ pub use transport::{
     CloseCode, HARD_CAP_FACTOR, MIN_ATTACHED_CONNECTIONS, MIN_MAX_FRAME_BYTES, REFUSED_RESUMES_PER_CONNECTION,
     SEND_QUEUE_MAX_BYTES,
 };
+pub use ui_event::UiEvent;
 pub use ui_state::{DisplayItem, RunStatus, ToolCallStatus, UiState};
 pub use validate::{FrameError, FrameValidator, Violation};
 pub use version::{

@@ -11,7 +11,7 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
-use crate::state_patch::PatchOp;
+use crate::patch_op::PatchOp;
 use crate::ui_state::DisplayItem;
 use crate::{ProtocolVersion, ServerFrame, UiState};
 

@@ -21,10 +21,13 @@ use crate::ProtocolVersion;
 
 /// Every released minor with its release date (`YYYY-MM-DD`, UTC), oldest first: the day its
 /// schemas were frozen under `schema/releases/v1/` (1.0: commit 77422b5, "first release baseline";
-/// 1.1: commit f1061d5, which froze `schema/releases/v1/1.1`). Holds exactly
-/// [`RELEASED_VERSIONS`] (a test says so).
-pub const RELEASES: &[(ProtocolVersion, &str)] =
-    &[(ProtocolVersion { major: 1, minor: 0 }, "2026-11-22"), (ProtocolVersion { major: 1, minor: 1 }, "2026-11-26")];
+/// 1.1: commit f1061d5, which froze `schema/releases/v1/1.1`; 1.2: the commit that froze
+/// `schema/releases/v1/1.2`). Holds exactly [`RELEASED_VERSIONS`] (a test says so).
+pub const RELEASES: &[(ProtocolVersion, &str)] = &[
+    (ProtocolVersion { major: 1, minor: 0 }, "2026-11-22"),
+    (ProtocolVersion { major: 1, minor: 1 }, "2026-11-26"),
+    (ProtocolVersion { major: 1, minor: 2 }, "2026-11-28"),
+];
 
 /// The release date of `version`, when it is released.
 pub fn release_date(version: ProtocolVersion) -> Option<&'static str> {
@@ -305,6 +308,7 @@ mod tests {
     const V10: ProtocolVersion = ProtocolVersion { major: 1, minor: 0 };
     const V11: ProtocolVersion = ProtocolVersion { major: 1, minor: 1 };
     const V12: ProtocolVersion = ProtocolVersion { major: 1, minor: 2 };
+    const V13: ProtocolVersion = ProtocolVersion { major: 1, minor: 3 };
 
     fn registry(markdown: &str) -> Vec<Requirement> {
         parse("t.md", markdown).expect("the test spec parses")
@@ -315,7 +319,8 @@ mod tests {
         **[A-002]** *(since 1.0, erratum 2026-11-23)* A server MUST bound b.\n\n\
         **[A-003]** *(since 1.1, retry)* A server SHOULD retry c. (untestable: a reason)\n\n\
         **[A-004]** *(since 1.0, erratum 2026-11-27)* A server MUST do d.\n\n\
-        **[A-005]** *(since 1.2, cancel)* A server MAY cancel e.\n";
+        **[A-005]** *(since 1.2, cancel)* A server MAY cancel e.\n\n\
+        **[A-006]** *(since 1.2, cancel, erratum 2026-11-29)* A server MUST cancel f.\n";
 
     #[test]
     fn metadata_is_parsed_and_kept_out_of_the_text() {
@@ -356,12 +361,18 @@ mod tests {
         assert_eq!(ids(errata(&reqs, V10)), ["A-002", "A-004"]);
         assert_eq!(ids(released_set(&reqs, V11)), ["A-001", "A-002", "A-003"]);
         assert_eq!(ids(errata(&reqs, V11)), ["A-004"]);
-        assert!(released_set(&reqs, V12).is_none(), "1.2 is not released: nothing is frozen");
+        // 1.2 (2026-11-28) was released with A-004 (2026-11-27); A-006, added the day after, is
+        // its erratum and binds no older minor.
+        assert_eq!(ids(released_set(&reqs, V12)), ["A-001", "A-002", "A-003", "A-004", "A-005"]);
+        assert_eq!(ids(errata(&reqs, V12)), ["A-006"]);
+        assert!(released_set(&reqs, V13).is_none(), "1.3 is not released: nothing is frozen");
         assert!(!reqs[1].is_erratum_to(V12));
         assert_eq!(reqs[1].errata_of(), [V10]);
         assert_eq!(reqs[3].errata_of(), [V10, V11]);
+        assert_eq!(reqs[5].errata_of(), [V12]);
         assert_eq!(reqs[1].erratum_note(V10).as_deref(), Some("A-002: erratum to 1.0 of 2026-11-23"));
         assert_eq!(reqs[1].erratum_note(V11), None);
+        assert_eq!(reqs[5].erratum_note(V12).as_deref(), Some("A-006: erratum to 1.2 of 2026-11-29"));
         assert!(!reqs[2].applies_to(V10) && reqs[2].applies_to(V12));
     }
 
@@ -381,9 +392,9 @@ mod tests {
             "{found:?}"
         );
         // A new rule without metadata lands in 1.0's set, which was released without it.
-        let added = registry(&format!("{SPEC}\n**[A-006]** A server MUST do f.\n"));
+        let added = registry(&format!("{SPEC}\n**[A-007]** A server MUST do g.\n"));
         let found = drift(&frozen, &added);
-        assert!(matches!(found.as_slice(), [SetDrift::Added { id, .. }] if id == "A-006"), "{found:?}");
+        assert!(matches!(found.as_slice(), [SetDrift::Added { id, .. }] if id == "A-007"), "{found:?}");
         // Moved to a later minor: gone from the released set.
         let moved = registry(&SPEC.replace("**[A-001]** A server", "**[A-001]** *(since 1.2)* A server"));
         let found = drift(&frozen, &moved);
@@ -398,8 +409,14 @@ mod tests {
         assert_eq!(check_metadata(&registry(SPEC)), Vec::new());
         let early = registry("**[A-001]** *(since 1.0, erratum 2026-11-01)* A server MUST do a.\n");
         assert!(matches!(check_metadata(&early).as_slice(), [MetadataError::ErratumBeforeRelease { .. }]));
-        let unreleased = registry("**[A-001]** *(since 1.2, erratum 2026-11-27)* A server MUST do a.\n");
-        assert!(matches!(check_metadata(&unreleased).as_slice(), [MetadataError::ErratumOfUnreleased { .. }]));
+        // Dated before 1.2 was released: 1.2 was released with it.
+        let early_12 = registry("**[A-001]** *(since 1.2, erratum 2026-11-27)* A server MUST do a.\n");
+        assert!(matches!(check_metadata(&early_12).as_slice(), [MetadataError::ErratumBeforeRelease { .. }]));
+        let unreleased = registry("**[A-001]** *(since 1.3, erratum 2026-11-29)* A server MUST do a.\n");
+        assert!(matches!(
+            check_metadata(&unreleased).as_slice(),
+            [MetadataError::SinceTooNew { .. }, MetadataError::ErratumOfUnreleased { .. }]
+        ));
         let future = registry("**[A-001]** *(since 9.0)* A server MUST do a.\n");
         assert!(matches!(check_metadata(&future).as_slice(), [MetadataError::SinceTooNew { .. }]));
     }
@@ -409,6 +426,6 @@ mod tests {
         let versions: Vec<ProtocolVersion> = RELEASES.iter().map(|(v, _)| *v).collect();
         assert_eq!(versions, RELEASED_VERSIONS);
         assert!(RELEASES.windows(2).all(|w| w[0].1 <= w[1].1), "release dates ascend");
-        assert!(RELEASES.iter().all(|(v, _)| is_released(*v)) && !is_released(V12));
+        assert!(RELEASES.iter().all(|(v, _)| is_released(*v)) && !is_released(V13));
     }
 }

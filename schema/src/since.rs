@@ -22,8 +22,11 @@ pub const SINCE_KEYWORD: &str = "x-chatwire-since";
 
 /// Every minor version of major 1 that has been released, oldest first. Its schemas are
 /// committed under `schema/releases/v1/<MAJOR.MINOR>/` and never change (`COMPAT-012`).
-pub const RELEASED_VERSIONS: &[ProtocolVersion] =
-    &[ProtocolVersion { major: 1, minor: 0 }, ProtocolVersion { major: 1, minor: 1 }];
+pub const RELEASED_VERSIONS: &[ProtocolVersion] = &[
+    ProtocolVersion { major: 1, minor: 0 },
+    ProtocolVersion { major: 1, minor: 1 },
+    ProtocolVersion { major: 1, minor: 2 },
+];
 
 /// String formats the published schemas started stating in a minor after 1.0, with that minor.
 /// A format is not a message, member or value, so it carries no annotation. It states a rule the

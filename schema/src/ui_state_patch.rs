@@ -7,7 +7,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::state_patch::PatchOp;
+use crate::patch_op::PatchOp;
 use crate::UiStateVersion;
 
 /// Turns the state of the frame `base_seq` into the session's effective state (`STATE-038`):

@@ -12,7 +12,7 @@
 
 use serde::{Deserialize, Deserializer, Serialize};
 
-use crate::state_patch::PatchOp;
+use crate::patch_op::PatchOp;
 use crate::ui_state::{DisplayItem, UiState};
 use crate::Id;
 

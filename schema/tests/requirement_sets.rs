@@ -59,3 +59,21 @@ fn every_requirement_of_an_unreleased_minor_is_in_no_frozen_set() {
         }
     }
 }
+
+#[test]
+fn release_1_2_holds_its_rules_and_the_errata_of_the_older_minors() {
+    let reqs = registry();
+    let v12 = ProtocolVersion { major: 1, minor: 2 };
+    let set = ids(released_set(&reqs, v12));
+    // A 1.2 rule, and errata to 1.0 and 1.1 added before 1.2's release, are part of its set.
+    for id in ["CANCEL-001", "ATTACH-001", "WINDOW-001", "INT-002", "RETRY-001"] {
+        assert!(set.contains(&id.to_owned()), "{id} is in 1.2's released set");
+        let r = reqs.iter().find(|r| r.id == id).expect("defined");
+        assert!(!r.errata_of().contains(&v12), "{id} is no erratum to 1.2");
+    }
+    // Every rule that binds 1.2 connections is in its set or one of its errata, never both.
+    let errata = ids(errata(&reqs, v12));
+    for r in reqs.iter().filter(|r| r.applies_to(v12)) {
+        assert!(set.contains(&r.id) != errata.contains(&r.id), "{}: in exactly one of set and errata", r.id);
+    }
+}

@@ -399,18 +399,16 @@ fn every_reduce_error_is_a_refusal_of_the_spec() {
 #[test]
 fn every_reducer_rule_names_its_event() {
     let reducer = include_str!("../src/reducer/mod.rs");
-    let frame = include_str!("../src/frame.rs");
-    // UiEvent variant -> wire type, from the variant docs in frame.rs (`/// \`chat.run_started\``).
+    let events = include_str!("../src/ui_event.rs");
+    // UiEvent variant -> wire type, from the list that declares UiEvent in ui_event.rs
+    // (`"chat.run_started" => RunStarted(RunStarted),`).
     let mut wire_of = HashMap::new();
-    let mut doc: Option<&str> = None;
-    for line in frame[frame.find("pub enum UiEvent").expect("UiEvent")..].lines() {
-        let line = line.trim();
-        if let Some(d) = line.strip_prefix("/// `").and_then(|d| d.strip_suffix('`')) {
-            doc = Some(d);
-        } else if let (Some(d), Some((variant, _))) = (doc.take(), line.split_once('(')) {
-            wire_of.insert(variant.to_owned(), d.to_owned());
-        }
+    for line in events[events.find("ui_events! {").expect("the ui_events! list")..].lines().skip(1) {
+        let Some((wire, rest)) = line.trim().split_once(" => ") else { break };
+        let Some((variant, _)) = rest.split_once('(') else { break };
+        wire_of.insert(variant.to_owned(), wire.trim_matches('"').to_owned());
     }
+    assert_eq!(wire_of.len(), chatwire_schema::UiEvent::TYPES.len(), "every event of the list is read");
     let reqs = registry();
     let ids = by_id(&reqs);
     let mut rules = 0;

@@ -1,8 +1,9 @@
 //! Writes and drift-checks the corpora that let a second implementation prove it agrees with
-//! this crate: `fixtures/reducer-traces/traces.jsonl` (the reducer, `spec/ui-state.md`),
-//! `fixtures/agent-scripts/cases.jsonl` (`AgentScript::validate`, `spec/conformance-profile.md`)
-//! and `fixtures/protocol-facts.json` (versions, limits, close and error codes, so that another
-//! language reads these numbers instead of typing them again).
+//! this crate: `fixtures/reducer-traces/traces.jsonl` (the reducer, `spec/ui-state.md`)
+//! and `fixtures/agent-scripts/cases.jsonl` (`AgentScript::validate`, `spec/conformance-profile.md`),
+//! and checks `fixtures/protocol-facts.json` (`chatwire_schema::protocol_facts`, which
+//! `chatwire-schema-tool export` writes), so that another language reads the protocol's facts
+//! instead of typing them again.
 //!
 //! The cases are generated from a fixed seed, then judged by the Rust code; the committed files
 //! must equal what this test generates. After a deliberate change of the generator or of the rules:
@@ -19,7 +20,7 @@ use serde_json::{json, Map, Value};
 const UPDATE_ENV: &str = "CHATWIRE_UPDATE_CORPORA";
 const TRACES: &str = "fixtures/reducer-traces/traces.jsonl";
 const SCRIPTS: &str = "fixtures/agent-scripts/cases.jsonl";
-const FACTS: &str = "fixtures/protocol-facts.json";
+const FACTS: &str = chatwire_schema::protocol_facts::FILE;
 const PATCHES: &str = "fixtures/state-patches/patches.jsonl";
 const TRACE_COUNT: usize = 160;
 const TRACE_LEN: usize = 36;
@@ -744,61 +745,17 @@ fn state_patch_corpus_is_what_the_patch_builder_says() {
     check_or_update(PATCHES, &generated);
 }
 
-/// The protocol's numbers and closed lists, each taken from the constant that states it.
-fn facts() -> String {
-    use chatwire_schema::transport::{CloseCode, HARD_CAP_FACTOR, MIN_MAX_FRAME_BYTES, REFUSED_RESUMES_PER_CONNECTION};
-    use chatwire_schema::{ErrorCode, UiStateVersion, DEFAULT_MAX_FRAME_BYTES, SUBPROTOCOL, SUPPORTED_VERSIONS};
-    let close_codes: Map<String, Value> = CloseCode::ALL
-        .iter()
-        .map(|c| {
-            // `GoingAway` -> `going_away`: the names a reader looks codes up by.
-            let mut name = String::new();
-            for (i, ch) in format!("{c:?}").chars().enumerate() {
-                if ch.is_ascii_uppercase() && i > 0 {
-                    name.push('_');
-                }
-                name.push(ch.to_ascii_lowercase());
-            }
-            (name, json!(c.code()))
-        })
-        .collect();
-    let error_codes: Vec<Value> = ErrorCode::ALL
-        .iter()
-        .map(|c| json!({"code": c.as_str(), "fatal": c.is_fatal(), "close_code": c.close_code().map(|cc| cc.code())}))
-        .collect();
-    let facts = json!({
-        "supported_versions": SUPPORTED_VERSIONS,
-        "subprotocol": SUBPROTOCOL,
-        "ui_state_version": UiStateVersion::V1,
-        "default_max_frame_bytes": DEFAULT_MAX_FRAME_BYTES,
-        "min_max_frame_bytes": MIN_MAX_FRAME_BYTES,
-        "hard_cap_factor": HARD_CAP_FACTOR,
-        "refused_resumes_per_connection": REFUSED_RESUMES_PER_CONNECTION,
-        "send_queue_max_bytes": chatwire_schema::SEND_QUEUE_MAX_BYTES,
-        "max_safe_integer": chatwire_schema::MAX_SAFE_INTEGER,
-        "close_codes": close_codes,
-        "error_codes": error_codes,
-        "max_script_delay_ms": chatwire_schema::script::MAX_SCRIPT_DELAY_MS,
-        "max_expiry_ms": chatwire_schema::script::MAX_EXPIRY_MS,
-        "max_say_chunks": chatwire_schema::script::MAX_SAY_CHUNKS,
-        "output_id_suffix": chatwire_schema::reducer::OUTPUT_ID_SUFFIX,
-        "id_pattern": chatwire_schema::id::ID_PATTERN,
-        "error_order": {
-            "frame_checks": chatwire_schema::error_order::FRAME_CHECKS.iter().map(|c| c.as_str()).collect::<Vec<_>>(),
-            "own_checks": chatwire_schema::error_order::OWN_CHECKS
-                .iter()
-                .map(|(t, codes)| (t.to_string(), json!(codes.iter().map(|c| c.as_str()).collect::<Vec<_>>())))
-                .collect::<serde_json::Map<String, Value>>(),
-        },
-    });
-    serde_json::to_string_pretty(&facts).expect("facts serialize") + "\n"
-}
-
 #[test]
 fn protocol_facts_are_the_crates_constants() {
-    let generated = facts();
+    // Written by `chatwire-schema-tool export` alone (one export path); read here so that this
+    // crate's own tests catch a fact changed without an export.
+    let generated = chatwire_schema::protocol_facts::document_text();
     let parsed: Value = serde_json::from_str(&generated).expect("facts parse");
     assert_eq!(parsed["close_codes"]["session_taken_over"], json!(4001));
     assert_eq!(parsed["error_codes"].as_array().map(Vec::len), Some(chatwire_schema::ErrorCode::ALL.len()));
-    check_or_update(FACTS, &generated);
+    let committed = std::fs::read_to_string(repo_path(FACTS)).unwrap_or_default();
+    assert!(
+        committed == generated,
+        "{FACTS} differs from chatwire_schema::protocol_facts; run `cargo run -p chatwire-schema-tool -- export`"
+    );
 }

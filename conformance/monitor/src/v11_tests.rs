@@ -437,3 +437,50 @@ fn a_recovery_that_ends_a_retried_run_s_stream_early_is_charged_once() {
     let got = run("Other", interrupted);
     assert!(got.contains(&("retry-plays-retry-steps", "SCRIPT-020".to_owned())), "{got:?}");
 }
+
+/// A 1.1 connection whose run is in progress sends `chat.cancel`, a 1.2 frame it does not define.
+fn cancel_sent_on_1_1() -> Monitor {
+    let script = json!({"turns": [{"steps": [{"op": "wait", "ms": 1000}, {"op": "say", "markdown": "Done."}]}]});
+    let (mut m, mut w) = bound_with(CAPABILITIES, script);
+    for e in [accepted(), started()] {
+        w.emit(&mut m, e);
+    }
+    m.client_frame(0, &json!({"type": "chat.cancel", "id": "x1", "invocation_id": "inv-1"}));
+    assert_eq!(found(&mut m), vec![]);
+    m
+}
+
+#[test]
+fn a_cancel_carried_out_on_a_1_1_connection_breaks_cancel_009_not_cancel_006() {
+    let mut m = cancel_sent_on_1_1();
+    let accepted =
+        json!({"type": "chat.cancel_accepted", "seq": 7, "in_reply_to": "x1", "invocation_id": "inv-1", "ts": TS});
+    m.server_text(0, &accepted.to_string());
+    let got = found(&mut m);
+    assert!(got.contains(&("cancel-answered-as-checked", "CANCEL-009".to_owned())), "{got:?}");
+    assert!(!got.iter().any(|(_, r)| r == "CANCEL-006"), "CANCEL-006 does not bind a 1.1 connection: {got:?}");
+}
+
+#[test]
+fn a_cancel_on_a_1_1_connection_is_answered_unknown_type() {
+    let mut m = cancel_sent_on_1_1();
+    let refused = json!({"type": "error", "seq": 7, "in_reply_to": "x1", "code": "unknown_type", "fatal": false, "message": "no"});
+    m.server_text(0, &refused.to_string());
+    assert_eq!(found(&mut m), vec![]);
+    assert!(evaluated(&m, "cancel-answered-as-checked", "CANCEL-009"));
+    let mut m = cancel_sent_on_1_1();
+    let wrong = json!({"type": "error", "seq": 7, "in_reply_to": "x1", "code": "capability_not_offered", "fatal": false, "message": "no"});
+    m.server_text(0, &wrong.to_string());
+    assert_eq!(found(&mut m), vec![("cancel-answered-as-checked", "CANCEL-009".to_owned())]);
+}
+
+#[test]
+fn a_cancel_before_any_hello_is_not_judged_as_on_an_older_connection() {
+    let mut m = Monitor::new(Arc::new(FrameValidator::new()));
+    m.open(0);
+    m.client_frame(0, &json!({"type": "chat.cancel", "id": "x0", "invocation_id": "inv-1"}));
+    let refused =
+        json!({"type": "error", "in_reply_to": "x0", "code": "hello_required", "fatal": false, "message": "no"});
+    m.server_text(0, &refused.to_string());
+    assert_eq!(found(&mut m), vec![], "SESSION-018's to judge, not CANCEL-009's");
+}

@@ -56,8 +56,9 @@ pub(super) struct LoadArgs {
     /// Write the JSON report here (both phases' figures, the ratios, the counts).
     #[arg(long, value_name = "FILE")]
     report_json: Option<PathBuf>,
-    /// Write the wire log of every failing session into this directory, for `check-log`.
-    #[arg(long, value_name = "DIR", default_value = "chatwire-load-logs")]
+    /// Write the wire log of every failing session into this directory, for `check-log` (default:
+    /// `chatwire-load-logs` in the system's temporary directory, never the working directory).
+    #[arg(long, value_name = "DIR", default_value_os_t = std::env::temp_dir().join("chatwire-load-logs"))]
     wire_log: PathBuf,
     /// Keep the wire log of every session in --wire-log, not only of the failing ones.
     #[arg(long)]

@@ -92,6 +92,10 @@ enum Command {
     /// List every requirement of the spec with the checks that assert it; claimed-only and
     /// uncovered MUSTs last.
     Requirements(RequirementsArgs),
+    /// Write one run's HTML page and SVG badges from its JSON report (`run --report-json`).
+    Report(crate::certify::command::ReportArgs),
+    /// Write the HTML matrix of several runs (runs × requirements) with each run's page and badges.
+    Matrix(crate::certify::command::MatrixArgs),
     /// Run the bundled reference backend (used by the runner itself).
     #[cfg(feature = "bundled-reference")]
     #[command(name = "__reference", hide = true, disable_help_flag = true)]
@@ -300,6 +304,12 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Command::Run(args) => ExitCode::from(run(*args)),
         Command::Soak(args) => ExitCode::from(soak(args)),
         Command::ClusterLoad(args) => ExitCode::from(cluster_load(*args)),
+        Command::Report(args) => {
+            ExitCode::from(crate::certify::command::finish(crate::certify::command::report(&args)))
+        }
+        Command::Matrix(args) => {
+            ExitCode::from(crate::certify::command::finish(crate::certify::command::matrix(&args)))
+        }
     }
 }
 
@@ -505,7 +515,7 @@ fn check_log(args: &CheckLogArgs) -> u8 {
         run.exit_code = if report.verdict.is_failure() { EXIT_FAIL } else { EXIT_OK };
     }
     for levels in &run.levels {
-        out_line!("requirements of {}: {}", levels.version, crate::errata::line(levels));
+        out_line!("{}: {}", crate::errata::heading(levels), crate::errata::line(levels));
     }
     let code = run.exit_code;
     if let Some(path) = &args.report_json {

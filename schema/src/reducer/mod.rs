@@ -10,8 +10,8 @@ use std::collections::HashSet;
 use crate::chat::run_complete::RunCompleteStatus;
 use crate::chat::tool_call::InteractionType;
 use crate::chat::tool_call_complete::CompletionStatus;
-use crate::frame::UiEvent;
-use crate::state_patch::PatchOp;
+use crate::patch_op::PatchOp;
+use crate::ui_event::UiEvent;
 use crate::ui_state::{
     AssistantMarkdownItem, Dismissal, DisplayItem, Progress, RunState, RunStatus, ToolCallItem, ToolCallStatus,
     ToolOutputItem, UiState, UserMessageItem,
@@ -133,68 +133,61 @@ pub enum ReduceError {
     },
 }
 
-impl ReduceError {
-    /// The refusal rule this error reports (`STATE-015`, `STATE-020` … `STATE-035`,
-    /// `STATE-045` … `STATE-051`).
-    pub fn requirement(&self) -> &'static str {
-        match self {
-            ReduceError::DuplicateItemId(_) => "STATE-020",
-            ReduceError::InvocationReused(_) => "STATE-021",
-            ReduceError::NotInRun(_) => "STATE-022",
-            ReduceError::RunInProgress(_) => "STATE-023",
-            ReduceError::UnknownInvocation(_) => "STATE-024",
-            ReduceError::UnknownToolCall(_) => "STATE-025",
-            ReduceError::AlreadySettled { .. } => "STATE-026",
-            ReduceError::NotRunning(_) => "STATE-027",
-            ReduceError::NotAwaiting(_) => "STATE-028",
-            ReduceError::CorrMismatch { .. } => "STATE-029",
-            ReduceError::NothingAwaited(_) => "STATE-030",
-            ReduceError::OpenToolCalls { .. } => "STATE-031",
-            ReduceError::OpenToolCallsAtNewTurn(_) => "STATE-032",
-            ReduceError::RewindMismatch { .. } => "STATE-033",
-            ReduceError::OutputIdTooLong(_) => "STATE-015",
-            ReduceError::StaleInvocation(_) => "STATE-034",
-            ReduceError::MissingComponentType(_) => "STATE-035",
-            ReduceError::NotStreaming(_) => "STATE-045",
-            ReduceError::StreamOpen(_) => "STATE-046",
-            ReduceError::StreamTextMismatch(_) => "STATE-047",
-            ReduceError::UnknownItem(_) => "STATE-048",
-            ReduceError::NotInLatestTurn(_) => "STATE-049",
-            ReduceError::OpenCallKept(_) => "STATE-050",
-            ReduceError::RetryMismatch { .. } => "STATE-051",
-        }
-    }
+/// Declares [`ReduceError::kind`], [`ReduceError::requirement`] and [`ReduceError::RULES`] from one
+/// list of `Variant => "rule"`; the matches are exhaustive, so a variant missing here does not
+/// compile.
+macro_rules! refusal_rules {
+    ($($variant:ident => $requirement:literal,)*) => {
+        impl ReduceError {
+            /// Every refusal, in declaration order: the variant's name (its [`kind`](Self::kind))
+            /// and the rule it reports (its [`requirement`](Self::requirement)). Exported to
+            /// `fixtures/protocol-facts.json` (`reduce_refusals`) for the other languages' reducers.
+            pub const RULES: &'static [(&'static str, &'static str)] = &[$((stringify!($variant), $requirement)),*];
 
-    /// The variant's name, the language-neutral name of the refusal (`"DuplicateItemId"`); a
-    /// second implementation of the reducer reports the same names (fixtures/reducer-traces).
-    pub fn kind(&self) -> &'static str {
-        match self {
-            ReduceError::DuplicateItemId(_) => "DuplicateItemId",
-            ReduceError::InvocationReused(_) => "InvocationReused",
-            ReduceError::NotInRun(_) => "NotInRun",
-            ReduceError::RunInProgress(_) => "RunInProgress",
-            ReduceError::UnknownInvocation(_) => "UnknownInvocation",
-            ReduceError::UnknownToolCall(_) => "UnknownToolCall",
-            ReduceError::AlreadySettled { .. } => "AlreadySettled",
-            ReduceError::NotRunning(_) => "NotRunning",
-            ReduceError::NotAwaiting(_) => "NotAwaiting",
-            ReduceError::CorrMismatch { .. } => "CorrMismatch",
-            ReduceError::NothingAwaited(_) => "NothingAwaited",
-            ReduceError::OpenToolCalls { .. } => "OpenToolCalls",
-            ReduceError::OpenToolCallsAtNewTurn(_) => "OpenToolCallsAtNewTurn",
-            ReduceError::RewindMismatch { .. } => "RewindMismatch",
-            ReduceError::OutputIdTooLong(_) => "OutputIdTooLong",
-            ReduceError::StaleInvocation(_) => "StaleInvocation",
-            ReduceError::MissingComponentType(_) => "MissingComponentType",
-            ReduceError::NotStreaming(_) => "NotStreaming",
-            ReduceError::StreamOpen(_) => "StreamOpen",
-            ReduceError::StreamTextMismatch(_) => "StreamTextMismatch",
-            ReduceError::UnknownItem(_) => "UnknownItem",
-            ReduceError::NotInLatestTurn(_) => "NotInLatestTurn",
-            ReduceError::OpenCallKept(_) => "OpenCallKept",
-            ReduceError::RetryMismatch { .. } => "RetryMismatch",
+            /// The refusal rule this error reports (`STATE-015`, `STATE-020` … `STATE-035`,
+            /// `STATE-045` … `STATE-051`).
+            pub fn requirement(&self) -> &'static str {
+                match self {
+                    $(ReduceError::$variant { .. } => $requirement,)*
+                }
+            }
+
+            /// The variant's name, the language-neutral name of the refusal (`"DuplicateItemId"`); a
+            /// second implementation of the reducer reports the same names (fixtures/reducer-traces).
+            pub fn kind(&self) -> &'static str {
+                match self {
+                    $(ReduceError::$variant { .. } => stringify!($variant),)*
+                }
+            }
         }
-    }
+    };
+}
+
+refusal_rules! {
+    DuplicateItemId => "STATE-020",
+    InvocationReused => "STATE-021",
+    NotInRun => "STATE-022",
+    RunInProgress => "STATE-023",
+    UnknownInvocation => "STATE-024",
+    UnknownToolCall => "STATE-025",
+    AlreadySettled => "STATE-026",
+    NotRunning => "STATE-027",
+    NotAwaiting => "STATE-028",
+    CorrMismatch => "STATE-029",
+    NothingAwaited => "STATE-030",
+    OpenToolCalls => "STATE-031",
+    OpenToolCallsAtNewTurn => "STATE-032",
+    RewindMismatch => "STATE-033",
+    OutputIdTooLong => "STATE-015",
+    StaleInvocation => "STATE-034",
+    MissingComponentType => "STATE-035",
+    NotStreaming => "STATE-045",
+    StreamOpen => "STATE-046",
+    StreamTextMismatch => "STATE-047",
+    UnknownItem => "STATE-048",
+    NotInLatestTurn => "STATE-049",
+    OpenCallKept => "STATE-050",
+    RetryMismatch => "STATE-051",
 }
 
 /// Applies `event` to a copy of `state`: the pure form of [`UiState::apply`].
@@ -315,8 +308,7 @@ impl IndexedUiState {
         self.state
     }
 
-    /// Whether an item with this id is in the state: an index lookup, where
-    /// `state().items.iter().any(..)` would scan every item.
+    /// Whether the state holds a display item with this id (O(1), from the index).
     pub fn has_item(&self, id: &Id) -> bool {
         self.index.ids.contains(id)
     }

@@ -2,7 +2,7 @@
 //! reducer checks it against: the tables the runner's oracle reports under, declared here beside
 //! the reducer that applies them so the two cannot drift.
 
-use crate::frame::UiEvent;
+use crate::ui_event::UiEvent;
 use crate::ReqId;
 
 const fn r(id: &'static str) -> ReqId {

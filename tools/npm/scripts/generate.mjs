@@ -1,7 +1,9 @@
 // Generates src/generated/protocol.ts from schema/json: one named export per frame, per `$defs`
 // entry and per enum, the frame unions and their runtime lists, and the plan that tells the
-// validators which optional members may arrive as `null` (serde reads null as absent there).
-// With --check it writes nothing and exits 1 when the committed file differs (CI's drift check).
+// validators which optional members may arrive as `null` (serde reads null as absent there); and
+// src/generated/facts.ts from fixtures/protocol-facts.json (scripts/facts.mjs): versions, limits,
+// close and error codes, the event list, what answers each client frame, per-frame and per-version
+// tables. With --check it writes nothing and exits 1 when a committed file differs (CI's drift check).
 //
 // Rules of the mapping, chosen for what a frontend needs:
 // - a `$defs` entry becomes a named type; a `oneOf` of `const` branches becomes a union of string
@@ -17,12 +19,15 @@ import { readdir, readFile, writeFile, mkdir } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { isDeepStrictEqual } from "node:util";
+import { factsModule } from "./facts.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const pkgDir = path.resolve(here, "..");
 const root = path.resolve(pkgDir, "../..");
 const schemaDir = path.join(root, "schema/json");
 const outFile = path.join(pkgDir, "src/generated/protocol.ts");
+const factsFile = path.join(pkgDir, "src/generated/facts.ts");
+const factsSource = path.join(root, "fixtures/protocol-facts.json");
 const check = process.argv.includes("--check");
 
 const UNIONS = { server: "server-frame.json", client: "client-frame.json" };
@@ -45,12 +50,8 @@ async function readJson(file) {
   return JSON.parse(await readFile(path.join(schemaDir, file), "utf8"));
 }
 
-async function protocolVersion() {
-  const source = await readFile(path.join(root, "schema/src/version.rs"), "utf8");
-  const m = source.match(/pub const PROTOCOL_VERSION: ProtocolVersion = ProtocolVersion \{ major: (\d+), minor: (\d+) \}/);
-  const sub = source.match(/pub const SUBPROTOCOL: &str = "([^"]+)"/);
-  if (!m || !sub) fail("cannot read PROTOCOL_VERSION and SUBPROTOCOL from schema/src/version.rs");
-  return { version: `${m[1]}.${m[2]}`, subprotocol: sub[1] };
+async function readFacts() {
+  return JSON.parse(await readFile(factsSource, "utf8"));
 }
 
 function doc(text, indent) {
@@ -261,8 +262,8 @@ function defDeclaration(name, schema) {
   return `${header}export type ${name} = ${tsType(schema, "")};`;
 }
 
-async function generate() {
-  const { version, subprotocol } = await protocolVersion();
+async function generate(facts) {
+  const version = facts.protocol_version;
   const pkg = JSON.parse(await readFile(path.join(pkgDir, "package.json"), "utf8"));
   if (!pkg.version.startsWith(`${version}.`)) {
     fail(`package.json version ${pkg.version} is not a release of protocol ${version}: use ${version}.PATCH`);
@@ -286,11 +287,7 @@ async function generate() {
   const out = [
     "// Generated from schema/json by tools/npm/scripts/generate.mjs. Do not edit: change the Rust",
     "// types, run `cargo run -p chatwire-schema-tool -- export`, then `npm run generate` in tools/npm.",
-    "",
-    `/** The protocol version these types describe (\`MAJOR.MINOR\`). */`,
-    `export const PROTOCOL_VERSION = ${JSON.stringify(version)};`,
-    `/** The WebSocket subprotocol of this major version. */`,
-    `export const SUBPROTOCOL = ${JSON.stringify(subprotocol)};`,
+    "// The protocol's version, limits and other facts are in ./facts.ts.",
     "",
   ];
   for (const name of Object.keys(defs).sort()) out.push(defDeclaration(name, defs[name]), "");
@@ -334,16 +331,28 @@ async function generate() {
   return out.join("\n");
 }
 
-const text = await generate();
+const facts = await readFacts();
+const outputs = [
+  [outFile, await generate(facts), "schema/json"],
+  [factsFile, factsModule(facts), "fixtures/protocol-facts.json"],
+];
 if (check) {
-  const committed = await readFile(outFile, "utf8").catch(() => null);
-  if (committed !== text) {
-    console.error("drift: tools/npm/src/generated/protocol.ts differs from what schema/json generates; run `npm run generate` in tools/npm");
-    process.exit(1);
+  let drifted = false;
+  for (const [file, text, source] of outputs) {
+    const name = path.relative(root, file);
+    const committed = await readFile(file, "utf8").catch(() => null);
+    if (committed !== text) {
+      console.error(`drift: ${name} differs from what ${source} generates; run \`npm run generate\` in tools/npm`);
+      drifted = true;
+    } else {
+      console.log(`${name} is up to date`);
+    }
   }
-  console.log("tools/npm/src/generated/protocol.ts is up to date");
+  if (drifted) process.exit(1);
 } else {
-  await mkdir(path.dirname(outFile), { recursive: true });
-  await writeFile(outFile, text);
-  console.log("wrote tools/npm/src/generated/protocol.ts");
+  for (const [file, text] of outputs) {
+    await mkdir(path.dirname(file), { recursive: true });
+    await writeFile(file, text);
+    console.log(`wrote ${path.relative(root, file)}`);
+  }
 }

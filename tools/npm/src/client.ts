@@ -20,7 +20,6 @@
 // The socket is injected: browsers use the global WebSocket; Node 20 has none, so pass
 // `(url, protocols) => new WebSocket(url, protocols)` from the `ws` package.
 import {
-  SUBPROTOCOL,
   type AgentScript,
   type Capability,
   type ChatCancelAccepted,
@@ -40,8 +39,19 @@ import {
   type SessionWelcome,
   type UiState,
 } from "./generated/protocol.js";
+import {
+  ANSWERED_BY,
+  CAPABILITY_FACTS,
+  CLIENT_FRAME_FACTS,
+  FATAL_CLOSE_CODES,
+  MAX_HISTORY_PAGE_ITEMS,
+  MAX_WINDOW_ITEMS,
+  PROTOCOL_VERSION,
+  SUBPROTOCOL,
+  SUPPORTED_VERSIONS,
+  VERSION_FACTS,
+} from "./generated/facts.js";
 import { StateTracker, type PatchRefusal } from "./state.js";
-import { MAX_HISTORY_PAGE_ITEMS, MAX_WINDOW_ITEMS } from "./window.js";
 import { parseServerFrame, type FrameError } from "./validate.js";
 
 // Timers and crypto exist in every runtime the client targets (browsers, Node 20+, Deno, Bun);
@@ -96,13 +106,17 @@ export interface SessionInfo extends SessionResume {
  * `response_schema`), a 1.1 server 1.1 (patches and catch-up resumes, every feature it implements
  * in force), a 1.0 server 1.0 (`SESSION-012`).
  */
-export const OFFERED_VERSIONS: readonly string[] = ["1.2", "1.1", "1.0"];
+export const OFFERED_VERSIONS: readonly string[] = SUPPORTED_VERSIONS;
 
 /**
  * The features a takeover asks for when the client has no list of its own and no welcome to copy
- * one from: every 1.2 feature but `multi_attach` (a server ignores names it does not implement).
+ * one from: every feature of the newest version but `multi_attach` (a takeover closes the other
+ * tabs) and `state_window` (a windowed client names its own features), and a server ignores names
+ * it does not implement.
  */
-const TAKEOVER_FEATURES: readonly Capability[] = ["ui_state_patch", "resume_catch_up", "assistant_stream"];
+const TAKEOVER_FEATURES: readonly Capability[] = VERSION_FACTS[PROTOCOL_VERSION].features.filter(
+  (f) => f !== "multi_attach" && f !== "state_window",
+);
 
 /**
  * Why a client stopped because its session lives on elsewhere: another connection took it over
@@ -113,25 +127,45 @@ const TAKEOVER_FEATURES: readonly Capability[] = ["ui_state_patch", "resume_catc
 export type DisplacedCode = "session_taken_over" | "session_detached";
 
 /** The close codes of a displaced connection, for a close that arrives without its error frame. */
-const DISPLACED_CLOSE: { readonly [code: number]: DisplacedCode } = { 4001: "session_taken_over", 4003: "session_detached" };
+const DISPLACED_CLOSE: { readonly [code: number]: DisplacedCode } = {
+  [FATAL_CLOSE_CODES.session_taken_over]: "session_taken_over",
+  [FATAL_CLOSE_CODES.session_detached]: "session_detached",
+};
 
 /** Consecutive resumes for a patch that did not apply, after which the client gives up. */
 const MAX_RESYNCS = 3;
 
-/** Whether `version` ("MAJOR.MINOR") is below `1.<minor>` (every version tested here is 1.x or later). */
-function below(version: string, least: number): boolean {
+/** `version` ("MAJOR.MINOR") as numbers; null when it is not one. */
+function parseVersion(version: string): [number, number] | null {
   const [major, minor] = version.split(".").map(Number);
-  return major === undefined || minor === undefined || Number.isNaN(major) || Number.isNaN(minor) || major < 1 || (major === 1 && minor < least);
+  if (major === undefined || minor === undefined || Number.isNaN(major) || Number.isNaN(minor)) return null;
+  return [major, minor];
 }
 
-/** Whether `version` is below 1.1, where `session.hello` has no `features`. */
+/** Whether `version` is older than `since` (both "MAJOR.MINOR"); a malformed version is older. */
+function olderThan(version: string, since: string): boolean {
+  const v = parseVersion(version);
+  const s = parseVersion(since);
+  if (v === null || s === null) return true;
+  return v[0] < s[0] || (v[0] === s[0] && v[1] < s[1]);
+}
+
+/** The minor that defines `multi_attach` (spec/attach.md), where a takeover needs its own offer. */
+const MULTI_ATTACH_SINCE: string = CAPABILITY_FACTS.find((c) => c.name === "multi_attach")?.since ?? PROTOCOL_VERSION;
+
+/** The minor that added `member` to `session.hello`, as the protocol facts state it. */
+function helloMemberSince(member: "features" | "window"): string {
+  return CLIENT_FRAME_FACTS["session.hello"].members_since[member];
+}
+
+/** Whether `version` is below 1.1, where `session.hello` has no `features` (`SESSION-014`). */
 function before11(version: string): boolean {
-  return below(version, 1);
+  return olderThan(version, helloMemberSince("features"));
 }
 
 /** Whether `version` is below 1.2, where `session.hello` has no `window` (`WINDOW-001`). */
 function before12(version: string): boolean {
-  return below(version, 2);
+  return olderThan(version, helloMemberSince("window"));
 }
 
 /** The items a {@link ChatwireClient.loadOlder} page asks for when no limit is given. */
@@ -585,15 +619,14 @@ export class ChatwireClient {
 
   /** Sends a user message; resolves with its acceptance. */
   sendMessage(text: string, id: string = this.#options.newId()): Promise<ChatUserMessageAccepted> {
-    return this.#request({ type: "chat.user_message", id, text }, ["chat.user_message_accepted"]) as Promise<ChatUserMessageAccepted>;
+    return this.#request({ type: "chat.user_message", id, text }) as Promise<ChatUserMessageAccepted>;
   }
 
   /** Answers a pending tool call; resolves with the frame that settled it. */
   respond(toolCallId: string, outcome: ResponseOutcome, id: string = this.#options.newId()): Promise<ChatToolCallComplete | ChatToolCallDismiss> {
-    return this.#request({ type: "chat.tool_call_response", id, tool_call_id: toolCallId, outcome }, [
-      "chat.tool_call_complete",
-      "chat.tool_call_dismiss",
-    ]) as Promise<ChatToolCallComplete | ChatToolCallDismiss>;
+    return this.#request({ type: "chat.tool_call_response", id, tool_call_id: toolCallId, outcome }) as Promise<
+      ChatToolCallComplete | ChatToolCallDismiss
+    >;
   }
 
   /** Submits a value (any JSON) for a pending tool call. */
@@ -608,7 +641,7 @@ export class ChatwireClient {
 
   /** Removes the turn `beforeInvocationId` and every later one (needs the `rewind` capability). */
   rewind(beforeInvocationId: string, id: string = this.#options.newId()): Promise<ChatRewindComplete> {
-    return this.#request({ type: "chat.rewind", id, before_invocation_id: beforeInvocationId }, ["chat.rewind_complete"]) as Promise<ChatRewindComplete>;
+    return this.#request({ type: "chat.rewind", id, before_invocation_id: beforeInvocationId }) as Promise<ChatRewindComplete>;
   }
 
   /**
@@ -618,7 +651,7 @@ export class ChatwireClient {
    * `removed_item_ids` say what the cut removed.
    */
   retry(afterItemId: string, id: string = this.#options.newId()): Promise<ChatRetryAccepted> {
-    return this.#request({ type: "chat.retry", id, after_item_id: afterItemId }, ["chat.retry_accepted"]) as Promise<ChatRetryAccepted>;
+    return this.#request({ type: "chat.retry", id, after_item_id: afterItemId }) as Promise<ChatRetryAccepted>;
   }
 
   /**
@@ -632,7 +665,7 @@ export class ChatwireClient {
    * from a server that negotiated 1.0 or 1.1 (`chat.cancel` is a 1.2 frame).
    */
   cancel(invocationId: string, id: string = this.#options.newId()): Promise<ChatCancelAccepted> {
-    return this.#request({ type: "chat.cancel", id, invocation_id: invocationId }, ["chat.cancel_accepted"]) as Promise<ChatCancelAccepted>;
+    return this.#request({ type: "chat.cancel", id, invocation_id: invocationId }) as Promise<ChatCancelAccepted>;
   }
 
   /**
@@ -670,7 +703,7 @@ export class ChatwireClient {
     const id = this.#options.newId();
     this.#pageRequest = { id, before };
     try {
-      return (await this.#request({ type: "chat.history_request", id, before, limit }, ["chat.history_page"])) as ChatHistoryPage;
+      return (await this.#request({ type: "chat.history_request", id, before, limit })) as ChatHistoryPage;
     } finally {
       if (this.#pageRequest?.id === id) this.#pageRequest = null;
     }
@@ -785,10 +818,10 @@ export class ChatwireClient {
    * resume takes over anyway: the client does not offer 1.2, or the session negotiated less.
    */
   #takeoverOffer(): { versions: string[]; features: Capability[] } | null {
-    const versions = this.#options.versions.filter((v) => !below(v, 2));
+    const versions = this.#options.versions.filter((v) => !olderThan(v, MULTI_ATTACH_SINCE));
     if (versions.length === 0) return null;
     const session = this.#session;
-    if (session !== null && below(session.version, 2)) return null;
+    if (session !== null && olderThan(session.version, MULTI_ATTACH_SINCE)) return null;
     const wanted = this.#features ?? (session !== null ? session.features : TAKEOVER_FEATURES);
     return { versions, features: wanted.filter((f) => f !== "multi_attach") };
   }
@@ -853,7 +886,9 @@ export class ChatwireClient {
 
   // --- frames ---------------------------------------------------------------------------------
 
-  #request(frame: ClientFrame, expects: ServerFrame["type"][]): Promise<ServerFrame> {
+  /** Sends `frame` and resolves with the frame that answers it (a type of {@link ANSWERED_BY}). */
+  #request(frame: ClientFrame): Promise<ServerFrame> {
+    const expects: readonly ServerFrame["type"][] = ANSWERED_BY[frame.type];
     if (this.#status === "closed") return Promise.reject(this.#closeError ?? new ChatwireError("closed", "the client is closed"));
     if (this.#status !== "open" || this.#socket === null) {
       return Promise.reject(new ChatwireError("disconnected", "not connected; retry once the status is open"));

@@ -1,6 +1,7 @@
 // @chatwire/protocol: types for every Chatwire frame and the UiState, precompiled validators, and
 // a client that keeps a session alive across reconnects, and the checker of a call's response_schema.
 export * from "./generated/protocol.js";
+export * from "./generated/facts.js";
 export {
   validateServerFrame,
   validateClientFrame,
@@ -18,15 +19,12 @@ export {
   parseResponseSchema,
   ResponseChecker,
   ResponseSchemaError,
-  RESPONSE_SCHEMA_KEYWORDS,
-  RESPONSE_SCHEMA_MAX_DEPTH,
-  RESPONSE_SCHEMA_TYPES,
   type ResponseSchemaErrorKind,
   type ResponseSchemaKeyword,
   type ResponseViolation,
   type ResponseViolationKeyword,
 } from "./response_schema.js";
-export { mergePage, MAX_HISTORY_PAGE_ITEMS, MAX_WINDOW_ITEMS } from "./window.js";
+export { mergePage } from "./window.js";
 export {
   ChatwireClient,
   ChatwireError,

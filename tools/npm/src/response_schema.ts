@@ -19,32 +19,11 @@
 // - member order of names that are array indices (`"0"`, `"12"`): JavaScript objects list them
 //   first, in ascending order, so `properties` and `additionalProperties` may meet them in another
 //   order than Rust does (and name another first failure) when a schema or a value uses them.
+import { RESPONSE_SCHEMA_KEYWORDS, RESPONSE_SCHEMA_MAX_DEPTH, RESPONSE_SCHEMA_TYPES } from "./generated/facts.js";
 import type { ResponseSchema } from "./generated/protocol.js";
-
-/** The keywords a response schema may use (TOOL-022), in the spec's order. */
-export const RESPONSE_SCHEMA_KEYWORDS = [
-  "type",
-  "properties",
-  "required",
-  "enum",
-  "items",
-  "minimum",
-  "maximum",
-  "minLength",
-  "maxLength",
-  "additionalProperties",
-  "title",
-  "description",
-] as const;
 
 /** A keyword of the response-schema subset. */
 export type ResponseSchemaKeyword = (typeof RESPONSE_SCHEMA_KEYWORDS)[number];
-
-/** The JSON Schema type names a `type` may list. */
-export const RESPONSE_SCHEMA_TYPES = ["null", "boolean", "object", "array", "number", "integer", "string"] as const;
-
-/** How deep response schemas nest (`properties`, `items`, `additionalProperties`), at most. */
-export const RESPONSE_SCHEMA_MAX_DEPTH = 16;
 
 /** Why a JSON value is not a response schema (the Rust `SchemaError` variants). */
 export type ResponseSchemaErrorKind =

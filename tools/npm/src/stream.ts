@@ -3,16 +3,16 @@
 // it holds (STREAM-007). The rule's reference is `chatwire_schema::reduce`; this copy is proven
 // equal to it on fixtures/stream-deltas/cases.jsonl, which the Rust crate writes
 // (test/stream-deltas.test.mjs).
+import { REDUCE_REFUSALS } from "./generated/facts.js";
 import type { ChatAssistantMessageDelta, DisplayItem, ItemOf, UiState } from "./generated/protocol.js";
 
-/** Why a delta was refused, by the requirement that refuses it (spec/ui-state.md#refusals). */
-export type DeltaRefusal =
-  /** The run is not in progress for the delta's invocation (`NotInRun`). */
-  | "STATE-022"
-  /** The delta names an item that is not the open stream (`NotStreaming`). */
-  | "STATE-045"
-  /** The delta opens a stream while another one is open (`StreamOpen`). */
-  | "STATE-046";
+/**
+ * Why a delta was refused, by the requirement that refuses it (spec/ui-state.md#refusals): the run
+ * is not in progress for the delta's invocation (`NotInRun`, STATE-022), the delta names an item
+ * that is not the open stream (`NotStreaming`, STATE-045), or it opens a stream while another one
+ * is open (`StreamOpen`, STATE-046).
+ */
+export type DeltaRefusal = (typeof REDUCE_REFUSALS)["NotInRun" | "NotStreaming" | "StreamOpen"];
 
 /** The outcome of applying a delta: the new state, or the refusal that left the state as it was. */
 export type DeltaResult = { ok: true; state: UiState } | { ok: false; refusal: DeltaRefusal; message: string };
@@ -31,24 +31,24 @@ function isOpenStream(item: DisplayItem): item is Markdown {
  */
 export function applyDelta(state: UiState, delta: ChatAssistantMessageDelta): DeltaResult {
   if (state.run.status !== "running" || state.run.invocation_id !== delta.invocation_id) {
-    return { ok: false, refusal: "STATE-022", message: `invocation ${delta.invocation_id} has no run in progress` };
+    return { ok: false, refusal: REDUCE_REFUSALS.NotInRun, message: `invocation ${delta.invocation_id} has no run in progress` };
   }
   const items = state.items;
   // The open stream, when there is one, is the last item (spec/streaming.md#the-frames).
   const last = items.at(-1);
   if (last !== undefined && isOpenStream(last)) {
     if (last.id !== delta.item_id) {
-      return { ok: false, refusal: "STATE-046", message: `item ${last.id} is still streaming` };
+      return { ok: false, refusal: REDUCE_REFUSALS.StreamOpen, message: `item ${last.id} is still streaming` };
     }
     if (last.invocation_id !== delta.invocation_id) {
-      return { ok: false, refusal: "STATE-045", message: `item ${delta.item_id} is not an open stream of invocation ${delta.invocation_id}` };
+      return { ok: false, refusal: REDUCE_REFUSALS.NotStreaming, message: `item ${delta.item_id} is not an open stream of invocation ${delta.invocation_id}` };
     }
     const next = items.slice();
     next[next.length - 1] = { ...last, markdown: last.markdown + delta.delta };
     return { ok: true, state: { ...state, items: next } };
   }
   if (items.some((item) => item.id === delta.item_id)) {
-    return { ok: false, refusal: "STATE-045", message: `item ${delta.item_id} is not an open stream` };
+    return { ok: false, refusal: REDUCE_REFUSALS.NotStreaming, message: `item ${delta.item_id} is not an open stream` };
   }
   const opened: Markdown = {
     kind: "assistant_markdown",

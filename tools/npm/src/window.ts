@@ -3,13 +3,8 @@
 // windowed client holds. The view is the items from the cursor item on, preceded by the older items
 // that are always held (a call that awaits or awaited a response, and its output, `WINDOW-003`), in
 // display order; a page holds the items just before the cursor, always-held ones included.
+// The bounds (`MAX_WINDOW_ITEMS`, `MAX_HISTORY_PAGE_ITEMS`) are protocol facts: ./generated/facts.ts.
 import type { DisplayItem, UiState } from "./generated/protocol.js";
-
-/** The largest `window` a `session.hello` may ask for (`WINDOW-001`, `chatwire_schema::window::MAX_WINDOW_ITEMS`). */
-export const MAX_WINDOW_ITEMS = 1000;
-
-/** The largest `limit` of a `chat.history_request` (`WINDOW-007`, `chatwire_schema::window::MAX_HISTORY_PAGE_ITEMS`). */
-export const MAX_HISTORY_PAGE_ITEMS = 500;
 
 /**
  * The view after a page before `cursor` (`WINDOW-008`): the always-held items older than the page,

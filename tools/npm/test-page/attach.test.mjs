@@ -84,7 +84,9 @@ for (const width of WIDTHS) test(`${width} px: two tabs on one conversation: a S
   await Promise.all([shot("attach-streaming"), second.shot("attach-streaming")]);
   await b.click("#stop");
   const cancelled = await bothShow("the run cancelled in both tabs", a, b, (s) => s.run === "cancelled");
-  const partial = cancelled.transcript.at(-1);
+  // The stopped answer is marked (issue #35): the mark follows the partial text.
+  assert.equal(cancelled.transcript.at(-1), "Stopped", "the stopped answer is marked Stopped");
+  const partial = cancelled.transcript.at(-2);
   assert.ok(partial.length > 0 && partial.length < streamed.markdown.length, `the text streamed so far: ${partial}`);
   assert.equal(await a.isHidden("#stop"), true);
   assert.equal(await a.isHidden("#error"), true, `no error in tab A: ${await a.textContent("#error")}`);

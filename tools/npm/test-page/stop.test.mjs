@@ -73,7 +73,7 @@ test("Stop ends the streamed reply mid-stream; the partial text stays, also afte
   assert.ok(k >= 1 && k < prefixes.length - 1, `the text streamed so far, not the whole reply: ${JSON.stringify(partial)}`);
   assert.ok(partial.startsWith(before), `it kept what was shown when Stop was pressed: ${JSON.stringify(before)}`);
   assert.equal(await page.isHidden("#stop"), true, "no Stop button once the run is over");
-  assert.equal(await page.textContent("#run"), "cancelled");
+  assert.equal(await page.textContent("#run"), "stopped", "a stopped run reads stopped, not as a failure");
   // Nothing of the run comes after the cancel: no more text, none of its tool calls.
   await page.waitForTimeout(3 * streamed.chunk_delay_ms);
   assert.equal(await message.textContent(), partial);
@@ -134,14 +134,17 @@ test("the deploy form renders from its response_schema and checks the value befo
   await form.locator('input[name="branch"]').fill("release-1.2");
   await form.locator('input[name="replicas"]').fill(String(schema.properties.replicas.maximum + 1));
   await form.locator('button[type="submit"]').click();
-  const problem = form.locator(".form-error");
-  await problem.waitFor();
-  assert.equal(await problem.textContent(), `Replicas: greater than ${schema.properties.replicas.maximum}`);
+  // Said beside the field, in words (issue #35).
+  const replicas = form.locator('label[data-field="replicas"] .field-error');
+  await replicas.waitFor();
+  assert.equal(await replicas.textContent(), `Must be at most ${schema.properties.replicas.maximum}`);
   assert.equal(await form.locator('input[name="replicas"]').getAttribute("aria-invalid"), "");
   await form.locator('input[name="branch"]').fill("");
   await form.locator('button[type="submit"]').click();
-  await page.waitForFunction(() => document.querySelector("form.answer[data-schema] .form-error")?.textContent?.startsWith("Branch"));
-  assert.equal(await problem.textContent(), "Branch is required", "an empty text box with minLength 1");
+  const branch = form.locator('label[data-field="branch"] .field-error');
+  await branch.waitFor();
+  assert.equal(await branch.textContent(), "Required", "an empty text box with minLength 1");
+  assert.equal(await replicas.isHidden(), true, "one problem at a time, beside its field");
   await page.screenshot({ path: path.join(SHOTS, "schema-form-refused.png"), fullPage: true });
   assert.equal(await page.locator(`[data-chip-for="${callId}"]`).count(), 0, "nothing was sent");
 
@@ -187,7 +190,7 @@ test("a refusal from the server (response_invalid) is shown in the form, which s
   await page.waitForFunction(() => document.querySelector("form.answer[data-schema] .form-error")?.textContent?.includes("server"));
   assert.ok(tampered !== null, "the route changed a response");
   const text = (await problem.textContent()) ?? "";
-  assert.match(text, /^the server refused the answer: .*\/replicas/, "the server's message names the pointer");
+  assert.match(text, /^The server did not take this answer: .*\/replicas/, "the server's message names the pointer");
   await page.screenshot({ path: path.join(SHOTS, "schema-form-server-refused.png"), fullPage: true });
   assert.equal(await form.locator('button[type="submit"]').isEnabled(), true, "the form is answerable again");
   assert.equal(await form.getAttribute("data-form-for"), callId);

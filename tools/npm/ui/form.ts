@@ -8,7 +8,7 @@
 // a checkbox, `integer`/`number` as a number input, `string` as a text input, anything else (arrays,
 // nested objects) as a JSON text box. Any other schema gives one control for the whole value.
 import { ChatwireError, parseResponseSchema, type ItemOf, type ResponseChecker, type ResponseSchema } from "../dist/index.js";
-import { type Answer, el } from "./items.js";
+import { type Answer, el } from "./dom.js";
 
 type ToolCallItem = ItemOf<"tool_call">;
 
@@ -18,6 +18,67 @@ interface Control {
   name: string | null;
   element: HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement;
   read(): { ok: true; value: unknown } | { ok: true; absent: true } | { ok: false; message: string };
+  /** Where its problem is said, beside it (set by `labelled`). */
+  error?: HTMLElement;
+}
+
+/**
+ * The values a call's payload starts its fields with (`payload.fields[].default`, by `name`): a
+ * form rendered from the schema starts from the same values the tool asked for (the demo's deploy
+ * form: Branch `main`, Replicas 2), so a first Submit is not refused for fields the user never saw
+ * empty.
+ */
+function payloadDefaults(payload: { [key: string]: unknown }): Map<string, unknown> {
+  const out = new Map<string, unknown>();
+  const fields = payload["fields"];
+  if (!Array.isArray(fields)) return out;
+  for (const field of fields) {
+    if (typeof field !== "object" || field === null) continue;
+    const { name, default: initial } = field as { name?: unknown; default?: unknown };
+    if (typeof name === "string" && initial !== undefined) out.set(name, initial);
+  }
+  return out;
+}
+
+/** Starts a control with `initial`, where it is a value the control can hold. */
+function prefill(c: Control, schema: ResponseSchema, initial: unknown): void {
+  if (initial === undefined) return;
+  const e = c.element;
+  if (e instanceof HTMLSelectElement) {
+    const i = (schema.enum ?? []).findIndex((choice) => JSON.stringify(choice) === JSON.stringify(initial));
+    if (i >= 0) e.value = String(i);
+  } else if (e instanceof HTMLInputElement && e.type === "checkbox") {
+    e.checked = initial === true;
+  } else if (e instanceof HTMLInputElement && e.type === "number") {
+    if (typeof initial === "number" && Number.isFinite(initial)) e.value = String(initial);
+  } else if (e instanceof HTMLInputElement) {
+    if (typeof initial === "string") e.value = initial;
+  } else {
+    e.value = JSON.stringify(initial);
+  }
+}
+
+/** What is wrong with a field, said as a person would, from the checker's keyword. */
+function inWords(keyword: string, schema: ResponseSchema | undefined): string {
+  const types = schema === undefined ? [] : typesOf(schema);
+  switch (keyword) {
+    case "required":
+      return "Required";
+    case "minimum":
+      return schema?.minimum === undefined ? "Too small" : `Must be at least ${schema.minimum}`;
+    case "maximum":
+      return schema?.maximum === undefined ? "Too large" : `Must be at most ${schema.maximum}`;
+    case "minLength":
+      return schema?.minLength === undefined || schema.minLength <= 1 ? "Required" : `Must be at least ${schema.minLength} characters`;
+    case "maxLength":
+      return schema?.maxLength === undefined ? "Too long" : `Must be at most ${schema.maxLength} characters`;
+    case "enum":
+      return "Choose one of the options";
+    case "type":
+      return types.includes("integer") ? "Must be a whole number" : types.includes("number") ? "Must be a number" : "Not a value this field takes";
+    default:
+      return "Not a value this field takes";
+  }
 }
 
 const ABSENT = { ok: true, absent: true } as const;
@@ -50,9 +111,9 @@ function control(name: string | null, schema: ResponseSchema, required: boolean)
       name,
       element: input,
       read: () => {
-        if (input.value.trim() === "") return input.validity.badInput ? { ok: false, message: "not a number" } : ABSENT;
+        if (input.value.trim() === "") return input.validity.badInput ? { ok: false, message: "Must be a number" } : ABSENT;
         const value = Number(input.value);
-        return Number.isFinite(value) ? { ok: true, value } : { ok: false, message: "not a number" };
+        return Number.isFinite(value) ? { ok: true, value } : { ok: false, message: "Must be a number" };
       },
     };
   }
@@ -70,19 +131,27 @@ function control(name: string | null, schema: ResponseSchema, required: boolean)
       try {
         return { ok: true, value: JSON.parse(area.value) as unknown };
       } catch {
-        return { ok: false, message: "not valid JSON" };
+        return { ok: false, message: "Must be valid JSON" };
       }
     },
   };
 }
 
-/** The label of a control, with its required mark and description. */
+/**
+ * The label of a control: its caption (with the required mark) above the control, a checkbox
+ * before its caption, the description below, and the place where its problem is said.
+ */
 function labelled(c: Control, schema: ResponseSchema, required: boolean): HTMLLabelElement {
   const caption = el("span", { class: "caption" }, schema.title ?? c.name ?? "Value");
   if (required) caption.append(el("span", { class: "required", title: "required" }, " *"));
-  const parts: (Node | string)[] = c.element instanceof HTMLInputElement && c.element.type === "checkbox" ? [c.element, caption] : [caption, c.element];
+  const checkbox = c.element instanceof HTMLInputElement && c.element.type === "checkbox";
+  const parts: (Node | string)[] = checkbox ? [el("span", { class: "check" }, c.element, caption)] : [caption, c.element];
   if (schema.description !== undefined) parts.push(el("small", { class: "hint" }, schema.description));
-  return el("label", { "data-field": c.name ?? "" }, ...parts);
+  const error = el("small", { class: "field-error", role: "alert" });
+  error.hidden = true;
+  c.error = error;
+  parts.push(error);
+  return el("label", { "data-field": c.name ?? "", class: checkbox ? "field checkbox" : "field" }, ...parts);
 }
 
 /** The first token of a JSON Pointer, unescaped: the property a failure is about. */
@@ -104,12 +173,14 @@ export function schemaForm(form: HTMLFormElement, node: HTMLElement, call: ToolC
   const schema = call.response_schema;
   const objectForm = schema.properties !== undefined && (typesOf(schema).length === 0 || typesOf(schema).includes("object"));
   const required = new Set(schema.required ?? []);
+  const defaults = payloadDefaults(call.payload);
   const controls: Control[] = [];
   form.noValidate = true;
   form.dataset["schema"] = "true";
   if (objectForm && schema.properties !== undefined) {
     for (const [name, sub] of Object.entries(schema.properties)) {
       const c = control(name, sub, required.has(name));
+      prefill(c, sub, defaults.get(name));
       controls.push(c);
       node.append(labelled(c, sub, required.has(name)));
     }
@@ -122,10 +193,21 @@ export function schemaForm(form: HTMLFormElement, node: HTMLElement, call: ToolC
   problem.hidden = true;
   node.append(problem);
 
+  /** Says what is wrong beside the field it is about, or above the buttons for the whole value. */
   const show = (message: string, field: string | null): void => {
+    const at = field === null ? undefined : controls.find((c) => c.name === field);
+    for (const c of controls) {
+      c.element.toggleAttribute("aria-invalid", c === at);
+      if (c.error !== undefined) c.error.hidden = c !== at;
+    }
+    if (at?.error !== undefined) {
+      at.error.textContent = message;
+      problem.hidden = true;
+      at.element.focus();
+      return;
+    }
     problem.textContent = message;
     problem.hidden = false;
-    for (const c of controls) c.element.toggleAttribute("aria-invalid", field !== null && c.name === field);
   };
   const controlsOf = (): NodeListOf<HTMLButtonElement | HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement> =>
     node.querySelectorAll("button, input, select, textarea");
@@ -136,10 +218,10 @@ export function schemaForm(form: HTMLFormElement, node: HTMLElement, call: ToolC
       for (const c of controlsOf()) c.disabled = false;
       if (error instanceof ChatwireError && (error.code === "response_invalid" || error.code === "invalid_frame")) {
         // The server's message names the failing JSON Pointer (TOOL-023); the call stays pending.
-        show(`the server refused the answer: ${error.message}`, null);
+        show(`The server did not take this answer: ${error.message}`, null);
         return;
       }
-      onError(`${call.tool_name}: ${error.message}`);
+      onError(`${call.payload["title"] === undefined ? call.tool_name : String(call.payload["title"])}: ${error.message}`);
     });
   };
 
@@ -148,20 +230,25 @@ export function schemaForm(form: HTMLFormElement, node: HTMLElement, call: ToolC
     let value: unknown = objectForm ? {} : undefined;
     for (const c of controls) {
       const read = c.read();
-      if (!read.ok) return show(`${c.name ?? "value"}: ${read.message}`, c.name);
+      if (!read.ok) return show(read.message, c.name);
       if ("absent" in read) continue;
       if (c.name === null) value = read.value;
       else (value as Record<string, unknown>)[c.name] = read.value;
     }
-    if (value === undefined) return show("value: an answer is required", null);
+    if (value === undefined) return show("An answer is required", objectForm ? null : (controls[0]?.name ?? null));
     const failure = checker.check(value);
     if (failure !== null) {
-      const field = objectForm ? firstToken(failure.pointer) : null;
-      const label = field === null ? "value" : (schema.properties?.[field]?.title ?? field);
-      // An empty text box that must not be empty reads better as "required" than as a length.
-      const empty = failure.keyword === "minLength" && controls.find((c) => c.name === field)?.element.value === "";
-      return show(failure.keyword === "required" || empty ? `${label} is required` : `${label}: ${failure.message}`, field);
+      // `required` names the object; the missing property is in the message's pointer or the schema.
+      const field = objectForm
+        ? failure.keyword === "required"
+          ? (controls.find((c) => c.name !== null && required.has(c.name) && c.read().ok && "absent" in c.read())?.name ?? firstToken(failure.pointer))
+          : firstToken(failure.pointer)
+        : null;
+      const sub = field === null ? schema : schema.properties?.[field];
+      if (field === null && !objectForm) return show(inWords(failure.keyword, sub), controls[0]?.name ?? null);
+      return show(inWords(failure.keyword, sub), field);
     }
+    show("", null);
     problem.hidden = true;
     send(value);
   });

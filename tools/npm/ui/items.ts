@@ -1,25 +1,14 @@
 // Builders of the chat page's DOM for one display item each: messages, tool output, a call's card
 // with its form while pending and its chip once settled. Text is only ever set through textContent:
 // nothing the server sends is parsed as HTML.
-import type { DisplayItem, ItemOf, ToolCallStatus } from "../dist/index.js";
+import type { ItemOf, ToolCallStatus } from "../dist/index.js";
+import { type Answer, clock, el, humanize } from "./dom.js";
 import { schemaForm } from "./form.js";
 
 export type ToolCallItem = ItemOf<"tool_call">;
 type OutputItem = ItemOf<"tool_output">;
 
-/** What the page does when the user answers a call. */
-export interface Answer {
-  submit(toolCallId: string, value: unknown): Promise<unknown>;
-  dismiss(toolCallId: string): Promise<unknown>;
-}
-
 export const SETTLED: ReadonlySet<ToolCallStatus> = new Set(["completed", "failed", "dismissed", "expired"]);
-export function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string> = {}, ...children: (Node | string)[]): HTMLElementTagNameMap[K] {
-  const node = document.createElement(tag);
-  for (const [name, value] of Object.entries(attrs)) node.setAttribute(name, value);
-  node.append(...children);
-  return node;
-}
 
 const text = (value: unknown): string | undefined => (typeof value === "string" && value !== "" ? value : undefined);
 
@@ -54,7 +43,17 @@ function inline(line: string): Node[] {
 }
 
 export function title(call: ToolCallItem): string {
-  return text(call.payload["title"]) ?? text(call.payload["question"]) ?? text(call.payload["prompt"]) ?? call.tool_name;
+  return text(call.payload["title"]) ?? text(call.payload["question"]) ?? text(call.payload["prompt"]) ?? humanize(call.tool_name);
+}
+
+/** A call the user stopped (Stop dismissed it with reason `cancelled`), not one that failed. */
+export function stopped(call: ToolCallItem): boolean {
+  return call.status === "dismissed" && call.dismissal?.reason === "cancelled";
+}
+
+/** The status a card and a chip show: a stopped call says so rather than "dismissed". */
+function statusWord(call: ToolCallItem): string {
+  return stopped(call) ? "stopped" : call.status;
 }
 
 /**
@@ -69,8 +68,11 @@ export function chip(call: ToolCallItem): HTMLElement {
         ? (call.error ?? "failed")
         : call.status === "expired"
           ? (call.error ?? "expired")
-          : `dismissed by the ${call.dismissal?.initiated_by ?? "server"}${call.dismissal?.reason ? `: ${call.dismissal.reason}` : ""}`;
-  return el("span", { class: `chip ${call.status}`, "data-chip-for": call.id, "data-status": call.status }, `${call.tool_name}: ${detail}`);
+          : stopped(call)
+            ? "stopped"
+            : `dismissed by the ${call.dismissal?.initiated_by ?? "server"}${call.dismissal?.reason ? `: ${call.dismissal.reason}` : ""}`;
+  const classes = stopped(call) ? `chip ${call.status} stopped` : `chip ${call.status}`;
+  return el("span", { class: classes, "data-chip-for": call.id, "data-status": call.status }, `${humanize(call.tool_name)}: ${detail}`);
 }
 
 interface Field {
@@ -113,7 +115,7 @@ export function form(call: ToolCallItem, answer: Answer, onError: (message: stri
     const done = value === undefined ? answer.dismiss(call.id) : answer.submit(call.id, value);
     done.catch((error: Error) => {
       for (const control of node.querySelectorAll("button, input, textarea")) control.removeAttribute("disabled");
-      onError(`${call.tool_name}: ${error.message}`);
+      onError(`${title(call)}: ${error.message}`);
     });
   };
   // 1.2: a call that says what its value must look like gets the form its schema describes.
@@ -126,7 +128,13 @@ export function form(call: ToolCallItem, answer: Answer, onError: (message: stri
       const input = el("input", { name: f.name, type: f.type });
       if (f.type === "checkbox") input.checked = f.default === true;
       else if (f.default !== undefined) input.value = String(f.default);
-      node.append(el("label", {}, f.type === "checkbox" ? input : f.label, f.type === "checkbox" ? f.label : input));
+      // Labelled as the schema forms are (ui/form.ts): the caption above, a checkbox before it.
+      const caption = el("span", { class: "caption" }, f.label);
+      node.append(
+        f.type === "checkbox"
+          ? el("label", { class: "field checkbox", "data-field": f.name }, el("span", { class: "check" }, input, caption))
+          : el("label", { class: "field", "data-field": f.name }, caption, input),
+      );
     }
     buttons.append(el("button", { type: "submit" }, "Submit"));
     outer.addEventListener("submit", (event) => {
@@ -173,8 +181,11 @@ function progress(call: ToolCallItem): HTMLElement | null {
 /** A call's card: header, then its form while pending, its content, or its chip once settled. */
 export function card(call: ToolCallItem, answer: Answer, onError: (m: string) => void, answerable: boolean): HTMLElement {
   const node = el("div", { class: `tool-call ${call.display}`, "data-tool-call-id": call.id, "data-status": call.status });
-  const name = call.component_type === undefined ? call.tool_name : `${call.tool_name} · ${call.component_type}`;
-  node.append(el("div", { class: "header" }, el("span", { class: "name" }, name), el("span", { class: `status ${call.status}` }, call.status)));
+  // People read a workflow and a tool's name, never the raw identifiers (`deploy_form · DeployForm`).
+  const tool = humanize(call.tool_name);
+  const name = call.workflow_name !== undefined && humanize(call.workflow_name) !== tool ? `${humanize(call.workflow_name)} · ${tool}` : tool;
+  const word = statusWord(call);
+  node.append(el("div", { class: "header" }, el("span", { class: "name" }, name), el("span", { class: `status ${word}` }, word)));
   const bar = progress(call);
   if (bar !== null) node.append(bar);
   if (call.status === "pending" && call.awaiting_response) {
@@ -211,8 +222,22 @@ export function output(item: OutputItem): HTMLElement {
  * show it is still growing; each delta gives a new item, rendered again with the text so far.
  */
 export function assistant(item: ItemOf<"assistant_markdown">): HTMLElement {
-  const attrs: Record<string, string> = { class: item.streaming === true ? "msg assistant streaming" : "msg assistant", "data-item-id": item.id };
+  const attrs: Record<string, string> = { class: item.streaming === true ? "msg assistant streaming" : "msg assistant", "data-item-id": item.id, ...byline("Assistant", item.ts) };
   if (item.streaming === true) attrs["data-streaming"] = "true";
   return el("div", attrs, markdown(item.markdown));
+}
+
+/** A user's message, with its author mark and time. */
+export function userMessage(item: ItemOf<"user_message">): HTMLElement {
+  return el("div", { class: "msg user", ...byline("You", item.ts) }, item.text);
+}
+
+/**
+ * Who wrote a message and when, so a long thread stays readable without counting bubbles. The
+ * style sheet draws them above the text (`.msg::before`), so the message's text is its text alone.
+ */
+function byline(author: string, ts: string): Record<string, string> {
+  const time = clock(ts);
+  return { "data-author": author, "data-time": time, title: time === "" ? author : `${author}, ${time}` };
 }
 

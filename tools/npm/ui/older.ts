@@ -67,7 +67,18 @@ export class OlderLoader {
     this.line.className = "older";
     this.line.setAttribute("role", "status");
     this.line.textContent = "Loading earlier messages…";
+    this.#show(false);
     scroller.addEventListener("scroll", () => this.check(), { passive: true });
+  }
+
+  /**
+   * The line turns into a loading row (a spinner, `aria-busy`) while a page is on its way. Only its
+   * attributes change: new text would change the line's box right where the page goes in, and move
+   * what the user reads.
+   */
+  #show(loading: boolean): void {
+    this.line.dataset["state"] = loading ? "loading" : "idle";
+    this.line.setAttribute("aria-busy", String(loading));
   }
 
   /** Whether a page is being loaded. */
@@ -92,13 +103,16 @@ export class OlderLoader {
     const view = s.getBoundingClientRect();
     if (view.height === 0 || this.line.getBoundingClientRect().bottom < view.top - view.height * AHEAD) return;
     this.#loading = true;
+    this.#show(true);
     this.#source.load().then(
       () => {
         this.#loading = false;
+        this.#show(false);
         this.later();
       },
       (error: unknown) => {
         this.#loading = false;
+        this.#show(false);
         // A cut moved the window (its fresh snapshot is already shown): page from the new cursor.
         if (this.#source.retryable(error)) this.later();
         else if (this.#source.ready()) this.#onError(`loading earlier messages: ${error instanceof Error ? error.message : String(error)}`);

@@ -22,8 +22,20 @@ const PAGE_ITEMS = 100;
 /** What the page says while it cannot send, by connection status. */
 const OFFLINE: { readonly [S in ClientStatus]?: string } = {
   reconnecting: "Connection lost. Reconnecting; answers are paused until it is back.",
-  closed: "Disconnected. Reload the page to connect again.",
+  closed: "Can't reach the server. Your conversation is kept; check your connection, then retry.",
 };
+
+/**
+ * How many reconnection attempts the page makes before it gives up (the client's default, 10,
+ * unless the address says `?retries=N`, 1 to 10: a way to see the page give up without waiting).
+ */
+function reconnectAttempts(): number | undefined {
+  const asked = Number(new URLSearchParams(location.search).get("retries"));
+  return Number.isInteger(asked) && asked >= 1 && asked <= 10 ? asked : undefined;
+}
+
+/** Whether the page is used with a finger or on a narrow screen: no keyboard hints there. */
+const touch = (): boolean => matchMedia("(max-width: 600px), (pointer: coarse)").matches;
 
 /** What the page says when its session went to another tab, by how (`client.displaced`). */
 function elsewhereText(code: DisplacedCode, bound: number | undefined): string {
@@ -63,6 +75,7 @@ function banner(id: string): (message: string) => void {
  */
 function artifactsPanel(list: HTMLElement): (callId: string) => void {
   const toggle = byId("artifacts-toggle");
+  const label = byId("artifacts-count");
   const setOpen = (open: boolean): void => {
     document.body.dataset["artifacts"] = open ? "open" : "closed";
     toggle.setAttribute("aria-expanded", String(open));
@@ -70,8 +83,13 @@ function artifactsPanel(list: HTMLElement): (callId: string) => void {
   setOpen(false);
   toggle.addEventListener("click", () => setOpen(document.body.dataset["artifacts"] !== "open"));
   byId("artifacts-close").addEventListener("click", () => setOpen(false));
+  // No artifacts, no panel: the button and (on a wide screen) the column appear with the first one.
   const count = (): void => {
-    toggle.textContent = `Artifacts (${list.children.length})`;
+    const n = list.children.length;
+    label.textContent = String(n);
+    toggle.hidden = n === 0;
+    document.body.dataset["artifactCount"] = String(n);
+    if (n === 0) setOpen(false);
   };
   count();
   new MutationObserver(count).observe(list, { childList: true });
@@ -93,7 +111,14 @@ function start(): void {
   const scheme = location.protocol === "https:" ? "wss" : "ws";
   const { resume, unknown } = sessionToResume();
   if (unknown) showNotice("This link names a conversation this browser does not hold (the key to it stays in the browser that opened it), so a new conversation was started.");
-  const client = new ChatwireClient({ url: `${scheme}://${location.host}/ws`, resume, clientName: "chatwire reference page", window: WINDOW_ITEMS });
+  const attempts = reconnectAttempts();
+  const client = new ChatwireClient({
+    url: `${scheme}://${location.host}/ws`,
+    resume,
+    clientName: "chatwire reference page",
+    window: WINDOW_ITEMS,
+    ...(attempts === undefined ? {} : { reconnect: { maxAttempts: attempts } }),
+  });
   // Answering a call another tab answered first is refused: say so gently, the state shows the answer.
   const settledElsewhere = (error: unknown): undefined => {
     if (!answeredElsewhere(error)) throw error;
@@ -136,8 +161,15 @@ function start(): void {
   const connection = byId("connection");
   const offline = byId("offline");
   const composerControls = byId<HTMLFieldSetElement>("composer-controls");
+  const offlineText = byId("offline-text");
+  const retry = byId<HTMLButtonElement>("retry");
+  const run = byId("run");
   const elsewhere = byId("elsewhere");
   const useHere = byId<HTMLButtonElement>("use-here");
+  /** The reconnection attempt under way, said while reconnecting ("attempt 3 of 10"). */
+  let attempt: { n: number; of: number } | null = null;
+  // A reload resumes the same conversation from this browser's storage: the retry after giving up.
+  retry.addEventListener("click", () => location.reload());
   /** "Use here" was pressed and the takeover's welcome has not come yet. */
   let takingOver = false;
   const setStatus = (status: ClientStatus): void => {
@@ -152,9 +184,22 @@ function start(): void {
     const answerable = status === "open";
     renderer.setAnswerable(answerable);
     composerControls.disabled = !answerable;
-    const offlineText = displaced !== null ? undefined : takingOver ? "Opening the conversation here…" : OFFLINE[status];
-    offline.textContent = offlineText ?? "";
-    offline.hidden = offlineText === undefined;
+    if (status !== "reconnecting") attempt = null;
+    const said = displaced !== null ? undefined : takingOver ? "Opening the conversation here…" : OFFLINE[status];
+    const counted = status === "reconnecting" && attempt !== null ? ` (attempt ${attempt.n} of ${attempt.of})` : "";
+    offlineText.textContent = said === undefined ? "" : said.replace("Reconnecting;", `Reconnecting${counted};`);
+    offline.hidden = said === undefined;
+    const gaveUp = status === "closed" && displaced === null;
+    retry.hidden = !gaveUp;
+    document.body.dataset["gaveUp"] = String(gaveUp);
+    // Given up, the page no longer knows how the run goes: its badge says so rather than "running".
+    if (gaveUp) {
+      run.textContent = "unknown";
+      run.dataset["runStatus"] = "unknown";
+      byId("error").hidden = true;
+      // Nothing can be stopped from here any more: no Stop beside an unknown run.
+      document.getElementById("stop")?.setAttribute("hidden", "");
+    }
     if (displaced !== null) byId("elsewhere-text").textContent = elsewhereText(displaced, client.session?.limits.max_attached_connections);
     elsewhere.hidden = displaced === null;
     useHere.disabled = displaced === null;
@@ -170,6 +215,10 @@ function start(): void {
   });
   setStatus(client.status);
   client.on("status", setStatus);
+  client.on("reconnect", (r) => {
+    attempt = { n: r.attempt, of: r.maxAttempts };
+    setStatus(client.status);
+  });
   client.on("session", (session) => {
     keepSession(session);
     // The address names the session: copy it, or open it in another tab, to see the same conversation.
@@ -192,8 +241,9 @@ function start(): void {
       showNotice("This conversation is no longer on the server (it may have restarted), so a new conversation was started.");
       return;
     }
-    // The banner above says where the session went, with its "Use here".
-    if (error.code === "session_taken_over" || error.code === "session_detached") return;
+    // The banner above says where the session went, with its "Use here"; the offline banner says
+    // the page gave up, with its Retry: one banner each, never a second one with the raw cause.
+    if (error.code === "session_taken_over" || error.code === "session_detached" || error.code === "unreachable") return;
     showError(`${error.code}: ${error.message}`);
   });
   const stop = new StopButton(byId("run"), { canCancel: () => client.session?.capabilities.includes("cancel") ?? false, cancel: (id) => client.cancel(id) }, showError);
@@ -213,6 +263,12 @@ function start(): void {
 
   const composer = byId<HTMLFormElement>("composer");
   const message = byId<HTMLTextAreaElement>("message");
+  // "Shift+Enter" means nothing on a phone: the hint is for keyboards only.
+  const hint = (): void => {
+    message.placeholder = touch() ? "Message" : "Message (Enter sends, Shift+Enter for a new line)";
+  };
+  hint();
+  matchMedia("(max-width: 600px), (pointer: coarse)").addEventListener("change", hint);
   composer.addEventListener("submit", (event) => {
     event.preventDefault();
     const text = message.value.trim();
@@ -254,7 +310,9 @@ function start(): void {
       location.reload();
     }
   });
-  client.connect().catch((error: Error) => showError(error.message));
+  client.connect().catch((error: Error & { code?: string }) => {
+    if (error.code !== "unreachable") showError(error.message);
+  });
 }
 
 start();

@@ -3,7 +3,8 @@
 // is exactly what it showed before: a settled call is a chip, never a form again (TOOL-008). The
 // one exception is a failed run's error, which only `chat.run_complete` carries (see runFailed).
 import type { DisplayItem, UiState } from "../dist/index.js";
-import { type Answer, type ToolCallItem, SETTLED, assistant, card, chip, el, output, title } from "./items.js";
+import { type Answer, el } from "./dom.js";
+import { type ToolCallItem, SETTLED, assistant, card, chip, output, title, userMessage } from "./items.js";
 
 /** The page's fixed elements. */
 export interface Regions {
@@ -39,6 +40,7 @@ export class Renderer {
   /** The error of each failed run, by invocation id (from `chat.run_complete`). */
   readonly #runErrors = new Map<string, string>();
   #runError: { text: string; node: HTMLElement } | null = null;
+  #stopped: { invocation: string; node: HTMLElement } | null = null;
   #shownView: string | null = null;
   #answerable = false;
   #last: UiState | null = null;
@@ -115,6 +117,26 @@ export class Renderer {
     return el("div", { class: "artifact-ref", "data-ref-for": call.id }, what, " ", show);
   }
 
+  /**
+   * A stopped answer is not a failure: while the state's run is one the user stopped, a "Stopped"
+   * mark follows the last of its items in the transcript (the text streamed so far stays).
+   */
+  #stoppedMark(state: UiState, transcript: HTMLElement[]): { at: number; node: HTMLElement } | null {
+    const invocation = state.run.invocation_id;
+    if (state.run.status !== "cancelled" || invocation === undefined) return null;
+    const ids = new Set(state.items.filter((item) => item.invocation_id === invocation).map((item) => item.id));
+    let at = -1;
+    transcript.forEach((node, i) => {
+      if (node.dataset["itemId"] !== undefined && ids.has(node.dataset["itemId"])) at = i;
+    });
+    if (at < 0) return null;
+    if (this.#stopped?.invocation !== invocation) {
+      const node = el("div", { class: "stopped-mark", role: "status", "data-invocation": invocation }, "Stopped");
+      this.#stopped = { invocation, node };
+    }
+    return { at: at + 1, node: this.#stopped.node };
+  }
+
   /** The line that says why the run failed, kept while the same error is shown. */
   #runErrorLine(state: UiState): HTMLElement | null {
     if (state.run.status !== "failed") return null;
@@ -140,7 +162,7 @@ export class Renderer {
       if (item.id === cursor) transcript.push(this.#regions.older);
       switch (item.kind) {
         case "user_message":
-          transcript.push(this.#node("t", item, () => el("div", { class: "msg user" }, item.text), seen));
+          transcript.push(this.#node("t", item, () => userMessage(item), seen));
           break;
         case "assistant_markdown":
           transcript.push(this.#node("t", item, () => assistant(item), seen));
@@ -170,6 +192,8 @@ export class Renderer {
     }
     const failure = this.#runErrorLine(state);
     if (failure !== null) transcript.push(failure);
+    const mark = this.#stoppedMark(state, transcript);
+    if (mark !== null) transcript.splice(mark.at, 0, mark.node);
     for (const id of [...this.#nodes.keys()]) if (!seen.has(id)) this.#nodes.delete(id);
     // The first pending view the user has not stepped back from takes the transcript's place.
     for (const id of this.#leftViews) if (!views.some(({ call }) => call.id === id)) this.#leftViews.delete(id);
@@ -186,7 +210,8 @@ export class Renderer {
     // An input request replaces the composer while it is pending.
     r.inputRequest.hidden = request === null;
     r.composer.hidden = request !== null;
-    r.run.textContent = state.run.status.replace("_", " ");
+    // A run the user stopped reads "stopped", and looks unlike a failure (style.css).
+    r.run.textContent = state.run.status === "cancelled" ? "stopped" : state.run.status.replace("_", " ");
     r.run.dataset["runStatus"] = state.run.status;
     document.body.dataset["runStatus"] = state.run.status;
   }

@@ -1,30 +1,37 @@
 #!/usr/bin/env python3
-"""Generates the package's copies of schema/json and its pydantic models from them.
+"""Generates the package's copies of schema/json, its pydantic models and its protocol facts.
 
     generate.py            write src/chatwire/schemas/*.json, src/chatwire/models/*.py and
-                           src/chatwire/protocol-facts.json
+                           src/chatwire/protocol_facts.py
     generate.py --check    exit 1 when a committed file differs from what would be written
 
-The schemas in schema/json are themselves generated from the Rust types (chatwire-schema); this
-script only copies the protocol documents and runs datamodel-code-generator (pinned in
-requirements-dev.lock) on the four top-level documents. CI runs --check.
+The schemas in schema/json and fixtures/protocol-facts.json are themselves generated from the Rust
+crate (chatwire-schema, `cargo run -p chatwire-schema-tool -- export`); this script copies the
+protocol documents, runs datamodel-code-generator (pinned in requirements-dev.lock) on the four
+top-level documents, and renders the facts as typed constants (scripts/facts_module.py). CI runs
+--check.
 """
 
 from __future__ import annotations
 
 import argparse
 import difflib
+import json
 import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+import facts_module
+
 HERE = Path(__file__).resolve().parent.parent
 ROOT = HERE.parents[1]
 SCHEMA_DIR = ROOT / "schema" / "json"
-# Versions, limits, close and error codes as chatwire-schema states them (schema/tests/shared_corpora.rs).
+# The protocol's facts as chatwire-schema states them (chatwire_schema::protocol_facts).
 FACTS = ROOT / "fixtures" / "protocol-facts.json"
+# The module of typed constants rendered from FACTS.
+FACTS_MODULE = "protocol_facts.py"
 PACKAGE = HERE / "src" / "chatwire"
 # The runner's own documents (scenarios, reports, baselines) are not part of the wire protocol.
 NOT_PROTOCOL = {"scenario.json", "conformance-report.json", "conformance-baseline.json"}
@@ -52,7 +59,7 @@ def render(out: Path) -> None:
     for path in protocol_schemas():
         shutil.copyfile(path, schemas / path.name)
     (models / "__init__.py").write_text(MODELS_INIT, encoding="utf-8")
-    shutil.copyfile(FACTS, out / FACTS.name)
+    (out / FACTS_MODULE).write_text(facts_module.render(json.loads(FACTS.read_text(encoding="utf-8"))), encoding="utf-8")
     codegen = Path(sys.executable).with_name("datamodel-codegen")
     for source, module in MODELS.items():
         subprocess.run(
@@ -83,8 +90,8 @@ def render(out: Path) -> None:
 
 def generated_files(base: Path) -> dict[str, Path]:
     files = {}
-    if (base / FACTS.name).is_file():
-        files[FACTS.name] = base / FACTS.name
+    if (base / FACTS_MODULE).is_file():
+        files[FACTS_MODULE] = base / FACTS_MODULE
     for sub in ("schemas", "models"):
         for path in sorted((base / sub).glob("*")):
             if path.is_file() and path.suffix in (".json", ".py"):
@@ -126,7 +133,7 @@ def main() -> int:
             if target.exists():
                 shutil.rmtree(target)
             shutil.copytree(fresh_root / sub, target)
-        shutil.copyfile(fresh_root / FACTS.name, PACKAGE / FACTS.name)
+        shutil.copyfile(fresh_root / FACTS_MODULE, PACKAGE / FACTS_MODULE)
         print(f"wrote {len(fresh)} files under {PACKAGE.relative_to(ROOT)}")
         return 0
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
+from chatwire.response_schema import SchemaError, check_schema
+
 #: The versions the template speaks, newest first (`--versions` narrows it).
 TEMPLATE_VERSIONS: Final[tuple[str, ...]] = ("1.2", "1.1", "1.0")
 
@@ -25,7 +27,7 @@ _SINCE: Final[dict[str, dict[str, tuple[str, ...]]]] = {
         "hello_members": ("features",),
     },
     "1.2": {
-        "features": (),
+        "features": ("multi_attach", "state_window"),
         "capabilities": ("cancel",),
         "client_types": ("chat.cancel", "chat.history_request"),
         "hello_members": ("window",),
@@ -67,6 +69,16 @@ class Negotiated:
         """A resume may be answered with a catch-up patch (RESUME-017)."""
         return "resume_catch_up" in (self.features or ())
 
+    @property
+    def attaches(self) -> bool:
+        """A resume attaches beside the session's other connections (`multi_attach`, ATTACH-001)."""
+        return "multi_attach" in (self.features or ())
+
+    @property
+    def windows(self) -> bool:
+        """A hello may ask for a window and the connection may page back (`state_window`, WINDOW-001)."""
+        return "state_window" in (self.features or ())
+
     def offers(self, capability: str) -> bool:
         """Whether the welcome of this connection lists `capability` (a 1.1 welcome lists no `cancel`)."""
         return capability in _up_to(self.version, "capabilities")
@@ -83,6 +95,27 @@ def undefined_hello_members(spoken: tuple[str, ...], hello: dict[str, Any]) -> l
     newest = max(spoken, key=_key)
     newer = {m for since, adds in _SINCE.items() if _key(since) > _key(newest) for m in adds["hello_members"]}
     return sorted(newer & hello.keys())
+
+
+def response_schema_error(hello: dict[str, Any]) -> str | None:
+    """The first `response_schema` of the hello's script that TOOL-022 does not allow, or None.
+    JSON Schema cannot bound the depth of a recursive definition, so the schema check lets a
+    schema nested deeper than 16 through; it breaks the hello's shape all the same, which
+    SCRIPT-026 answers with `invalid_frame`, not `invalid_script`."""
+    script = hello.get("script")
+    turns = script.get("turns", []) if isinstance(script, dict) else []
+    for t, turn in enumerate(turns):
+        runs = [turn.get("steps", [])] + [retry.get("steps", []) for retry in turn.get("retries", [])]
+        for steps in runs:
+            calls = [call for step in steps if step.get("op") == "tool_calls" for call in step.get("calls", [])]
+            for call in calls:
+                if call.get("response_schema") is None:
+                    continue
+                try:
+                    check_schema(call["response_schema"])
+                except SchemaError as e:
+                    return f"turn {t}: response_schema {e}"
+    return None
 
 
 def negotiate(spoken: tuple[str, ...], hello: dict[str, Any]) -> Negotiated:

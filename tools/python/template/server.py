@@ -55,8 +55,9 @@ from chatwire.facts import (
     SEND_QUEUE_MAX_BYTES,
     SUBPROTOCOL,
 )
-from core import Refusal, Session, dumps
-from negotiation import TEMPLATE_VERSIONS, Negotiated, undefined_hello_members
+from core import Refusal, Session
+from fanout import dumps
+from negotiation import TEMPLATE_VERSIONS, Negotiated, response_schema_error, undefined_hello_members
 from sessions import Hub
 from store import Store
 
@@ -141,7 +142,10 @@ class Connection:
             self.ws.transport.abort()
 
     async def writer(self) -> None:
-        """Drains the outbox; a peer that does not take a frame within WRITE_TIMEOUT_S is dropped.
+        """Drains the outbox. A frame's write has no deadline of its own: a client that stops reading
+        is bounded by its send queue (closed with 4008 once the frame in flight has left,
+        TRANSPORT-016; a tab that stopped must not be dropped before its close, ATTACH-010) and by
+        the keepalive, which drops a connection that answers no ping.
         The frames of one commit are queued together and written together, without a turn of the
         event loop between them: a client that closes right after one of them still gets the rest
         (its state frame) before the close is read."""
@@ -152,7 +156,7 @@ class Connection:
                     batch.append(self.outbox.get_nowait())
                 texts = [item for item in batch if isinstance(item, str)]
                 if texts:
-                    await asyncio.wait_for(self._send_all(texts), WRITE_TIMEOUT_S)
+                    await self._send_all(texts)
                 if isinstance(batch[-1], tuple):
                     await asyncio.wait_for(self.ws.close(batch[-1][0], batch[-1][1]), CLOSE_HANDSHAKE_S)
                     return
@@ -179,6 +183,9 @@ class Connection:
                 await asyncio.wait_for(pong, IDLE_PING_S)
             except asyncio.TimeoutError:
                 self.close(CLOSE_CODES["going_away"], "peer unresponsive")
+                # A client that reads nothing never takes the close either: drop it.
+                await asyncio.sleep(CLOSE_HANDSHAKE_S)
+                self.ws.transport.abort()
                 return
             except ConnectionClosed:
                 return
@@ -204,7 +211,7 @@ class Connection:
     async def refuse(self, refusal: Refusal, in_reply_to: str | None) -> None:
         if self.session is not None:
             async with self.session.lock:
-                if self.session.peer is self:
+                if self.session.attachment(self) is not None:
                     self.hub.send_session_error(self.session, self, refusal, in_reply_to)
             return
         # Before a session is bound an error has no seq (SEQ-002).
@@ -243,6 +250,9 @@ class Connection:
             undefined = undefined_hello_members(self.hub.versions, frame)
             if undefined:
                 return await self.refuse(Refusal("invalid_frame", f"session.hello has members this server's versions do not define: {undefined}"), in_reply_to)
+            bad_schema = response_schema_error(frame)
+            if bad_schema is not None:  # SCRIPT-026: the depth JSON Schema cannot bound
+                return await self.refuse(Refusal("invalid_frame", f"session.hello breaks its schema: {bad_schema}"), in_reply_to)
             if self.session is not None:
                 return await self.refuse(Refusal("already_open", "this connection already has a session"), in_reply_to)
             offered = self.negotiated

@@ -31,7 +31,8 @@ from chatwire import (
     response_settlement,
 )
 from chatwire.reducer import open_stream
-from core import DELTA, HubCore, JsonObject, Session, Unit, new_id, now_ms, now_ts
+from core import HubCore, JsonObject, Session, Unit, new_id, now_ms, now_ts
+from fanout import DELTA
 from negotiation import implements
 from store import Commit
 
@@ -89,8 +90,7 @@ class Turns(HubCore):
                     # Let the writer and other sessions run between decisions: a long turn played
                     # in one go would hold the event loop (no frame written, no pong) until it ends.
                     # A client that reads, if slowly, sets the pace; one that stopped does not.
-                    peer = s.peer
-                    await (peer.paced() if peer is not None else asyncio.sleep(0))
+                    await _paced(s)
                     continue
                 await asyncio.sleep(pause[0] / 1000)
                 async with s.lock:
@@ -313,6 +313,18 @@ def _spawn(coro: Any) -> asyncio.Task[None]:
     _tasks.add(task)
     task.add_done_callback(_tasks.discard)
     return task
+
+
+async def _paced(s: Session) -> None:
+    """Waits until one attached client has taken most of what was sent to it: the turn goes at the
+    pace of the fastest tab, and a stalled one is left to its send-queue bound (ATTACH-010)."""
+    pacing = [asyncio.ensure_future(a.peer.paced()) for a in s.attached]
+    if not pacing:
+        await asyncio.sleep(0)
+        return
+    _, waiting = await asyncio.wait(pacing, return_when=asyncio.FIRST_COMPLETED)
+    for task in waiting:
+        task.cancel()
 
 
 def _position(c: JsonObject) -> Position:

@@ -83,3 +83,14 @@ def test_a_scripted_calls_response_schema_reaches_its_frame_and_its_item() -> No
     after, ops = apply_with_patch(state, event)
     assert after["items"][1]["response_schema"] == SCHEMA
     assert ops[0]["value"]["response_schema"] == SCHEMA
+
+
+def test_an_older_minor_never_sees_a_frame_a_later_minor_added() -> None:
+    page = {"type": "chat.history_page", "seq": 9, "in_reply_to": "hr-1", "items": [], "before": None, "has_more": False}
+    cancelled = {"type": "chat.cancel_accepted", "seq": 9, "in_reply_to": "c-1", "invocation_id": "inv-1", "ts": "2026-11-26T10:04:00Z"}
+    for frame in (page, cancelled):
+        assert older_minor.frame(frame, "1.1") is None
+        assert older_minor.frame(frame, "1.2") is frame
+    delta = {"type": "chat.assistant_message_delta", "seq": 3, "invocation_id": "inv-1", "item_id": "a-1", "delta": "x", "ts": "2026-11-26T10:04:00Z"}
+    assert older_minor.frame(delta, "1.0") is None
+    assert older_minor.frame(delta, "1.1") is delta

@@ -35,3 +35,36 @@ def test_error_order_follows_the_crates_table() -> None:
     assert facts.first_failing("session.hello", ["resume_cursor_ahead", "resume_rejected"]) == "resume_rejected"
     assert facts.first_failing("chat.user_message", ["run_in_progress", "invalid_frame"]) == "invalid_frame"
     assert facts.first_failing("chat.rewind", ["unknown_invocation"]) is None
+
+
+def test_the_event_list_and_answers_name_the_schemas_frames() -> None:
+    from chatwire import EVENT_TYPES
+
+    servers = set(facts.SERVER_FRAME_FACTS)
+    assert servers == {branch["properties"]["type"]["const"] for branch in load_schema("server-frame.json")["oneOf"]}
+    clients = {branch["properties"]["type"]["const"] for branch in load_schema("client-frame.json")["oneOf"]}
+    assert set(facts.ANSWERED_BY) == clients == set(facts.CLIENT_FRAME_FACTS)
+    assert EVENT_TYPES == frozenset(t for t, f in facts.SERVER_FRAME_FACTS.items() if f.event)
+    for client, answers in facts.ANSWERED_BY.items():
+        assert answers, client
+        assert all(facts.SERVER_FRAME_FACTS[a].answer != "never" for a in answers), client
+    assert facts.ANSWERED_BY["chat.tool_call_response"] == ("chat.tool_call_complete", "chat.tool_call_dismiss")
+
+
+def test_versions_and_members_come_from_the_since_annotations() -> None:
+    assert tuple(sorted(facts.VERSION_FACTS, key=facts.version_key, reverse=True)) == facts.SUPPORTED_VERSIONS
+    newest = facts.VERSION_FACTS[facts.PROTOCOL_VERSION]
+    assert set(newest.server_frames) == set(facts.SERVER_FRAME_FACTS)
+    assert "chat.retry" not in facts.VERSION_FACTS["1.0"].client_frames
+    assert facts.VERSION_FACTS["1.0"].features == ()
+    assert facts.frame_since("chat.cancel") == "1.2"
+    assert facts.frame_since("no.such_frame") is None
+    assert facts.member_since("session.hello", "window") == "1.2"
+    assert facts.member_since("session.hello", "versions") is None
+    # The member the older-minor view strips is dated alike on a call and on a call item.
+    assert facts.UI_STATE_MEMBERS_SINCE["items[].response_schema"] == facts.member_since("chat.tool_call", "response_schema")
+
+
+def test_the_reducers_refusals_name_their_rules() -> None:
+    assert facts.REDUCE_REFUSALS["DuplicateItemId"] == "STATE-020"
+    assert all(rule.startswith("STATE-") for rule in facts.REDUCE_REFUSALS.values())

@@ -5,6 +5,8 @@
 //! the direction the message travels. The policy it enforces is `spec/versioning.md`; the rule
 //! table is [`rules`]. An ERR passes only when the protocol major version goes up.
 
+mod error;
+mod finding;
 mod rules;
 mod source;
 mod walk;
@@ -19,6 +21,8 @@ use chatwire_schema::validate::direction_of;
 use chatwire_schema::{ProtocolVersion, PROTOCOL_VERSION};
 use serde_json::{json, Value};
 
+pub use error::DiffError;
+pub use finding::Finding;
 pub use rules::{Flow, Level, Rule};
 pub use source::SchemaSet;
 
@@ -36,133 +40,6 @@ const DOCUMENT_FLOWS: &[(&str, Flow)] = &[
     ("conformance-report.json", Flow::ServerToClient),
     ("wire-log-record.json", Flow::ClientToServer),
 ];
-
-/// How report lines name the way the conformance tooling's documents travel. They are graded like
-/// the frames in [`DOCUMENT_FLOWS`], but no client or server is involved, so a line says who
-/// writes and who reads them, and which direction's rules grade them.
-const RUNNER_DOCUMENTS: &[(&str, &str)] = &[
-    ("scenario.json", "written by scenario authors, read by the runner"),
-    ("conformance-baseline.json", "written by users, read by the runner"),
-    ("conformance-report.json", "written by the runner, read by CI tooling"),
-    ("wire-log-record.json", "written by recorders, read by the runner's check-log"),
-];
-
-/// Which way the instances of `file` travel, for report lines: client→server or server→client for
-/// frames and protocol documents; who writes and reads the conformance tooling's documents, with
-/// the direction whose rules grade them.
-pub fn travels(file: &str, flow: Flow) -> String {
-    match RUNNER_DOCUMENTS.iter().find(|(f, _)| *f == file) {
-        Some((_, who)) => format!("{who}; graded like {}", flow.arrow()),
-        None => flow.arrow().to_owned(),
-    }
-}
-
-/// Why a diff could not run (exit code 2).
-#[derive(Debug, thiserror::Error)]
-pub enum DiffError {
-    /// A file or directory could not be read.
-    #[error("cannot read {}: {source}", path.display())]
-    Io {
-        /// What was being read.
-        path: PathBuf,
-        /// The underlying error.
-        source: std::io::Error,
-    },
-    /// A schema file is not JSON.
-    #[error("{origin} is not JSON: {reason}")]
-    NotJson {
-        /// File path or `REF:path`.
-        origin: String,
-        /// The parser's message.
-        reason: String,
-    },
-    /// A schema set holds no `*.json` file.
-    #[error("no schema files in {0}")]
-    NoSchemas(String),
-    /// A protocol version that is not `MAJOR.MINOR`.
-    #[error("bad protocol version in {origin}: {reason}")]
-    BadVersion {
-        /// Where the version came from.
-        origin: String,
-        /// Why it does not parse.
-        reason: String,
-    },
-    /// The new major version is lower than the old one.
-    #[error("the protocol version goes backwards: {old} -> {new}")]
-    VersionBackwards {
-        /// Baseline version.
-        old: ProtocolVersion,
-        /// Candidate version.
-        new: ProtocolVersion,
-    },
-    /// A git revision the gate refuses to pass to git.
-    #[error("not a plain git revision: {0:?}")]
-    BadRef(String),
-    /// git failed.
-    #[error("`{command}` failed: {reason}")]
-    Git {
-        /// The git command line.
-        command: String,
-        /// git's message.
-        reason: String,
-    },
-    /// Arguments that do not form one of the two invocations.
-    #[error("{0}")]
-    Usage(String),
-}
-
-/// One classified change.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Finding {
-    /// ERR, WARN or INFO, from the rule and the direction.
-    pub level: Level,
-    /// What kind of change.
-    pub rule: Rule,
-    /// The message `type` (or document title) the change is in.
-    pub message: String,
-    /// The schema file.
-    pub file: String,
-    /// Which way the message travels.
-    pub flow: Flow,
-    /// Where in the schema, `$ref` resolved (`/properties/display/enum`).
-    pub path: String,
-    /// What changed.
-    pub detail: String,
-    /// The `$defs` entry the change is in, when it is in one (reported once per message).
-    pub def: Option<String>,
-}
-
-impl Finding {
-    /// The human-readable report line.
-    pub fn line(&self) -> String {
-        let def = self.def.as_ref().map(|d| format!(" [$defs/{d}]")).unwrap_or_default();
-        format!(
-            "{:<4} {}  {}: {} ({}: {}){def}",
-            self.level.as_str(),
-            self.message,
-            self.path,
-            self.detail,
-            travels(&self.file, self.flow),
-            self.rule.why(self.flow)
-        )
-    }
-
-    /// The `--json` form.
-    pub fn to_json(&self) -> Value {
-        json!({
-            "level": self.level.as_str(),
-            "rule": self.rule.id(),
-            "message": self.message,
-            "file": self.file,
-            "direction": self.flow.as_str(),
-            "travels": travels(&self.file, self.flow),
-            "path": self.path,
-            "detail": self.detail,
-            "why": self.rule.why(self.flow),
-            "def": self.def,
-        })
-    }
-}
 
 /// A message or document of a schema set.
 #[derive(Clone, Debug)]

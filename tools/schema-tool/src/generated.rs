@@ -1,8 +1,9 @@
 //! Every file the repository generates, and how `export` writes them and `check` compares them.
 //!
 //! Besides the JSON Schemas (`schema/json/`) the tool generates the AsyncAPI document
-//! (`schema/asyncapi.json`) and the copies that let the crates build from their published
-//! packages, outside this repository:
+//! (`schema/asyncapi.json`), the protocol facts other languages generate their tables from
+//! (`fixtures/protocol-facts.json`, `chatwire_schema::protocol_facts`), and the copies that let
+//! the crates build from their published packages, outside this repository:
 //! - `schema/spec/`: the spec text the requirement registry embeds, copied from `spec/`;
 //! - `conformance/scenarios/` and `conformance/snapshots/`: what the runner embeds, copied from
 //!   `fixtures/scenarios/` and `fixtures/snapshots/`.
@@ -83,10 +84,25 @@ pub fn repository_sets(root: &Path, docs: &[SchemaDoc]) -> Result<Vec<GeneratedS
             owns_suffix: None,
             source: "the types".into(),
         },
+        facts_set(root),
         copy_set(root, "spec", "schema/spec", ".md")?,
         copy_set(root, "fixtures/scenarios", "conformance/scenarios", ".json")?,
         copy_set(root, "fixtures/snapshots", "conformance/snapshots", ".snap")?,
     ])
+}
+
+/// `fixtures/protocol-facts.json`, from the crate's constants and frame facts.
+fn facts_set(root: &Path) -> GeneratedSet {
+    let file = Path::new(chatwire_schema::protocol_facts::FILE);
+    let (Some(dir), Some(name)) = (file.parent(), file.file_name().and_then(|n| n.to_str())) else {
+        unreachable!("protocol_facts::FILE names a file in a directory")
+    };
+    GeneratedSet {
+        dir: root.join(dir),
+        files: vec![(name.to_owned(), chatwire_schema::protocol_facts::document_text())],
+        owns_suffix: None,
+        source: "the crate's facts (chatwire_schema::protocol_facts)".into(),
+    }
 }
 
 /// A copy of the `suffix` files of `root/from` (not recursive) into `root/to`.

@@ -9,6 +9,8 @@
 //! - CANCEL-001/002/006: a cancel no check refuses (`chatwire_schema::reducer::cancel_refusals`,
 //!   the reference's own rule) is answered `chat.cancel_accepted` naming the invocation asked; a
 //!   refused one gets the first failing check's code, in `error_order`;
+//! - CANCEL-009: on a connection that negotiated 1.0 or 1.1 `chat.cancel` is no client frame: it
+//!   is answered `unknown_type` and never carried out (`CANCEL-006` does not bind that connection);
 //! - CANCEL-003/004: after `chat.cancel_accepted` come exactly the closing events, in order: the
 //!   open stream's end with the text streamed so far, a client dismissal `cancelled` of every open
 //!   call of the turn, `chat.run_complete` `cancelled`;
@@ -39,6 +41,7 @@ const CANCEL_003: ReqId = ReqId::new("CANCEL-003");
 const CANCEL_004: ReqId = ReqId::new("CANCEL-004");
 const CANCEL_005: ReqId = ReqId::new("CANCEL-005");
 const CANCEL_006: ReqId = ReqId::new("CANCEL-006");
+const CANCEL_009: ReqId = ReqId::new("CANCEL-009");
 const TOOL_022: ReqId = ReqId::new("TOOL-022");
 const TOOL_023: ReqId = ReqId::new("TOOL-023");
 const TOOL_024: ReqId = ReqId::new("TOOL-024");
@@ -47,8 +50,8 @@ const TOOL_025: ReqId = ReqId::new("TOOL-025");
 /// A cancel is accepted exactly when no check refuses it, for the invocation it names.
 pub static CANCEL_ANSWERED: CheckDef = CheckDef {
     id: "cancel-answered-as-checked",
-    requirements: &[CANCEL_001, CANCEL_002, CANCEL_006],
-    summary: "a chat.cancel no check refuses gets chat.cancel_accepted naming the invocation it asked for; a refused one the error the first failing check names (capability, invocation, run)",
+    requirements: &[CANCEL_001, CANCEL_002, CANCEL_006, CANCEL_009],
+    summary: "a chat.cancel no check refuses gets chat.cancel_accepted naming the invocation it asked for; a refused one the error the first failing check names (capability, invocation, run); on a 1.0 or 1.1 connection unknown_type",
     level: Level::Must,
 };
 
@@ -211,8 +214,11 @@ impl CancelWatch {
             self.welcomes.insert(conn, (w.version, w.capabilities.contains(&Capability::Cancel)));
             self.closing.remove(&conn);
         }
-        let (version, offers) =
-            self.welcomes.get(&conn).copied().unwrap_or((ProtocolVersion { major: 1, minor: 0 }, false));
+        let negotiated = self.welcomes.get(&conn).copied();
+        let (version, offers) = negotiated.unwrap_or((ProtocolVersion { major: 1, minor: 0 }, false));
+        // A version before 1.2 was negotiated: chat.cancel is no client frame there (CANCEL-009).
+        // Before any welcome no version is (SESSION-018 answers hello_required).
+        let older = negotiated.is_some_and(|(v, _)| v < Capability::Cancel.since());
         // The run's end is checked as a closing event first, then the runs it ended are watched.
         self.after_cancel(conn, frame, out);
         self.closing_event(conn, frame, out);
@@ -235,7 +241,15 @@ impl CancelWatch {
             }
             ServerFrame::CancelAccepted(a) => {
                 let asked = self.take(&a.in_reply_to);
-                if let (Some(Ask::Cancel { invocation }), Some(state)) = (&asked, state) {
+                if older {
+                    out.fail(
+                        &CANCEL_ANSWERED,
+                        CANCEL_009,
+                        format!(
+                            "a chat.cancel on a connection that negotiated {version} was carried out: that version has no such frame, so it must be answered unknown_type and stop nothing"
+                        ),
+                    );
+                } else if let (Some(Ask::Cancel { invocation }), Some(state)) = (&asked, state) {
                     let failing = cancel_refusals(state, &a.invocation_id, offers);
                     if a.invocation_id.as_str() != invocation {
                         out.fail(
@@ -275,7 +289,7 @@ impl CancelWatch {
             ServerFrame::Error(e) => {
                 let Some(reply) = e.in_reply_to.as_ref() else { return };
                 match self.take(reply) {
-                    Some(Ask::Cancel { invocation }) if version >= RESPONSE_SCHEMA_SINCE => {
+                    Some(Ask::Cancel { invocation }) if version >= Capability::Cancel.since() => {
                         let (Some(state), Ok(invocation)) = (state, Id::parse(invocation)) else { return };
                         let failing = cancel_refusals(state, &invocation, offers);
                         match error_order::first_failing("chat.cancel", &failing) {
@@ -296,6 +310,17 @@ impl CancelWatch {
                             ),
                         }
                     }
+                    Some(Ask::Cancel { .. }) if older => match e.code {
+                        ErrorCode::UnknownType => out.eval(&CANCEL_ANSWERED, CANCEL_009),
+                        other => out.fail(
+                            &CANCEL_ANSWERED,
+                            CANCEL_009,
+                            format!(
+                                "a chat.cancel on a connection that negotiated {version} was refused with {}, not unknown_type",
+                                other.as_str()
+                            ),
+                        ),
+                    },
                     Some(Ask::Submit { call, value }) => {
                         self.refused_response(&call, &value, e.code, &e.message, version, out)
                     }
@@ -336,7 +361,7 @@ impl CancelWatch {
             false => (ErrorCode::InvalidFrame, TOOL_025),
         };
         match schema.check(value) {
-            Err(violation) if code == due && (violation.pointer.is_empty() || message.contains(&violation.pointer)) => {
+            Err(violation) if code == due && names_pointer(message, &violation.pointer) => {
                 out.eval(&RESPONSE_SCHEMA_ENFORCED, requirement);
                 out.eval(&RESPONSE_SCHEMA_ENFORCED, TOOL_024);
             }
@@ -344,8 +369,9 @@ impl CancelWatch {
                 &RESPONSE_SCHEMA_ENFORCED,
                 TOOL_024,
                 format!(
-                    "the {} does not name the first failing pointer {} ({message})",
+                    "the {} does not start by naming the first failing pointer {:?} as `value{}` ({message})",
                     code.as_str(),
+                    violation.pointer,
                     violation.pointer
                 ),
             ),
@@ -506,5 +532,33 @@ impl CancelWatch {
         } else if !self.cancelled_runs.set.is_empty() {
             out.eval(&CANCELLED_RUN_STAYS_CLOSED, CANCEL_005);
         }
+    }
+}
+
+/// Whether `message` names `pointer` as `TOOL-023` writes it: `value` followed by the pointer and
+/// a space (`value/age …`), or `the value ` for the whole value (the empty pointer).
+fn names_pointer(message: &str, pointer: &str) -> bool {
+    match pointer {
+        "" => message.starts_with("the value "),
+        pointer => message
+            .strip_prefix("value")
+            .and_then(|rest| rest.strip_prefix(pointer))
+            .is_some_and(|rest| rest.starts_with(' ')),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::names_pointer;
+
+    #[test]
+    fn a_refusal_names_its_pointer_at_the_start_of_its_message() {
+        assert!(names_pointer("value/age breaks the call's response_schema (minimum): less than 0", "/age"));
+        assert!(names_pointer("the value breaks the call's response_schema (type): expected object", ""));
+        assert!(names_pointer("value/first name breaks it", "/first name"));
+        assert!(!names_pointer("value/tags/10 breaks it", "/tags/1"), "a longer pointer is another part");
+        assert!(!names_pointer("value/age breaks it", ""), "the whole value is named as such");
+        assert!(!names_pointer("the value breaks it, at value/age", "/age"), "the pointer starts the message");
+        assert!(!names_pointer("/age: less than 0", "/age"));
     }
 }

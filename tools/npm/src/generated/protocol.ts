@@ -1,10 +1,6 @@
 // Generated from schema/json by tools/npm/scripts/generate.mjs. Do not edit: change the Rust
 // types, run `cargo run -p chatwire-schema-tool -- export`, then `npm run generate` in tools/npm.
-
-/** The protocol version these types describe (`MAJOR.MINOR`). */
-export const PROTOCOL_VERSION = "1.2";
-/** The WebSocket subprotocol of this major version. */
-export const SUBPROTOCOL = "chatwire.v1";
+// The protocol's version, limits and other facts are in ./facts.ts.
 
 /**
  * A whole script: `turns[n]` answers the n-th user message the session accepts (rewound ones included).

@@ -13,6 +13,9 @@
 * `chatwire.response_schema`: the checker of a call's typed answer (since 1.2, TOOL-022..024);
   `chatwire.reducer.cancel_refusals` / `CancelScope`: what a `chat.cancel` is refused with or closes
   (since 1.2, CANCEL-003..006); `chatwire.older_minor`: a 1.0 or 1.1 connection's view (TOOL-025).
+* `chatwire.window`: a windowed connection's view, its snapshot, its pages and its share of each
+  patch (since 1.2, WINDOW-*), proven equal to `chatwire_schema::window` on a shared corpus;
+  `chatwire.attach`: who gets what when several connections hold a session (since 1.2, ATTACH-*).
 * `chatwire.facts`: versions, limits, close and error codes, as chatwire-schema states them.
 """
 
@@ -55,7 +58,7 @@ from chatwire.validate import (
     validate_server_frame,
 )
 
-__version__ = "0.1.0"
+__version__ = "1.2.0"
 
 __all__ = [
     "EVENT_TYPES",

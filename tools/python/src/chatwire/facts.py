@@ -1,75 +1,105 @@
-"""Protocol facts, as `chatwire-schema` states them: versions, limits, close codes, error codes.
+"""Protocol facts, as `chatwire-schema` states them: versions, limits, close codes, error codes,
+the event list, what answers each client frame, and per-frame and per-version tables.
 
-One rule, one place: these numbers live in the Rust crate (`chatwire_schema::transport`,
-`version`, `error_frame`, `script`, `reducer`). Its test schema/tests/shared_corpora.rs writes
-them to fixtures/protocol-facts.json, and scripts/generate.py copies that file into this package
-(drift-checked in CI); nothing here is typed in by hand.
+One rule, one place: these facts live in the Rust crate (`chatwire_schema::protocol_facts`, from
+`transport`, `version`, `error_frame`, `error_order`, `frame_facts`, `script`, `reducer`), which
+`chatwire-schema-tool export` writes to fixtures/protocol-facts.json; scripts/generate.py renders
+that file as the typed constants of `chatwire.protocol_facts` (drift-checked in CI). Nothing here
+is typed in by hand; this module names them and adds the lookups a backend needs.
 """
 
 from __future__ import annotations
 
-import json
-from importlib import resources
-from typing import Any, Final
+from typing import Final
 
+from chatwire.protocol_facts import (
+    ANSWERED_BY,
+    CAPABILITY_FACTS,
+    CLIENT_FRAME_FACTS,
+    CLOSE_CODES,
+    DEFAULT_MAX_FRAME_BYTES,
+    ERROR_CODE_FACTS,
+    EVENT_TYPES,
+    FRAME_CHECKS,
+    HARD_CAP_FACTOR,
+    ID_PATTERN,
+    ITEM_MEMBERS,
+    MAX_EXPIRY_MS,
+    MAX_HISTORY_PAGE_ITEMS,
+    MAX_SAFE_INTEGER,
+    MAX_SAY_CHUNKS,
+    MAX_SCRIPT_DELAY_MS,
+    MAX_WINDOW_ITEMS,
+    MIN_ATTACHED_CONNECTIONS,
+    MIN_MAX_FRAME_BYTES,
+    OUTPUT_ID_SUFFIX,
+    OWN_CHECKS,
+    PROTOCOL_VERSION,
+    REDUCE_REFUSALS,
+    REFUSED_RESUMES_PER_CONNECTION,
+    RELEASED_VERSIONS,
+    SEND_QUEUE_MAX_BYTES,
+    SERVER_FRAME_FACTS,
+    SUBPROTOCOL,
+    SUPPORTED_VERSIONS,
+    UI_STATE_MEMBERS_SINCE,
+    UI_STATE_VERSION,
+    VERSION_FACTS,
+)
 
-def _load() -> dict[str, Any]:
-    text = resources.files("chatwire").joinpath("protocol-facts.json").read_text(encoding="utf-8")
-    facts: dict[str, Any] = json.loads(text)
-    return facts
+__all__ = [
+    "ANSWERED_BY",
+    "CAPABILITY_FACTS",
+    "CLIENT_FRAME_FACTS",
+    "CLOSE_CODES",
+    "DEFAULT_MAX_FRAME_BYTES",
+    "ERROR_CODES",
+    "ERROR_CODE_FACTS",
+    "EVENT_TYPES",
+    "FATAL_CLOSE_CODES",
+    "FRAME_CHECKS",
+    "HARD_CAP_FACTOR",
+    "ID_PATTERN",
+    "ITEM_MEMBERS",
+    "MAX_EXPIRY_MS",
+    "MAX_HISTORY_PAGE_ITEMS",
+    "MAX_SAFE_INTEGER",
+    "MAX_SAY_CHUNKS",
+    "MAX_SCRIPT_DELAY_MS",
+    "MAX_WINDOW_ITEMS",
+    "MIN_ATTACHED_CONNECTIONS",
+    "MIN_MAX_FRAME_BYTES",
+    "OUTPUT_ID_SUFFIX",
+    "OWN_CHECKS",
+    "PROTOCOL_VERSION",
+    "REDUCE_REFUSALS",
+    "REFUSED_RESUMES_PER_CONNECTION",
+    "RELEASED_VERSIONS",
+    "SEND_QUEUE_MAX_BYTES",
+    "SERVER_FRAME_FACTS",
+    "SUBPROTOCOL",
+    "SUPPORTED_VERSIONS",
+    "UI_STATE_MEMBERS_SINCE",
+    "UI_STATE_VERSION",
+    "VERSION_FACTS",
+    "first_failing",
+    "frame_since",
+    "is_fatal",
+    "member_since",
+    "version_key",
+]
 
-
-_FACTS: Final = _load()
-
-#: Every protocol version the crate speaks, newest first (SESSION-003).
-SUPPORTED_VERSIONS: Final[tuple[str, ...]] = tuple(_FACTS["supported_versions"])
-#: The WebSocket subprotocol (TRANSPORT-003).
-SUBPROTOCOL: Final[str] = _FACTS["subprotocol"]
-#: The `v` of every UiState frame.
-UI_STATE_VERSION: Final[str] = _FACTS["ui_state_version"]
-#: The `limits.max_frame_bytes` a server should announce (TRANSPORT-013).
-DEFAULT_MAX_FRAME_BYTES: Final[int] = _FACTS["default_max_frame_bytes"]
-#: The smallest `limits.max_frame_bytes` a server may announce (TRANSPORT-005).
-MIN_MAX_FRAME_BYTES: Final[int] = _FACTS["min_max_frame_bytes"]
-#: Above this many times `max_frame_bytes` a server may close with 1009 unread (TRANSPORT-007).
-HARD_CAP_FACTOR: Final[int] = _FACTS["hard_cap_factor"]
-#: After answering this many resumes on one connection with `resume_rejected`, a server closes it
-#: with 1008 (RESUME-013).
-REFUSED_RESUMES_PER_CONNECTION: Final[int] = _FACTS["refused_resumes_per_connection"]
-#: The most bytes of frames a server may hold for one connection that has not taken them; a frame
-#: that would pass it is not queued and the connection is closed with 4008 (TRANSPORT-016).
-SEND_QUEUE_MAX_BYTES: Final[int] = _FACTS["send_queue_max_bytes"]
-#: The largest integer on the wire (INT-001).
-MAX_SAFE_INTEGER: Final[int] = _FACTS["max_safe_integer"]
-#: Close codes by name (`going_away`: 1001, `session_taken_over`: 4001, …).
-CLOSE_CODES: Final[dict[str, int]] = dict(_FACTS["close_codes"])
 #: Every error code of the closed list (spec/errors.md#codes).
-ERROR_CODES: Final[tuple[str, ...]] = tuple(e["code"] for e in _FACTS["error_codes"])
+ERROR_CODES: Final[tuple[str, ...]] = tuple(e.code for e in ERROR_CODE_FACTS)
 #: The close code that follows each fatal error code (TRANSPORT-008); the others are not fatal.
-FATAL_CLOSE_CODES: Final[dict[str, int]] = {e["code"]: e["close_code"] for e in _FACTS["error_codes"] if e["fatal"]}
-#: Longest `wait` / `run_ms` of a script, in milliseconds.
-MAX_SCRIPT_DELAY_MS: Final[int] = _FACTS["max_script_delay_ms"]
-#: Longest `expire_after_ms` of a script.
-MAX_EXPIRY_MS: Final[int] = _FACTS["max_expiry_ms"]
-MAX_SAY_CHUNKS: Final[int] = _FACTS["max_say_chunks"]
-#: What turns a `tool_call_id` into the id of its `tool_output` item (STATE-015).
-OUTPUT_ID_SUFFIX: Final[str] = _FACTS["output_id_suffix"]
-#: The identifier rule (ID-001), as a regular expression.
-ID_PATTERN: Final[str] = _FACTS["id_pattern"]
+FATAL_CLOSE_CODES: Final[dict[str, int]] = {
+    e.code: e.close_code for e in ERROR_CODE_FACTS if e.fatal and e.close_code is not None
+}
 
 
 def is_fatal(code: str) -> bool:
     """Whether the server closes the connection after an error of this code (ERROR-002)."""
     return code in FATAL_CLOSE_CODES
-
-
-#: The checks every client frame goes through, first to last: when several fail, the first decides
-#: the error code (spec/errors.md#codes).
-FRAME_CHECKS: Final[tuple[str, ...]] = tuple(_FACTS["error_order"]["frame_checks"])
-#: The ordered own checks of the client frame types that have them (TURN-006, RESUME-016).
-OWN_CHECKS: Final[dict[str, tuple[str, ...]]] = {
-    frame_type: tuple(codes) for frame_type, codes in _FACTS["error_order"]["own_checks"].items()
-}
 
 
 def first_failing(frame_type: str, failing: list[str] | tuple[str, ...] | set[str]) -> str | None:
@@ -78,3 +108,21 @@ def first_failing(frame_type: str, failing: list[str] | tuple[str, ...] | set[st
         if code in failing:
             return code
     return None
+
+
+def version_key(version: str) -> tuple[int, ...]:
+    """`MAJOR.MINOR` as numbers, for comparing versions (`"1.10"` is after `"1.2"`)."""
+    return tuple(int(part) for part in version.split("."))
+
+
+def frame_since(frame_type: str) -> str | None:
+    """The minor that added a frame type, or None for a type the protocol does not define."""
+    facts = SERVER_FRAME_FACTS.get(frame_type) or CLIENT_FRAME_FACTS.get(frame_type)
+    return None if facts is None else facts.since
+
+
+def member_since(frame_type: str, path: str) -> str | None:
+    """The minor after the frame type's own that added the member at `path` (`"response_schema"`,
+    `"resume.before"`), or None when the member came with the frame type."""
+    facts = SERVER_FRAME_FACTS.get(frame_type) or CLIENT_FRAME_FACTS.get(frame_type)
+    return None if facts is None else facts.members_since.get(path)

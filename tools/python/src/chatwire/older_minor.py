@@ -1,10 +1,12 @@
 """What a connection that negotiated an older minor sees of the session (`COMPAT-005`), as
-`chatwire_schema::older_minor`: the same events and states, without the members a newer minor added.
+`chatwire_schema::older_minor`: the same events and states, without the frames and members a newer
+minor added.
 
 Spec: `spec/versioning.md#since-annotations`. A session has one state and one seq space; a server
-sends each connection its negotiated minor's view of them. Today's only such member is
-`response_schema` (since 1.2, `TOOL-025`) on `chat.tool_call` and on a tool call item; the one 1.2
-server frame, `chat.cancel_accepted`, is only ever an answer to a 1.2 frame.
+sends each connection its negotiated minor's view of them. Which minor added which frame and member
+is a protocol fact (`chatwire.facts`). Today's only such member is `response_schema` (since 1.2,
+`TOOL-025`) on `chat.tool_call` and on a tool call item; the 1.2 server frames
+(`chat.cancel_accepted`, `chat.history_page`) only ever answer a 1.2 frame.
 """
 
 from __future__ import annotations
@@ -12,17 +14,19 @@ from __future__ import annotations
 import copy
 from typing import Any, Final
 
+from chatwire.facts import SERVER_FRAME_FACTS, member_since, version_key
+
 __all__ = ["RESPONSE_SCHEMA_SINCE", "frame", "knows_response_schema", "patch", "state"]
 
 JsonObject = dict[str, Any]
 
-#: The minor that added `response_schema` (`TOOL-025`).
-RESPONSE_SCHEMA_SINCE: Final = (1, 2)
+#: The minor that added `response_schema` (`TOOL-025`), on a call and on a call item alike.
+RESPONSE_SCHEMA_SINCE: Final = version_key(member_since("chat.tool_call", "response_schema") or "1.0")
 
 
 def knows_response_schema(version: str) -> bool:
     """Whether `version` defines `response_schema` (and `response_invalid`, TOOL-025)."""
-    return tuple(int(part) for part in version.split(".")) >= RESPONSE_SCHEMA_SINCE
+    return version_key(version) >= RESPONSE_SCHEMA_SINCE
 
 
 def _older(version: str) -> bool:
@@ -43,10 +47,11 @@ def state(ui_state: JsonObject, version: str) -> JsonObject:
 def frame(server_frame: JsonObject, version: str) -> JsonObject | None:
     """`server_frame` as a connection that negotiated `version` sees it; None for a frame that
     minor does not define (a server never sends it there)."""
+    facts = SERVER_FRAME_FACTS.get(server_frame["type"])
+    if facts is not None and version_key(facts.since) > version_key(version):
+        return None
     if not _older(version):
         return server_frame
-    if server_frame["type"] == "chat.cancel_accepted":
-        return None
     if server_frame["type"] == "chat.tool_call" and "response_schema" in server_frame:
         return {k: v for k, v in server_frame.items() if k != "response_schema"}
     return server_frame

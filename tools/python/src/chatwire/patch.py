@@ -14,6 +14,7 @@ import copy
 from collections.abc import Iterable
 from typing import Any, Final, Literal
 
+from chatwire.facts import ITEM_MEMBERS
 from chatwire.reducer import JsonObject, ReduceError, _apply, open_stream, retry_cut
 
 __all__ = ["CatchUpError", "PatchError", "apply_patch", "apply_with_patch", "catch_up"]
@@ -22,17 +23,7 @@ PatchOp = JsonObject
 
 # The order in which Rust serializes each item's members: member ops follow it, so that a patch
 # equals the Rust one op for op (a Python dict keeps the order members were added in instead).
-_MEMBER_ORDER: Final[dict[str, tuple[str, ...]]] = {
-    "user_message": ("kind", "id", "invocation_id", "client_message_id", "text", "ts"),
-    "assistant_markdown": ("kind", "id", "invocation_id", "markdown", "streaming", "ts"),
-    "tool_call": (
-        "kind", "id", "invocation_id", "tool_name", "component_type", "workflow_name", "interaction_type", "display",
-        "awaiting_response", "status", "payload", "response_schema", "progress", "summary", "result", "error", "dismissal", "ts", "settled_ts",
-    ),  # fmt: skip
-    "tool_output": (
-        "kind", "id", "invocation_id", "tool_call_id", "tool_name", "command", "approvals", "stdout", "stderr", "exit_code",
-    ),  # fmt: skip
-}
+_MEMBER_ORDER: Final[dict[str, tuple[str, ...]]] = ITEM_MEMBERS
 
 
 class PatchError(ValueError):

@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Final
 
+from chatwire import facts
 from chatwire.facts import ID_PATTERN, OUTPUT_ID_SUFFIX
 
 __all__ = [
@@ -42,51 +43,7 @@ _ID: Final = re.compile(ID_PATTERN)
 _OPEN: Final = ("pending", "running")
 
 #: The server frames that change the state; every other frame leaves it alone.
-EVENT_TYPES: Final = frozenset(
-    {
-        "chat.user_message_accepted",
-        "chat.run_started",
-        "chat.assistant_message",
-        "chat.tool_call",
-        "chat.tool_progress",
-        "chat.tool_output",
-        "chat.tool_call_complete",
-        "chat.tool_call_dismiss",
-        "chat.run_complete",
-        "chat.rewind_complete",
-        "chat.assistant_message_delta",
-        "chat.retry_accepted",
-    }
-)
-
-# The refusal rules, keyed by the names of `chatwire_schema::ReduceError`'s variants.
-_REQUIREMENTS: Final = {
-    "DuplicateItemId": "STATE-020",
-    "InvocationReused": "STATE-021",
-    "NotInRun": "STATE-022",
-    "RunInProgress": "STATE-023",
-    "UnknownInvocation": "STATE-024",
-    "UnknownToolCall": "STATE-025",
-    "AlreadySettled": "STATE-026",
-    "NotRunning": "STATE-027",
-    "NotAwaiting": "STATE-028",
-    "CorrMismatch": "STATE-029",
-    "NothingAwaited": "STATE-030",
-    "OpenToolCalls": "STATE-031",
-    "OpenToolCallsAtNewTurn": "STATE-032",
-    "RewindMismatch": "STATE-033",
-    "OutputIdTooLong": "STATE-015",
-    "StaleInvocation": "STATE-034",
-    "MissingComponentType": "STATE-035",
-    "NotStreaming": "STATE-045",
-    "StreamOpen": "STATE-046",
-    "StreamTextMismatch": "STATE-047",
-    "UnknownItem": "STATE-048",
-    "NotInLatestTurn": "STATE-049",
-    "OpenCallKept": "STATE-050",
-    "RetryMismatch": "STATE-051",
-}
-
+EVENT_TYPES: Final = frozenset(facts.EVENT_TYPES)
 
 class ReduceError(ValueError):
     """An event the reducer refuses; `kind` is the Rust variant's name, `requirement` the rule."""
@@ -94,7 +51,7 @@ class ReduceError(ValueError):
     def __init__(self, kind: str, message: str) -> None:
         super().__init__(message)
         self.kind = kind
-        self.requirement = _REQUIREMENTS[kind]
+        self.requirement = facts.REDUCE_REFUSALS[kind]
 
 
 def empty_state() -> JsonObject:

@@ -7,7 +7,7 @@ use std::process::Command;
 use chatwire_schema::ProtocolVersion;
 use serde_json::Value;
 
-use super::DiffError;
+use super::error::DiffError;
 
 /// The directory, relative to the repository root, that holds the published schemas.
 pub const SCHEMA_DIR_IN_REPO: &str = "schema/json";

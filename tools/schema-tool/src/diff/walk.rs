@@ -13,10 +13,10 @@ use chatwire_schema::since::since_through_ref;
 use chatwire_schema::ProtocolVersion;
 use serde_json::{Map, Value};
 
+use super::finding::Finding;
 #[cfg(test)]
 use super::rules::Level;
 use super::rules::{Flow, Rule};
-use super::Finding;
 
 /// Keywords that only document: a change is [`Rule::AnnotationChanged`].
 const ANNOTATIONS: &[&str] =
