@@ -78,17 +78,21 @@ pub static SINCE_1_1: &[&CheckDef] = &[
 mod tests {
     use super::*;
 
-    /// Every definition is listed once, and each is what a finding of it names.
+    /// Every definition is listed once, the frame reader's first and the advice last, and every
+    /// check is one instance of its own type (no count to update when a check is added).
     #[test]
     fn the_registry_lists_every_check_once_in_report_order() {
         let mut ids: Vec<&str> = ALWAYS_ON.iter().map(|d| d.id).collect();
-        assert_eq!(ids.len(), 43);
-        assert_eq!(ids[0], "wire-schema-valid");
-        assert_eq!(ids[42], "tool-reports-coherent");
+        assert_eq!(ids.first(), Some(&"wire-schema-valid"));
+        assert_eq!(ids.last(), Some(&"tool-reports-coherent"));
         ids.sort_unstable();
         ids.dedup();
         assert_eq!(ids.len(), ALWAYS_ON.len(), "a definition listed twice");
-        assert_eq!(registered().len(), 15);
+        let checks = registered();
+        let mut types: Vec<std::any::TypeId> = checks.iter().map(|c| c.as_any().type_id()).collect();
+        types.sort_unstable();
+        types.dedup();
+        assert_eq!(types.len(), checks.len(), "a check registered twice");
         assert!(SINCE_1_1.iter().all(|d| ALWAYS_ON.contains(d)));
     }
 }
