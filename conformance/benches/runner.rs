@@ -48,7 +48,7 @@ fn main() {
         let runner = || async move {
             let mut ep = Endpoint::Url(url.clone());
             let deadline = tokio::time::Instant::now() + Duration::from_secs(600);
-            let r = run_scenario(&scenario, &mut ep, &cfg, validator.clone(), deadline).await;
+            let r = run_scenario(scenario, &mut ep, cfg, validator.clone(), deadline).await;
             assert_eq!(r.verdict, Verdict::Pass, "{r:#?}");
         };
         // Warm up every path (connection setup, backend caches, the schemas' compilation).
