@@ -3,7 +3,7 @@
 //! the checks in that order; the definitions judged by the monitor itself (the frame reader and
 //! the model, the differential oracle) stand between them under `monitor`.
 //!
-//! Adding a check: a module of its own that implements [`Check`], and its line here.
+//! Adding a check: a module of its own that implements `Check` (`crate::check`), and its line here.
 
 use crate::check::Check;
 use crate::finding::CheckDef;
