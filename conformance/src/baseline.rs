@@ -146,6 +146,7 @@ mod tests {
             snapshots: Default::default(),
             sweep: None,
             version: None,
+            in_force: Default::default(),
         };
         RunReport {
             tool: String::new(),

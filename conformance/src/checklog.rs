@@ -39,6 +39,7 @@ pub fn check_log(path: &Path, validator: Arc<FrameValidator>) -> Result<Scenario
         snapshots: Default::default(),
         sweep: None,
         version: monitor.first_version().map(|v| v.to_string()),
+        in_force: Default::default(),
     })
 }
 

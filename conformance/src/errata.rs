@@ -8,7 +8,7 @@
 //! version, the requirements evaluated and passed per requirement version, group and level, and
 //! the errata apart: `1.0 core: MUST 85/85, SHOULD 12/14; errata: 2 warn`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use chatwire_schema::requirement_sets;
 use chatwire_schema::requirements::{Level, Requirement, CORE_GROUP};
@@ -93,7 +93,14 @@ enum Outcome {
 /// per requirement version, group and level, with the errata to that version apart.
 pub fn tally(report: &RunReport, registry: &[Requirement]) -> Vec<VersionLevels> {
     let mut seen: BTreeMap<ProtocolVersion, BTreeMap<String, Outcome>> = BTreeMap::new();
+    // The features in force per negotiated version, where the reports say (older reports do not:
+    // their features count as in force).
+    let mut in_force: BTreeMap<ProtocolVersion, BTreeSet<&str>> = BTreeMap::new();
     for scenario in report.scenarios.iter().filter(|s| s.sweep.is_none()) {
+        for (version, features) in &scenario.in_force {
+            let Ok(version) = ProtocolVersion::parse(version) else { continue };
+            in_force.entry(version).or_default().extend(features.iter().map(String::as_str));
+        }
         let default = scenario.version.as_deref().and_then(|v| ProtocolVersion::parse(v).ok());
         for check in &scenario.checks {
             let outcome = match check.verdict {
@@ -117,8 +124,13 @@ pub fn tally(report: &RunReport, registry: &[Requirement]) -> Vec<VersionLevels>
             }
         }
     }
-    seen.into_iter().map(|(version, outcomes)| version_levels(version, &outcomes, registry)).collect()
+    seen.into_iter()
+        .map(|(version, outcomes)| version_levels(version, &outcomes, in_force.get(&version), registry))
+        .collect()
 }
+
+/// Per level: requirements passed, evaluated, and the ids of those that did not pass.
+type Counts = (usize, usize, Vec<String>);
 
 /// A group's sort key: the version it applies from, whether it is not `core`, its name.
 type GroupKey = (ProtocolVersion, bool, String);
@@ -126,9 +138,10 @@ type GroupKey = (ProtocolVersion, bool, String);
 fn version_levels(
     version: ProtocolVersion,
     outcomes: &BTreeMap<String, Outcome>,
+    in_force: Option<&BTreeSet<&str>>,
     registry: &[Requirement],
 ) -> VersionLevels {
-    let mut groups: BTreeMap<GroupKey, BTreeMap<Level, (usize, usize)>> = BTreeMap::new();
+    let mut groups: BTreeMap<GroupKey, BTreeMap<Level, Counts>> = BTreeMap::new();
     let mut errata = ErrataCount::default();
     for (id, outcome) in outcomes {
         let Some(r) = registry.iter().find(|r| &r.id == id).filter(|r| r.applies_to(version)) else { continue };
@@ -149,6 +162,8 @@ fn version_levels(
         count.1 += 1;
         if *outcome == Outcome::Pass {
             count.0 += 1;
+        } else {
+            count.2.push(r.id.clone());
         }
     }
     VersionLevels {
@@ -158,13 +173,13 @@ fn version_levels(
             .into_iter()
             .map(|((since, _, group), levels)| GroupLevels {
                 since: since.to_string(),
+                in_force: group == CORE_GROUP || in_force.is_none_or(|features| features.contains(group.as_str())),
                 group,
                 levels: levels
                     .into_iter()
-                    .map(|(level, (passed, evaluated))| LevelCount {
-                        level: level.as_str().to_owned(),
-                        passed,
-                        evaluated,
+                    .map(|(level, (passed, evaluated, mut not_met))| {
+                        not_met.sort();
+                        LevelCount { level: level.as_str().to_owned(), passed, evaluated, not_met }
                     })
                     .collect(),
             })
@@ -185,18 +200,21 @@ pub fn heading(levels: &VersionLevels) -> String {
     format!("requirements of {} ({state})", levels.version)
 }
 
-/// One line per negotiated version: `1.0 core: MUST 85/85, SHOULD 12/14; 1.1 retry: MUST 7/7;
-/// errata: 2 warn (INT-002: erratum to 1.0 of 2026-11-23, …)`.
+/// One line per negotiated version: `1.0 core: MUST 85/85, SHOULD 12/14 (not met: STATE-031,
+/// STATE-040); 1.1 retry: MUST 7/7; 1.2 multi_attach: not offered (MUST 2/2 without it); errata: 2
+/// warn (INT-002: erratum to 1.0 of 2026-11-23, …)`.
 pub fn line(levels: &VersionLevels) -> String {
     let mut parts = Vec::new();
     let mut previous: Option<&str> = None;
     for g in &levels.groups {
-        let counts: Vec<String> =
-            g.levels.iter().map(|l| format!("{} {}/{}", l.level, l.passed, l.evaluated)).collect();
+        let counts: Vec<String> = g.levels.iter().map(level_count).collect();
         let name =
             if previous == Some(g.since.as_str()) { g.group.clone() } else { format!("{} {}", g.since, g.group) };
         previous = Some(&g.since);
-        parts.push(format!("{name}: {}", counts.join(", ")));
+        match g.in_force {
+            true => parts.push(format!("{name}: {}", counts.join(", "))),
+            false => parts.push(format!("{name}: not offered ({} without it)", counts.join(", "))),
+        }
     }
     let e = &levels.errata;
     if e.pass + e.warn + e.fail > 0 {
@@ -210,6 +228,15 @@ pub fn line(levels: &VersionLevels) -> String {
         parts.push(format!("errata: {}{named}", counts.join(", ")));
     }
     parts.join("; ")
+}
+
+/// `MUST 6/7 (not met: CANCEL-003)`, or `MUST 7/7`.
+fn level_count(l: &LevelCount) -> String {
+    let counts = format!("{} {}/{}", l.level, l.passed, l.evaluated);
+    match l.not_met.as_slice() {
+        [] => counts,
+        ids => format!("{counts} (not met: {})", ids.join(", ")),
+    }
 }
 
 /// What `list` says of a scenario's requirement ids beyond 1.0's released set: the later versions
@@ -308,6 +335,7 @@ mod tests {
             snapshots: Default::default(),
             sweep: None,
             version: Some(version.into()),
+            in_force: Default::default(),
         }
     }
 
@@ -390,7 +418,7 @@ mod tests {
         let mut on_11 = report(vec![scenario("1.1", &["A-002"])]);
         apply(&mut on_11, &registry, false);
         assert_eq!(on_11.scenarios[0].verdict, Verdict::Fail);
-        assert_eq!(line(&on_11.levels[0]), "1.0 core: MUST 1/2, SHOULD 1/1; 1.1 retry: MUST 1/1");
+        assert_eq!(line(&on_11.levels[0]), "1.0 core: MUST 1/2 (not met: A-002), SHOULD 1/1; 1.1 retry: MUST 1/1");
         // On 1.0 a failure of a released rule fails, and so does a check charging it beside an erratum.
         let mut released = report(vec![scenario("1.0", &["A-001"])]);
         apply(&mut released, &registry, false);

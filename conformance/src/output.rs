@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use crate::report::{CheckReport, RunReport, ScenarioReport, Verdict};
+use crate::report::{CheckReport, RunReport, ScenarioReport, Verdict, RELOAD_SUFFIX};
 
 /// Terminal styling: colour only when asked for (a TTY and no `NO_COLOR`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -145,8 +145,8 @@ pub fn summary_block(style: Style, report: &RunReport) -> String {
         }
     }
     let mut out = format!(
-        "\n{} scenario(s) against {}: {} in {:.1} s",
-        s.scenarios,
+        "\n{} against {}: {} in {:.1} s",
+        run_count(s.scenarios, s.reload_variants),
         report.target,
         parts.join(", "),
         report.duration_ms as f64 / 1000.0
@@ -179,6 +179,7 @@ pub fn summary_block(style: Style, report: &RunReport) -> String {
             stale.reason
         );
     }
+    out.push_str(&recap_block(style, report));
     let verdict = match report.exit_code {
         0 => style.paint("32", "conformant"),
         1 => style.paint("31;1", "NOT conformant"),
@@ -186,6 +187,73 @@ pub fn summary_block(style: Style, report: &RunReport) -> String {
     };
     let _ = write!(out, "\nresult: {verdict} (exit {})", report.exit_code);
     out
+}
+
+/// What a run ran: `150 scenario(s)`, or `196 runs (150 scenarios and 46 @reload variants)` when
+/// `reload_variants` of the `runs` are `<id>@reload` variants of the others (the docs' wording).
+pub fn run_count(runs: usize, reload_variants: usize) -> String {
+    match reload_variants {
+        0 => format!("{runs} scenario(s)"),
+        n => format!("{runs} runs ({} scenarios and {n} {RELOAD_SUFFIX} variants)", runs.saturating_sub(n)),
+    }
+}
+
+/// The longest message a recap line quotes, in characters.
+const RECAP_MESSAGE_CHARS: usize = 160;
+
+/// The recap that ends the terminal report: every check that failed, timed out, could not run or
+/// warned (baselined ones apart), one line each, in report order: `FAIL scenario / check [ids]:
+/// step 4: its first finding's first line`. Empty when there is none.
+pub fn recap_block(style: Style, report: &RunReport) -> String {
+    let mut lines = Vec::new();
+    let mut counts: Vec<(Verdict, usize)> =
+        [Verdict::Fail, Verdict::Timeout, Verdict::HarnessError, Verdict::Warn].map(|v| (v, 0)).to_vec();
+    for scenario in &report.scenarios {
+        for check in scenario.checks.iter().filter(|c| recapped(c)) {
+            if let Some((_, n)) = counts.iter_mut().find(|(v, _)| *v == check.verdict) {
+                *n += 1;
+            }
+            let ids = check.charged_requirements();
+            let ids = if ids.is_empty() { "no requirement".to_owned() } else { ids.join(", ") };
+            let what = check.findings.first().map_or_else(
+                || check.summary.clone(),
+                |f| {
+                    let step = f.step.map(|s| format!("step {s}: ")).unwrap_or_default();
+                    format!("{step}{}", f.message.lines().next().unwrap_or_default())
+                },
+            );
+            lines.push(format!(
+                "\n  {} {} / {} [{ids}]: {}",
+                style.verdict(check.verdict).trim_end(),
+                scenario.id,
+                check.id,
+                shorten(&what, RECAP_MESSAGE_CHARS)
+            ));
+        }
+    }
+    if lines.is_empty() {
+        return String::new();
+    }
+    let counts: Vec<String> =
+        counts.iter().filter(|(_, n)| *n > 0).map(|(v, n)| format!("{n} {}", v.as_str())).collect();
+    format!("\nrecap, one line per check that did not pass ({}):{}", counts.join(", "), lines.concat())
+}
+
+/// Whether a check belongs in the recap: not passing, not n/a, and not excused by the baseline.
+fn recapped(check: &CheckReport) -> bool {
+    match check.verdict {
+        Verdict::Pass | Verdict::NotApplicable => false,
+        Verdict::Fail | Verdict::Timeout => check.baselined.is_none(),
+        Verdict::Warn | Verdict::HarnessError => true,
+    }
+}
+
+/// `text` cut to `max` characters, ending in `…` when cut.
+fn shorten(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_owned(),
+    }
 }
 
 /// The run as JUnit XML: one testsuite per scenario, one testcase per check.
@@ -327,86 +395,5 @@ pub fn xml(s: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::report::{Finding, Summary};
-    use crate::scenario::Level;
-
-    fn sample() -> RunReport {
-        let failing = CheckReport {
-            id: "step-02-expect".into(),
-            verdict: Verdict::Fail,
-            requirements: vec!["TOOL-012".into()],
-            summary: "expect x".into(),
-            findings: vec![Finding {
-                message: "expected <a> & \"b\"\u{1}".into(),
-                step: Some(2),
-                requirement: Some("TOOL-012".into()),
-                frame: Some("{\"type\":\"error\"}".into()),
-                version: Some("1.0".into()),
-            }],
-            findings_dropped: 0,
-            baselined: None,
-            errata: vec![],
-        };
-        let passing =
-            CheckReport { id: "seq-increasing".into(), verdict: Verdict::Pass, findings: vec![], ..failing.clone() };
-        let mut r = RunReport {
-            tool: "t".into(),
-            target: "ws://x".into(),
-            replicas: 1,
-            timeout_scale: 1.0,
-            duration_ms: 1500,
-            summary: Summary::default(),
-            scenarios: vec![ScenarioReport {
-                id: "s-1".into(),
-                title: "T".into(),
-                level: Level::Must,
-                requirements: vec!["TOOL-012".into()],
-                verdict: Verdict::Fail,
-                duration_ms: 10,
-                checks: vec![passing, failing],
-                wire_log: vec![],
-                backend_stderr: Some("panic <here>".into()),
-                snapshots: Default::default(),
-                sweep: None,
-                version: Some("1.0".into()),
-            }],
-            stale_baseline: vec![],
-            backend_logs: vec![],
-            sweep: None,
-            strict: false,
-            levels: vec![],
-            exit_code: 1,
-        };
-        r.summarize();
-        r
-    }
-
-    #[test]
-    fn junit_counts_and_escapes() {
-        let xml_text = junit(&sample());
-        assert!(xml_text.contains("<testsuites name=\"chatwire-conformance\" tests=\"2\" failures=\"1\" errors=\"0\""));
-        assert!(xml_text.contains("<testsuite name=\"s-1\" tests=\"2\" failures=\"1\""));
-        assert!(xml_text.contains("<testcase classname=\"s-1\" name=\"seq-increasing\"/>"));
-        assert!(xml_text.contains("message=\"expected &lt;a&gt; &amp; &quot;b&quot;\u{FFFD}\""));
-        assert!(xml_text.contains("<system-err>panic &lt;here&gt;</system-err>"));
-        assert!(!xml_text.contains('\u{1}'));
-    }
-
-    #[test]
-    fn terminal_lines_name_scenario_check_step_requirement_and_frame() {
-        let r = sample();
-        let block = scenario_block(Style { colour: false }, &r.scenarios[0], 1, 1);
-        assert!(block.starts_with("[1/1] FAIL  s-1"), "{block}");
-        assert!(block.contains("s-1 / step-02-expect [TOOL-012]"), "{block}");
-        assert!(block.contains("step 2: expected"), "{block}");
-        assert!(block.contains("frame: {\"type\":\"error\"}"), "{block}");
-        assert!(!block.contains('\x1b'));
-        let coloured = scenario_block(Style { colour: true }, &r.scenarios[0], 1, 1);
-        assert!(coloured.contains('\x1b'));
-        let summary = summary_block(Style { colour: false }, &r);
-        assert!(summary.contains("1 scenario(s) against ws://x: 0 pass, 1 fail"), "{summary}");
-        assert!(summary.contains("NOT conformant (exit 1)"), "{summary}");
-    }
-}
+#[path = "output_tests.rs"]
+mod tests;

@@ -152,6 +152,12 @@ pub struct ScenarioReport {
     /// checks are judged and counted by, where a finding names no connection of its own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
+    /// What was in force on its connections, per version they negotiated, sorted: the features
+    /// in force by each welcome (`SESSION-012`) and the capabilities that are not features
+    /// (`retry`, `cancel`) it listed. A group in force on none of a run's connections of a version
+    /// is reported `not offered` in the result per level ([`crate::errata::tally`]).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub in_force: BTreeMap<String, Vec<String>>,
 }
 
 /// Where a reconnect-sweep variant cut its scenario.
@@ -185,8 +191,13 @@ pub struct SweepSummary {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Summary {
-    /// Scenarios run.
+    /// Runs reported, sweep variants apart: every scenario once, plus its `<id>@reload` variant
+    /// where one ran (`reload_variants` of them); each count below is of these runs.
     pub scenarios: usize,
+    /// How many of `scenarios` are `<id>@reload` variants of another: `scenarios - reload_variants`
+    /// distinct scenarios ran.
+    #[serde(default)]
+    pub reload_variants: usize,
     /// Scenarios that passed.
     pub pass: usize,
     /// Scenarios with warnings only.
@@ -284,7 +295,8 @@ impl RunReport {
     pub fn summarize(&mut self) {
         // Sweep variants are counted in `sweep`, not as scenarios.
         let scenarios: Vec<&ScenarioReport> = self.scenarios.iter().filter(|r| r.sweep.is_none()).collect();
-        let mut s = Summary { scenarios: scenarios.len(), ..Summary::default() };
+        let reload_variants = scenarios.iter().filter(|r| r.id.ends_with(RELOAD_SUFFIX)).count();
+        let mut s = Summary { scenarios: scenarios.len(), reload_variants, ..Summary::default() };
         for sc in scenarios {
             match sc.verdict {
                 Verdict::Pass => s.pass += 1,
@@ -315,6 +327,9 @@ impl RunReport {
         }
     }
 }
+
+/// The suffix of a reload variant's id (`runner::RunOptions::reload_variants`).
+pub const RELOAD_SUFFIX: &str = "@reload";
 
 /// The check a sweep adds to a scenario's own report; n/a with the reason when it is not sweepable.
 pub const SWEEP_APPLICABLE_CHECK: &str = "sweep-applicable";
@@ -570,6 +585,10 @@ pub struct LevelCount {
     pub passed: usize,
     /// Requirements some check evaluated.
     pub evaluated: usize,
+    /// The evaluated requirements that did not pass (charged by a failing or warning check),
+    /// sorted: what `MUST 6/7` is missing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_met: Vec<String>,
 }
 
 /// The requirements of one version and group (`1.1 retry`), per level.
@@ -580,8 +599,19 @@ pub struct GroupLevels {
     pub since: String,
     /// Their capability or feature, or `core`.
     pub group: String,
+    /// Whether the group's feature or capability was in force on some connection that negotiated
+    /// this version (a feature: the server offered it and the client asked for it; `retry`,
+    /// `cancel`: the welcome listed it); always for `core`. One in force nowhere is reported `not
+    /// offered`: the requirements counted are then those that bind a server without it
+    /// (`ATTACH-002`'s takeover, `WINDOW-007`'s refusal).
+    #[serde(default = "in_force_by_default")]
+    pub in_force: bool,
     /// Per level, `MUST` first.
     pub levels: Vec<LevelCount>,
+}
+
+fn in_force_by_default() -> bool {
+    true
 }
 
 /// The errata to the negotiated version that were evaluated.

@@ -18,8 +18,6 @@ use crate::scenario::Scenario;
 use crate::stall::{StallWatch, HARNESS_STALL};
 use crate::sweep::{not_sweepable_reason, variant_id};
 
-pub use crate::driver::RELOAD_SUFFIX;
-
 /// Everything a run needs besides the scenarios.
 #[derive(Clone, Debug)]
 pub struct RunOptions {
@@ -146,6 +144,19 @@ pub fn default_jobs(target: &Target) -> usize {
     }
 }
 
+/// The suffix of a reload variant's id.
+pub use crate::report::RELOAD_SUFFIX;
+
+/// How many of `scenarios` [`run_suite`] runs a second time as `<id>@reload` under `opts`.
+pub fn reload_variant_count(scenarios: &[Scenario], opts: &RunOptions) -> usize {
+    scenarios.iter().filter(|s| runs_reload_variant(s, opts)).count()
+}
+
+/// Whether `scenario` also runs as `<id>@reload` under `opts` (see [`RunOptions::reload_variants`]).
+fn runs_reload_variant(scenario: &Scenario, opts: &RunOptions) -> bool {
+    opts.reload_variants && opts.sweep.is_none() && offer_may_catch_up(&opts.driver) && scenario.resumes_by_default()
+}
+
 /// Whether `driver`'s offer can put `resume_catch_up` in force (a version above 1.0, and no
 /// feature list leaving it out), so that default resumes take the catch-up path.
 pub fn offer_may_catch_up(driver: &DriverConfig) -> bool {
@@ -215,10 +226,9 @@ pub async fn run_suite(
     let semaphore = Arc::new(tokio::sync::Semaphore::new(jobs));
     // Each scenario, then its reload variant where one applies; the isolated ones last, so that
     // they wait for what runs before them and nothing starts while they run (the semaphore is fair).
-    let reload = opts.reload_variants && sweep.is_none() && offer_may_catch_up(&opts.driver);
     let mut runs: Vec<(Arc<Scenario>, bool)> = Vec::new();
     for scenario in scenarios {
-        let variant = reload && scenario.resumes_by_default();
+        let variant = runs_reload_variant(&scenario, opts);
         let scenario = Arc::new(scenario);
         runs.push((scenario.clone(), false));
         if variant {
@@ -620,5 +630,6 @@ fn synthetic(scenario: &Scenario, verdict: Verdict, check: &str, message: &str) 
         snapshots: Default::default(),
         sweep: None,
         version: None,
+        in_force: Default::default(),
     }
 }

@@ -384,3 +384,63 @@ fn the_readme_first_backend_path_names_real_scenarios() {
         assert!(ids.iter().any(|id| id == name), "README.md names {name}, which is no scenario");
     }
 }
+
+#[test]
+fn a_feature_the_backend_does_not_offer_is_reported_not_offered_and_both_counts_agree() {
+    let json = temp("not-offered.json");
+    // No connection asks for state_window or multi_attach (the reference cannot withhold them):
+    // neither is in force anywhere, as against a 1.2 backend implementing neither.
+    let o = run(&[
+        "run",
+        "--versions",
+        "1.2",
+        "--features",
+        "assistant_stream,cancel,resume_catch_up,retry,ui_state_patch",
+        "--scenario",
+        "window-not-in-force",
+        "--scenario",
+        "restart-resume",
+        "--timeout-scale",
+        "3",
+        "--report-json",
+        json.to_str().unwrap(),
+    ]);
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    // restart-resume also runs as restart-resume@reload: the header and the result name both counts.
+    assert!(out.contains("chatwire-conformance: 3 runs (2 scenarios and 1 @reload variants) against "), "{out}");
+    assert!(out.contains("\n3 runs (2 scenarios and 1 @reload variants) against "), "{out}");
+    // WINDOW-007 (refuse a history request) binds a server without state_window: counted, but
+    // under a line that says the feature was not offered.
+    assert!(out.contains("state_window: not offered (MUST "), "{out}");
+    assert!(!out.contains("recap"), "a passing run has no recap: {out}");
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(report["summary"]["reload_variants"], 1);
+    let groups = report["levels"].as_array().unwrap().iter().flat_map(|v| v["groups"].as_array().unwrap().iter());
+    let window: Vec<&serde_json::Value> = groups.filter(|g| g["group"] == "state_window").collect();
+    assert!(!window.is_empty() && window.iter().all(|g| g["in_force"] == false), "{window:?}");
+}
+
+#[test]
+fn a_failing_run_ends_with_a_recap_naming_scenario_check_and_requirement() {
+    let o = run(&[
+        "run",
+        "--reference-fault",
+        "corr-mismatch",
+        "--scenario",
+        "multi-tool-progress-and-failure",
+        "--timeout-scale",
+        "3",
+    ]);
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    let recap = out.rfind("\nrecap, one line per check that did not pass (").expect("a recap");
+    let result = out.rfind("\nresult: NOT conformant (exit 1)").expect("a result line");
+    assert!(recap < result, "the recap comes right before the result: {out}");
+    let lines: Vec<&str> = out[recap..result].lines().skip(2).collect();
+    assert!(!lines.is_empty(), "{out}");
+    for line in lines {
+        assert!(line.starts_with("  FAIL multi-tool-progress-and-failure") && line.contains(" / "), "{line}");
+    }
+    assert!(out[recap..result].contains(" [TOOL-004]: "), "{out}");
+}

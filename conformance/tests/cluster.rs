@@ -68,6 +68,7 @@ fn cluster_options_that_cannot_work_are_refused_before_anything_starts() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "slow: .ci/run runs it (cargo test -p chatwire-conformance --test cluster -- --ignored)"]
 async fn each_cluster_gets_a_fresh_database_that_is_dropped_after() {
     let Some(pg) = chatwire_pgtmp::for_test("each_cluster_gets_a_fresh_database_that_is_dropped_after") else {
         return;
@@ -210,6 +211,7 @@ fn wire_records(dir: &Path, id: &str) -> Vec<serde_json::Value> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "slow: .ci/run runs it (cargo test -p chatwire-conformance --test cluster -- --ignored)"]
 async fn a_two_replica_exec_cluster_on_postgres_runs_places_and_cleans_up() {
     let Some(pg) = chatwire_pgtmp::for_test("a_two_replica_exec_cluster_on_postgres_runs_places_and_cleans_up") else {
         return;
@@ -249,6 +251,7 @@ async fn a_two_replica_exec_cluster_on_postgres_runs_places_and_cleans_up() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "slow: .ci/run runs it (cargo test -p chatwire-conformance --test cluster -- --ignored)"]
 async fn one_replica_on_postgres_is_the_single_backend_on_a_fresh_database() {
     let Some(pg) = chatwire_pgtmp::for_test("one_replica_on_postgres_is_the_single_backend_on_a_fresh_database") else {
         return;
@@ -271,6 +274,7 @@ async fn one_replica_on_postgres_is_the_single_backend_on_a_fresh_database() {
 /// The bundled reference as a cluster on PostgreSQL (`serve --store URL --replica rK`): scenarios
 /// that hold on any correct cluster, whose resumes the runner sends to the other replica.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "slow: .ci/run runs it (cargo test -p chatwire-conformance --test cluster -- --ignored)"]
 async fn the_bundled_reference_runs_as_a_two_replica_cluster() {
     let Some(pg) = chatwire_pgtmp::for_test("the_bundled_reference_runs_as_a_two_replica_cluster") else {
         return;
@@ -298,6 +302,7 @@ async fn the_bundled_reference_runs_as_a_two_replica_cluster() {
 /// charging its empty state to the backend. Every scenario with several tabs (`multi_attach`) that
 /// fits on two replicas passes, each with its reload variant.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "slow: .ci/run runs it (cargo test -p chatwire-conformance --test cluster -- --ignored)"]
 async fn tabs_on_a_slow_fanning_out_cluster_are_waited_for_not_judged_idle() {
     let Some(pg) = chatwire_pgtmp::for_test("tabs_on_a_slow_fanning_out_cluster_are_waited_for_not_judged_idle") else {
         return;
@@ -349,6 +354,7 @@ async fn tabs_on_a_slow_fanning_out_cluster_are_waited_for_not_judged_idle() {
 /// `soak --replicas 2 --store`: each slot's cluster on its own database, connections taking the
 /// replicas in turn (so every resume changes replica), nothing found, every database dropped.
 #[test]
+#[ignore = "slow: .ci/run runs it (cargo test -p chatwire-conformance --test cluster -- --ignored)"]
 fn soak_runs_against_a_two_replica_cluster_of_the_bundled_reference() {
     use chatwire_conformance::soak::{run_soak, SoakConfig, SoakOptions};
     let Some(pg) = chatwire_pgtmp::for_test("soak_runs_against_a_two_replica_cluster_of_the_bundled_reference") else {

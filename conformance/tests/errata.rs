@@ -100,6 +100,7 @@ fn run_offering(
 }
 
 #[test]
+#[ignore = "slow: .ci/run runs it (cargo test -p chatwire-conformance --test errata -- --ignored)"]
 fn a_backend_meeting_1_0_as_released_passes_with_its_errata_as_warnings_and_fails_with_strict() {
     let clean = run("clean", None, false);
     let lenient = run("lenient", Some("errata-of-1-0-unmet"), false);

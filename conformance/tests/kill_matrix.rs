@@ -27,7 +27,7 @@
 //!
 //! The matrix (fault × failing scenarios × requirement ids) is written deterministically to
 //! `fixtures/kill-matrix.json`; the test fails when the committed file differs from the fresh one.
-//! Regenerate it with `CHATWIRE_UPDATE_KILL_MATRIX=1 cargo test -p chatwire-conformance --test kill_matrix`.
+//! Regenerate it with `CHATWIRE_UPDATE_KILL_MATRIX=1 cargo test -p chatwire-conformance --test kill_matrix -- --ignored`.
 //! `CHATWIRE_KILL_MATRIX_ONLY=<glob>,…` runs only the rows of the faults that match (compared, never
 //! written). The table itself is `kill_matrix/table.rs`.
 
@@ -165,7 +165,10 @@ fn the_table_names_every_fault_of_the_reference_once() {
     }
 }
 
+// Minutes long (a run per fault): not part of `cargo test --workspace`; `.ci/run`'s step "kill
+// matrix" runs it with `cargo test -p chatwire-conformance --test kill_matrix -- --ignored --nocapture`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "slow: .ci/run runs it (cargo test -p chatwire-conformance --test kill_matrix -- --ignored --nocapture)"]
 async fn every_fault_of_the_reference_is_killed_by_a_must_check_naming_a_violated_requirement() {
     let all = embedded_scenarios().expect("the embedded scenarios are valid");
     let store = SnapshotStore::from_dir(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fixtures/snapshots"))
@@ -200,6 +203,7 @@ async fn every_fault_of_the_reference_is_killed_by_a_must_check_naming_a_violate
             used.extend(e.scenarios.iter().copied());
         }
         let used: Vec<&str> = used.into_iter().collect();
+        eprintln!("control: {} scenario(s) against the clean reference, offer {} …", used.len(), offer.as_str());
         let control = run_suite(pick(&all, &used), &options(None, &store, offer, pg_url.as_deref()), Arc::new(|_| {}))
             .await
             .expect("the clean reference backend starts");
@@ -218,7 +222,7 @@ async fn every_fault_of_the_reference_is_killed_by_a_must_check_naming_a_violate
     let mut charged_wrongly = Vec::new();
     let mut disagreements = Vec::new();
     let logs = std::env::temp_dir().join(format!("chatwire-kill-matrix-logs-{}", std::process::id()));
-    for e in table.iter().copied() {
+    for (row, e) in table.iter().copied().enumerate() {
         let mut globs: Vec<&str> = e.scenarios.to_vec();
         globs.extend(ALWAYS);
         let scenarios = pick(&all, &globs);
@@ -251,11 +255,22 @@ async fn every_fault_of_the_reference_is_killed_by_a_must_check_naming_a_violate
             charged_wrongly
                 .push(format!("{}: named beyond the row {beyond:?}, in the row but not named {stale:?}", e.fault));
         }
+        // Progress, one line per fault as it finishes (seen with --nocapture).
+        let outcome = match killed {
+            true => format!("killed by {} naming {matched:?}", failing.keys().cloned().collect::<Vec<_>>().join(", ")),
+            false => format!(
+                "SURVIVED (failing must scenarios {:?}, ids named {named:?})",
+                failing.keys().collect::<Vec<_>>()
+            ),
+        };
         eprintln!(
-            "{}: failing {:?}, always-on failing {:?}, violated ids named {matched:?}",
+            "[{:>2}/{}] {} (offer {}) … {outcome}; always-on scenarios failing: {:?} ({:.0} s)",
+            row + 1,
+            table.len(),
             e.fault,
-            failing.keys().collect::<Vec<_>>(),
-            extra.keys().collect::<Vec<_>>()
+            e.offer.as_str(),
+            extra.keys().collect::<Vec<_>>(),
+            started.elapsed().as_secs_f64()
         );
         if !killed {
             survivors.push(format!(

@@ -40,6 +40,7 @@ fn bundled(snapshots: SnapshotMode) -> RunOptions {
 /// the reference (what `requirements --measure` shows). The scenarios themselves are asserted one
 /// by one in `tests/scenarios.rs`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "slow: .ci/run runs it (cargo test -p chatwire-conformance --test reference -- --ignored)"]
 async fn every_requirement_a_check_declares_is_evaluated_in_a_passing_run() {
     let scenarios = embedded_scenarios().expect("the embedded scenarios are valid");
     let report = run_suite(scenarios.clone(), &bundled(SnapshotMode::Collect), Arc::new(|_| {}))

@@ -1,11 +1,15 @@
 //! The scenario suite against the bundled reference backend (spawned as a real process, so
 //! `restart` is a real kill -9), one test per scenario file, with the golden snapshots asserted by
-//! insta: `cargo test -p chatwire-conformance --test scenarios hitl-submit` runs just that one.
+//! insta. The whole suite takes minutes in a debug build, so every test is ignored by
+//! `cargo test --workspace` (the main job, `chatwire-conformance run`, runs the same scenarios
+//! against the same snapshots in seconds) and `.ci/run` runs them all:
+//! `cargo test -p chatwire-conformance --test scenarios -- --ignored`; add a name
+//! (`-- --ignored hitl-submit`) to run just that one.
 //!
 //! Review snapshot changes with `cargo insta review`; CI (CI=true) never writes `.snap.new` files,
 //! so a missing or changed snapshot fails there.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -31,7 +35,7 @@ fn bundled() -> RunOptions {
     }
 }
 
-fn scenario(path: &Path, contents: String) -> datatest_stable::Result<()> {
+fn scenario(path: &Path, contents: String) -> Result<(), Box<dyn std::error::Error>> {
     let file = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let scenario = ScenarioLoader::new().parse(&file, &contents)?;
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
@@ -111,6 +115,30 @@ fn scenario(path: &Path, contents: String) -> datatest_stable::Result<()> {
     Ok(())
 }
 
-datatest_stable::harness! {
-    { test = scenario, root = "../fixtures/scenarios", pattern = r"\.json$" },
+/// One ignored test per scenario file of `fixtures/scenarios`, named `scenario::<file>`.
+fn main() -> std::process::ExitCode {
+    let args = libtest_mimic::Arguments::from_args();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/scenarios");
+    let mut paths: Vec<PathBuf> = match std::fs::read_dir(&root) {
+        Ok(entries) => {
+            entries.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|e| e == "json")).collect()
+        }
+        Err(e) => {
+            eprintln!("cannot read {}: {e}", root.display());
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    paths.sort();
+    let trials = paths
+        .into_iter()
+        .map(|path| {
+            let name = format!("scenario::{}", path.file_name().unwrap_or_default().to_string_lossy());
+            libtest_mimic::Trial::test(name, move || {
+                let contents = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+                scenario(&path, contents).map_err(|e| e.to_string().into())
+            })
+            .with_ignored_flag(true)
+        })
+        .collect();
+    libtest_mimic::run(&args, trials).exit_code()
 }

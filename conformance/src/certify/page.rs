@@ -137,6 +137,11 @@ fn level_table(body: &mut String, levels: &VersionLevels, registry: &BTreeMap<&s
     );
     body.push_str("<table class=\"levels\"><tr><th>since</th><th>group</th><th>level</th><th>passed</th><th>evaluated</th><th></th></tr>\n");
     for group in &levels.groups {
+        // Counted where the feature was in force nowhere: the rules that bind a server without it.
+        let name = match group.in_force {
+            true => group.group.clone(),
+            false => format!("{} (not offered)", group.group),
+        };
         for count in &group.levels {
             let verdict = if count.passed == count.evaluated {
                 Verdict::Pass
@@ -149,7 +154,7 @@ fn level_table(body: &mut String, levels: &VersionLevels, registry: &BTreeMap<&s
                 body,
                 "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
                 esc(&group.since),
-                esc(&group.group),
+                esc(&name),
                 esc(&count.level),
                 count.passed,
                 count.evaluated,

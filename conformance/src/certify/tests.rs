@@ -48,6 +48,7 @@ fn scenario(id: &str, verdict: Verdict, checks: Vec<CheckReport>) -> ScenarioRep
         snapshots: BTreeMap::new(),
         sweep: None,
         version: Some("1.2".to_owned()),
+        in_force: Default::default(),
     }
 }
 
@@ -78,7 +79,13 @@ fn report(exit_code: u8) -> RunReport {
             groups: vec![GroupLevels {
                 since: "1.2".to_owned(),
                 group: "multi_attach".to_owned(),
-                levels: vec![LevelCount { level: "MUST".to_owned(), passed: 8, evaluated: 9 }],
+                in_force: true,
+                levels: vec![LevelCount {
+                    level: "MUST".to_owned(),
+                    passed: 8,
+                    evaluated: 9,
+                    not_met: vec![format!("ATTACH-00{HOSTILE}")],
+                }],
             }],
             errata: ErrataCount { pass: 1, warn: 1, fail: 0, charged: vec![format!("INT-002: erratum {HOSTILE}")] },
         }],

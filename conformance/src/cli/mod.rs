@@ -665,9 +665,10 @@ fn run(args: RunArgs) -> u8 {
         Some(f) => format!(", features [{}]", f.join(", ")),
         None => String::new(),
     };
+    let reload_variants = runner::reload_variant_count(&scenarios, &opts);
     out_line!(
-        "chatwire-conformance: {} scenario(s){mode} against {}, offering [{}]{features}",
-        scenarios.len(),
+        "chatwire-conformance: {}{mode} against {}, offering [{}]{features}",
+        output::run_count(scenarios.len() + reload_variants, reload_variants),
         opts.cluster.describe(&opts.target),
         opts.driver.versions.join(", ")
     );

@@ -2,7 +2,7 @@
 //! both directions, to the session [`Monitor`], which holds every always-on check and the
 //! differential oracle. This module only does I/O and carries out steps.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -43,9 +43,6 @@ pub enum SnapshotMode {
     /// Only record the projections in the report (the insta tests assert them).
     Collect,
 }
-
-/// The suffix of a reload variant's id (a run with [`DriverConfig::reload_resumes`]).
-pub const RELOAD_SUFFIX: &str = "@reload";
 
 /// Settings shared by every scenario of a run.
 #[derive(Clone, Debug)]
@@ -259,7 +256,7 @@ async fn run_with(
                     None => format!("{}@uncut", scenario.id),
                 },
                 // A reload variant's log beside its scenario's, named as its report is.
-                None if cfg.reload_resumes => format!("{}{RELOAD_SUFFIX}", scenario.id),
+                None if cfg.reload_resumes => format!("{}{}", scenario.id, crate::report::RELOAD_SUFFIX),
                 None => scenario.id.clone(),
             };
             Some(WireLog::create(&dir.join(format!("{name}.jsonl"))))
@@ -294,6 +291,7 @@ async fn run_with(
         sweep_baseline,
         caught_up: false,
         negotiated: None,
+        in_force: BTreeMap::new(),
         step_conn: DEFAULT_CONN.to_owned(),
         history: resume::History::default(),
         placement: replicas::Placement::default(),
@@ -341,6 +339,10 @@ async fn run_with(
         snapshots,
         sweep: None,
         version: driver.negotiated.map(|v| v.to_string()),
+        in_force: std::mem::take(&mut driver.in_force)
+            .into_iter()
+            .map(|(version, names)| (version, names.into_iter().collect()))
+            .collect(),
     };
     (report, recorded)
 }
@@ -382,6 +384,10 @@ struct Driver<'a> {
     caught_up: bool,
     /// The version the first connection that got a welcome negotiated.
     negotiated: Option<chatwire_schema::ProtocolVersion>,
+    /// Per version a welcome negotiated, what was in force on some connection of it: the
+    /// features in force (`SESSION-012`) and the capabilities that are not features (`retry`,
+    /// `cancel`) the welcome listed.
+    in_force: BTreeMap<String, BTreeSet<String>>,
     /// The connection of the step being run.
     step_conn: String,
     /// Each session's frames, for the cursors that count events (`resume_retention`).

@@ -434,6 +434,9 @@ impl Driver<'_> {
                 self.bindings.set("resume_token", Value::String(w.resume_token.to_string()));
                 let caps: Vec<Value> = w.capabilities.iter().map(|c| Value::String(c.as_str().to_owned())).collect();
                 self.bindings.set("capabilities", Value::Array(caps));
+                let listed = w.capabilities.iter().filter(|c| c.feature_since().is_none());
+                let in_force = self.monitor.features(id).iter().chain(listed).map(|c| c.as_str().to_owned());
+                self.in_force.entry(w.version.to_string()).or_default().extend(in_force);
             }
         }
         Next::Frame(value)

@@ -23,7 +23,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use chatwire_reference::{DbLocation, Durability, ServeConfig, Store};
+use chatwire_reference::{DbLocation, Durability, ServeConfig};
 use chatwire_schema::Id;
 use serde_json::{json, Value};
 
@@ -63,7 +63,6 @@ async fn bench_turn_round_trip() {
     server.stop().await;
 }
 
-/// Writes a session whose effective state holds `items` display items (one turn of assistant messages).
 /// Resumes once; returns the connection (left open so the session stays loaded), the time from
 /// sending the hello to holding the whole snapshot, and the snapshot's size.
 async fn resume_once(url: &str, id: &Id, token: &Id, last_seq: &mut u64) -> (Ws, Duration, usize) {
@@ -87,10 +86,17 @@ async fn resume_once(url: &str, id: &Id, token: &Id, last_seq: &mut u64) -> (Ws,
 async fn bench_resume_snapshot(dir: &Path) {
     const RUNS: usize = 30;
     let db = dir.join("snap.db");
-    let store = Store::open(&DbLocation::File(db.clone()), Durability::Normal).unwrap();
     let sizes = [100usize, 10_000];
-    let sessions: Vec<(Id, Id)> = sizes.iter().map(|&n| seed_transcript(&store, n)).collect();
-    drop(store);
+    let seeding = ServeConfig {
+        durability: Durability::Normal,
+        ..ServeConfig::new("127.0.0.1:0".parse().unwrap(), DbLocation::File(db.clone()))
+    };
+    let server = BenchServer::start(seeding).await;
+    let mut sessions: Vec<(Id, Id)> = Vec::new();
+    for &n in &sizes {
+        sessions.push(seed_by_script(&server.url, n, 0).await);
+    }
+    server.stop().await;
     let server =
         BenchServer::start(ServeConfig::new("127.0.0.1:0".parse().unwrap(), DbLocation::File(db.clone()))).await;
     let url = server.url.clone();

@@ -73,6 +73,19 @@ impl Agent for EchoAgent {
     }
 }
 
+/// The agent of a session held only partially (a windowed open reads the window, not the
+/// session's script): it plans nothing, and is replaced by the session's own agent before any
+/// request is carried out. Planning with it is a bug, said on stderr.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct NotLoaded;
+
+impl Agent for NotLoaded {
+    fn plan_turn(&self, _turn_index: u64, _user_text: &str) -> Option<ScriptTurn> {
+        eprintln!("chatwire-reference: internal error: a turn was planned before the session's agent was loaded");
+        None
+    }
+}
+
 /// Which agent a session runs; persisted with the session.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]

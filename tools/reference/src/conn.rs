@@ -1,8 +1,19 @@
-//! One connection's protocol side: frame validation in the spec's error order, and dispatch of
-//! each frame to the handshake or to the session's request handlers.
+//! One connection's protocol side: frame validation in the spec's error order, then each frame
+//! handed to the handler of its type ([`ClientFrame::dispatch`], exhaustive: a new client frame
+//! does not compile until it is handled here): the hello opens or resumes a session, every other
+//! frame is a request carried out on the session (`session::carry_out`).
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
+use chatwire_schema::chat::cancel::Cancel;
+use chatwire_schema::chat::history_request::HistoryRequest;
+use chatwire_schema::chat::retry::Retry;
+use chatwire_schema::chat::rewind::Rewind;
+use chatwire_schema::chat::tool_call_response::ToolCallResponse;
+use chatwire_schema::chat::user_message::UserMessage;
+use chatwire_schema::dispatch::ClientFrameHandler;
 use chatwire_schema::session::hello::SessionHello;
 use chatwire_schema::session::welcome::{features_in_force, Capability};
 use chatwire_schema::{
@@ -11,9 +22,10 @@ use chatwire_schema::{
 };
 
 use crate::agent::AgentSpec;
-use crate::hooks::RefusalAction;
-use crate::session::{self, Negotiated, Refusal, Session, Shared};
-use crate::transport::{ConnHandle, Outgoing};
+use crate::fault::RefusalAction;
+use crate::outbox::{ConnHandle, Outgoing};
+use crate::protocol::{Negotiated, Refusal, CONFLICT_RETRIES};
+use crate::session::{self, Session, Shared};
 
 /// The protocol side of one connection: the session it opened or resumed, if any.
 pub(crate) struct Conn {
@@ -23,6 +35,9 @@ pub(crate) struct Conn {
     /// `resume_rejected` errors sent on this connection (RESUME-013).
     refused_resumes: u32,
 }
+
+/// What handling one frame returns.
+type Handled<'c> = Pin<Box<dyn Future<Output = Result<(), Refusal>> + Send + 'c>>;
 
 impl Conn {
     /// A connection with no session yet.
@@ -45,7 +60,7 @@ impl Conn {
 
     /// Answers a refused frame with its typed error (through the session when bound, for its seq).
     async fn refuse(&mut self, refusal: Refusal, in_reply_to: Option<Id>, request: Option<&ClientFrame>) {
-        match self.shared.hooks.on_refusal(&refusal, request) {
+        match self.shared.faults.wire.on_refusal(&refusal, request) {
             RefusalAction::Answer => {}
             RefusalAction::Ignore => return,
             RefusalAction::Drop => {
@@ -54,7 +69,8 @@ impl Conn {
             }
             RefusalAction::Instead(frame) => {
                 if let Some(session) = &self.session {
-                    session.inner.lock().await.send_outside_state(session, &self.handle, *frame).await;
+                    let mut g = session.inner.lock().await;
+                    session::send_outside_state(session, &mut g, &self.handle, *frame).await;
                 }
                 return;
             }
@@ -64,7 +80,7 @@ impl Conn {
         match &self.session {
             Some(session) => {
                 let mut g = session.inner.lock().await;
-                g.send_error(session, &self.handle, refusal, in_reply_to).await;
+                session::send_error(session, &mut g, &self.handle, refusal, in_reply_to).await;
             }
             None => {
                 let frame = ErrorFrame {
@@ -90,63 +106,57 @@ impl Conn {
         }
     }
 
-    /// A text message arrived: checked in the spec's error order, then dispatched.
+    /// A text message arrived: checked in the spec's error order, then handed to its handler.
     pub(crate) async fn on_text(&mut self, text: &str) {
-        if text.len() as u64 > self.shared.max_frame_bytes {
-            let message =
-                format!("frame of {} bytes is over the limit of {} bytes", text.len(), self.shared.max_frame_bytes);
-            return self.refuse(Refusal::new(ErrorCode::FrameTooLarge, message), None, None).await;
-        }
-        let value: serde_json::Value = match serde_json::from_str(text) {
-            Ok(v) => v,
-            Err(e) => {
-                let message = format!("frame is not valid json: {e}");
-                return self.refuse(Refusal::new(ErrorCode::MalformedFrame, message), None, None).await;
-            }
-        };
-        if !value.is_object() {
-            return self
-                .refuse(Refusal::new(ErrorCode::MalformedFrame, "frame is not a json object"), None, None)
-                .await;
-        }
-        let in_reply_to = value.get("id").and_then(|v| v.as_str()).and_then(|s| Id::parse(s).ok());
-        if let Some(refusal) = self.shared.hooks.refuses_valid_frame(&value) {
-            return self.refuse(refusal, in_reply_to, None).await;
-        }
-        let unbounded = (!self.shared.hooks.bounds_opaque_numbers()).then(|| value.clone());
-        let version = self.session.as_ref().map(|_| self.handle.negotiated.version);
-        let frame: ClientFrame = match self.shared.validator(version).from_value(Direction::ClientToServer, value) {
+        let frame = match self.parse(text) {
             Ok(frame) => frame,
-            // A planted fault: numbers beyond INT-002's bound are taken as the schema alone would.
-            Err(FrameError::Invalid(v)) if unbounded.is_some() && v.iter().all(|v| v.message.contains("INT-002")) => {
-                match unbounded.and_then(|value| serde_json::from_value(value).ok()) {
-                    Some(frame) => frame,
-                    None => {
-                        let refusal = Refusal::new(ErrorCode::InvalidFrame, "frame breaks its schema");
-                        return self.refuse(refusal, in_reply_to, None).await;
-                    }
-                }
-            }
-            Err(e @ (FrameError::UnknownType(_) | FrameError::MissingType)) => {
-                return self.refuse(Refusal::new(ErrorCode::UnknownType, e.to_string()), in_reply_to, None).await;
-            }
-            Err(e @ (FrameError::NotJson(_) | FrameError::NotObject)) => {
-                return self.refuse(Refusal::new(ErrorCode::MalformedFrame, e.to_string()), in_reply_to, None).await;
-            }
-            Err(e) => {
-                let message = format!("frame breaks its schema: {e}");
-                return self.refuse(Refusal::new(ErrorCode::InvalidFrame, message), in_reply_to, None).await;
-            }
+            Err((refusal, in_reply_to)) => return self.refuse(refusal, in_reply_to, None).await,
         };
         let reply_to = Some(frame.id().clone());
         // Kept for the refusal seam, which may answer a refused request with something else.
         let request = frame.clone();
-        let result = match frame {
-            ClientFrame::Hello(hello) => self.on_hello(hello).await,
-            other => self.on_session_frame(other).await,
-        };
-        if let Err(refusal) = result {
+        if let Err(refusal) = frame.dispatch(Dispatch { conn: self }).await {
             self.refuse(refusal, reply_to, Some(&request)).await;
+        }
+    }
+
+    /// A text message as a client frame, or its refusal (and the frame's id, where it has one),
+    /// checked in the spec's error order: size, JSON, object, type, schema.
+    fn parse(&self, text: &str) -> Result<ClientFrame, (Refusal, Option<Id>)> {
+        if text.len() as u64 > self.shared.max_frame_bytes {
+            let message =
+                format!("frame of {} bytes is over the limit of {} bytes", text.len(), self.shared.max_frame_bytes);
+            return Err((Refusal::new(ErrorCode::FrameTooLarge, message), None));
+        }
+        let value: serde_json::Value = serde_json::from_str(text)
+            .map_err(|e| (Refusal::new(ErrorCode::MalformedFrame, format!("frame is not valid json: {e}")), None))?;
+        if !value.is_object() {
+            return Err((Refusal::new(ErrorCode::MalformedFrame, "frame is not a json object"), None));
+        }
+        let in_reply_to = value.get("id").and_then(|v| v.as_str()).and_then(|s| Id::parse(s).ok());
+        let wire = &self.shared.faults.wire;
+        if let Some(refusal) = wire.refuses_valid_frame(&value) {
+            return Err((refusal, in_reply_to));
+        }
+        let unbounded = (!wire.bounds_opaque_numbers()).then(|| value.clone());
+        let version = self.session.as_ref().map(|_| self.handle.negotiated.version);
+        let refused = |refusal| Err((refusal, in_reply_to.clone()));
+        match self.shared.validator(version).from_value(Direction::ClientToServer, value) {
+            Ok(frame) => Ok(frame),
+            // A planted fault: numbers beyond INT-002's bound are taken as the schema alone would.
+            Err(FrameError::Invalid(v)) if unbounded.is_some() && v.iter().all(|v| v.message.contains("INT-002")) => {
+                match unbounded.and_then(|value| serde_json::from_value(value).ok()) {
+                    Some(frame) => Ok(frame),
+                    None => refused(Refusal::new(ErrorCode::InvalidFrame, "frame breaks its schema")),
+                }
+            }
+            Err(e @ (FrameError::UnknownType(_) | FrameError::MissingType)) => {
+                refused(Refusal::new(ErrorCode::UnknownType, e.to_string()))
+            }
+            Err(e @ (FrameError::NotJson(_) | FrameError::NotObject)) => {
+                refused(Refusal::new(ErrorCode::MalformedFrame, e.to_string()))
+            }
+            Err(e) => refused(Refusal::new(ErrorCode::InvalidFrame, format!("frame breaks its schema: {e}"))),
         }
     }
 
@@ -178,32 +188,13 @@ impl Conn {
                 loop {
                     match session::resume_session(&self.shared, &self.handle, hello.id.clone(), resume).await {
                         // Another replica committed first: resume again from the newer state.
-                        Err(r) if r.contention && attempt < session::CONFLICT_RETRIES => attempt += 1,
+                        Err(r) if r.contention && attempt < CONFLICT_RETRIES => attempt += 1,
                         result => break result?,
                     }
                 }
             }
             None => {
-                let agent = match hello.script {
-                    Some(_) if !self.shared.conformance && !self.shared.hooks.accepts_scripts_anywhere() => {
-                        return Err(Refusal::new(
-                            ErrorCode::ScriptNotAllowed,
-                            "scripts are only accepted by a server in conformance mode",
-                        ));
-                    }
-                    Some(script) => {
-                        if let Err(e) = script.validate() {
-                            if self.shared.hooks.refuses_script(&e) {
-                                return Err(Refusal::new(ErrorCode::InvalidScript, e.to_string()));
-                            }
-                        }
-                        AgentSpec::Script { script }
-                    }
-                    None if self.shared.conformance => {
-                        AgentSpec::Script { script: chatwire_schema::script::AgentScript { turns: Vec::new() } }
-                    }
-                    None => AgentSpec::Server,
-                };
+                let agent = self.agent_of(hello.script)?;
                 session::open_session(&self.shared, &self.handle, hello.id.clone(), agent).await?
             }
         };
@@ -211,63 +202,95 @@ impl Conn {
         Ok(())
     }
 
+    /// The agent a new session runs: its hello's script (in conformance mode), an empty script
+    /// (conformance mode, no script sent), or the server's agent.
+    fn agent_of(&self, script: Option<chatwire_schema::script::AgentScript>) -> Result<AgentSpec, Refusal> {
+        let hello = &self.shared.faults.hello;
+        match script {
+            Some(_) if !self.shared.conformance && !hello.accepts_scripts_anywhere() => Err(Refusal::new(
+                ErrorCode::ScriptNotAllowed,
+                "scripts are only accepted by a server in conformance mode",
+            )),
+            Some(script) => {
+                if let Err(e) = script.validate() {
+                    if hello.refuses_script(&e) {
+                        return Err(Refusal::new(ErrorCode::InvalidScript, e.to_string()));
+                    }
+                }
+                Ok(AgentSpec::Script { script })
+            }
+            None if self.shared.conformance => {
+                Ok(AgentSpec::Script { script: chatwire_schema::script::AgentScript { turns: Vec::new() } })
+            }
+            None => Ok(AgentSpec::Server),
+        }
+    }
+
     /// The features in force on this connection (`SESSION-012`): those the hello asked for (all
     /// when it named none) that this server implements at `version`; unknown names are ignored
     /// (`SESSION-016`).
     fn negotiate_features(&self, version: ProtocolVersion, requested: Option<&[Capability]>) -> Negotiated {
-        let hooks = &self.shared.hooks;
+        let hello = &self.shared.faults.hello;
         let features = features_in_force(version, requested, &self.shared.capabilities(version));
         let patches = features.as_ref().is_some_and(|f| f.contains(&Capability::UiStatePatch));
         Negotiated {
             version,
-            features: hooks.welcome_features(features),
-            patches: hooks.sends_patches(patches, version),
+            features: hello.welcome_features(features),
+            patches: hello.sends_patches(patches, version),
             window: None,
         }
     }
 
-    async fn on_session_frame(&mut self, frame: ClientFrame) -> Result<(), Refusal> {
+    /// Carries out a request on the connection's session, each attempt by `attempt`
+    /// (`session::carry_out`); a connection without a session is told to send its hello first.
+    async fn request<F>(&mut self, attempt: F) -> Result<(), Refusal>
+    where
+        F: for<'a> FnMut(&'a Arc<Session>, &'a mut session::Inner, &'a ConnHandle) -> session::Attempt<'a>,
+    {
         let Some(session) = self.session.clone() else {
             return Err(Refusal::new(ErrorCode::HelloRequired, "send session.hello first"));
         };
-        let mut g = session.inner.lock().await;
-        // A request reads and changes the whole state, not a window of it (`partial.rs`).
-        session::ensure_full(&session, &mut g).await?;
-        let mut attempt = 0;
-        loop {
-            // What other replicas committed reaches this one before the request is judged.
-            session::sync(&session, &mut g).await;
-            if !g.is_attached(&self.handle) {
-                return Ok(());
-            }
-            g.requester = Some(self.handle.id);
-            let result = self.carry_out(&session, &mut g, frame.clone()).await;
-            g.requester = None;
-            match result {
-                // Another replica committed first: nothing changed; carry it out on the newer state.
-                Err(r) if r.contention && attempt < session::CONFLICT_RETRIES => attempt += 1,
-                result => return result,
-            }
-        }
+        session::carry_out(&session, &self.handle, attempt).await
+    }
+}
+
+/// Hands each client frame to what handles it: one method per frame type, no fallback.
+struct Dispatch<'c> {
+    conn: &'c mut Conn,
+}
+
+impl<'c> ClientFrameHandler for Dispatch<'c> {
+    type Output = Handled<'c>;
+
+    fn hello(self, frame: SessionHello) -> Handled<'c> {
+        Box::pin(self.conn.on_hello(frame))
     }
 
-    async fn carry_out(
-        &self,
-        session: &Arc<Session>,
-        g: &mut session::Inner,
-        frame: ClientFrame,
-    ) -> Result<(), Refusal> {
-        let result = match frame {
-            ClientFrame::UserMessage(m) => session::user_message(session, g, m).await,
-            ClientFrame::ToolCallResponse(r) => {
-                session::tool_call_response(session, g, &self.handle.negotiated, r).await
-            }
-            ClientFrame::Rewind(r) => session::rewind(session, g, r).await,
-            ClientFrame::Retry(r) => session::retry(session, g, &self.handle.negotiated, r).await,
-            ClientFrame::Cancel(c) => session::cancel(session, g, &self.handle.negotiated, c).await,
-            ClientFrame::HistoryRequest(r) => session::history(session, g, &self.handle, r).await,
-            other => Err(Refusal::new(ErrorCode::UnknownType, format!("unexpected frame type {}", other.type_name()))),
-        };
-        result
+    fn user_message(self, frame: UserMessage) -> Handled<'c> {
+        Box::pin(self.conn.request(move |s, g, _| Box::pin(session::user_message(s, g, frame.clone()))))
+    }
+
+    fn tool_call_response(self, frame: ToolCallResponse) -> Handled<'c> {
+        Box::pin(
+            self.conn.request(move |s, g, conn| {
+                Box::pin(session::tool_call_response(s, g, &conn.negotiated, frame.clone()))
+            }),
+        )
+    }
+
+    fn rewind(self, frame: Rewind) -> Handled<'c> {
+        Box::pin(self.conn.request(move |s, g, _| Box::pin(session::rewind(s, g, frame.clone()))))
+    }
+
+    fn retry(self, frame: Retry) -> Handled<'c> {
+        Box::pin(self.conn.request(move |s, g, conn| Box::pin(session::retry(s, g, &conn.negotiated, frame.clone()))))
+    }
+
+    fn cancel(self, frame: Cancel) -> Handled<'c> {
+        Box::pin(self.conn.request(move |s, g, conn| Box::pin(session::cancel(s, g, &conn.negotiated, frame.clone()))))
+    }
+
+    fn history_request(self, frame: HistoryRequest) -> Handled<'c> {
+        Box::pin(self.conn.request(move |s, g, conn| Box::pin(session::history(s, g, conn, frame.clone()))))
     }
 }

@@ -1,6 +1,6 @@
 //! The WebSocket transport of one connection: the HTTP upgrade, bounded reads with idle pings,
-//! the writer task with its bounded queue, and the close handshake. Frames are handed to
-//! [`crate::conn::Conn`], which knows the protocol.
+//! the writer task draining the connection's outbox, and the close handshake. Frames are handed
+//! to [`crate::conn::Conn`], which knows the protocol.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -8,97 +8,16 @@ use std::time::Duration;
 use chatwire_schema::{CloseCode, HARD_CAP_FACTOR, SUBPROTOCOL};
 use futures_util::StreamExt;
 use tokio::net::TcpStream;
-use tokio::sync::{mpsc, oneshot, Notify};
 use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
 use tokio_tungstenite::tungstenite::http::{HeaderValue, StatusCode};
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 
+use crate::config::Timeouts;
 use crate::conn::Conn;
-use crate::send_queue::{write_loop, SendQueue, OVERFLOW_CLOSE_REPLY};
-use crate::session::{Negotiated, Shared};
-use crate::Timeouts;
+use crate::outbox::{write_loop, ConnHandle, Outgoing, OVERFLOW_CLOSE_REPLY};
+use crate::session::Shared;
 
-/// What the connection's writer task sends.
-#[derive(Debug)]
-pub(crate) enum Outgoing {
-    /// A text frame.
-    Text(String),
-    /// A close frame with this code (and its reason phrase); the writer stops after it.
-    Close(chatwire_schema::CloseCode),
-    /// A ping (idle check).
-    Ping,
-    /// Flush, then acknowledge.
-    Flush(oneshot::Sender<()>),
-}
-
-/// A connection as the session sees it: where to send, and how to end it.
-#[derive(Clone, Debug)]
-pub(crate) struct ConnHandle {
-    pub id: u64,
-    /// What the connection negotiated (set by its `session.hello`; 1.0 before).
-    pub negotiated: Negotiated,
-    pub out: mpsc::Sender<Outgoing>,
-    pub kill: Arc<Notify>,
-    /// The bytes of its frames not yet taken (`TRANSPORT-016`).
-    pub queue: Arc<SendQueue>,
-}
-
-impl ConnHandle {
-    /// Queues a frame. A text frame that would take the send queue over its bound is refused and
-    /// the connection closes with 4008 ([`SendQueue`]); `false` says the frame was not queued.
-    pub fn send(&self, item: Outgoing) -> bool {
-        if self.queue.has_overflowed() {
-            // Closing with 4008: nothing but that close goes out any more (not even a ping).
-            return false;
-        }
-        let text_len = match &item {
-            Outgoing::Text(text) => Some(text.len()),
-            _ => None,
-        };
-        if let Some(len) = text_len {
-            if !self.queue.reserve(len) {
-                return false;
-            }
-        }
-        if self.out.try_send(item).is_ok() {
-            return true;
-        }
-        match text_len {
-            // More frames than the outbox holds: too slow, like too many bytes.
-            Some(len) => {
-                self.queue.release(len);
-                self.queue.overflow();
-            }
-            None => self.kill.notify_one(),
-        }
-        false
-    }
-
-    /// Queues the frames of one change (or a welcome and its state) as one unit: the bound is
-    /// checked once for all of them, so that on an empty queue a state larger than the bound still
-    /// goes out with the event before it (`TRANSPORT-016`'s single-frame exception, taken per
-    /// unit). `false`: not all were queued, and the connection is closing with 4008.
-    pub fn send_all(&self, texts: Vec<String>) -> bool {
-        if self.queue.has_overflowed() || !self.queue.reserve(texts.iter().map(String::len).sum()) {
-            return false;
-        }
-        let mut texts = texts.into_iter();
-        while let Some(text) = texts.next() {
-            let len = text.len();
-            if self.out.try_send(Outgoing::Text(text)).is_err() {
-                // Counted in above but not queued: out again, with the rest.
-                self.queue.release(len + texts.map(|t| t.len()).sum::<usize>());
-                self.queue.overflow();
-                return false;
-            }
-        }
-        true
-    }
-}
-
-/// Frames queued for one connection before it counts as too slow and is dropped.
-const OUTBOX_CAPACITY: usize = 4096;
 /// Read buffer of the WebSocket layer per connection.
 const READ_BUFFER_BYTES: usize = 8 * 1024;
 /// Write buffer of the WebSocket layer per connection (each frame is flushed anyway).
@@ -133,7 +52,7 @@ pub(crate) async fn serve_connection(
     if let Err(e) = tcp.set_nodelay(true) {
         eprintln!("chatwire-reference: connection {conn_id}: cannot set TCP_NODELAY: {e}");
     }
-    let require_subprotocol = shared.hooks.requires_subprotocol();
+    let require_subprotocol = shared.faults.wire.requires_subprotocol();
     #[allow(clippy::result_large_err)] // the callback signature is tungstenite's
     let callback =
         move |request: &Request, response: Response| negotiate_subprotocol(request, response, require_subprotocol);
@@ -150,16 +69,13 @@ pub(crate) async fn serve_connection(
         }
     };
     let (sink, mut stream) = ws.split();
-    let (tx, rx) = mpsc::channel::<Outgoing>(OUTBOX_CAPACITY);
     let bound = usize::try_from(shared.send_queue_bytes).unwrap_or(usize::MAX);
-    let queue = Arc::new(SendQueue::new(shared.hooks.send_queue_bound(bound)));
-    let handle =
-        ConnHandle { id: conn_id, negotiated: Negotiated::none(), out: tx, kill: Arc::new(Notify::new()), queue };
+    let (handle, rx) = ConnHandle::new(conn_id, shared.faults.wire.send_queue_bound(bound));
     let writer_queue = handle.queue.clone();
     // The peer has until the liveness deadline (two idle periods, TRANSPORT-011) to take the
     // frame in flight when its queue overflows, then the 4008 close goes out.
     let overflow_deadline = timeouts.idle.saturating_mul(2);
-    let write_timeout = shared.hooks.write_timeout(timeouts.write, overflow_deadline);
+    let write_timeout = shared.faults.wire.write_timeout(timeouts.write, overflow_deadline);
     let mut writer = tokio::spawn(async move {
         write_loop(sink, rx, &writer_queue, write_timeout, overflow_deadline).await;
     });

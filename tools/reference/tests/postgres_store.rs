@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 
 use chatwire_pgtmp::{for_test, TempPostgres};
 use chatwire_reference::store::{
-    CatchUpLog, Checkpoint, Commit, LeaseOp, LoadFrom, LogKind, LogRow, NewSessionRow, Notice, StoreWriter,
-    StoredChange, WindowCheckpoint,
+    CatchUpLog, Checkpoint, Commit, LeaseOp, LoadFrom, LogKind, LogRow, NewSessionRow, Notice, Store, StoredChange,
+    WindowCheckpoint,
 };
 use chatwire_reference::{DbLocation, Durability, StoreError};
 use tokio::sync::broadcast;
@@ -16,8 +16,8 @@ use tokio::sync::broadcast;
 /// A generous deadline for anything that should happen soon.
 const SOON: Duration = Duration::from_secs(10);
 
-async fn open(url: &str, replica: &str) -> StoreWriter {
-    let mut store = StoreWriter::open(&DbLocation::Postgres(url.to_owned()), Durability::Full).await.expect("open");
+async fn open(url: &str, replica: &str) -> Store {
+    let mut store = Store::open(&DbLocation::Postgres(url.to_owned()), Durability::Full).await.expect("open");
     store.set_replica(replica);
     store
 }
@@ -99,12 +99,13 @@ fn commits() -> Vec<(&'static str, Commit)> {
 }
 
 /// Everything a store answers about `ids`, to compare two stores.
-async fn observe(store: &StoreWriter, ids: &[&str]) -> String {
+async fn observe(store: &Store, ids: &[&str]) -> String {
     let mut out = String::new();
     for id in ids {
         out += &format!("{:?}\n", store.load_session(id).await.unwrap());
         out += &format!("{:?}\n", store.token_hash(id).await.unwrap());
         out += &format!("{:?}\n", store.session_next_seq(id).await.unwrap());
+        out += &format!("{:?}\n", store.load_agent(id).await.unwrap());
         for seq in 0..9 {
             out += &format!("{seq}: {:?}\n", store.state_frame(id, seq).await.unwrap());
             for retention in [0, 1, 100] {
@@ -130,7 +131,7 @@ async fn every_operation_round_trips_and_agrees_with_sqlite() {
     let postgres = open(pg.url(), "a").await;
     assert!(postgres.is_shared());
     assert_eq!(postgres.replica(), "a");
-    let sqlite = StoreWriter::open(&DbLocation::Memory, Durability::Full).await.unwrap();
+    let sqlite = Store::open(&DbLocation::Memory, Durability::Full).await.unwrap();
     for store in [&postgres, &sqlite] {
         store.create_session(row("s1")).await.unwrap();
         store.create_session(row("s2")).await.unwrap();
@@ -147,6 +148,8 @@ async fn every_operation_round_trips_and_agrees_with_sqlite() {
             ..Commit::default()
         };
         assert!(store.commit("s1", twice).await.is_err());
+        // Seqs reserved for refusals count in the next seq a load resumes at, on both.
+        store.reserve_seqs("s2", 50).await.unwrap();
     }
     let ids = ["s1", "s2", "unknown"];
     let (on_pg, on_sqlite) = (observe(&postgres, &ids).await, observe(&sqlite, &ids).await);
@@ -156,7 +159,7 @@ async fn every_operation_round_trips_and_agrees_with_sqlite() {
     assert_eq!(s1.events.len(), 5);
     assert_eq!(s1.pending_responses, vec![("tc0".to_string(), "{\"answer\":0}".to_string())]);
     assert_eq!(s1.timers, vec![("tc2".to_string(), 2500)]);
-    assert_eq!(s1.turn_plan.as_deref(), Some("{\"steps\":[1]}"));
+    assert_eq!(s1.agent.and_then(|a| a.turn_plan).as_deref(), Some("{\"steps\":[1]}"));
     assert!(matches!(
         postgres.catch_up_log("s1", 6, 100).await.unwrap(),
         CatchUpLog::Events { ref before, ref after, streamed: false } if before.len() == 4 && after.len() == 1
@@ -409,31 +412,30 @@ async fn migrations_are_idempotent_and_replicas_may_start_at_once() {
     tokio::spawn(connection);
     let versions: Vec<i32> =
         client.query("SELECT version FROM chatwire_migrations", &[]).await.unwrap().iter().map(|r| r.get(0)).collect();
-    assert_eq!(versions, vec![1, 2, 3]);
+    assert_eq!(versions, vec![1, 2, 3, 4]);
     // A database migrated by a newer program is refused, not misread.
     client.execute("INSERT INTO chatwire_migrations (version) VALUES (99)", &[]).await.unwrap();
-    let e = StoreWriter::open(&DbLocation::Postgres(url.clone()), Durability::Full).await.unwrap_err();
-    assert!(matches!(e, StoreError::TooNew { found: 99, supported: 3 }), "{e:?}");
+    let e = Store::open(&DbLocation::Postgres(url.clone()), Durability::Full).await.unwrap_err();
+    assert!(matches!(e, StoreError::TooNew { found: 99, supported: 4 }), "{e:?}");
 }
 
 #[tokio::test]
 async fn bad_urls_and_absent_servers_fail_in_time_with_a_typed_error() {
-    let e = StoreWriter::open(&DbLocation::Postgres("postgres://127.0.0.1:notaport/x".into()), Durability::Full)
+    let e = Store::open(&DbLocation::Postgres("postgres://127.0.0.1:notaport/x".into()), Durability::Full)
         .await
         .unwrap_err();
     assert!(matches!(e, StoreError::PostgresUrl(_)), "{e:?}");
     // Nothing listens on this port (bound, then closed): refused quickly, not hung.
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let started = Instant::now();
-    let e =
-        StoreWriter::open(&DbLocation::Postgres(format!("postgres://postgres@127.0.0.1:{port}/x")), Durability::Full)
-            .await
-            .unwrap_err();
+    let e = Store::open(&DbLocation::Postgres(format!("postgres://postgres@127.0.0.1:{port}/x")), Durability::Full)
+        .await
+        .unwrap_err();
     assert!(matches!(e, StoreError::Pool(_) | StoreError::Postgres(_)), "{e:?}");
     assert!(started.elapsed() < Duration::from_secs(30), "{:?}", started.elapsed());
     // A server without that database: a clear error from the server.
     let Some(pg) = for_test("bad_urls_and_absent_servers_fail_in_time_with_a_typed_error") else { return };
-    let e = StoreWriter::open(&DbLocation::Postgres(pg.url_of("missing")), Durability::Full).await.unwrap_err();
+    let e = Store::open(&DbLocation::Postgres(pg.url_of("missing")), Durability::Full).await.unwrap_err();
     assert!(e.to_string().contains("missing"), "{e}");
     let _: &TempPostgres = &pg;
 }

@@ -83,80 +83,10 @@ const KNOWN_CYCLES: &[KnownCycle] = &[
         files: &["tools/pgtmp/src/cmd.rs", "tools/pgtmp/src/lib.rs"],
         why: "cmd.rs takes PgUnavailable and BINDIR_ENV from lib.rs, which runs its commands through cmd.rs",
     },
-    KnownCycle {
-        files: &[
-            "tools/reference/src/conn.rs",
-            "tools/reference/src/fault.rs",
-            "tools/reference/src/hooks.rs",
-            "tools/reference/src/lib.rs",
-            "tools/reference/src/send_queue.rs",
-            "tools/reference/src/session/catch_up.rs",
-            "tools/reference/src/session/checkpoint.rs",
-            "tools/reference/src/session/driver.rs",
-            "tools/reference/src/session/emit.rs",
-            "tools/reference/src/session/expiry.rs",
-            "tools/reference/src/session/fanout.rs",
-            "tools/reference/src/session/handshake.rs",
-            "tools/reference/src/session/mod.rs",
-            "tools/reference/src/session/partial.rs",
-            "tools/reference/src/session/recent.rs",
-            "tools/reference/src/session/recovery.rs",
-            "tools/reference/src/session/registry.rs",
-            "tools/reference/src/session/replica.rs",
-            "tools/reference/src/session/requests.rs",
-            "tools/reference/src/store/postgres/commit.rs",
-            "tools/reference/src/store/postgres/listen.rs",
-            "tools/reference/src/store/postgres/mod.rs",
-            "tools/reference/src/store/writer.rs",
-            "tools/reference/src/transport.rs",
-        ],
-        why: "the session tangle: session ↔ transport ↔ conn ↔ hooks ↔ send_queue, emit ↔ replica, expiry, \
-              checkpoint; a sans-I/O session core with the outbox below it (#32 deliverables 1 and 2)",
-    },
-    KnownCycle {
-        files: &[
-            "tools/reference/src/store/checkpoint.rs",
-            "tools/reference/src/store/lock.rs",
-            "tools/reference/src/store/mod.rs",
-        ],
-        why: "store/mod.rs holds Store and StoreError, which its checkpoint and lock files use, and uses them: one \
-              store, two dialects (#32 deliverable 2)",
-    },
 ];
 
 /// Forbidden edges the tree has today, each with who removes it (issue #32).
-const KNOWN_VIOLATIONS: &[KnownViolation] = &[
-    KnownViolation {
-        rule: "session-never-imports-the-transport",
-        from: "tools/reference/src/session/emit.rs",
-        to: "tools/reference/src/transport.rs",
-        why: "ConnHandle, Outgoing live in transport.rs: the outbox below the session (#32 deliverable 1)",
-    },
-    KnownViolation {
-        rule: "session-never-imports-the-transport",
-        from: "tools/reference/src/session/fanout.rs",
-        to: "tools/reference/src/transport.rs",
-        why: "ConnHandle live in transport.rs: the outbox below the session (#32 deliverable 1)",
-    },
-    KnownViolation {
-        rule: "session-never-imports-the-transport",
-        from: "tools/reference/src/session/handshake.rs",
-        to: "tools/reference/src/transport.rs",
-        why: "ConnHandle, Outgoing live in transport.rs: the outbox below the session (#32 deliverable 1)",
-    },
-    KnownViolation {
-        rule: "session-never-imports-the-transport",
-        from: "tools/reference/src/session/history.rs",
-        to: "tools/reference/src/transport.rs",
-        why: "ConnHandle live in transport.rs: the outbox below the session (#32 deliverable 1)",
-    },
-    KnownViolation {
-        rule: "session-never-imports-the-transport",
-        from: "tools/reference/src/session/replica.rs",
-        to: "tools/reference/src/transport.rs",
-        why: "Outgoing live in transport.rs: the outbox below the session (#32 deliverable 1)",
-    },
-];
+const KNOWN_VIOLATIONS: &[KnownViolation] = &[];
 
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")

@@ -14,10 +14,12 @@ use chatwire_schema::reducer::{cancel_refusals, CancelScope};
 use chatwire_schema::session::welcome::Capability;
 use chatwire_schema::{ClientFrame, ErrorCode, ServerFrame};
 
-use super::driver::{run_complete, run_started, stop_driver};
-use super::emit::{emit, Change, Unit};
-use super::{Inner, Negotiated, Refusal, Session};
+use super::change::{Change, Unit};
+use super::driver::{run_complete, run_started};
+use super::pipeline::commit;
+use super::state::{Inner, Session};
 use crate::agent::Cursor;
+use crate::protocol::{Negotiated, Refusal};
 use crate::util::rfc3339_now;
 
 /// The `reason` of the dismissals and of the `chat.run_complete` a cancel commits (`CANCEL-003`).
@@ -31,9 +33,9 @@ pub(crate) async fn cancel(
     negotiated: &Negotiated,
     cancel: Cancel,
 ) -> Result<(), Refusal> {
-    let hooks = &session.shared.hooks;
+    let decide = &session.shared.faults.decide;
     let offers = session.shared.offers(negotiated.version, &Capability::Cancel);
-    let invocation = hooks.cancel_target(&cancel.invocation_id, &g.state);
+    let invocation = decide.cancel_target(&cancel.invocation_id, &g.state);
     let failing = cancel_refusals(&g.state, &invocation, offers);
     if let Some(code) = first_failing("chat.cancel", &failing) {
         return Err(refusal(code, &cancel));
@@ -46,7 +48,7 @@ pub(crate) async fn cancel(
         invocation_id: invocation.clone(),
         ts: ts.clone(),
     })));
-    if hooks.cancel_closes_run() {
+    if decide.cancel_closes_run() {
         let scope = CancelScope::of(&g.state, &invocation);
         if scope.reopens {
             change.units.push(Unit::Event(run_started(&invocation)));
@@ -56,7 +58,7 @@ pub(crate) async fn cancel(
                 seq: 0,
                 invocation_id: invocation.clone(),
                 item_id,
-                markdown: hooks.cancelled_stream_text(streamed),
+                markdown: decide.cancelled_stream_text(streamed),
                 ts: ts.clone(),
             })));
         }
@@ -77,9 +79,9 @@ pub(crate) async fn cancel(
         change.plan = Some(None);
     }
     change.requests.push(ClientFrame::Cancel(cancel));
-    emit(session, g, change).await?;
-    if hooks.cancel_closes_run() {
-        stop_driver(g);
+    commit(session, g, change).await?;
+    if decide.cancel_closes_run() {
+        g.stop_driver();
     }
     Ok(())
 }

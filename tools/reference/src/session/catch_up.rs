@@ -1,5 +1,6 @@
 //! Catch-up resume (`RESUME-017`..`RESUME-019`): the patch from the state a resuming client holds
-//! to the session's state, rebuilt from the log.
+//! to the session's state, put together from the recent patches (`recent.rs`) or rebuilt from
+//! the log.
 
 use std::sync::Arc;
 
@@ -7,20 +8,10 @@ use chatwire_schema::state_patch::{catch_up as catch_up_patch, PatchOp};
 use chatwire_schema::window::WindowView;
 use chatwire_schema::{Id, ServerFrame, UiState};
 
-use super::registry::fold_log;
-use super::{EmitError, Inner, Session};
+use super::fold::fold_log;
+use super::state::{Inner, Session};
+use crate::protocol::EmitError;
 use crate::store::CatchUpLog;
-
-/// The most events a catch-up patch covers, announced as the welcome's `resume_retention`
-/// (`RESUME-018`).
-///
-/// A catch-up costs the server one read and fold of the session's log whatever the retention, and
-/// the client a patch of about one small op group per event missed (a few hundred bytes, plus the
-/// content of the items it appends, which a snapshot carries too). 1,000 events cover the blips a
-/// catch-up is for (a reconnect after seconds to minutes of a busy turn) while keeping the patch
-/// far below the snapshot of any session large enough for the difference to matter; a client that
-/// missed more gets the snapshot, as in 1.0.
-pub(crate) const RESUME_RETENTION: u32 = 1000;
 
 /// A catch-up patch and the seq of the state it applies to.
 pub(super) struct CatchUp {
@@ -38,7 +29,7 @@ pub(super) struct HeldWindow<'a> {
 }
 
 /// The catch-up patch for a resume from `last_seq`, or `None` when the resume gets a snapshot:
-/// `last_seq` carried no state, or more than [`RESUME_RETENTION`] events came after it
+/// `last_seq` carried no state, or more than `RESUME_RETENTION` events came after it
 /// (`RESUME-018`). The state of `last_seq` is rebuilt from the log (the events committed up to
 /// it: a delta's seq names the state right after that delta, `STREAM-002`), and the patch is
 /// `chatwire_schema::state_patch::catch_up` over the events after it.
@@ -57,10 +48,10 @@ pub(super) async fn catch_up(
     streams: bool,
     held: Option<HeldWindow<'_>>,
 ) -> Result<Option<CatchUp>, EmitError> {
-    let hooks = &session.shared.hooks;
+    let faults = &session.shared.faults;
     // The events committed in this process, put together: no fold of the log (issue #22). A
     // windowed client's view is placed by positions in the base, which only the fold gives.
-    if held.is_none() && hooks.catch_up_from_memory() {
+    if held.is_none() && faults.resume.catch_up_from_memory() {
         if let Some(recent) = g.recent.since(last_seq, streams) {
             let Some(streamed) = session.shared.store.state_frame(session.id.as_str(), last_seq).await? else {
                 return Ok(None);
@@ -69,12 +60,17 @@ pub(super) async fn catch_up(
             if recent.stream_open_at_base && !(streams && streamed) {
                 return Ok(None);
             }
-            return Ok(Some(CatchUp { base_seq: last_seq, patch: hooks.catch_up_patch(recent.patch), window: None }));
+            return Ok(Some(CatchUp {
+                base_seq: last_seq,
+                patch: faults.resume.catch_up_patch(recent.patch),
+                window: None,
+            }));
         }
     }
-    let log = session.shared.store.catch_up_log(session.id.as_str(), last_seq, u64::from(RESUME_RETENTION)).await?;
+    let retention = u64::from(super::recent::RESUME_RETENTION);
+    let log = session.shared.store.catch_up_log(session.id.as_str(), last_seq, retention).await?;
     let CatchUpLog::Events { before, after, streamed } = log else { return Ok(None) };
-    let split = hooks.catch_up_split(before.len()).min(before.len());
+    let split = faults.resume.catch_up_split(before.len()).min(before.len());
     let (base, _) = fold_log(&session.id, &before[..split], None);
     // STREAM-006: a frame sent while a stream was open is a base only where both its connection
     // and the resumed one see streams. The store says so of every state frame: a delta's seq, and
@@ -104,13 +100,13 @@ pub(super) async fn catch_up(
         // The log and the session agree (they always do but in a faulty build): the patch is good.
         Ok((state, patch)) if reached(&state, g, streams) => {
             let patch = match window.as_mut() {
-                Some(window) if hooks.projects_patches() => match window.project(&patch) {
+                Some(window) if faults.window.projects_patches() => match window.project(&patch) {
                     Ok(projected) => projected,
                     Err(_) => return Ok(None),
                 },
                 _ => patch,
             };
-            Ok(Some(CatchUp { base_seq: last_seq, patch: hooks.catch_up_patch(patch), window }))
+            Ok(Some(CatchUp { base_seq: last_seq, patch: faults.resume.catch_up_patch(patch), window }))
         }
         Ok(_) => {
             eprintln!("chatwire-reference: session {}: the log does not fold to the state; snapshot", session.id);

@@ -1,6 +1,8 @@
 //! The run driver: plays the current turn's plan step by step, each step committed with the
 //! cursor that says it is done.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -14,13 +16,15 @@ use chatwire_schema::chat::tool_call_dismiss::{Initiator, ToolCallDismiss};
 use chatwire_schema::chat::tool_output::ToolOutput;
 use chatwire_schema::chat::tool_progress::ToolProgress;
 use chatwire_schema::script::{settle_sequence, ScriptEnd, ScriptOutcome, ScriptStep, ScriptToolCall};
-use chatwire_schema::{Id, RunStatus, ServerFrame};
+use chatwire_schema::{Id, RunStatus, ServerFrame, ToolCallStatus};
 
-use super::emit::{emit, Change, Unit};
-use super::recovery::end_run_failed;
-use super::replica::is_contention;
-use super::{DriverLaunch, EmitError, Inner, Session};
+use super::change::{Change, Unit};
+use super::outside::send_outside_state;
+use super::pipeline::commit;
+use super::replica::sync;
+use super::state::{DriverLaunch, Inner, Session};
 use crate::agent::{BatchCursor, Cursor, StreamCursor};
+use crate::protocol::{EmitError, CONFLICT_RETRIES};
 use crate::util::{now_ms, random_id, rfc3339_now};
 
 /// A `chat.run_complete` for `invocation`.
@@ -45,28 +49,6 @@ pub(super) fn run_started(invocation: &Id) -> ServerFrame {
     ServerFrame::RunStarted(RunStarted { seq: 0, invocation_id: invocation.clone(), ts: rfc3339_now() })
 }
 
-/// Starts the run driver of the session unless it is already running: on a task of its own, or,
-/// while recovery holds the session, when recovery is done ([`play_held_driver`]).
-pub(crate) fn start_driver(session: &Arc<Session>, g: &mut Inner) {
-    // On a shared store only the replica holding the run lease drives (`CLUSTER-003`); the
-    // holder starts its driver when it replays the change that gave the run a step to play.
-    if g.driver_active || (session.shared.store.is_shared() && g.lease.is_none()) {
-        return;
-    }
-    g.driver_active = true;
-    match g.driver_launch {
-        DriverLaunch::Spawn => spawn_driver(session, None, g.driver_epoch),
-        DriverLaunch::HeldByRecovery { .. } => g.driver_launch = DriverLaunch::HeldByRecovery { requested: true },
-    }
-}
-
-/// Stops the session's run driver after a cancel: a driver waiting now finds a newer epoch when
-/// it wakes and ends without acting, and the next run starts a driver of its own at once.
-pub(super) fn stop_driver(g: &mut Inner) {
-    g.driver_epoch += 1;
-    g.driver_active = false;
-}
-
 /// Ends recovery's hold on the session's driver. A driver started during recovery plays every
 /// step that is due now before this returns, so that recovery is finished before any resume is
 /// answered (RESUME-014); what has to wait (a `wait` step, a running tool) continues on a task.
@@ -84,6 +66,15 @@ pub(super) async fn play_held_driver(session: &Arc<Session>) {
         Some(wait) => spawn_driver(session, Some(wait), epoch),
         None => session.shared.evict_if_quiescent(session).await,
     }
+}
+
+/// The run driver as the core's tasks name it (`state::Tasks`): plays the turn from where its
+/// cursor stands, then lets the session leave memory if nothing else holds it.
+pub(crate) fn drive_task(session: Arc<Session>, epoch: u64) -> Pin<Box<dyn Future<Output = ()> + Send>> {
+    Box::pin(async move {
+        drive(&session, None, epoch).await;
+        session.shared.evict_if_quiescent(&session).await;
+    })
 }
 
 fn spawn_driver(session: &Arc<Session>, waiting: Option<Wait>, epoch: u64) {
@@ -128,7 +119,7 @@ async fn drive(session: &Arc<Session>, mut waiting: Option<Wait>, epoch: u64) {
                 let mut g = session.inner.lock().await;
                 if g.driver_epoch != epoch {
                     // Cancelled while the tool ran: its result goes nowhere (CANCEL-005).
-                    if session.shared.hooks.settles_after_cancel() {
+                    if session.shared.faults.decide.settles_after_cancel() {
                         settle_after_cancel(session, &mut g, &call, &id).await;
                     }
                     return;
@@ -136,7 +127,7 @@ async fn drive(session: &Arc<Session>, mut waiting: Option<Wait>, epoch: u64) {
                 match settle_tool(session, &mut g, &call, &id).await {
                     Ok(()) => {}
                     // The turn looks again on the newer state (the tool runs again if it is still due).
-                    Err(e) if is_contention(&e) => {
+                    Err(e) if e.is_contention() => {
                         if !after_contention(session, &mut g).await {
                             return;
                         }
@@ -173,7 +164,7 @@ async fn play_due_steps(session: &Arc<Session>, epoch: u64) -> Option<Wait> {
                 contended = 0;
                 next
             }
-            Err(e) if is_contention(&e) && contended < super::CONFLICT_RETRIES => {
+            Err(e) if e.is_contention() && contended < CONFLICT_RETRIES => {
                 contended += 1;
                 match after_contention(session, &mut g).await {
                     true => Next::Continue,
@@ -195,7 +186,7 @@ async fn play_due_steps(session: &Arc<Session>, epoch: u64) -> Option<Wait> {
             Next::Sleep(ms) => return Some(Wait::Sleep(ms)),
             Next::RunTool { call, id } if call.run_ms == 0 => match settle_tool(session, &mut g, &call, &id).await {
                 Ok(()) => {}
-                Err(e) if is_contention(&e) => {
+                Err(e) if e.is_contention() => {
                     if !after_contention(session, &mut g).await {
                         return None;
                     }
@@ -219,7 +210,7 @@ async fn after_contention(session: &Arc<Session>, g: &mut Inner) -> bool {
         g.driver_active = false;
         return false;
     }
-    super::replica::sync(session, g).await;
+    sync(session, g).await;
     true
 }
 
@@ -259,7 +250,7 @@ async fn next_step(session: &Arc<Session>, g: &mut Inner) -> Result<Next, EmitEr
         }
         if g.state.open_tool_calls(Some(&invocation)).next().is_some() {
             let frame = run_complete(&invocation, RunCompleteStatus::AwaitingInput, "awaiting_user_input", None);
-            emit(session, g, Change { units: vec![Unit::Event(frame)], ..Change::default() }).await?;
+            commit(session, g, Change { units: vec![Unit::Event(frame)], ..Change::default() }).await?;
             return Ok(Next::Stop);
         }
         g.cursor.batch = None;
@@ -348,7 +339,7 @@ async fn next_step(session: &Arc<Session>, g: &mut Inner) -> Result<Next, EmitEr
             (units, cursor, timers)
         }
     };
-    emit(session, g, Change { units, cursor: Some(cursor), add_timers, ..Change::default() }).await?;
+    commit(session, g, Change { units, cursor: Some(cursor), add_timers, ..Change::default() }).await?;
     Ok(Next::Continue)
 }
 
@@ -379,7 +370,8 @@ async fn stream_say(
             ts,
         });
         let cursor = Cursor { step: g.cursor.step + 1, stream: None, ..g.cursor.clone() };
-        emit(session, g, Change { units: vec![Unit::Event(frame)], cursor: Some(cursor), ..Change::default() }).await?;
+        commit(session, g, Change { units: vec![Unit::Event(frame)], cursor: Some(cursor), ..Change::default() })
+            .await?;
         return Ok(Next::Continue);
     };
     let frame = ServerFrame::AssistantMessageDelta(AssistantMessageDelta {
@@ -390,7 +382,7 @@ async fn stream_say(
         ts,
     });
     let cursor = Cursor { stream: Some(StreamCursor { item_id, sent: sent + 1 }), ..g.cursor.clone() };
-    emit(session, g, Change { units: vec![Unit::Event(frame)], cursor: Some(cursor), ..Change::default() }).await?;
+    commit(session, g, Change { units: vec![Unit::Event(frame)], cursor: Some(cursor), ..Change::default() }).await?;
     Ok(if sent + 1 < chunks.len() { Next::Sleep(delay_ms) } else { Next::Continue })
 }
 
@@ -483,7 +475,7 @@ async fn settle_tool(session: &Arc<Session>, g: &mut Inner, call: &ScriptToolCal
     };
     units.push(Unit::Event(settlement));
     let cursor = Cursor { batch: Some(BatchCursor { settled: batch.settled + 1, ..batch }), ..g.cursor.clone() };
-    emit(session, g, Change { units, cursor: Some(cursor), ..Change::default() }).await
+    commit(session, g, Change { units, cursor: Some(cursor), ..Change::default() }).await
 }
 
 /// A planted fault's settlement of a tool whose run was cancelled: sent outside the state, as the
@@ -505,6 +497,65 @@ async fn settle_after_cancel(session: &Arc<Session>, g: &mut Inner, call: &Scrip
     });
     let conns: Vec<_> = g.attached.iter().map(|a| a.conn.clone()).collect();
     for conn in conns {
-        g.send_outside_state(session, &conn, frame.clone()).await;
+        send_outside_state(session, g, &conn, frame.clone()).await;
     }
+}
+
+/// Ends a run that cannot go on (a crash while a tool ran or a stream was open, or an agent step
+/// the protocol refuses): an open stream ends as it stands, running calls fail with `error`,
+/// pending ones are dismissed by the server, the run fails.
+pub(super) async fn end_run_failed(
+    session: &Arc<Session>,
+    g: &mut Inner,
+    invocation: Id,
+    reason: &str,
+    error: &str,
+) -> Result<(), EmitError> {
+    let change = run_failed(g, invocation, reason, error);
+    commit(session, g, change).await
+}
+
+/// The change that ends a run as failed: its open stream ended with the text it has
+/// (`STREAM-004`: a run cannot end while a stream is open, `STATE-046`), its open calls settled or
+/// dismissed, its cursor ended.
+fn run_failed(g: &mut Inner, invocation: Id, reason: &str, error: &str) -> Change {
+    let ts = rfc3339_now();
+    let mut change = Change::default();
+    if let Some(open) = g.state.open_stream().filter(|s| s.invocation_id == invocation) {
+        change.units.push(Unit::Event(ServerFrame::AssistantMessage(AssistantMessage {
+            seq: 0,
+            invocation_id: invocation.clone(),
+            item_id: open.id.clone(),
+            markdown: open.markdown.clone(),
+            ts: ts.clone(),
+        })));
+    }
+    for call in g.state.open_tool_calls(Some(&invocation)) {
+        let frame = if call.status == ToolCallStatus::Running {
+            ServerFrame::ToolCallComplete(ToolCallComplete {
+                seq: 0,
+                tool_call_id: call.id.clone(),
+                status: CompletionStatus::Failed,
+                result: None,
+                error: Some(error.to_owned()),
+                summary: None,
+                in_reply_to: None,
+                ts: ts.clone(),
+            })
+        } else {
+            change.remove_timers.push(call.id.clone());
+            ServerFrame::ToolCallDismiss(ToolCallDismiss {
+                seq: 0,
+                tool_call_id: call.id.clone(),
+                initiated_by: Initiator::Server,
+                reason: Some(reason.to_owned()),
+                in_reply_to: None,
+                ts: ts.clone(),
+            })
+        };
+        change.units.push(Unit::Event(frame));
+    }
+    change.units.push(Unit::Event(run_complete(&invocation, RunCompleteStatus::Failed, reason, Some(error))));
+    change.cursor = Some(Cursor { invocation_id: None, step: 0, batch: None, stream: None, ..g.cursor.clone() });
+    change
 }

@@ -1,20 +1,24 @@
 //! `session.hello`: opening and resuming sessions, the welcome and the snapshot.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use chatwire_schema::session::welcome::{Capability, Limits, SessionWelcome};
 use chatwire_schema::{ErrorCode, Id, IndexedUiState, ServerFrame};
 use tokio::sync::Mutex;
 
-use super::catch_up::{catch_up, CatchUp, HeldWindow, RESUME_RETENTION};
-use super::emit::{open_window, patch_frame, seen_state, state_frame, window_snapshot};
-use super::fanout::Attachment;
-use super::replica::{end_attached, ChangeRecord};
-use super::{DriverLaunch, EmitError, History, Inner, Refusal, Session, Shared};
+use super::attachment::Attachment;
+use super::catch_up::{catch_up, CatchUp, HeldWindow};
+use super::change::ChangeRecord;
+use super::partial::ensure_full;
+use super::pipeline::base_seq;
+use super::recent::RESUME_RETENTION;
+use super::replica::{end_attached, sync};
+use super::state::{Fold, History, Inner, Session, Shared};
+use super::view::{open_window, patch_frame, seen_state, state_frame, window_snapshot};
 use crate::agent::{AgentSpec, Cursor};
+use crate::outbox::ConnHandle;
+use crate::protocol::{EmitError, Refusal};
 use crate::store::{Commit, NewSessionRow};
-use crate::transport::{ConnHandle, Outgoing};
 use crate::util::{constant_time_eq, hash_token, random_id};
 
 /// Opens a new session for a `session.hello` without `resume`.
@@ -38,32 +42,17 @@ pub(crate) async fn open_session(
         snapshot_seq: 2,
     };
     shared.store.create_session(row).await.map_err(EmitError::from)?;
-    let session = Arc::new(Session {
-        id: id.clone(),
-        shared: shared.clone(),
-        inner: Mutex::new(Inner {
-            state: IndexedUiState::default(),
-            next_seq: 3,
-            token_hash,
-            agent: shared.agent_for(agent),
-            cursor,
-            plan: None,
-            history: History::default(),
-            last_delta: None,
-            attached: vec![Attachment::new(conn.clone(), 2, false, None)],
-            requester: None,
-            driver_active: false,
-            driver_epoch: 0,
-            driver_launch: DriverLaunch::Spawn,
-            timers: HashMap::new(),
-            evicted: false,
-            recent: super::recent::Recent::new(2, false),
-            lease: None,
-            replayed_to: 3,
-            since_checkpoint: 0,
-            partial: None,
-        }),
-    });
+    let fold = Fold {
+        state: IndexedUiState::default(),
+        history: History::default(),
+        next_seq: 3,
+        token_hash,
+        since_checkpoint: 0,
+        partial: None,
+    };
+    let mut inner = Inner::new(fold, shared.agent_for(agent), cursor, None);
+    inner.attached.push(Attachment::new(conn.clone(), 2, false, None));
+    let session = Arc::new(Session { id: id.clone(), shared: shared.clone(), inner: Mutex::new(inner) });
     shared.sessions.lock().await.insert(id, session.clone());
     let mut g = session.inner.lock().await;
     let welcome = Welcome { hello_id, token, resumed: false, first: 1 };
@@ -122,22 +111,28 @@ fn greet(
         let state = seen_state(&g.state, streams, negotiated.version);
         if let Some(size) = negotiated.window {
             // WINDOW-002: the newest `size` items and the always-held older ones.
-            let view = open_window(sh.hooks.as_ref(), &state, size);
+            let view = open_window(&sh.faults, &state, size);
             let held = view.view(&state);
-            let held = if w.resumed { sh.hooks.resume_snapshot(&held) } else { Some(sh.hooks.present(&held, true)) };
+            let held = if w.resumed {
+                sh.faults.resume.resume_snapshot(&held)
+            } else {
+                Some(sh.faults.fanout.present(&held, true))
+            };
             // A partial state (`partial.rs`) counts the items it did not read.
             let mut about = view.window(&state);
             about.total += g.partial.map_or(0, |p| p.omitted as u64);
             if let Some(held) = held {
                 texts.push(window_snapshot(seq, &held, &about).map_err(EmitError::from)?);
             }
-            if sh.hooks.pages_from_cache() {
+            if sh.faults.window.pages_from_cache() {
                 page_cache = Some(view.start());
             }
             window = Some(view);
         } else {
-            let snapshot =
-                if w.resumed { sh.hooks.resume_snapshot(&state) } else { Some(sh.hooks.present(&state, true)) };
+            let snapshot = match w.resumed {
+                true => sh.faults.resume.resume_snapshot(&state),
+                false => Some(sh.faults.fanout.present(&state, true)),
+            };
             if let Some(state) = snapshot {
                 texts.push(state_frame("ui_state_snapshot", seq, &state).map_err(EmitError::from)?);
             }
@@ -176,7 +171,7 @@ pub(crate) async fn resume_session(
             format!("last_seq {} is ahead of the last seq sent on this session", resume.last_seq),
         )
     };
-    if shared.hooks.checks_cursor_before_token() {
+    if shared.faults.resume.checks_cursor_before_token() {
         if let Some(session) = shared.get_or_load(&resume.session_id).await.map_err(EmitError::from)? {
             if resume.last_seq > session.inner.lock().await.last_seq() {
                 return Err(cursor_ahead());
@@ -189,7 +184,7 @@ pub(crate) async fn resume_session(
         let stored = shared.store.token_hash(resume.session_id.as_str()).await.map_err(EmitError::from)?;
         let expected = stored.as_deref().unwrap_or(&shared.unmatchable_token_hash);
         let token_ok = constant_time_eq(hash_token(resume.resume_token.as_str()).as_bytes(), expected.as_bytes());
-        if !shared.hooks.token_matches(token_ok && stored.is_some()) {
+        if !shared.faults.resume.token_matches(token_ok && stored.is_some()) {
             return Err(rejected());
         }
     }
@@ -198,7 +193,7 @@ pub(crate) async fn resume_session(
         .negotiated
         .window
         .filter(|_| resume.last_seq == 0 || !conn.negotiated.has(&Capability::ResumeCatchUp))
-        .filter(|_| !shared.hooks.pages_from_cache());
+        .filter(|_| !shared.faults.window.pages_from_cache());
     // A retry loop only for the race where the session is evicted between lookup and lock.
     for _ in 0..3 {
         let session = match window_open {
@@ -210,11 +205,11 @@ pub(crate) async fn resume_session(
         if g.evicted {
             continue;
         }
-        if window_open.is_none() && super::ensure_full(&session, &mut g).await.is_err() {
+        if window_open.is_none() && ensure_full(&session, &mut g).await.is_err() {
             continue;
         }
         // What other replicas committed reaches this one first (`CLUSTER-001`).
-        super::replica::sync(&session, &mut g).await;
+        sync(&session, &mut g).await;
         if g.evicted {
             continue;
         }
@@ -223,14 +218,14 @@ pub(crate) async fn resume_session(
             // refused before any hashing, a known one after a hash and compare.
             let token_ok =
                 constant_time_eq(hash_token(resume.resume_token.as_str()).as_bytes(), g.token_hash.as_bytes());
-            if !shared.hooks.token_matches(token_ok) {
+            if !shared.faults.resume.token_matches(token_ok) {
                 return Err(rejected());
             }
         }
         if resume.last_seq > g.last_seq() {
             return Err(cursor_ahead());
         }
-        let attaches = shared.hooks.attaches(conn.negotiated.has(&Capability::MultiAttach));
+        let attaches = shared.faults.resume.attaches(conn.negotiated.has(&Capability::MultiAttach));
         if attaches {
             // ATTACH-001: beside the others; past the bound the earliest goes (ATTACH-003).
             while g.attached.len() >= shared.max_attached.max(1) as usize {
@@ -256,7 +251,7 @@ pub(crate) async fn resume_session(
             false => None,
         };
         // A catch-up's window is placed in the whole state.
-        if catch_up.is_some() && super::ensure_full(&session, &mut g).await.is_err() {
+        if catch_up.is_some() && ensure_full(&session, &mut g).await.is_err() {
             continue;
         }
         let first = g.next_seq;
@@ -267,7 +262,7 @@ pub(crate) async fn resume_session(
         let takeover = ChangeRecord { takeover: true, ..ChangeRecord::default() };
         let units = (!attaches && shared.store.is_shared()).then(|| serde_json::to_string(&takeover));
         let reserve = Commit {
-            base_seq: super::replica::base_seq(shared, g.lease, first),
+            base_seq: base_seq(shared, g.lease, first),
             units: units.transpose().map_err(EmitError::from)?,
             next_seq: first + 2,
             state_seqs: vec![first + 1],
@@ -282,15 +277,6 @@ pub(crate) async fn resume_session(
         return Ok(session);
     }
     Err(Refusal::new(ErrorCode::InternalError, "the session could not be loaded, try again"))
-}
-
-/// Sends `conn` a fatal error of the session and closes it with the error's close code.
-pub(super) async fn end_connection(session: &Arc<Session>, g: &mut Inner, conn: &ConnHandle, refusal: Refusal) {
-    let close = refusal.code.close_code();
-    g.send_error(session, conn, refusal, None).await;
-    if let Some(close) = close {
-        conn.send(Outgoing::Close(close));
-    }
 }
 
 /// Detaches `conn` from the session (connection closed).

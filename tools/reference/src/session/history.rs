@@ -9,9 +9,11 @@ use chatwire_schema::error_order::first_failing;
 use chatwire_schema::session::welcome::Capability;
 use chatwire_schema::{ErrorCode, ServerFrame};
 
-use super::emit::seen_state;
-use super::{Inner, Refusal, Session};
-use crate::transport::ConnHandle;
+use super::outside::send_outside_state;
+use super::state::{Inner, Session};
+use super::view::seen_state;
+use crate::outbox::ConnHandle;
+use crate::protocol::Refusal;
 
 /// Answers `request` with a `chat.history_page`, or refuses it in the order of `WINDOW-007` and
 /// `WINDOW-010` (nothing changes then). The page takes a seq and changes no state (`WINDOW-008`).
@@ -21,7 +23,7 @@ pub(crate) async fn history(
     conn: &ConnHandle,
     request: HistoryRequest,
 ) -> Result<(), Refusal> {
-    let hooks = &session.shared.hooks;
+    let window_faults = &session.shared.faults.window;
     let negotiated = &conn.negotiated;
     // The state as this connection sees it, borrowed: a page costs its own items, not the thread's.
     let seen = seen_state(&g.state, negotiated.has(&Capability::AssistantStream), negotiated.version);
@@ -49,7 +51,7 @@ pub(crate) async fn history(
         (true, Some(window)) => {
             let cursor_item = window.cursor_item(&seen);
             let page = window.page(&seen, request.limit);
-            (hooks.page_items(page.items.to_vec(), cursor_item), page.before)
+            (window_faults.page_items(page.items.to_vec(), cursor_item), page.before)
         }
         // The planted fault `page-from-cache`: a cursor the copy holds is answered from it.
         _ => {
@@ -60,6 +62,6 @@ pub(crate) async fn history(
     };
     let page = HistoryPage { seq: 0, in_reply_to: request.id, items, before, total: seen.items.len() as u64 };
     drop(seen);
-    g.send_outside_state(session, conn, ServerFrame::HistoryPage(page)).await;
+    send_outside_state(session, g, conn, ServerFrame::HistoryPage(page)).await;
     Ok(())
 }

@@ -9,47 +9,22 @@
 use std::sync::Arc;
 
 use chatwire_schema::ui_state::RunState;
-use chatwire_schema::window::{always_held, WindowView};
+use chatwire_schema::window::WindowView;
 use chatwire_schema::{DisplayItem, ErrorCode, IndexedUiState, ServerFrame, UiState};
 
-use super::registry::fold_onto;
-use super::{Inner, Refusal, Session};
-use crate::store::{StoreError, StoredSession, StoredWindow, WindowCheckpoint, WINDOW_TAIL};
+use super::fold::fold_onto;
+use super::lifecycle::discard;
+use super::state::{History, Inner, Partial, Session};
+use crate::protocol::Refusal;
+use crate::store::{StoreError, StoredSession, StoredWindow};
 
 /// Windowed opens served from a window checkpoint in this process (a test's evidence that the
 /// path ran; see [`crate::partial_opens`]).
 pub(crate) static PARTIAL_OPENS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
-/// What a partial state leaves out.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Partial {
-    /// How many items of the whole state it does not hold (all older than its window).
-    pub omitted: usize,
-}
-
-/// The window checkpoint of `state`: its newest [`WINDOW_TAIL`] items and every older item a
-/// window holds, by position.
-pub(super) fn window_checkpoint(state: &UiState) -> Result<WindowCheckpoint, serde_json::Error> {
-    let total = state.items.len();
-    let tail_from = total.saturating_sub(WINDOW_TAIL as usize);
-    let mut items = Vec::new();
-    for (pos, item) in state.items.iter().enumerate() {
-        let held = always_held(&state.items, pos);
-        if pos >= tail_from || held {
-            items.push((pos as u64, held, serde_json::to_string(item)?));
-        }
-    }
-    Ok(WindowCheckpoint {
-        total: total as u64,
-        tail_from: tail_from as u64,
-        run: serde_json::to_string(&state.run)?,
-        items,
-    })
-}
-
 /// Why a window checkpoint does not give the window asked for (the session is then loaded whole).
 #[derive(Debug, thiserror::Error)]
-pub(super) enum NotPartial {
+pub(crate) enum NotPartial {
     #[error("no window checkpoint")]
     NoCheckpoint,
     #[error("a row does not parse: {0}")]
@@ -66,7 +41,7 @@ pub(super) enum NotPartial {
 /// oldest of the newest items read, or fewer newest items than the window plus one (a connection
 /// that does not see streams does not hold the open stream) plus one before the window (its
 /// cursor's predecessor, so that the window does not start at the first item held).
-pub(super) fn fold_window(stored: &StoredSession, size: u32) -> Result<(IndexedUiState, Partial), NotPartial> {
+pub(crate) fn fold_window(stored: &StoredSession, size: u32) -> Result<(IndexedUiState, Partial), NotPartial> {
     let Some(StoredWindow { total, start, run, items, .. }) = &stored.window else {
         return Err(NotPartial::NoCheckpoint);
     };
@@ -126,7 +101,7 @@ pub(crate) async fn ensure_full(session: &Arc<Session>, g: &mut Inner) -> Result
     }
     let loaded = load_full(session, g).await;
     if loaded.is_err() {
-        super::registry::discard(session, g);
+        discard(session, g);
     }
     loaded
 }
@@ -143,9 +118,13 @@ async fn load_full(session: &Arc<Session>, g: &mut Inner) -> Result<(), FullLoad
     let stored = stored.ok_or(FullLoadError::Gone)?;
     let start = match &stored.checkpoint {
         Some(c) => (IndexedUiState::new(serde_json::from_str::<UiState>(&c.state)?), serde_json::from_str(&c.history)?),
-        None => (IndexedUiState::default(), super::History::default()),
+        None => (IndexedUiState::default(), History::default()),
     };
     let (full, history) = fold_onto(&session.id, start, &stored.events, Some(upto));
+    let (agent, plan) = match &stored.agent {
+        Some(agent) => shared.agent_and_plan(&session.id, agent),
+        None => return Err(FullLoadError::Gone),
+    };
     let held = g.state.state();
     if full.state().items.len() != held.items.len() + partial.omitted || full.state().run != held.run {
         return Err(FullLoadError::Disagrees);
@@ -164,6 +143,9 @@ async fn load_full(session: &Arc<Session>, g: &mut Inner) -> Result<(), FullLoad
         a.window = view;
     }
     g.since_checkpoint = stored.events.len() as u64;
+    // A windowed open read neither (`LoadFrom::Window`).
+    g.agent = agent;
+    g.plan = plan;
     g.state = full;
     g.history = history;
     g.partial = None;
@@ -181,7 +163,8 @@ mod tests {
     use serde_json::{json, Value};
 
     use super::*;
-    use crate::store::{Checkpoint, Commit, DbLocation, Durability, LoadFrom, LogKind, LogRow, NewSession, Store};
+    use crate::session::pipeline::window_checkpoint;
+    use crate::store::{Checkpoint, Commit, DbLocation, Durability, LoadFrom, LogKind, LogRow, NewSessionRow, Store};
 
     const TS: &str = "2026-11-26T10:00:00Z";
 
@@ -227,10 +210,17 @@ mod tests {
 
     /// A session with `before` frames, a checkpoint, and `after` frames, in a store; the frames
     /// get seqs from 3 on. Returns the store and the whole state.
-    fn stored(before: &[Value], after: &[Value]) -> (Store, UiState) {
-        let store = Store::open(&DbLocation::Memory, Durability::Normal).unwrap();
-        let session = NewSession { id: "s1", token_hash: "h", agent: "{}", cursor: "{}", next_seq: 3, snapshot_seq: 2 };
-        store.create_session(&session).unwrap();
+    async fn stored(before: &[Value], after: &[Value]) -> (Store, UiState) {
+        let store = Store::open(&DbLocation::Memory, Durability::Normal).await.unwrap();
+        let session = NewSessionRow {
+            id: "s1".into(),
+            token_hash: "h".into(),
+            agent: "{}".into(),
+            cursor: "{}".into(),
+            next_seq: 3,
+            snapshot_seq: 2,
+        };
+        store.create_session(session).await.unwrap();
         let mut state = UiState::default();
         let mut log = Vec::new();
         let mut checkpoint = None;
@@ -252,14 +242,15 @@ mod tests {
             });
         }
         let next_seq = 3 + log.len() as u64;
-        store.commit("s1", &Commit { next_seq, log, ..Commit::default() }).unwrap();
-        store.save_checkpoint("s1", &checkpoint.expect("frames after the checkpoint")).unwrap();
+        store.commit("s1", Commit { next_seq, log, ..Commit::default() }).await.unwrap();
+        store.save_checkpoint("s1", checkpoint.expect("frames after the checkpoint")).await.unwrap();
         (store, state)
     }
 
-    fn open(store: &Store, size: u32) -> Result<(IndexedUiState, Partial), NotPartial> {
+    async fn open(store: &Store, size: u32) -> Result<(IndexedUiState, Partial), NotPartial> {
         let newest = u64::from(size) + crate::store::WINDOW_SLACK;
-        let loaded = store.load("s1", LoadFrom::Window { newest }).unwrap().unwrap();
+        let loaded = store.load("s1", LoadFrom::Window { newest }).await.unwrap().unwrap();
+        assert!(loaded.agent.is_none(), "a windowed load reads no agent");
         assert!(loaded.checkpoint.is_none(), "a windowed load reads no whole state");
         let window = loaded.window.as_ref().expect("a window checkpoint");
         assert!(window.items.len() < window.total as usize, "the rows read are not the thread");
@@ -267,8 +258,8 @@ mod tests {
     }
 
     /// The partial open gives exactly `window_of` the whole state.
-    fn same_window(store: &Store, whole: &UiState, size: u32) {
-        let (partial, Partial { omitted }) = open(store, size).unwrap_or_else(|e| panic!("window {size}: {e}"));
+    async fn same_window(store: &Store, whole: &UiState, size: u32) {
+        let (partial, Partial { omitted }) = open(store, size).await.unwrap_or_else(|e| panic!("window {size}: {e}"));
         let view = WindowView::open(partial.state(), size);
         let mut about = view.window(partial.state());
         about.total += omitted as u64;
@@ -282,27 +273,27 @@ mod tests {
         turns.flat_map(|t| turn(t, 20)).collect()
     }
 
-    #[test]
-    fn a_window_from_the_checkpoint_rows_is_the_window_of_the_whole_state() {
+    #[tokio::test]
+    async fn a_window_from_the_checkpoint_rows_is_the_window_of_the_whole_state() {
         // 150 turns of 20 answers or more: past the tail, with forms and auto tools all along.
         let before = thread(0..150);
         // Turn 147's form is pending at the checkpoint and dismissed after it.
         let after = thread(150..153);
-        let (store, whole) = stored(&before, &after);
+        let (store, whole) = stored(&before, &after).await;
         for size in [1, 20, 100, 1000] {
-            same_window(&store, &whole, size);
+            same_window(&store, &whole, size).await;
         }
     }
 
-    #[test]
-    fn a_small_cut_after_the_checkpoint_still_gives_the_window() {
+    #[tokio::test]
+    async fn a_small_cut_after_the_checkpoint_still_gives_the_window() {
         let before = thread(0..150);
         let mut after = thread(150..152);
         after.push(json!({"type": "chat.rewind_complete", "in_reply_to": "rw-1", "before_invocation_id": "inv-151",
             "removed_invocation_ids": ["inv-151"], "ts": TS}));
-        let (store, whole) = stored(&before, &after);
+        let (store, whole) = stored(&before, &after).await;
         for size in [1, 20, 100] {
-            same_window(&store, &whole, size);
+            same_window(&store, &whole, size).await;
         }
     }
 
@@ -312,19 +303,19 @@ mod tests {
             "removed_invocation_ids": removed, "ts": TS})
     }
 
-    #[test]
-    fn a_cut_that_leaves_too_few_rows_or_names_an_item_not_read_opens_whole() {
+    #[tokio::test]
+    async fn a_cut_that_leaves_too_few_rows_or_names_an_item_not_read_opens_whole() {
         let before = thread(0..150);
         // Turns are 22 to 24 items. A rewind of the last two: a window of 20 or 60 is still
         // among the rows read (the window and 64 more).
-        let (store, whole) = stored(&before, &[rewind_to(148, 150)]);
-        same_window(&store, &whole, 20);
-        same_window(&store, &whole, 60);
+        let (store, whole) = stored(&before, &[rewind_to(148, 150)]).await;
+        same_window(&store, &whole, 20).await;
+        same_window(&store, &whole, 60).await;
         // A rewind of the last four leaves fewer than 60 of the rows read.
-        let (store, _) = stored(&before, &[rewind_to(146, 150)]);
-        assert!(matches!(open(&store, 60), Err(NotPartial::Short)), "fewer rows than the window");
+        let (store, _) = stored(&before, &[rewind_to(146, 150)]).await;
+        assert!(matches!(open(&store, 60).await, Err(NotPartial::Short)), "fewer rows than the window");
         // A rewind back to turn 100 names a message below the rows read.
-        let (store, _) = stored(&before, &[rewind_to(100, 150)]);
-        assert!(matches!(open(&store, 20), Err(NotPartial::Fold(_))), "the cut names an item not read");
+        let (store, _) = stored(&before, &[rewind_to(100, 150)]).await;
+        assert!(matches!(open(&store, 20).await, Err(NotPartial::Fold(_))), "the cut names an item not read");
     }
 }

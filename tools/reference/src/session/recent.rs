@@ -2,14 +2,25 @@
 //! (`RESUME-017`) is the patches of the events after the resume's `last_seq` put together, in
 //! time that follows the events missed, not the thread: no fold of the log from its start.
 //!
-//! Bounded by [`RESUME_RETENTION`](super::catch_up::RESUME_RETENTION) events: a resume from before
-//! the oldest kept one, or one after a restart, takes the log's way (`catch_up.rs`).
+//! Bounded by [`RESUME_RETENTION`] events: a resume from before the oldest kept one, or one after a
+//! restart, takes the log's way (`catch_up.rs`). A delta's patch replaces the stream's whole text,
+//! so of a run of deltas only the last one's is kept: a long stream costs its text once, not once
+//! per delta.
 
 use std::collections::VecDeque;
 
 use chatwire_schema::state_patch::PatchOp;
 
-use super::catch_up::RESUME_RETENTION;
+/// The most events a catch-up patch covers, announced as the welcome's `resume_retention`
+/// (`RESUME-018`).
+///
+/// A catch-up costs the server one read and fold of the session's log whatever the retention, and
+/// the client a patch of about one small op group per event missed (a few hundred bytes, plus the
+/// content of the items it appends, which a snapshot carries too). 1,000 events cover the blips a
+/// catch-up is for (a reconnect after seconds to minutes of a busy turn) while keeping the patch
+/// far below the snapshot of any session large enough for the difference to matter; a client that
+/// missed more gets the snapshot, as in 1.0.
+pub(crate) const RESUME_RETENTION: u32 = 1000;
 
 /// One committed event and what it did to the state, as each kind of connection sees it.
 pub(crate) struct RecentEvent {
@@ -22,8 +33,8 @@ pub(crate) struct RecentEvent {
     /// The patch for a connection that sees streams.
     pub seen: Vec<PatchOp>,
     /// The patch for one that does not (`STREAM-005`): nothing for a delta, the whole item for
-    /// the message that ends a stream.
-    pub unseen: Vec<PatchOp>,
+    /// the message that ends a stream; `None` where it is `seen`.
+    pub unseen: Option<Vec<PatchOp>>,
     /// Whether a stream is open in the state after it.
     pub stream_open_after: bool,
 }
@@ -52,6 +63,12 @@ impl Recent {
 
     /// Records a committed event; past the bound the oldest goes and the floor moves up to it.
     pub fn push(&mut self, event: RecentEvent) {
+        if event.appends {
+            // The delta before it in the same run is never read again (`since` takes the run's last).
+            if let Some(before) = self.events.back_mut().filter(|e| e.appends) {
+                before.seen = Vec::new();
+            }
+        }
         self.events.push_back(event);
         while self.events.len() > RESUME_RETENTION as usize {
             if let Some(oldest) = self.events.pop_front() {
@@ -78,7 +95,7 @@ impl Recent {
         for event in self.events.range(first..) {
             match (streams, event.delta) {
                 (false, true) => continue,
-                (false, false) => patch.extend(event.unseen.iter().cloned()),
+                (false, false) => patch.extend(event.unseen.as_ref().unwrap_or(&event.seen).iter().cloned()),
                 (true, _) if event.appends => appended = Some(&event.seen),
                 (true, _) => {
                     patch.extend(appended.take().into_iter().flatten().cloned());
@@ -103,7 +120,7 @@ mod tests {
             delta,
             appends,
             seen: vec![op.clone()],
-            unseen: if delta { vec![] } else { vec![op] },
+            unseen: delta.then(Vec::new),
             stream_open_after: open,
         }
     }
@@ -122,6 +139,23 @@ mod tests {
         assert_eq!(recent.since(3, false).unwrap().patch.len(), 1);
         assert!(!recent.since(2, true).unwrap().stream_open_at_base);
         assert!(recent.since(1, true).is_none(), "before the floor");
+    }
+
+    #[test]
+    fn a_run_of_deltas_keeps_the_patch_of_its_last_delta_only() {
+        let mut recent = Recent::new(2, false);
+        recent.push(event(3, true, false, "a", true));
+        for seq in 4..100 {
+            recent.push(event(seq, true, true, "x", true));
+        }
+        let kept: usize = recent.events.iter().map(|e| e.seen.len()).sum();
+        assert_eq!(kept, 2, "the delta that opened the stream and the run's last");
+        let texts = |from| {
+            let since = recent.since(from, true).unwrap();
+            since.patch.iter().map(|op| serde_json::to_value(op).unwrap()["value"].clone()).collect::<Vec<_>>()
+        };
+        assert_eq!(texts(50), vec![json!("x")], "a catch-up from mid-run gets the run's text");
+        assert_eq!(texts(2), vec![json!("a"), json!("x")]);
     }
 
     #[test]

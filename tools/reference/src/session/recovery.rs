@@ -2,21 +2,15 @@
 
 use std::sync::Arc;
 
-use chatwire_schema::chat::assistant_message::AssistantMessage;
-use chatwire_schema::chat::run_complete::RunCompleteStatus;
-use chatwire_schema::chat::tool_call_complete::{CompletionStatus, ToolCallComplete};
-use chatwire_schema::chat::tool_call_dismiss::{Initiator, ToolCallDismiss};
 use chatwire_schema::chat::tool_call_response::ToolCallResponse;
 use chatwire_schema::script::ScriptOutcome;
-use chatwire_schema::{Id, RunStatus, ServerFrame, ToolCallStatus};
+use chatwire_schema::{Id, RunStatus, ToolCallStatus};
 
-use super::driver::{play_held_driver, run_complete, start_driver};
-use super::emit::{emit, Change, Unit};
-use super::expiry::{expire, schedule_expiry};
+use super::driver::{end_run_failed, play_held_driver};
+use super::expiry::expire;
+use super::launch::{arm, start_driver};
 use super::requests::execute_committed;
-use super::{DriverLaunch, EmitError, Inner, Session};
-use crate::agent::Cursor;
-use crate::util::rfc3339_now;
+use super::state::{DriverLaunch, Session};
 
 /// Finishes what a crash interrupted: executes committed responses exactly once, settles
 /// interrupted tools, resumes a turn between steps, expires deadlines that passed while the server
@@ -46,7 +40,7 @@ pub(super) async fn recover(session: &Arc<Session>, pending: Vec<(String, String
     if let Some(invocation) = streaming {
         // STREAM-004: the stream ends with exactly the text committed so far, and its run fails
         // as interrupted, before any client is served (RESUME-014).
-        if session.shared.hooks.ends_open_streams() {
+        if session.shared.faults.decide.ends_open_streams() {
             if let Err(e) = end_run_failed(session, &mut g, invocation, "interrupted", "interrupted").await {
                 eprintln!("chatwire-reference: session {}: cannot end the interrupted stream: {e}", session.id);
             }
@@ -59,7 +53,7 @@ pub(super) async fn recover(session: &Arc<Session>, pending: Vec<(String, String
             .filter(|c| c.status == ToolCallStatus::Running)
             .map(|c| c.id.clone())
             .collect();
-        let carry_on = interrupted.is_empty() || session.shared.hooks.continues_interrupted_turns();
+        let carry_on = interrupted.is_empty() || session.shared.faults.decide.continues_interrupted_turns();
         if carry_on && g.cursor.invocation_id == invocation {
             start_driver(session, &mut g);
         } else if let Some(invocation) = invocation {
@@ -75,15 +69,15 @@ pub(super) async fn recover(session: &Arc<Session>, pending: Vec<(String, String
                     Some(ScriptOutcome::AwaitResponse { expire_after_ms, .. }) => *expire_after_ms,
                     _ => None,
                 };
-                let deadline = session.shared.hooks.reloaded_deadline(deadline, expire_after_ms);
+                let deadline = session.shared.faults.timers.reloaded_deadline(deadline, expire_after_ms);
                 // A deadline that passed while the server was down expires here, before any
                 // resume can be answered (RESUME-014), not on a timer that races the first resume.
-                if session.shared.hooks.arms_deadlines() && deadline <= crate::util::now_ms() {
+                if session.shared.faults.timers.arms_deadlines() && deadline <= crate::util::now_ms() {
                     if let Err(e) = expire(session, &mut g, &id).await {
                         eprintln!("chatwire-reference: session {}: expiring {id}: {e}", session.id);
                     }
                 } else {
-                    schedule_expiry(session, &mut g, id, deadline)
+                    arm(session, &mut g, id, deadline)
                 }
             }
             Err(e) => eprintln!("chatwire-reference: session {}: stored timer id invalid: {e}", session.id),
@@ -91,63 +85,4 @@ pub(super) async fn recover(session: &Arc<Session>, pending: Vec<(String, String
     }
     drop(g);
     play_held_driver(session).await;
-}
-
-/// Ends a run that cannot go on (a crash while a tool ran or a stream was open, or an agent step
-/// the protocol refuses): an open stream ends as it stands, running calls fail with `error`,
-/// pending ones are dismissed by the server, the run fails.
-pub(super) async fn end_run_failed(
-    session: &Arc<Session>,
-    g: &mut Inner,
-    invocation: Id,
-    reason: &str,
-    error: &str,
-) -> Result<(), EmitError> {
-    let change = run_failed(g, invocation, reason, error);
-    emit(session, g, change).await
-}
-
-/// The change that ends a run as failed: its open stream ended with the text it has
-/// (`STREAM-004`: a run cannot end while a stream is open, `STATE-046`), its open calls settled or
-/// dismissed, its cursor ended.
-fn run_failed(g: &mut Inner, invocation: Id, reason: &str, error: &str) -> Change {
-    let ts = rfc3339_now();
-    let mut change = Change::default();
-    if let Some(open) = g.state.open_stream().filter(|s| s.invocation_id == invocation) {
-        change.units.push(Unit::Event(ServerFrame::AssistantMessage(AssistantMessage {
-            seq: 0,
-            invocation_id: invocation.clone(),
-            item_id: open.id.clone(),
-            markdown: open.markdown.clone(),
-            ts: ts.clone(),
-        })));
-    }
-    for call in g.state.open_tool_calls(Some(&invocation)) {
-        let frame = if call.status == ToolCallStatus::Running {
-            ServerFrame::ToolCallComplete(ToolCallComplete {
-                seq: 0,
-                tool_call_id: call.id.clone(),
-                status: CompletionStatus::Failed,
-                result: None,
-                error: Some(error.to_owned()),
-                summary: None,
-                in_reply_to: None,
-                ts: ts.clone(),
-            })
-        } else {
-            change.remove_timers.push(call.id.clone());
-            ServerFrame::ToolCallDismiss(ToolCallDismiss {
-                seq: 0,
-                tool_call_id: call.id.clone(),
-                initiated_by: Initiator::Server,
-                reason: Some(reason.to_owned()),
-                in_reply_to: None,
-                ts: ts.clone(),
-            })
-        };
-        change.units.push(Unit::Event(frame));
-    }
-    change.units.push(Unit::Event(run_complete(&invocation, RunCompleteStatus::Failed, reason, Some(error))));
-    change.cursor = Some(Cursor { invocation_id: None, step: 0, batch: None, stream: None, ..g.cursor.clone() });
-    change
 }

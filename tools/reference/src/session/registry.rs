@@ -1,143 +1,29 @@
-//! The sessions in memory: load (the fold of the log), eviction, recovery at start.
+//! The sessions in memory: loaded on demand (the latest checkpoint and the fold of the events
+//! after it, or for a windowed open the window's rows), and at start those with unfinished work.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
-use chatwire_schema::script::ScriptTurn;
-use chatwire_schema::session::welcome::Capability;
-use chatwire_schema::{FrameValidator, Id, IndexedUiState, ProtocolVersion, ServerFrame, SUPPORTED_VERSIONS};
+use chatwire_schema::{Id, IndexedUiState, UiState};
 use tokio::sync::Mutex;
 
+use super::fold::{fold_log, fold_onto};
+use super::partial::{fold_window, NotPartial, PARTIAL_OPENS};
+use super::pipeline::save_checkpoint;
 use super::recovery::recover;
-use super::{DriverLaunch, History, Inner, Session};
-use crate::agent::{Agent, AgentSpec, Cursor, ScriptedAgent};
-use crate::hooks::Hooks;
-use crate::store::{LoadFrom, StoreError, StoreWriter, StoredSession};
-use crate::util::{hash_token, random_id};
+use super::state::{Fold, History, Inner, Session, Shared};
+use crate::agent::{Agent, Cursor, NotLoaded};
+use crate::store::{LoadFrom, StoreError, StoredSession, CHECKPOINT_EVERY, WINDOW_SLACK};
 
-/// Server-wide state shared by connections and sessions.
-pub(crate) struct Shared {
-    pub store: StoreWriter,
-    /// The seam planted faults hook into (the identity for a correct server).
-    pub hooks: Box<dyn Hooks>,
-    /// The agent of sessions opened without a script.
-    pub agent: Arc<dyn Agent>,
-    pub conformance: bool,
-    pub durable: bool,
-    pub max_frame_bytes: u64,
-    /// The versions this server speaks, newest first, each with its schemas.
-    validators: Vec<(ProtocolVersion, FrameValidator)>,
-    /// The hash an unknown session's resume is compared against: of a random token never issued.
-    pub unmatchable_token_hash: String,
-    /// Test-only: resume with the old lookup-first check (see [`crate::ServeConfig`]).
-    pub legacy_resume_lookup: bool,
-    /// The bound on each connection's unsent bytes (`TRANSPORT-016`).
-    pub send_queue_bytes: u64,
-    /// Capabilities this server does not offer although it implements them (`serve --without`).
-    pub withheld: Vec<Capability>,
-    /// The most connections one session keeps attached (`ATTACH-003`).
-    pub max_attached: u32,
-    pub(super) sessions: Mutex<HashMap<Id, Arc<Session>>>,
+/// A stored session loaded: its state and turn history, and the events committed since its
+/// latest checkpoint.
+struct Loaded {
+    stored: StoredSession,
+    state: IndexedUiState,
+    history: History,
+    since_checkpoint: u64,
 }
 
 impl Shared {
-    pub fn new(
-        store: StoreWriter,
-        hooks: Box<dyn Hooks>,
-        agent: Arc<dyn Agent>,
-        conformance: bool,
-        durable: bool,
-        max_frame_bytes: u64,
-        versions: &[ProtocolVersion],
-    ) -> Self {
-        let mut versions = versions.to_vec();
-        if versions.is_empty() {
-            versions = SUPPORTED_VERSIONS.to_vec();
-        }
-        versions.sort_by(|a, b| b.cmp(a));
-        Shared {
-            store,
-            hooks,
-            agent,
-            conformance,
-            durable,
-            max_frame_bytes,
-            // Client frames are judged by the schemas of the version their connection negotiated
-            // (the newest this server speaks until then), so a member a later minor adds is
-            // refused as unknown (FRAME-003), not silently accepted.
-            validators: versions.iter().map(|v| (*v, FrameValidator::for_version(*v))).collect(),
-            unmatchable_token_hash: hash_token(random_id("rt", 32).as_str()),
-            legacy_resume_lookup: false,
-            send_queue_bytes: crate::DEFAULT_SEND_QUEUE_BYTES,
-            withheld: Vec::new(),
-            max_attached: chatwire_schema::MIN_ATTACHED_CONNECTIONS,
-            sessions: Mutex::new(HashMap::new()),
-        }
-    }
-
-    /// The versions this server speaks, newest first.
-    pub fn versions(&self) -> Vec<ProtocolVersion> {
-        self.validators.iter().map(|(v, _)| *v).collect()
-    }
-
-    /// The schemas client frames on a connection that negotiated `version` are judged by; before
-    /// a hello is accepted (`None`), the newest version's.
-    pub fn validator(&self, version: Option<ProtocolVersion>) -> &FrameValidator {
-        let newest = &self.validators[0].1;
-        version.and_then(|v| self.validators.iter().find(|(w, _)| *w == v)).map_or(newest, |(_, validator)| validator)
-    }
-
-    /// What this server offers in the welcome of a connection that negotiated `version`: the
-    /// 1.1 features only where 1.1 was negotiated (`COMPAT-005`).
-    pub(crate) fn capabilities(&self, version: ProtocolVersion) -> Vec<Capability> {
-        let mut caps = vec![Capability::Rewind, Capability::ToolOutput, Capability::ToolExpiry];
-        for feature in [
-            Capability::UiStatePatch,
-            Capability::ResumeCatchUp,
-            Capability::AssistantStream,
-            Capability::MultiAttach,
-            Capability::StateWindow,
-        ] {
-            if feature.feature_since().is_some_and(|since| since <= version) {
-                caps.push(feature);
-            }
-        }
-        for plain in [Capability::Retry, Capability::Cancel] {
-            if plain.since() <= version {
-                caps.push(plain);
-            }
-        }
-        caps.retain(|c| !self.withheld.contains(c));
-        if self.conformance {
-            caps.push(Capability::ConformanceScript);
-        }
-        if self.durable {
-            caps.push(Capability::RestartDurability);
-        }
-        self.hooks.capabilities(caps)
-    }
-
-    /// Whether a `say` with `chunks` is committed as a stream (`SCRIPT-019`): where this server
-    /// offers `assistant_stream` at the newest version it speaks. The stream is the session's;
-    /// connections where the feature is not in force see its end as one whole message.
-    pub(crate) fn streams(&self) -> bool {
-        self.capabilities(self.validators[0].0).contains(&Capability::AssistantStream)
-    }
-
-    /// Whether a connection that negotiated `version` is offered `capability`.
-    pub(crate) fn offers(&self, version: ProtocolVersion, capability: &Capability) -> bool {
-        self.capabilities(version).contains(capability)
-    }
-
-    /// The agent a stored agent spec names.
-    pub(super) fn agent_for(&self, spec: AgentSpec) -> Arc<dyn Agent> {
-        let agent: Arc<dyn Agent> = match spec {
-            AgentSpec::Script { script } => Arc::new(ScriptedAgent { script }),
-            AgentSpec::Server => self.agent.clone(),
-        };
-        self.hooks.agent(agent)
-    }
-
     /// The session, from memory or rebuilt from the database; `None` if it does not exist.
     pub async fn get_or_load(self: &Arc<Self>, id: &Id) -> Result<Option<Arc<Session>>, StoreError> {
         self.load(id, false).await
@@ -151,10 +37,12 @@ impl Shared {
             return Ok(Some(s.clone()));
         }
         let Some(stored) = self.store.load_session(id.as_str()).await? else { return Ok(None) };
-        let Some(loaded) = super::checkpoint::fold_stored(self, id, stored).await? else { return Ok(None) };
-        let super::checkpoint::Loaded { stored, state, history, since_checkpoint } = loaded;
+        let Some(Loaded { stored, state, history, since_checkpoint }) = fold_stored(self, id, stored).await? else {
+            return Ok(None);
+        };
         let timers = (stored.pending_responses.clone(), stored.timers.clone());
-        let session = self.build(id, stored, state, history, since_checkpoint, None);
+        let fold = Fold { state, history, next_seq: 0, token_hash: String::new(), since_checkpoint, partial: None };
+        let session = self.build(id, stored, fold);
         sessions.insert(id.clone(), session.clone());
         drop(sessions);
         if recovering {
@@ -172,17 +60,25 @@ impl Shared {
         if let Some(s) = sessions.get(id) {
             return Ok(Some(s.clone()));
         }
-        let newest = u64::from(size) + crate::store::WINDOW_SLACK;
+        let newest = u64::from(size) + WINDOW_SLACK;
         let Some(stored) = self.store.load(id.as_str(), LoadFrom::Window { newest }).await? else { return Ok(None) };
-        match super::partial::fold_window(&stored, size) {
+        match fold_window(&stored, size) {
             Ok((state, partial)) => {
-                super::partial::PARTIAL_OPENS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let session = self.build(id, stored, state, History::default(), 0, Some(partial));
+                PARTIAL_OPENS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let fold = Fold {
+                    state,
+                    history: History::default(),
+                    next_seq: 0,
+                    token_hash: String::new(),
+                    since_checkpoint: 0,
+                    partial: Some(partial),
+                };
+                let session = self.build(id, stored, fold);
                 sessions.insert(id.clone(), session.clone());
                 Ok(Some(session))
             }
             Err(why) => {
-                if !matches!(why, super::partial::NotPartial::NoCheckpoint) {
+                if !matches!(why, NotPartial::NoCheckpoint) {
                     eprintln!("chatwire-reference: session {id}: opened whole: {why}");
                 }
                 drop(sessions);
@@ -192,98 +88,28 @@ impl Shared {
     }
 
     /// A session in memory from what `stored` says and the state it folds to.
-    fn build(
-        self: &Arc<Self>,
-        id: &Id,
-        stored: StoredSession,
-        state: IndexedUiState,
-        history: History,
-        since_checkpoint: u64,
-        partial: Option<super::partial::Partial>,
-    ) -> Arc<Session> {
-        let parse_failed = |what: &str, e: serde_json::Error| {
-            eprintln!("chatwire-reference: session {id}: stored {what} unreadable ({e}), using default");
+    fn build(self: &Arc<Self>, id: &Id, stored: StoredSession, mut fold: Fold) -> Arc<Session> {
+        let (agent, plan) = match &stored.agent {
+            Some(stored) => self.agent_and_plan(id, stored),
+            // A windowed open reads neither (`partial.rs`): nothing plays before `ensure_full`.
+            None => (Arc::new(NotLoaded) as Arc<dyn Agent>, None),
         };
-        let agent = self.agent_for(serde_json::from_str(&stored.agent).unwrap_or_else(|e| {
-            parse_failed("agent", e);
-            AgentSpec::Server
-        }));
         let cursor = serde_json::from_str(&stored.cursor).unwrap_or_else(|e| {
-            parse_failed("cursor", e);
+            eprintln!("chatwire-reference: session {id}: stored cursor unreadable ({e}), using default");
             Cursor::default()
         });
-        let plan = match stored.turn_plan.as_deref() {
-            Some(text) => serde_json::from_str::<Option<ScriptTurn>>(text).unwrap_or_else(|e| {
-                parse_failed("turn plan", e);
-                None
-            }),
-            None => None,
-        };
-        let next_seq = self.hooks.loaded_next_seq(stored.next_seq);
-        let recent = super::recent::Recent::new(next_seq.saturating_sub(1), state.open_stream().is_some());
+        fold.next_seq = self.faults.commit.loaded_next_seq(stored.next_seq);
+        fold.token_hash = stored.token_hash;
         Arc::new(Session {
             id: id.clone(),
             shared: self.clone(),
-            inner: Mutex::new(Inner {
-                state,
-                next_seq,
-                token_hash: stored.token_hash,
-                agent,
-                cursor,
-                plan,
-                history,
-                last_delta: None,
-                attached: Vec::new(),
-                requester: None,
-                driver_active: false,
-                driver_epoch: 0,
-                driver_launch: DriverLaunch::Spawn,
-                timers: HashMap::new(),
-                evicted: false,
-                recent,
-                lease: None,
-                replayed_to: next_seq,
-                since_checkpoint,
-                partial,
-            }),
+            inner: Mutex::new(Inner::new(fold, agent, cursor, plan)),
         })
     }
 
-    /// Drops a session from memory when nothing refers to it: no connection, no run, no timer.
-    pub async fn evict_if_quiescent(&self, session: &Arc<Session>) {
-        let mut sessions = self.sessions.lock().await;
-        let mut g = session.inner.lock().await;
-        // The replica holding the run lease keeps the session: it renews the lease (`CLUSTER-003`).
-        if g.attached.is_empty() && !g.driver_active && g.timers.is_empty() && g.lease.is_none() && !g.evicted {
-            g.evicted = true;
-            sessions.remove(&session.id);
-        }
-    }
-
-    /// Forgets every loaded session (server shutdown), ending their timers.
-    pub async fn clear(&self) {
-        let sessions: Vec<_> = self.sessions.lock().await.drain().map(|(_, s)| s).collect();
-        for s in sessions {
-            let mut g = s.inner.lock().await;
-            for (_, t) in g.timers.drain() {
-                t.abort();
-            }
-            g.evicted = true;
-        }
-    }
-
-    /// Loads every session with unfinished work so its turn, responses and deadlines proceed.
-    ///
-    /// On a shared store the other replicas are alive and drive their own sessions: a replica
-    /// recovers only those whose run lease it held itself before it stopped, before it serves
-    /// anyone (`RESUME-014`); the rest expire and are claimed as they do (`CLUSTER-004`).
+    /// Loads every session with unfinished work so its turn, responses and deadlines proceed
+    /// (the embedded store; on a shared store `cluster_tasks::recover_own`).
     pub async fn recover_all(self: &Arc<Self>) -> Result<usize, StoreError> {
-        if self.store.is_shared() {
-            let own = self.store.claim_own_leases().await?;
-            let n = own.len();
-            super::take_over(self, own).await;
-            return Ok(n);
-        }
         let ids = self.store.sessions_needing_recovery().await?;
         let mut n = 0;
         for id in ids {
@@ -300,57 +126,43 @@ impl Shared {
     }
 }
 
-/// The state a session's log folds to (every event through the reducer), and what it says about
-/// the session's turns. Indexed: folding n events is O(n), so a load after a restart grows linearly.
-///
-/// With `upto`, events from that seq on are left out: what a replica had reached before a
-/// failed change, the rest reaching it by replay (`replica.rs`).
-pub(super) fn fold_log(id: &Id, events: &[String], upto: Option<u64>) -> (IndexedUiState, History) {
-    fold_onto(id, (IndexedUiState::default(), History::default()), events, upto)
+/// The state and turn history `stored` folds to: its checkpoint's, with the events after it
+/// folded on. A checkpoint that does not parse is passed over for the whole log (the truth; a
+/// checkpoint is only a cache of its fold). `None`: the session is gone meanwhile.
+async fn fold_stored(shared: &Arc<Shared>, id: &Id, stored: StoredSession) -> Result<Option<Loaded>, StoreError> {
+    let Some(checkpoint) = &stored.checkpoint else {
+        let folded = fold_log(id, &stored.events, None);
+        return Ok(Some(save_after_load(shared, id, stored, folded)));
+    };
+    let parsed = serde_json::from_str::<UiState>(&checkpoint.state)
+        .and_then(|state| Ok((state, serde_json::from_str::<History>(&checkpoint.history)?)));
+    match parsed {
+        Ok((state, history)) => {
+            let folded = fold_onto(id, (IndexedUiState::new(state), history), &stored.events, None);
+            Ok(Some(save_after_load(shared, id, stored, folded)))
+        }
+        Err(e) => {
+            eprintln!("chatwire-reference: session {id}: checkpoint unreadable ({e}), folding the whole log");
+            let Some(stored) = shared.store.load_session_from_start(id.as_str()).await? else { return Ok(None) };
+            let folded = fold_log(id, &stored.events, None);
+            Ok(Some(save_after_load(shared, id, stored, folded)))
+        }
+    }
 }
 
-/// [`fold_log`] from a state and history other than the empty ones (a checkpoint's).
-pub(super) fn fold_onto(
+/// A load that folded [`CHECKPOINT_EVERY`] events or more (a log written before checkpoints
+/// were, or by a faulty build) stores what it folded, so the next load does not fold them again.
+fn save_after_load(
+    shared: &Arc<Shared>,
     id: &Id,
-    (mut fold, mut history): (IndexedUiState, History),
-    events: &[String],
-    upto: Option<u64>,
-) -> (IndexedUiState, History) {
-    for (index, text) in events.iter().enumerate() {
-        let applied = serde_json::from_str::<ServerFrame>(text).map_err(|e| e.to_string()).and_then(|frame| {
-            if upto.is_some_and(|upto| frame.seq().is_some_and(|seq| seq >= upto)) {
-                return Ok(());
-            }
-            history.note(&frame);
-            match frame.ui_event() {
-                Some(event) => fold.apply(event).map_err(|e| e.to_string()),
-                None => Err(format!("{} is not a state event", frame.type_name())),
-            }
-        });
-        if let Err(e) = applied {
-            // Only a faulty build (or a hand-edited database) gets here.
-            eprintln!("chatwire-reference: session {id}: log entry {index} skipped: {e}");
-        }
+    stored: StoredSession,
+    (state, history): (IndexedUiState, History),
+) -> Loaded {
+    let mut since_checkpoint = stored.events.len() as u64;
+    if since_checkpoint >= CHECKPOINT_EVERY && shared.faults.commit.checkpoints() {
+        // The load read every event below the stored next_seq, and no other.
+        save_checkpoint(shared, id, stored.next_seq, state.state(), &history);
+        since_checkpoint = 0;
     }
-    (fold, history)
-}
-
-/// Takes a session whose memory can no longer be trusted out of service: its connection is
-/// closed, its timers end, and it leaves the registry (on a task: the caller holds its lock), so
-/// that the next resume loads it from the log.
-pub(super) fn discard(session: &Arc<Session>, g: &mut Inner) {
-    g.evicted = true;
-    for a in g.attached.drain(..) {
-        a.conn.kill.notify_one();
-    }
-    for (_, timer) in g.timers.drain() {
-        timer.abort();
-    }
-    let session = session.clone();
-    tokio::spawn(async move {
-        let mut sessions = session.shared.sessions.lock().await;
-        if sessions.get(&session.id).is_some_and(|s| Arc::ptr_eq(s, &session)) {
-            sessions.remove(&session.id);
-        }
-    });
+    Loaded { stored, state, history, since_checkpoint }
 }

@@ -15,10 +15,14 @@ use chatwire_schema::response_schema::Violation;
 use chatwire_schema::script::ScriptOutcome;
 use chatwire_schema::{ClientFrame, ErrorCode, Id, ServerFrame, ToolCallStatus};
 
-use super::driver::{run_started, start_driver};
-use super::emit::{emit, Change, Unit};
-use super::{EmitError, Inner, Negotiated, Refusal, Session};
+use super::change::{Change, Unit};
+use super::driver::run_started;
+use super::launch::start_driver;
+use super::pipeline::{base_seq, commit};
+use super::replica::sync;
+use super::state::{Inner, Session};
 use crate::agent::Cursor;
+use crate::protocol::{EmitError, Negotiated, Refusal, CONFLICT_RETRIES};
 use crate::store::{Commit, LogKind, LogRow};
 use crate::util::{random_id, rfc3339_now};
 
@@ -66,7 +70,7 @@ pub(crate) async fn user_message(session: &Arc<Session>, g: &mut Inner, msg: Use
     change.plan = Some(plan);
     let id = msg.id.clone();
     change.requests.push(ClientFrame::UserMessage(msg));
-    emit(session, g, change).await?;
+    commit(session, g, change).await?;
     g.history.accepted_messages.insert(id);
     g.history.turns.insert(invocation, turn_index);
     start_driver(session, g);
@@ -99,7 +103,7 @@ pub(crate) async fn tool_call_response(
         ));
     }
     if let (Some(schema), ResponseOutcome::Submit { value }) = (&call.response_schema, &response.outcome) {
-        if session.shared.hooks.checks_response_schema() {
+        if session.shared.faults.decide.checks_response_schema() {
             schema.check(value).map_err(|v| response_refusal(&v, negotiated))?;
         }
     }
@@ -120,7 +124,7 @@ pub(crate) async fn tool_call_response(
     let frame = serde_json::to_string(&response).map_err(EmitError::from)?;
     let commit = Commit {
         next_seq: g.next_seq,
-        base_seq: super::replica::base_seq(&session.shared, g.lease, g.next_seq),
+        base_seq: base_seq(&session.shared, g.lease, g.next_seq),
         log: vec![LogRow {
             seq: None,
             kind: LogKind::Request,
@@ -162,9 +166,9 @@ pub(super) async fn execute_committed(
     let mut attempt = 0;
     loop {
         match execute_response(session, g, response).await {
-            Err(r) if r.contention && attempt < super::CONFLICT_RETRIES => {
+            Err(r) if r.contention && attempt < CONFLICT_RETRIES => {
                 attempt += 1;
-                super::sync(session, g).await;
+                sync(session, g).await;
             }
             Err(r) if r.code == ErrorCode::InternalError => {
                 // The response stays committed: sent again, it is the one executed.
@@ -206,7 +210,7 @@ pub(super) async fn execute_response(
     let mut change = Change { remove_pending: vec![response.tool_call_id.clone()], ..Change::default() };
     let Some(call) = g.state.tool_call(&response.tool_call_id).filter(|c| c.status == ToolCallStatus::Pending) else {
         // Settled meanwhile (e.g. expired before the crash): the response has nothing left to do.
-        emit(session, g, change).await?;
+        commit(session, g, change).await?;
         return Ok(());
     };
     let invocation = call.invocation_id.clone();
@@ -241,7 +245,7 @@ pub(super) async fn execute_response(
     };
     change.units.push(Unit::Event(settlement));
     change.remove_timers.push(response.tool_call_id.clone());
-    emit(session, g, change).await?;
+    commit(session, g, change).await?;
     if opens_slice {
         start_driver(session, g);
     }
@@ -281,6 +285,6 @@ pub(crate) async fn rewind(session: &Arc<Session>, g: &mut Inner, rewind: Rewind
     // Script turns are not rewound: the next message runs the next turn.
     change.cursor = Some(Cursor { invocation_id: None, step: 0, batch: None, stream: None, ..g.cursor.clone() });
     change.requests.push(ClientFrame::Rewind(rewind));
-    emit(session, g, change).await?;
+    commit(session, g, change).await?;
     Ok(())
 }

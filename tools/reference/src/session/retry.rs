@@ -10,10 +10,13 @@ use chatwire_schema::reducer::{is_open_call, retry_cut, retry_refusals};
 use chatwire_schema::session::welcome::Capability;
 use chatwire_schema::{ClientFrame, DisplayItem, ErrorCode, ServerFrame};
 
-use super::driver::{run_started, start_driver};
-use super::emit::{emit, Change, Unit};
-use super::{Inner, Negotiated, Refusal, Session};
+use super::change::{Change, Unit};
+use super::driver::run_started;
+use super::launch::start_driver;
+use super::pipeline::commit;
+use super::state::{Inner, Session};
 use crate::agent::Cursor;
+use crate::protocol::{Negotiated, Refusal};
 use crate::util::rfc3339_now;
 
 /// `chat.retry`: refused in the order of `RETRY-004` (the codes of every failing check, the first
@@ -68,7 +71,7 @@ pub(crate) async fn retry(
         ..g.cursor.clone()
     });
     change.requests.push(ClientFrame::Retry(retry));
-    emit(session, g, change).await?;
+    commit(session, g, change).await?;
     *g.history.retries.entry(invocation).or_default() += 1;
     start_driver(session, g);
     Ok(())

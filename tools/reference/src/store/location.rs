@@ -1,7 +1,7 @@
 //! Where the database lives: [`DbLocation`], read from `serve --store`/`--db`, shown without a
 //! URL's password.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Where the database lives.
 #[derive(Clone, PartialEq, Eq)]
@@ -65,10 +65,18 @@ fn redact_password(url: &str) -> String {
     }
 }
 
+/// The default database file: `$XDG_DATA_HOME/chatwire/reference.db`, else `~/.local/share/chatwire/reference.db`.
+pub fn default_db_path() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_DATA_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").filter(|v| !v.is_empty()).map(|h| Path::new(&h).join(".local/share")))?;
+    Some(base.join("chatwire").join("reference.db"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{Durability, Store, StoreError};
 
     #[test]
     fn locations_parse_and_never_show_a_password() {
@@ -83,6 +91,5 @@ mod tests {
         assert_eq!(DbLocation::parse("postgres://user@host/db").to_string(), "postgres://user@host/db");
         assert_eq!(DbLocation::parse("postgres://host/p@th").to_string(), "postgres://host/p@th");
         assert_eq!(DbLocation::Memory.to_string(), ":memory:");
-        assert!(matches!(Store::open(&secret, Durability::Full), Err(StoreError::NotSqlite)));
     }
 }

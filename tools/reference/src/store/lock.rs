@@ -10,7 +10,7 @@ use std::fs::{File, OpenOptions, TryLockError};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use super::StoreError;
+use super::error::StoreError;
 
 /// How long opening waits for a lock held by someone else before refusing: long enough for a
 /// server stopped in the same process to finish dropping its store (its writer thread ends by

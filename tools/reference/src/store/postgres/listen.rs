@@ -19,9 +19,10 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tokio_postgres::{AsyncMessage, NoTls};
 
-use super::commit::{parse_payload, CHANNEL};
-use super::{CONNECT_TIMEOUT, OP_DEADLINE};
-use crate::store::{Notice, StoreError};
+use super::config::{CONNECT_TIMEOUT, OP_DEADLINE};
+use crate::store::cluster::{parse_payload, CHANNEL};
+use crate::store::error::StoreError;
+use crate::store::types::Notice;
 
 /// Notices a receiver may fall behind before it lags (and must sync everything).
 pub const NOTICE_BUFFER: usize = 4096;

@@ -9,7 +9,7 @@
 
 use deadpool_postgres::GenericClient;
 
-use crate::store::StoreError;
+use crate::store::error::StoreError;
 
 /// The advisory lock key the migrations hold (an arbitrary constant: "chatwire" in ASCII).
 pub(super) const MIGRATION_LOCK: i64 = 0x0063_6861_7477_6972;
@@ -103,6 +103,9 @@ pub(super) const MIGRATIONS: &[&str] = &[
         item TEXT NOT NULL,
         PRIMARY KEY (session_id, pos)
     );",
+    // 4: the seqs reserved for frames that change no state, as on SQLite: both hold the same
+    // session row, so one commit statement serves both.
+    "ALTER TABLE sessions ADD COLUMN seq_reserved BIGINT NOT NULL DEFAULT 0;",
 ];
 
 /// Applies the migrations not yet applied, under the advisory lock, in one transaction.

@@ -1,5 +1,5 @@
-//! The one fan-out point: the connections attached to a session (`spec/attach.md`), grouped by
-//! what they see, and the routing of one change's frames to each of them.
+//! The connections attached to a session (`spec/attach.md`), grouped by what they see, and the
+//! delivery of one change's frames to each of them through its outbox.
 //!
 //! A session has one state and one log; a connection holds only where its view stands (the base
 //! of its next patch, whether it resumed mid-stream). The frames of a change are built once per
@@ -10,7 +10,7 @@ use chatwire_schema::session::welcome::Capability;
 use chatwire_schema::window::WindowView;
 use chatwire_schema::{DisplayItem, ProtocolVersion};
 
-use crate::transport::ConnHandle;
+use crate::outbox::ConnHandle;
 
 /// One connection attached to a session, and where its view of the session stands.
 pub(crate) struct Attachment {
@@ -35,7 +35,7 @@ impl Attachment {
 /// How a connection sees the session: whether state frames go out as patches (`STATE-036`),
 /// whether it sees open streams (`assistant_stream` in force, `STREAM-001`), and its minor.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(super) struct View {
+pub(crate) struct View {
     pub patches: bool,
     pub streams: bool,
     pub version: ProtocolVersion,
@@ -52,7 +52,7 @@ impl View {
 }
 
 /// A frame of a change, with the one connection it is for when it is an answer.
-pub(super) struct Piece {
+pub(crate) struct Piece {
     /// `Some(conn id)`: only that connection gets it (`ATTACH-005`).
     pub only: Option<u64>,
     pub text: String,
@@ -61,7 +61,7 @@ pub(super) struct Piece {
 /// The attached connections that get the same bytes for a change: one view, one patch base, one
 /// stream position. Its frames are built once. A windowed connection is a group of its own: what
 /// it holds is its own (`WINDOW-004`).
-pub(super) struct Group {
+pub(crate) struct Group {
     pub view: View,
     /// The window of its one member, moved by each state frame staged for it.
     pub window: Option<WindowView>,
@@ -83,10 +83,19 @@ impl Group {
     pub fn texts_for(&self, conn: u64) -> Vec<String> {
         self.wire.iter().filter(|p| p.only.is_none_or(|id| id == conn)).map(|p| p.text.clone()).collect()
     }
+
+    /// The texts the group's last member gets, taken out of the group (the others got copies).
+    fn take_texts_for(&mut self, conn: u64) -> Vec<String> {
+        std::mem::take(&mut self.wire)
+            .into_iter()
+            .filter(|p| p.only.is_none_or(|id| id == conn))
+            .map(|p| p.text)
+            .collect()
+    }
 }
 
 /// Groups the attachments; at most one group per distinct (view, base, stream position).
-pub(super) fn groups(attached: &[Attachment]) -> Vec<Group> {
+pub(crate) fn groups(attached: &[Attachment]) -> Vec<Group> {
     let mut groups: Vec<Group> = Vec::new();
     for (index, a) in attached.iter().enumerate() {
         let view = View::of(&a.conn);
@@ -114,17 +123,21 @@ pub(super) fn groups(attached: &[Attachment]) -> Vec<Group> {
 
 /// Queues each group's frames to its members and moves their views on; a member whose queue
 /// overflows is closing with 4008 and leaves the session alone (`ATTACH-010`).
-pub(super) fn deliver(attached: &mut Vec<Attachment>, groups: Vec<Group>) {
+pub(crate) fn deliver(attached: &mut Vec<Attachment>, groups: Vec<Group>) {
     let mut dropped = Vec::new();
-    for group in groups {
-        for &index in &group.members {
+    for mut group in groups {
+        let last = group.members.len().saturating_sub(1);
+        for (n, &index) in group.members.clone().iter().enumerate() {
             let Some(a) = attached.get_mut(index) else { continue };
             a.last_state_seq = group.base;
             a.resumed_mid_stream = group.resumed_mid_stream;
             if a.window.is_some() {
                 a.window.clone_from(&group.window);
             }
-            let texts = group.texts_for(a.conn.id);
+            let texts = match n == last {
+                true => group.take_texts_for(a.conn.id),
+                false => group.texts_for(a.conn.id),
+            };
             if !texts.is_empty() && !a.conn.send_all(texts) {
                 eprintln!("chatwire-reference: connection {} too slow, dropped", a.conn.id);
                 dropped.push(a.conn.id);

@@ -1,0 +1,180 @@
+//! The fan-out step of the commit pipeline: for each group of attached connections that see the
+//! same bytes ([`Group`]), the frames a change sends it, each as its view defines it: answers to
+//! the requester alone (`ATTACH-005`), deltas only where streams are seen (`STREAM-001`), after
+//! each unit a `ui_state_patch` where patches are in force (`STATE-036`) or else a
+//! `ui_state_updated`, and for a windowed connection the patch projected onto its window
+//! (`WINDOW-004`, `WINDOW-005`) or a fresh windowed snapshot (`WINDOW-006`).
+
+use chatwire_schema::state_patch::PatchOp;
+use chatwire_schema::window::{ProjectError, WindowView};
+use chatwire_schema::{ServerFrame, UiState};
+
+use crate::fault::Faults;
+use crate::session::attachment::{groups, Attachment, Group, View};
+use crate::session::view::{announced_text, open_window, patch_frame, seen_state, state_frame, window_snapshot};
+
+/// The ops of one unit's events, as each kind of connection sees them.
+#[derive(Default)]
+pub(crate) struct UnitOps {
+    /// For connections that see streams.
+    pub seen: Vec<PatchOp>,
+    /// For connections that do not (`STREAM-005`).
+    pub unseen: Vec<PatchOp>,
+}
+
+/// The frames of one change for each group, built as the change is staged.
+pub(crate) struct Frames<'f> {
+    faults: &'f Faults,
+    groups: Vec<Group>,
+    /// The connection whose request caused the change, where it is attached.
+    requester: Option<u64>,
+    /// A replay of another replica's commit: its requester is not here, and no answer is sent.
+    replay: bool,
+}
+
+impl<'f> Frames<'f> {
+    pub fn new(faults: &'f Faults, attached: &[Attachment], requester: Option<u64>, replay: bool) -> Self {
+        Frames { faults, groups: groups(attached), requester, replay }
+    }
+
+    /// Whether some group needs each unit's ops: one that gets patches, or a window, which moves
+    /// with the ops whatever its connection gets (`WINDOW-004`).
+    pub fn wants_ops(&self) -> bool {
+        self.groups.iter().any(|gr| gr.view.patches || gr.window.is_some())
+    }
+
+    /// The groups and their frames.
+    pub fn into_groups(self) -> Vec<Group> {
+        self.groups
+    }
+
+    /// Stages `frame` for `group` as its minor defines it: for every member, or for the
+    /// requester alone where it is an answer and the requester is attached (`ATTACH-005`).
+    fn push_frame(&self, group: &mut Group, frame: &ServerFrame) -> Result<(), serde_json::Error> {
+        if self.replay && frame.is_answer() {
+            return Ok(());
+        }
+        let only = if frame.is_answer() && !self.faults.fanout.answers_to_all() { self.requester } else { None };
+        if let Some(text) = announced_text(frame, group.view.version)? {
+            group.push(only, text);
+        }
+        Ok(())
+    }
+
+    /// A frame that answers the change's request and changes no state.
+    pub fn answer(&mut self, frame: ServerFrame) -> Result<(), serde_json::Error> {
+        let frame = self.faults.fanout.announce(frame);
+        let mut groups = std::mem::take(&mut self.groups);
+        let pushed = groups.iter_mut().try_for_each(|group| self.push_frame(group, &frame));
+        self.groups = groups;
+        pushed
+    }
+
+    /// The stream ends: no group is still owed its first delta after a resume (`STREAM-003`).
+    pub fn stream_ended(&mut self) {
+        self.groups.iter_mut().for_each(|gr| gr.resumed_mid_stream = false);
+    }
+
+    /// An event that is not a delta, announced to every group (to the requester alone under the
+    /// planted fault `event-only-to-requester`).
+    pub fn event(&mut self, frame: ServerFrame, ends_stream: bool) -> Result<(), serde_json::Error> {
+        let fanout = &self.faults.fanout;
+        let announced = match ends_stream {
+            true => fanout.announce_stream_end(fanout.announce(frame)),
+            false => fanout.announce(frame),
+        };
+        let only_requester = self.requester.filter(|_| fanout.events_only_to_requester());
+        let mut groups = std::mem::take(&mut self.groups);
+        let pushed = groups.iter_mut().try_for_each(|group| match only_requester {
+            Some(id) if !announced.is_answer() => {
+                if let Some(text) = announced_text(&announced, group.view.version)? {
+                    group.push(Some(id), text);
+                }
+                Ok(())
+            }
+            _ => self.push_frame(group, &announced),
+        });
+        self.groups = groups;
+        pushed
+    }
+
+    /// A delta, to the groups that see streams; `previous` is the text of the delta committed
+    /// before it (a planted fault repeats it after a resume).
+    pub fn delta(&mut self, frame: &ServerFrame, previous: Option<&str>) -> Result<(), serde_json::Error> {
+        let fanout = &self.faults.fanout;
+        let mut groups = std::mem::take(&mut self.groups);
+        let pushed = groups.iter_mut().filter(|gr| gr.view.streams).try_for_each(|group| {
+            let announced = match std::mem::take(&mut group.resumed_mid_stream) {
+                true => fanout.first_delta_after_resume(frame.clone(), previous),
+                false => Some(frame.clone()),
+            };
+            match announced {
+                Some(frame) => self.push_frame(group, &fanout.announce(frame)),
+                None => Ok(()),
+            }
+        });
+        self.groups = groups;
+        pushed
+    }
+
+    /// After a unit of deltas only (`STREAM-002`): the delta is the state frame of a connection
+    /// that sees streams, the base of its next patch; a connection that does not see streams has
+    /// not moved.
+    pub fn after_deltas(&mut self, seq: u64) {
+        self.groups.iter_mut().filter(|gr| gr.view.streams).for_each(|gr| gr.base = seq);
+    }
+
+    /// The state frame of each group after a unit (seq `seq`, the state `state`); returns whether
+    /// every group sees streams: only what a connection that does not see streams got can be a
+    /// base without the open stream (`STREAM-006`).
+    pub fn unit_state(&mut self, state: &UiState, seq: u64, ops: &UnitOps) -> Result<bool, serde_json::Error> {
+        let fanout = &self.faults.fanout;
+        for group in &mut self.groups {
+            let View { patches, streams, version } = group.view;
+            let unit_ops = if streams { &ops.seen } else { &ops.unseen };
+            let text = if let Some(window) = group.window.as_mut() {
+                windowed_state_frame(self.faults, state, window, group.view, seq, group.base, unit_ops)?
+            } else if patches {
+                patch_frame(seq, fanout.patch_base_seq(group.base), fanout.patch(unit_ops.clone()), version)?
+            } else {
+                let state = seen_state(state, streams, version);
+                state_frame("ui_state_updated", seq, &fanout.present(&state, false))?
+            };
+            group.push(None, text);
+            group.base = seq;
+        }
+        Ok(self.groups.iter().all(|gr| gr.view.streams))
+    }
+}
+
+/// The state frame of a windowed connection for a change whose ops on the whole state (as the
+/// connection sees it) are `ops` (`WINDOW-004`, `WINDOW-005`): the ops projected onto its view, or
+/// the view itself where it gets whole states; a fresh windowed snapshot where the change cut its
+/// cursor item away (`WINDOW-006`).
+fn windowed_state_frame(
+    faults: &Faults,
+    state: &UiState,
+    window: &mut WindowView,
+    view: View,
+    seq: u64,
+    base: u64,
+    ops: &[PatchOp],
+) -> Result<String, serde_json::Error> {
+    let projected = match faults.window.projects_patches() {
+        true => window.project(ops),
+        // The planted fault `unheld-change-sent`: the whole state's ops, as a client holding it all would get them.
+        false => Ok(ops.to_vec()),
+    };
+    match projected {
+        Ok(ops) if view.patches => patch_frame(seq, base, faults.fanout.patch(ops), view.version),
+        Ok(_) => {
+            let seen = seen_state(state, view.streams, view.version);
+            state_frame("ui_state_updated", seq, &window.view(&seen))
+        }
+        Err(ProjectError::CursorRemoved | ProjectError::Unsupported { .. }) => {
+            let seen = seen_state(state, view.streams, view.version);
+            *window = open_window(faults, &seen, window.size);
+            window_snapshot(seq, &window.view(&seen), &window.window(&seen))
+        }
+    }
+}

@@ -1,0 +1,18 @@
+//! The commit pipeline: the one way a session's state changes. A change the session core decided
+//! ([`Change`](super::change::Change)) goes through its steps, each its own module: `stage`
+//! applies its events (the stream rules, the log rows), `frames` builds each group of connections'
+//! frames (answers, deltas, patches, windows), `lease` and `checkpoint` decide what the change
+//! does to the run lease and whether a checkpoint is due; `commit` commits the result in the
+//! store, then hands the frames to the outbox and the deadlines to the timer wheel.
+
+mod checkpoint;
+mod commit;
+mod frames;
+mod lease;
+mod stage;
+
+pub(crate) use checkpoint::save as save_checkpoint;
+#[cfg(test)]
+pub(crate) use checkpoint::window_checkpoint;
+pub(crate) use commit::{commit, replay};
+pub(crate) use lease::{base_seq, is_active, lost_lease};

@@ -1,0 +1,169 @@
+//! The stage step of the commit pipeline: applies a change's events to the session's state in
+//! place (stamping seqs), and builds what the commit writes (log rows, the seqs of state frames)
+//! and what each group of connections is sent (`frames.rs`). Nothing is written or sent here.
+//!
+//! A delta is its own state frame (`STREAM-002`): none follows it. A connection that does not see
+//! streams gets nothing for a delta, and the stream's end reaches it as a plain assistant message
+//! appended to its view (`STATE-012`), the view being the state without its open stream.
+
+use chatwire_schema::state_patch::PatchOp;
+use chatwire_schema::{ClientFrame, ServerFrame, UiEvent};
+
+use super::frames::{Frames, UnitOps};
+use crate::protocol::EmitError;
+use crate::session::attachment::Group;
+use crate::session::change::Unit;
+use crate::session::recent::RecentEvent;
+use crate::session::state::{Inner, Session};
+use crate::store::{LogKind, LogRow};
+
+/// What a change writes and sends, built before anything is committed.
+pub(crate) struct Staged {
+    pub next_seq: u64,
+    pub log: Vec<LogRow>,
+    /// The frames for each group of attached connections.
+    pub groups: Vec<Group>,
+    pub state_seqs: Vec<u64>,
+    /// Those that went only to connections that see streams (STREAM-006).
+    pub streamed_state_seqs: Vec<u64>,
+    /// The change's events as patches, kept once committed (`recent.rs`).
+    pub recent: Vec<RecentEvent>,
+}
+
+/// Applies the events of `units` to the session's state in place, stamping seqs, and builds the
+/// log rows and each group's frames. With nothing attached only the log is written. A `replay`
+/// (of another replica's commit) sends no answer: its requester is not here.
+pub(crate) fn stage(
+    session: &Session,
+    g: &mut Inner,
+    requests: &[ClientFrame],
+    units: Vec<Unit>,
+    replay: bool,
+) -> Result<Staged, EmitError> {
+    let faults = &session.shared.faults;
+    let requester = g.requester.filter(|id| g.attached.iter().any(|a| a.conn.id == *id));
+    let mut frames = Frames::new(faults, &g.attached, requester, replay);
+    let wants_ops = frames.wants_ops();
+    let mut staged = Staged {
+        next_seq: g.next_seq,
+        log: Vec::new(),
+        groups: Vec::new(),
+        state_seqs: Vec::new(),
+        streamed_state_seqs: Vec::new(),
+        recent: Vec::new(),
+    };
+    for request in requests {
+        staged.log.push(LogRow {
+            seq: None,
+            kind: LogKind::Request,
+            frame_type: request.type_name().to_owned(),
+            frame: serde_json::to_string(request)?,
+        });
+    }
+    for unit in units {
+        let events = match unit {
+            Unit::Event(f) => vec![f],
+            Unit::Batch(v) => v,
+            Unit::Answer(mut frame) => {
+                frame.set_seq(staged.next_seq);
+                staged.next_seq += 1;
+                frames.answer(frame)?;
+                continue;
+            }
+        };
+        let mut ops = UnitOps::default();
+        let mut only_deltas = true;
+        for mut frame in events {
+            let seq = staged.next_seq;
+            frame.set_seq(seq);
+            let applied = apply(session, g, &frame, wants_ops.then_some(&mut ops), &mut staged)?;
+            staged.next_seq += 1;
+            if applied.ends_stream {
+                frames.stream_ended();
+            }
+            if !applied.is_delta {
+                only_deltas = false;
+                frames.event(frame, applied.ends_stream)?;
+                continue;
+            }
+            let previous = match &frame {
+                ServerFrame::AssistantMessageDelta(d) => g.last_delta.replace(d.delta.clone()),
+                _ => None,
+            };
+            frames.delta(&frame, previous.as_deref())?;
+        }
+        if only_deltas {
+            let seq = staged.next_seq - 1;
+            staged.state_seqs.push(seq);
+            staged.streamed_state_seqs.push(seq);
+            frames.after_deltas(seq);
+            continue;
+        }
+        let seq = staged.next_seq;
+        if frames.unit_state(&g.state, seq, &ops)? {
+            staged.streamed_state_seqs.push(seq);
+        }
+        staged.state_seqs.push(seq);
+        staged.next_seq += 1;
+    }
+    staged.groups = frames.into_groups();
+    Ok(staged)
+}
+
+/// What applying one event was.
+struct Applied {
+    is_delta: bool,
+    ends_stream: bool,
+}
+
+/// Applies one event to the state (what a planted fault applies instead, where it does), keeps
+/// its patch for catch-ups (`recent.rs`) whoever is attached, adds it to the unit's ops where a
+/// group wants them, and logs it (unless a planted fault keeps it out of the log).
+fn apply(
+    session: &Session,
+    g: &mut Inner,
+    frame: &ServerFrame,
+    ops: Option<&mut UnitOps>,
+    staged: &mut Staged,
+) -> Result<Applied, EmitError> {
+    let faults = &session.shared.faults;
+    let instead = faults.commit.applied_instead(frame, &g.state);
+    let applied = instead.as_ref().unwrap_or(frame);
+    let event = applied.ui_event().ok_or(EmitError::NotAnEvent(applied.type_name()))?;
+    let is_delta = event.is_stream_delta();
+    let ends_stream = matches!(event, UiEvent::AssistantMessage(m)
+        if g.state.open_stream().is_some_and(|open| open.id == m.item_id));
+    let appends = is_delta && g.state.open_stream().is_some();
+    let seen = g.state.apply_with_patch(event)?;
+    let unseen = match (is_delta, ends_stream) {
+        (true, _) => Some(Vec::new()),
+        // A connection that never saw the stream: the whole item is new to it.
+        (false, true) => {
+            let item = g.state.items.last().map(serde_json::to_value).transpose()?;
+            Some(item.map(|value| PatchOp::Add { path: "/items/-".into(), value }).into_iter().collect())
+        }
+        (false, false) => None,
+    };
+    if let Some(ops) = ops {
+        ops.unseen.extend(unseen.as_ref().unwrap_or(&seen).iter().cloned());
+        ops.seen.extend(seen.iter().cloned());
+    }
+    let seq = frame.seq().unwrap_or_default();
+    staged.recent.push(RecentEvent {
+        seq,
+        delta: is_delta,
+        appends,
+        seen,
+        unseen,
+        stream_open_after: g.state.open_stream().is_some(),
+    });
+    if faults.commit.persists(applied) {
+        staged.log.push(LogRow {
+            seq: Some(seq),
+            kind: LogKind::Event,
+            frame_type: applied.type_name().to_owned(),
+            frame: serde_json::to_string(applied)?,
+        });
+    }
+    Ok(Applied { is_delta, ends_stream })
+}

@@ -1,0 +1,103 @@
+//! The frames of a connection's view: the state as it sees it (its minor, whether it sees open
+//! streams, its window) and the state frames that carry it (`ui_state_snapshot`,
+//! `ui_state_updated`, `ui_state_patch`). Pure: they build text, they send nothing.
+
+use std::borrow::Cow;
+
+use chatwire_schema::state_patch::PatchOp;
+use chatwire_schema::ui_state_patch::UiStatePatch;
+use chatwire_schema::window::{Window, WindowView};
+use chatwire_schema::{older_minor, ProtocolVersion, ServerFrame, UiState, UiStateVersion};
+use serde::Serialize;
+
+use crate::fault::Faults;
+
+/// `ui_state_updated` / `ui_state_snapshot` serialized from a borrowed state (no copy of a large
+/// state); a unit test checks it matches `ServerFrame` serialization exactly.
+#[derive(Serialize)]
+struct StateFrame<'a> {
+    #[serde(rename = "type")]
+    frame_type: &'static str,
+    seq: u64,
+    v: UiStateVersion,
+    state: &'a UiState,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    window: Option<&'a Window>,
+}
+
+/// A `ui_state_updated` or `ui_state_snapshot` of `state`.
+pub(crate) fn state_frame(frame_type: &'static str, seq: u64, state: &UiState) -> Result<String, serde_json::Error> {
+    serde_json::to_string(&StateFrame { frame_type, seq, v: UiStateVersion::V1, state, window: None })
+}
+
+/// A windowed `ui_state_snapshot` (`WINDOW-002`): the view and where its window starts.
+pub(crate) fn window_snapshot(seq: u64, view: &UiState, window: &Window) -> Result<String, serde_json::Error> {
+    let frame =
+        StateFrame { frame_type: "ui_state_snapshot", seq, v: UiStateVersion::V1, state: view, window: Some(window) };
+    serde_json::to_string(&frame)
+}
+
+/// Opens a window of `size` on `state` (`WINDOW-002`, `WINDOW-003`); the planted fault
+/// `window-drops-old-pending-call` leaves the always-held older items out.
+pub(crate) fn open_window(faults: &Faults, state: &UiState, size: u32) -> WindowView {
+    let window = WindowView::open(state, size);
+    match faults.window.pins_older_items() {
+        true => window,
+        false => WindowView::from_parts(size, state.items.len().saturating_sub(size as usize), Vec::new()),
+    }
+}
+
+/// The state as a connection sees it: without the open stream where it does not see streams
+/// (`STREAM-005`), and as its negotiated minor defines it (`COMPAT-005`).
+pub(crate) fn seen_state(state: &UiState, streams: bool, version: ProtocolVersion) -> Cow<'_, UiState> {
+    let state = match streams || state.open_stream().is_none() {
+        true => Cow::Borrowed(state),
+        false => Cow::Owned(state.without_open_stream()),
+    };
+    match state {
+        Cow::Borrowed(s) => older_minor::state(s, version),
+        Cow::Owned(s) => Cow::Owned(older_minor::state(&s, version).into_owned()),
+    }
+}
+
+/// A `ui_state_patch` frame (`STATE-036`), its ops as the connection's minor defines them.
+pub(crate) fn patch_frame(
+    seq: u64,
+    base_seq: u64,
+    patch: Vec<PatchOp>,
+    version: ProtocolVersion,
+) -> Result<String, serde_json::Error> {
+    let patch = older_minor::patch(patch, version);
+    serde_json::to_string(&ServerFrame::UiStatePatch(UiStatePatch { seq, base_seq, v: UiStateVersion::V1, patch }))
+}
+
+/// A frame as the connection's minor defines it; `None` where that minor has no such frame.
+pub(crate) fn announced_text(
+    frame: &ServerFrame,
+    version: ProtocolVersion,
+) -> Result<Option<String>, serde_json::Error> {
+    older_minor::frame(frame, version).map(|f| serde_json::to_string(&*f)).transpose()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn borrowed_state_frame_serializes_like_the_schema_type() {
+        let state = UiState::default();
+        let typed = ServerFrame::UiStateUpdated(chatwire_schema::ui_state_updated::UiStateUpdated {
+            seq: 7,
+            v: UiStateVersion::V1,
+            state: state.clone(),
+        });
+        assert_eq!(state_frame("ui_state_updated", 7, &state).unwrap(), serde_json::to_string(&typed).unwrap());
+        let typed = ServerFrame::UiStateSnapshot(chatwire_schema::ui_state_snapshot::UiStateSnapshot {
+            seq: 2,
+            v: UiStateVersion::V1,
+            state: state.clone(),
+            window: None,
+        });
+        assert_eq!(state_frame("ui_state_snapshot", 2, &state).unwrap(), serde_json::to_string(&typed).unwrap());
+    }
+}
