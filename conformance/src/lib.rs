@@ -10,13 +10,15 @@
 //! proves), [`consequence`] (a connection's later failures charged to the earlier one they follow
 //! from), [`driver`] (one scenario's I/O and steps), [`runner`] (a suite), [`wirelog`] (recorded
 //! traffic for `check-log`), [`snapshot`], [`report`], [`baseline`], [`output`], [`backend`]
-//! (spawning and killing backends), [`errata`] (judging by the negotiated version's frozen set,
-//! results per level), [`soak`] (seeded random sessions at once), [`cli`].
+//! (spawning and killing backends), [`bundled_reference`] (the reference backend built in, a default-on
+//! cargo feature), [`errata`] (judging by the negotiated version's frozen set, results per level),
+//! [`soak`] (seeded random sessions at once), [`cli`].
 #![warn(missing_docs)]
 
 pub mod attribution;
 pub mod backend;
 pub mod baseline;
+pub mod bundled_reference;
 pub mod catalog;
 pub mod certify;
 pub mod checklog;
@@ -26,7 +28,7 @@ pub mod consequence;
 pub mod coverage;
 pub mod driver;
 pub mod errata;
-pub mod monitor;
+pub mod level;
 pub mod output;
 pub mod pattern;
 pub mod report;
@@ -39,3 +41,5 @@ pub mod stall;
 pub mod step;
 pub mod sweep;
 pub mod wirelog;
+
+pub use chatwire_monitor as monitor;
