@@ -178,5 +178,4 @@ mod tests {
         out.fail(&version::NEGOTIATED_VERSION_ONLY, compat_005, "features is not what 1.0 defines");
         assert_eq!(after_frame(None, &welcome, &mut out, 0), None);
     }
-
 }
