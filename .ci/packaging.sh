@@ -2,12 +2,12 @@
 # Publishable crates (called by .ci/run, after the tests):
 #   1. `cargo package` for every crate meant for the registry (every member not `publish = false`);
 #   2. the packages are unpacked outside the repository and chatwire-conformance is installed from
-#      its package, against the packaged chatwire-schema and chatwire-reference, with the
-#      repository's Cargo.lock (--locked);
+#      its package, against the packaged chatwire-schema, chatwire-monitor and chatwire-reference,
+#      with the repository's Cargo.lock (--locked);
 #   3. the installed runner lists exactly the repository's scenarios and requirements, and runs a
 #      scenario with a golden snapshot against its bundled reference backend;
 #   4. a package without its embedded files does not build: no scenario, no snapshot, no spec text.
-# The build reuses the workspace's target directory: only the three chatwire crates are compiled.
+# The build reuses the workspace's target directory: only the chatwire crates are compiled.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -37,7 +37,7 @@ for p in meta["packages"]:
 ')
 [ -n "$CRATES" ] || fail "no publishable crate found"
 echo "$CRATES"
-for expected in chatwire-schema chatwire-reference chatwire-conformance; do
+for expected in chatwire-schema chatwire-monitor chatwire-reference chatwire-conformance; do
   grep -q "^$expected " <<<"$CRATES" || fail "$expected is not publishable any more"
 done
 

@@ -13,78 +13,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use chatwire_schema::requirement_sets;
 use chatwire_schema::requirements::{Level, Requirement, CORE_GROUP};
 use chatwire_schema::ProtocolVersion;
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 
 use crate::report::{scenario_verdict, CheckReport, RunReport, ScenarioReport, Verdict};
 
-/// How many requirements of one level were evaluated, and how many of them passed.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct LevelCount {
-    /// `MUST`, `SHOULD` or `MAY`.
-    pub level: String,
-    /// Requirements no evaluated check charged.
-    pub passed: usize,
-    /// Requirements some check evaluated.
-    pub evaluated: usize,
-    /// The evaluated requirements that did not pass (charged by a failing or warning check),
-    /// sorted: what `MUST 6/7` is missing.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub not_met: Vec<String>,
-}
-
-/// The requirements of one version and group (`1.1 retry`), per level.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct GroupLevels {
-    /// The version the requirements apply from.
-    pub since: String,
-    /// Their capability or feature, or `core`.
-    pub group: String,
-    /// Whether the group's feature or capability was in force on some connection that negotiated
-    /// this version (a feature: the server offered it and the client asked for it; `retry`,
-    /// `cancel`: the welcome listed it); always for `core`. One in force nowhere is reported `not
-    /// offered`: the requirements counted are then those that bind a server without it
-    /// (`ATTACH-002`'s takeover, `WINDOW-007`'s refusal).
-    #[serde(default = "in_force_by_default")]
-    pub in_force: bool,
-    /// Per level, `MUST` first.
-    pub levels: Vec<LevelCount>,
-}
-
-fn in_force_by_default() -> bool {
-    true
-}
-
-/// The errata to the negotiated version that were evaluated.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ErrataCount {
-    /// Errata no check charged.
-    pub pass: usize,
-    /// Errata charged by a check reported `warn`.
-    pub warn: usize,
-    /// Errata charged by a failing check (`--strict`, or beside a requirement of the released set).
-    pub fail: usize,
-    /// The errata charged, each as `INT-002: erratum to 1.0 of 2026-11-23`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub charged: Vec<String>,
-}
-
-/// The result of the connections that negotiated one version, judged by that version's set.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct VersionLevels {
-    /// The negotiated version.
-    pub version: String,
-    /// Whether that version's requirement set is frozen (released).
-    pub released: bool,
-    /// The requirements of its set, per version they apply from and group, oldest first.
-    pub groups: Vec<GroupLevels>,
-    /// Its errata.
-    pub errata: ErrataCount,
-}
+pub use crate::report::{ErrataCount, GroupLevels, LevelCount, VersionLevels};
 
 /// Judges every scenario of `report` by the set of the version its findings were seen under:
 /// a failing check whose charged requirements are all errata becomes `warn` (unless `strict`)

@@ -9,13 +9,15 @@
 //! always-on check and the differential oracle, pure), [`attribution`] (the requirements each step
 //! proves), [`driver`] (one scenario's I/O and steps), [`runner`] (a suite), [`wirelog`] (recorded
 //! traffic for `check-log`), [`snapshot`], [`report`], [`baseline`], [`output`], [`backend`]
-//! (spawning and killing backends), [`errata`] (judging by the negotiated version's frozen set,
-//! results per level), [`soak`] (seeded random sessions at once), [`cli`].
+//! (spawning and killing backends), [`bundled_reference`] (the reference backend built in, a default-on
+//! cargo feature), [`errata`] (judging by the negotiated version's frozen set, results per level),
+//! [`soak`] (seeded random sessions at once), [`cli`].
 #![warn(missing_docs)]
 
 pub mod attribution;
 pub mod backend;
 pub mod baseline;
+pub mod bundled_reference;
 pub mod catalog;
 pub mod certify;
 pub mod checklog;
@@ -24,7 +26,7 @@ pub mod conn;
 pub mod coverage;
 pub mod driver;
 pub mod errata;
-pub mod monitor;
+pub mod level;
 pub mod output;
 pub mod pattern;
 pub mod report;
@@ -37,3 +39,5 @@ pub mod stall;
 pub mod step;
 pub mod sweep;
 pub mod wirelog;
+
+pub use chatwire_monitor as monitor;

@@ -285,7 +285,7 @@ pub fn junit(report: &RunReport) -> String {
         );
         let _ = writeln!(out, "    <properties>");
         let _ = writeln!(out, "      <property name=\"title\" value=\"{}\"/>", xml(&s.title));
-        let _ = writeln!(out, "      <property name=\"level\" value=\"{}\"/>", s.level.as_str());
+        let _ = writeln!(out, "      <property name=\"level\" value=\"{}\"/>", crate::level::name(s.level));
         let _ = writeln!(out, "      <property name=\"requirements\" value=\"{}\"/>", xml(&s.requirements.join(" ")));
         let _ = writeln!(out, "      <property name=\"verdict\" value=\"{}\"/>", s.verdict.as_str());
         let _ = writeln!(out, "    </properties>");

@@ -8,6 +8,8 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
+pub use chatwire_monitor::text::{excerpt, truncate};
+
 /// Values captured by placeholders during a scenario.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Bindings(BTreeMap<String, Value>);
@@ -223,21 +225,6 @@ fn interpolate(s: &str, resolve: &dyn Fn(&str) -> Result<Value, Unbound>) -> Res
     }
     out.push_str(rest);
     Ok(out)
-}
-
-/// A compact one-line rendering of a value, cut to about `max` characters.
-pub fn excerpt(value: &Value, max: usize) -> String {
-    truncate(&value.to_string(), max)
-}
-
-/// Cuts `s` to at most `max` characters, marking the cut.
-pub fn truncate(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        s.to_owned()
-    } else {
-        let cut: String = s.chars().take(max).collect();
-        format!("{cut}… ({} bytes in all)", s.len())
-    }
 }
 
 #[cfg(test)]

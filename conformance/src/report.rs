@@ -125,6 +125,8 @@ pub struct ScenarioReport {
     /// Scenario title.
     pub title: String,
     /// Scenario level.
+    #[serde(with = "crate::level::lowercase")]
+    #[schemars(with = "crate::level::Lowercase")]
     pub level: Level,
     /// Requirement ids the scenario covers.
     pub requirements: Vec<String>,
@@ -275,7 +277,7 @@ pub struct RunReport {
     /// The result per negotiated version, requirement version, group and level
     /// (`1.0 core: MUST 85/85, SHOULD 12/14; errata: 2 warn`), see [`crate::errata::tally`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub levels: Vec<crate::errata::VersionLevels>,
+    pub levels: Vec<VersionLevels>,
     /// The exit code the run ends with.
     pub exit_code: u8,
 }
@@ -530,7 +532,7 @@ mod tests {
             version: None,
         };
         let mut set = CheckSet::default();
-        let cancel = crate::monitor::cancel::CANCEL_CLOSES_RUN.id;
+        let cancel = crate::monitor::checks::cancel::CANCEL_CLOSES_RUN.id;
         set.record(cancel, &[], "s", Verdict::Fail, Some(finding(9, "{delta}", Some("CANCEL-003"))));
         let ids = ["CANCEL-004".to_owned()];
         // The same frame in the same step: the monitor's charge.
@@ -571,4 +573,72 @@ mod tests {
             assert_eq!(serde_json::from_str::<Verdict>(&json).unwrap(), v);
         }
     }
+}
+
+/// How many requirements of one level were evaluated, and how many of them passed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LevelCount {
+    /// `MUST`, `SHOULD` or `MAY`.
+    pub level: String,
+    /// Requirements no evaluated check charged.
+    pub passed: usize,
+    /// Requirements some check evaluated.
+    pub evaluated: usize,
+    /// The evaluated requirements that did not pass (charged by a failing or warning check),
+    /// sorted: what `MUST 6/7` is missing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_met: Vec<String>,
+}
+
+/// The requirements of one version and group (`1.1 retry`), per level.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GroupLevels {
+    /// The version the requirements apply from.
+    pub since: String,
+    /// Their capability or feature, or `core`.
+    pub group: String,
+    /// Whether the group's feature or capability was in force on some connection that negotiated
+    /// this version (a feature: the server offered it and the client asked for it; `retry`,
+    /// `cancel`: the welcome listed it); always for `core`. One in force nowhere is reported `not
+    /// offered`: the requirements counted are then those that bind a server without it
+    /// (`ATTACH-002`'s takeover, `WINDOW-007`'s refusal).
+    #[serde(default = "in_force_by_default")]
+    pub in_force: bool,
+    /// Per level, `MUST` first.
+    pub levels: Vec<LevelCount>,
+}
+
+fn in_force_by_default() -> bool {
+    true
+}
+
+/// The errata to the negotiated version that were evaluated.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ErrataCount {
+    /// Errata no check charged.
+    pub pass: usize,
+    /// Errata charged by a check reported `warn`.
+    pub warn: usize,
+    /// Errata charged by a failing check (`--strict`, or beside a requirement of the released set).
+    pub fail: usize,
+    /// The errata charged, each as `INT-002: erratum to 1.0 of 2026-11-23`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub charged: Vec<String>,
+}
+
+/// The result of the connections that negotiated one version, judged by that version's set.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct VersionLevels {
+    /// The negotiated version.
+    pub version: String,
+    /// Whether that version's requirement set is frozen (released).
+    pub released: bool,
+    /// The requirements of its set, per version they apply from and group, oldest first.
+    pub groups: Vec<GroupLevels>,
+    /// Its errata.
+    pub errata: ErrataCount,
 }

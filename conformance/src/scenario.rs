@@ -26,6 +26,8 @@ pub struct Scenario {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// How binding the behaviour is: failures of a `should` or `may` scenario are warnings.
+    #[serde(with = "crate::level::lowercase")]
+    #[schemars(with = "crate::level::Lowercase")]
     pub level: Level,
     /// The spec requirement ids this scenario covers (e.g. `TOOL-012`).
     #[schemars(length(min = 1))]
@@ -75,49 +77,11 @@ pub struct Scenario {
     pub steps: Vec<Step>,
 }
 
-/// A requirement id such as `SEQ-001` (well formed by construction; whether the spec defines it is
-/// checked by a test against the registry).
-pub type RequirementId = chatwire_schema::ReqId;
-
-/// How binding a scenario is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Level {
-    /// A MUST of the spec: a failure fails the run.
-    Must,
-    /// A SHOULD: a failure is reported as a warning.
-    Should,
-    /// A MAY: a failure is reported as a warning.
-    May,
-}
-
-impl Level {
-    /// The lowercase name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Level::Must => "must",
-            Level::Should => "should",
-            Level::May => "may",
-        }
-    }
-}
-
-pub use crate::step::{ConnName, ResumeAnswer, ResumeCursor, Step, WsViolation};
-
-pub(crate) fn yes() -> bool {
-    true
-}
-
-pub(crate) fn is_true(b: &bool) -> bool {
-    *b
-}
-
-pub(crate) fn is_false(b: &bool) -> bool {
-    !*b
-}
-
-/// The connection name used when a step names none.
-pub const DEFAULT_CONN: &str = "main";
+pub use crate::level::Level;
+use crate::step::{is_false, is_true, yes};
+pub use crate::step::{
+    ConnName, RequirementId, ResumeAnswer, ResumeCursor, Step, WsViolation, DEFAULT_CONN, SWEEP_WATCH,
+};
 
 /// Why a scenario file cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -6,10 +6,31 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::scenario::{is_false, is_true, yes, RequirementId, DEFAULT_CONN};
+/// A requirement id such as `SEQ-001` (well formed by construction; whether the spec defines it is
+/// checked by a test against the registry).
+pub type RequirementId = chatwire_schema::ReqId;
 
 /// Name of a connection inside a scenario; steps without `conn` use `main`.
 pub type ConnName = Option<String>;
+
+/// The connection name used when a step names none.
+pub const DEFAULT_CONN: &str = "main";
+
+/// The name of the second tab a reconnect sweep keeps attached beside the main connection
+/// (`run --sweep-watch`): a name the runner gives a connection of its own.
+pub const SWEEP_WATCH: &str = "sweep-watch";
+
+pub(crate) fn yes() -> bool {
+    true
+}
+
+pub(crate) fn is_true(b: &bool) -> bool {
+    *b
+}
+
+pub(crate) fn is_false(b: &bool) -> bool {
+    !*b
+}
 
 /// One step of a scenario.
 ///

@@ -11,7 +11,9 @@ use chatwire_conformance::driver::{DriverConfig, SnapshotMode};
 use chatwire_conformance::output::{scenario_block, Style};
 use chatwire_conformance::report::Verdict;
 use chatwire_conformance::runner::{run_suite, RunOptions};
+use chatwire_conformance::scenario::Scenario;
 use chatwire_conformance::snapshot::SnapshotStore;
+use chatwire_conformance::step::Step;
 use chatwire_schema::requirements::Level;
 use chatwire_schema::ReqId;
 
@@ -110,8 +112,13 @@ async fn the_cli_comparison_accepts_the_committed_snapshots() {
     let store =
         SnapshotStore::from_dir(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/snapshots"))
             .expect("fixtures/snapshots is readable");
-    let picked: Vec<_> =
-        scenarios.into_iter().filter(|s| s.id.starts_with("hitl-") || s.id == "rewind-basic").collect();
+    // The hitl scenarios and rewind-basic that take snapshots (not every hitl scenario does).
+    let snapshots = |s: &Scenario| s.steps.iter().any(|step| matches!(step, Step::Snapshot { .. }));
+    let picked: Vec<_> = scenarios
+        .into_iter()
+        .filter(|s| (s.id.starts_with("hitl-") || s.id == "rewind-basic") && snapshots(s))
+        .collect();
+    assert!(picked.len() > 5, "the hitl scenarios with snapshots");
     let report = run_suite(picked, &bundled(SnapshotMode::Compare(store)), Arc::new(|_| {})).await.unwrap();
     for s in &report.scenarios {
         assert_eq!(s.verdict, Verdict::Pass, "{}", scenario_block(Style { colour: false }, s, 0, 0));

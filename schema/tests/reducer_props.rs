@@ -139,6 +139,13 @@ proptest! {
         }
         prop_assert_eq!(&IndexedUiState::new(plain.clone()), &indexed, "the index is the state's");
         prop_assert_eq!(&IndexedUiState::new(plain.clone()), &indexed_patched, "the index is the state's");
+        for item in &plain.items {
+            prop_assert!(indexed.has_item(item.id()), "{} is in the state", item.id());
+        }
+        // A call a rewind cut, or a refused probe's, is in neither.
+        for id in frames.iter().filter_map(ServerFrame::tool_call_id) {
+            prop_assert_eq!(indexed.has_item(id), plain.items.iter().any(|i| i.id() == id), "{}", id);
+        }
     }
 
     /// (c) Determinism: the same events give the same state, in place or pure, step by step.

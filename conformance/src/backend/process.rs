@@ -251,6 +251,12 @@ impl ServerProcess {
     }
 
     async fn spawn(&mut self) -> Result<(), StartError> {
+        let bundled = matches!(self.target, Target::Bundled { .. } | Target::BundledOutsideConformance { .. });
+        if bundled && !crate::bundled_reference::AVAILABLE {
+            // Spawning `__reference` would fail with clap's usage text: say why instead.
+            let what = self.target.describe();
+            return Err(StartError::Spawn { what, message: crate::bundled_reference::MISSING.to_owned() });
+        }
         let (mut cmd, what) = self.command();
         cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
         // Own process group: a kill reaches the shell of --exec and everything it started.

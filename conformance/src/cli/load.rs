@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::{offer, parse_fault, EXIT_FAIL, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE};
+use super::{offer, EXIT_FAIL, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE};
 use crate::backend::{StoreUrl, Target};
 use crate::soak::load::{run_load, summary_text, LoadOptions, OnLoadFailure};
 use crate::soak::{failure_text, SoakConfig, SoakError};
@@ -26,7 +26,7 @@ pub(super) struct LoadArgs {
     #[arg(long, value_name = "PATH", default_value = "/ws", requires = "exec")]
     exec_path: String,
     /// Run the bundled reference backend with this planted fault (testing aid).
-    #[arg(long, value_name = "NAME", conflicts_with = "exec", value_parser = parse_fault)]
+    #[arg(long, value_name = "NAME", conflicts_with = "exec", value_parser = crate::bundled_reference::parse_fault)]
     reference_fault: Option<String>,
     /// Replicas of the cluster phase.
     #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u16).range(2..=8))]
@@ -100,7 +100,7 @@ fn options(args: &LoadArgs) -> Result<LoadOptions, String> {
     let (versions, _) = offer(args.versions.clone(), None)?;
     let target = match &args.exec {
         Some(command) => Target::Exec { command: command.clone(), path: args.exec_path.clone() },
-        None => Target::Bundled { fault: args.reference_fault.clone() },
+        None => crate::bundled_reference::target(args.reference_fault.clone())?,
     };
     let options = LoadOptions {
         target,
@@ -197,9 +197,14 @@ mod tests {
         args: LoadArgs,
     }
 
+    /// `args` parsed; on a runner without the bundled reference backend, naming a backend when
+    /// `args` name none (the refusals below are of other options).
     fn parse(args: &[&str]) -> Result<LoadOptions, String> {
         let mut all = vec!["x"];
         all.extend_from_slice(args);
+        if !crate::bundled_reference::AVAILABLE && !args.contains(&"--exec") {
+            all.extend_from_slice(&["--exec", "backend --port {port} --store {store}"]);
+        }
         let wrap = Wrap::try_parse_from(all).map_err(|e| e.to_string())?;
         options(&wrap.args)
     }
@@ -225,5 +230,14 @@ mod tests {
         }
         let no_kills = parse(&["--store", "postgres://h/db", "--kill-every", "0", "--cluster-only"]).unwrap();
         assert!(no_kills.kill_every.is_zero() && !no_kills.single);
+    }
+
+    #[test]
+    fn naming_no_backend_needs_the_bundled_reference() {
+        let wrap = Wrap::try_parse_from(["x", "--store", "postgres://h/db"]).unwrap();
+        match options(&wrap.args) {
+            Ok(o) => assert!(crate::bundled_reference::AVAILABLE && o.target == Target::Bundled { fault: None }),
+            Err(e) => assert!(!crate::bundled_reference::AVAILABLE && e.contains("--url or --exec"), "{e}"),
+        }
     }
 }

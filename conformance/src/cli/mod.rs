@@ -97,6 +97,7 @@ enum Command {
     /// Write the HTML matrix of several runs (runs × requirements) with each run's page and badges.
     Matrix(crate::certify::command::MatrixArgs),
     /// Run the bundled reference backend (used by the runner itself).
+    #[cfg(feature = "bundled-reference")]
     #[command(name = "__reference", hide = true, disable_help_flag = true)]
     Reference {
         /// Arguments for chatwire-reference.
@@ -182,7 +183,7 @@ struct RunArgs {
     plain_exec: Option<String>,
     /// Run the bundled reference backend with this planted fault (testing aid); an unknown name
     /// is refused with the list of faults.
-    #[arg(long, value_name = "NAME", conflicts_with_all = ["url", "exec"], value_parser = parse_fault)]
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["url", "exec"], value_parser = crate::bundled_reference::parse_fault)]
     reference_fault: Option<String>,
     /// Only scenarios whose id matches (`*` and `?`); repeatable.
     #[arg(long = "scenario", value_name = "GLOB")]
@@ -255,20 +256,6 @@ struct RunArgs {
     features: Option<Vec<String>>,
 }
 
-/// `--reference-fault`: a fault the bundled reference backend knows. Refused here, as a usage
-/// error, rather than by the backend at its start (which would be a backend error, exit 3, and
-/// would point to `--list-faults`, a flag of `chatwire-reference`, not of this binary).
-fn parse_fault(name: &str) -> Result<String, String> {
-    use std::str::FromStr as _;
-    match chatwire_reference::fault::Fault::from_str(name) {
-        Ok(fault) => Ok(fault.name().to_owned()),
-        Err(_) => {
-            let names: Vec<&str> = chatwire_reference::fault::Fault::ALL.iter().map(|f| f.name()).collect();
-            Err(format!("unknown fault {name:?}; the bundled reference backend's faults are: {}", names.join(", ")))
-        }
-    }
-}
-
 /// The offer and features of `run`, checked as the client rules require: versions the runner
 /// knows, and no `features` beside a version below 1.1 (SESSION-014).
 fn offer(
@@ -309,11 +296,8 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         }
     };
     match cli.command {
-        Command::Reference { args } => {
-            let mut full = vec![OsString::from("chatwire-reference")];
-            full.extend(args);
-            chatwire_reference::run_cli(full)
-        }
+        #[cfg(feature = "bundled-reference")]
+        Command::Reference { args } => crate::bundled_reference::run(args),
         Command::List(args) => ExitCode::from(list(&args)),
         Command::CheckLog(args) => ExitCode::from(check_log(&args)),
         Command::Requirements(args) => ExitCode::from(requirements(&args)),
@@ -362,7 +346,7 @@ fn list(args: &ListArgs) -> u8 {
     for s in &scenarios {
         let caps = s.needed_capabilities().join(",");
         let reqs: Vec<String> = s.requirements.iter().map(ToString::to_string).collect();
-        out_line!("{:<width$}  {:<6}  {:<40}  {}", s.id, s.level.as_str(), caps, reqs.join(" "));
+        out_line!("{:<width$}  {:<6}  {:<40}  {}", s.id, crate::level::name(s.level), caps, reqs.join(" "));
         out_line!("{:<width$}  {}", "", s.title);
         if let Some(versions) = crate::errata::scenario_versions(&reqs, &registry) {
             out_line!("{:<width$}  {versions}", "");
@@ -471,8 +455,11 @@ fn requirements(args: &RequirementsArgs) -> u8 {
 
 /// Runs the scenarios against the bundled reference and returns what their passing checks evaluated.
 fn measure(scenarios: &[Scenario]) -> Result<coverage::CoverageMap, u8> {
-    let opts =
-        RunOptions { target: Target::Bundled { fault: None }, jobs: runner::DEFAULT_JOBS, ..RunOptions::default() };
+    let target = crate::bundled_reference::target(None).map_err(|e| {
+        err_line!("error: --measure runs the bundled reference backend: {e}");
+        EXIT_USAGE
+    })?;
+    let opts = RunOptions { target, jobs: runner::DEFAULT_JOBS, ..RunOptions::default() };
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| {
         err_line!("error: cannot start the async runtime: {e}");
         EXIT_USAGE
@@ -631,7 +618,13 @@ fn run(args: RunArgs) -> u8 {
     let target = match (&args.url, &args.exec) {
         (Some(url), _) => Target::Url(url.clone()),
         (None, Some(command)) => Target::Exec { command: command.clone(), path: args.exec_path.clone() },
-        (None, None) => Target::Bundled { fault: args.reference_fault.clone() },
+        (None, None) => match crate::bundled_reference::target(args.reference_fault.clone()) {
+            Ok(target) => target,
+            Err(e) => {
+                err_line!("error: {e}");
+                return EXIT_USAGE;
+            }
+        },
     };
     let plain_target = match (&args.plain_url, &args.plain_exec) {
         (Some(url), _) => Some(Target::Url(url.clone())),

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::{cluster_spec, offer, parse_fault, EXIT_FAIL, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE};
+use super::{cluster_spec, offer, EXIT_FAIL, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE};
 use crate::backend::Target;
 
 #[derive(Args)]
@@ -30,7 +30,7 @@ pub(super) struct SoakArgs {
     #[arg(long, value_name = "URL", conflicts_with = "url")]
     store: Option<String>,
     /// Run the bundled reference backend with this planted fault (testing aid).
-    #[arg(long, value_name = "NAME", conflicts_with_all = ["url", "exec"], value_parser = parse_fault)]
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["url", "exec"], value_parser = crate::bundled_reference::parse_fault)]
     reference_fault: Option<String>,
     /// Sessions run at once.
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=256))]
@@ -86,7 +86,13 @@ pub(super) fn soak(args: SoakArgs) -> u8 {
     let target = match (&args.url, &args.exec) {
         (Some(url), _) => Target::Url(url.clone()),
         (None, Some(command)) => Target::Exec { command: command.clone(), path: args.exec_path.clone() },
-        (None, None) => Target::Bundled { fault: args.reference_fault.clone() },
+        (None, None) => match crate::bundled_reference::target(args.reference_fault.clone()) {
+            Ok(target) => target,
+            Err(e) => {
+                err_line!("error: {e}");
+                return EXIT_USAGE;
+            }
+        },
     };
     let options = crate::soak::SoakOptions {
         target,

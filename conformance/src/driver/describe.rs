@@ -2,11 +2,11 @@
 
 use serde_json::Value;
 
-use super::{sweep, Driver, Next, StepError, WIRE_LOG_LINES};
+use super::{Driver, Next, StepError, WIRE_LOG_LINES};
 use crate::monitor;
 use crate::pattern;
 use crate::report::Verdict;
-use crate::scenario::{ResumeAnswer, Step, DEFAULT_CONN};
+use crate::scenario::{ResumeAnswer, Step, DEFAULT_CONN, SWEEP_WATCH};
 
 /// Short detail appended to a transcript line, where it is deterministic and telling.
 pub(super) fn transcript_detail(v: &Value) -> String {
@@ -170,7 +170,7 @@ impl Driver<'_> {
     pub(super) fn transcript(&mut self, line: String) {
         // The sweep's watching tab is the sweep's, not the scenario's: the golden transcript
         // stays the scenario's own.
-        if line.starts_with(sweep::SWEEP_WATCH) {
+        if line.starts_with(SWEEP_WATCH) {
             return;
         }
         // Bounded: a flood must not grow memory without limit.

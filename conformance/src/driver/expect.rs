@@ -278,13 +278,14 @@ impl Driver<'_> {
 
     pub(super) async fn wait_idle(&mut self, conn: &str, quiet: Duration, deadline: Instant) -> Result<(), StepError> {
         loop {
-            let quiet_until = (Instant::now() + quiet).min(deadline);
-            match self.next(conn, quiet_until).await? {
+            // Idle: no run slice in progress and the last event's update has arrived, so what
+            // follows does not depend on how fast the server is. Busy, a frame on this connection
+            // is owed, and only a frame changes that: wait for it (no polling, whatever `quiet`).
+            let busy = self.conns.get(conn).is_some_and(|c| self.monitor.busy(c.id));
+            let until = if busy { deadline } else { (Instant::now() + quiet).min(deadline) };
+            match self.next(conn, until).await? {
                 Next::Frame(_) | Next::NotJson(_) => {}
                 Next::Deadline => {
-                    // Idle: no run slice in progress and the last event's update has arrived, so
-                    // what follows does not depend on how fast the server is.
-                    let busy = self.conns.get(conn).is_some_and(|c| self.monitor.busy(c.id));
                     if !busy {
                         return Ok(());
                     }

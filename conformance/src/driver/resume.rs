@@ -11,7 +11,7 @@ use tokio::time::Instant;
 use crate::report::Verdict;
 
 use super::{unexpected, Driver, Handshake, Next, StepError};
-use crate::monitor::oracle::divergence;
+use crate::monitor::redact::divergence;
 use crate::pattern::{self, match_value};
 use crate::scenario::{ResumeAnswer, ResumeCursor};
 
@@ -164,7 +164,7 @@ impl Driver<'_> {
             ("ui_state_snapshot", _) => None,
             ("ui_state_patch", _) => {
                 // The sweep's watching tab attaches by catch-up; the variant's own resume decides.
-                if conn != super::sweep::SWEEP_WATCH {
+                if conn != crate::scenario::SWEEP_WATCH {
                     self.caught_up = true;
                 }
                 None

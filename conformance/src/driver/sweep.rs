@@ -9,11 +9,8 @@ use chatwire_schema::{DisplayItem, Id, ServerFrame};
 use super::{describe, Driver};
 use crate::pattern;
 use crate::report::Verdict;
-use crate::scenario::{ResumeCursor, Step, DEFAULT_CONN};
+use crate::scenario::{ResumeCursor, Step, DEFAULT_CONN, SWEEP_WATCH};
 use crate::snapshot::{self, Normalizer};
-
-/// The connection name of the tab a sweep keeps attached beside the main connection.
-pub(super) const SWEEP_WATCH: &str = "sweep-watch";
 
 /// The part a run of a scenario plays in a sweep.
 pub(super) enum SweepRole<'b> {

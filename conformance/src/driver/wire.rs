@@ -416,7 +416,7 @@ impl Driver<'_> {
         self.wire_frame(id, false, &value);
         self.log_raw(format!("{conn} < "), text);
         if let Some(frame) = &received.frame {
-            if let Some(sweep) = self.sweep.as_mut().filter(|_| conn != super::sweep::SWEEP_WATCH) {
+            if let Some(sweep) = self.sweep.as_mut().filter(|_| conn != crate::scenario::SWEEP_WATCH) {
                 sweep.note_frame(frame);
                 // A catch-up stands for a snapshot: its result shows the ids the cut lost.
                 if catch_up_position && matches!(frame, ServerFrame::UiStatePatch(_)) {

@@ -193,7 +193,7 @@ impl Session<'_> {
             DisplayItem::UserMessage(m) => m.invocation_id.to_string(),
             _ => return Ok(()),
         };
-        if crate::monitor::retry::due_refusal(state, &after_item, true).is_some() {
+        if crate::monitor::checks::retry::due_refusal(state, &after_item, true).is_some() {
             return Ok(());
         }
         let id = self.id("y");

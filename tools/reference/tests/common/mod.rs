@@ -14,7 +14,7 @@ use std::path::Path;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use chatwire_conformance::monitor::Monitor;
+use chatwire_monitor::Monitor;
 use chatwire_reference::{DbLocation, Fault, ServeConfig, Server};
 use chatwire_schema::{ErrorCode, ErrorFrame, FrameValidator, ServerFrame, UiState};
 use futures_util::{SinkExt, StreamExt};

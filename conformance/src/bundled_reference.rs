@@ -1,0 +1,73 @@
+//! The reference backend built into the runner, behind the cargo feature `bundled-reference` (on by
+//! default): `run`, `soak`, `cluster-load` and `requirements --measure` test it when no backend is
+//! named, the runner spawning itself with the hidden `__reference` subcommand. Built without it
+//! (the runner's Python wheel), the runner depends on no implementation: a command that names no
+//! backend is a usage error.
+
+#[cfg(feature = "bundled-reference")]
+use std::ffi::OsString;
+#[cfg(feature = "bundled-reference")]
+use std::process::ExitCode;
+
+use crate::backend::Target;
+
+/// Whether this runner carries the bundled reference backend.
+pub const AVAILABLE: bool = cfg!(feature = "bundled-reference");
+
+/// What a command that names no backend is told when the runner carries none.
+pub const MISSING: &str = "no backend to test: name one with --url or --exec (this runner was built without the \
+     bundled reference backend, cargo feature `bundled-reference`)";
+
+/// The bundled reference backend with the planted fault `fault`, where the runner carries it.
+pub fn target(fault: Option<String>) -> Result<Target, String> {
+    if AVAILABLE {
+        Ok(Target::Bundled { fault })
+    } else {
+        Err(MISSING.to_owned())
+    }
+}
+
+/// `--reference-fault`: a fault the bundled reference backend knows. Refused here, as a usage
+/// error, rather than by the backend at its start (which would be a backend error, exit 3, and
+/// would point to `--list-faults`, a flag of `chatwire-reference`, not of this binary).
+#[cfg(feature = "bundled-reference")]
+pub fn parse_fault(name: &str) -> Result<String, String> {
+    use std::str::FromStr as _;
+    match chatwire_reference::fault::Fault::from_str(name) {
+        Ok(fault) => Ok(fault.name().to_owned()),
+        Err(_) => {
+            let names: Vec<&str> = chatwire_reference::fault::Fault::ALL.iter().map(|f| f.name()).collect();
+            Err(format!("unknown fault {name:?}; the bundled reference backend's faults are: {}", names.join(", ")))
+        }
+    }
+}
+
+/// `--reference-fault` on a runner without the bundled reference backend: refused.
+#[cfg(not(feature = "bundled-reference"))]
+pub fn parse_fault(_name: &str) -> Result<String, String> {
+    Err(MISSING.to_owned())
+}
+
+/// Runs the bundled reference backend's command line (`args` without the program name).
+#[cfg(feature = "bundled-reference")]
+pub fn run(args: Vec<OsString>) -> ExitCode {
+    let mut full = vec![OsString::from("chatwire-reference")];
+    full.extend(args);
+    chatwire_reference::run_cli(full)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bundled_backend_is_the_default_target_only_where_it_is_built_in() {
+        match target(None) {
+            Ok(t) => assert!(AVAILABLE && t == Target::Bundled { fault: None }),
+            Err(e) => assert!(!AVAILABLE && e.contains("--url or --exec") && e.contains("bundled-reference"), "{e}"),
+        }
+        if !AVAILABLE {
+            assert_eq!(parse_fault("no_welcome"), Err(MISSING.to_owned()));
+        }
+    }
+}
