@@ -174,6 +174,24 @@ impl ErrorCode {
         }
     }
 
+    /// The minor version that defines this code: a connection that negotiated an older one is
+    /// never sent it (`COMPAT-005`). It states the code's `x-chatwire-since` annotation, which a
+    /// test holds it to.
+    pub const fn since(self) -> ProtocolVersion {
+        let minor = match self {
+            ErrorCode::CapabilityNotOffered
+            | ErrorCode::UnknownItem
+            | ErrorCode::ItemNotInLatestTurn
+            | ErrorCode::RetryKeepsOpenCall => 1,
+            ErrorCode::RunNotActive
+            | ErrorCode::ResponseInvalid
+            | ErrorCode::SessionDetached
+            | ErrorCode::StaleCursor => 2,
+            _ => 0,
+        };
+        ProtocolVersion { major: 1, minor }
+    }
+
     /// Whether the server closes the connection after sending this code (`spec/errors.md#codes`):
     /// exactly the codes with a [`close_code`](ErrorCode::close_code).
     pub const fn is_fatal(self) -> bool {

@@ -346,6 +346,16 @@ mod tests {
     }
 
     #[test]
+    fn every_error_code_states_the_minor_its_annotation_names() {
+        let annotated = value_since(&all_schemas(), "error.json", "ErrorCode");
+        for code in ErrorCode::ALL {
+            let since = annotated.get(code.as_str()).copied().unwrap_or(FIRST);
+            assert_eq!(code.since(), since, "{code}: ErrorCode::since and its x-chatwire-since annotation differ");
+        }
+        assert_eq!(ErrorCode::SessionDetached.since().to_string(), "1.2");
+    }
+
+    #[test]
     fn members_a_later_minor_added_are_found_through_refs() {
         let facts = document();
         let hello = &facts["frames"]["client"]["session.hello"]["members_since"];

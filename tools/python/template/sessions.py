@@ -17,7 +17,7 @@ import sys
 from typing import Final
 
 from chatwire import CatchUpError, FrameError, ReduceError, ScriptError, catch_up, check_script, empty_state, older_minor, reduce, response_settlement
-from chatwire.attach import MIN_ATTACHED_CONNECTIONS, resume_attaches
+from chatwire.attach import MIN_ATTACHED_CONNECTIONS, detached_code, resume_attaches
 from chatwire.facts import FATAL_CLOSE_CODES, UI_STATE_VERSION
 from chatwire.reducer import CancelScope, cancel_refusals, latest_user_invocation, open_stream, retry_cut, without_open_stream
 from chatwire.response_schema import Violation, check_value
@@ -102,7 +102,10 @@ class Hub(Turns):
             if resume_attaches(n.features):
                 # ATTACH-001: beside the others; past the bound the earliest goes (ATTACH-003).
                 while len(s.attached) >= MAX_ATTACHED_CONNECTIONS:
-                    self._displace(s, s.attached[0].peer, "session_detached", "one connection too many attached to this session")
+                    # ATTACH-011: a 1.0 or 1.1 connection is ended as its version defines, by a takeover.
+                    earliest = s.attached[0].peer
+                    code = detached_code(earliest.negotiated.version)
+                    self._displace(s, earliest, code, "one connection too many attached to this session")
             else:
                 # ATTACH-002, SESSION-010: the newest connection wins; every other gets a fatal error and 4001.
                 for other in [a.peer for a in s.attached if a.peer is not peer]:

@@ -68,3 +68,11 @@ def test_versions_and_members_come_from_the_since_annotations() -> None:
 def test_the_reducers_refusals_name_their_rules() -> None:
     assert facts.REDUCE_REFUSALS["DuplicateItemId"] == "STATE-020"
     assert all(rule.startswith("STATE-") for rule in facts.REDUCE_REFUSALS.values())
+
+
+def test_a_connection_detached_past_the_bound_is_ended_as_its_version_defines() -> None:
+    # ATTACH-011: 1.0 and 1.1 define neither session_detached nor 4003 (COMPAT-005).
+    from chatwire.attach import detached_code
+
+    ended = {v: (detached_code(v), facts.FATAL_CLOSE_CODES[detached_code(v)]) for v in facts.SUPPORTED_VERSIONS}
+    assert ended == {"1.0": ("session_taken_over", 4001), "1.1": ("session_taken_over", 4001), "1.2": ("session_detached", 4003)}

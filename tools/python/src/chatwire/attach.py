@@ -3,7 +3,8 @@
 With `multi_attach` in force a resume attaches beside the session's other connections instead of
 taking it over (ATTACH-001); every event and state frame goes to each attached connection, an
 answer only to the one that asked (ATTACH-004, ATTACH-005); past the bound the earliest attached
-connection is detached (ATTACH-003). The bound's least value is read from the welcome's schema,
+connection is detached (ATTACH-003), or taken over where its version has no detach (ATTACH-011).
+The bound's least value is read from the welcome's schema,
 which the Rust crate generates.
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from chatwire.facts import ERROR_CODE_FACTS, version_key
 from chatwire.validate import load_schema
 
 
@@ -34,3 +36,12 @@ def resume_attaches(features: tuple[str, ...] | None) -> bool:
     """Whether a resume on a connection with these features in force attaches beside the others
     (ATTACH-001) rather than taking the session over from all of them (ATTACH-002)."""
     return "multi_attach" in (features or ())
+
+
+def detached_code(version: str) -> str:
+    """The error code a connection that negotiated `version` is ended with when it is detached past
+    the bound (ATTACH-003); its close code is `FATAL_CLOSE_CODES` of it. `session_detached` where
+    that version defines it, else the takeover it does define, `session_taken_over` (ATTACH-011):
+    an older client would take an unknown code for a dropped connection and resume (COMPAT-005)."""
+    since = next(e.since for e in ERROR_CODE_FACTS if e.code == "session_detached")
+    return "session_detached" if version_key(version) >= version_key(since) else "session_taken_over"

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use chatwire_schema::session::welcome::{Capability, Limits, SessionWelcome};
-use chatwire_schema::{ErrorCode, Id, IndexedUiState, ServerFrame};
+use chatwire_schema::{ErrorCode, Id, IndexedUiState, ProtocolVersion, ServerFrame};
 use tokio::sync::Mutex;
 
 use super::attachment::Attachment;
@@ -229,9 +229,10 @@ pub(crate) async fn resume_session(
         if attaches {
             // ATTACH-001: beside the others; past the bound the earliest goes (ATTACH-003).
             while g.attached.len() >= shared.max_attached.max(1) as usize {
-                let earliest = g.attached[0].conn.id;
+                let earliest = &g.attached[0].conn;
+                let (earliest, code) = (earliest.id, detached_code(earliest.negotiated.version));
                 let message = "more connections attached than this session keeps";
-                end_attached(&session, &mut g, earliest, ErrorCode::SessionDetached, message).await;
+                end_attached(&session, &mut g, earliest, code, message).await;
             }
         } else {
             // ATTACH-002 / SESSION-010: every connection bound to the session is taken over, each
@@ -279,6 +280,17 @@ pub(crate) async fn resume_session(
     Err(Refusal::new(ErrorCode::InternalError, "the session could not be loaded, try again"))
 }
 
+/// The error a connection that negotiated `version` is ended with when `ATTACH-003` detaches it;
+/// its close code follows from the error. `session_detached` (4003) where that version defines it,
+/// else the takeover its version does define, `session_taken_over` (4001) (`ATTACH-011`): an
+/// older client would take an unknown code for a dropped connection and resume (`COMPAT-005`).
+fn detached_code(version: ProtocolVersion) -> ErrorCode {
+    match version >= ErrorCode::SessionDetached.since() {
+        true => ErrorCode::SessionDetached,
+        false => ErrorCode::SessionTakenOver,
+    }
+}
+
 /// Detaches `conn` from the session (connection closed).
 pub(crate) async fn detach(session: &Arc<Session>, conn: &ConnHandle) {
     {
@@ -286,4 +298,30 @@ pub(crate) async fn detach(session: &Arc<Session>, conn: &ConnHandle) {
         g.attached.retain(|a| a.conn.id != conn.id);
     }
     session.shared.evict_if_quiescent(session).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use chatwire_schema::{CloseCode, SUPPORTED_VERSIONS};
+
+    use super::*;
+
+    #[test]
+    fn a_connection_detached_past_the_bound_is_ended_as_its_version_defines() {
+        for version in SUPPORTED_VERSIONS.iter().copied() {
+            let code = detached_code(version);
+            let close = code.close_code();
+            if version.minor >= 2 {
+                assert_eq!((code, close), (ErrorCode::SessionDetached, Some(CloseCode::SessionDetached)), "{version}");
+            } else {
+                // ATTACH-011: 1.0 and 1.1 define neither session_detached nor 4003.
+                assert_eq!(
+                    (code, close),
+                    (ErrorCode::SessionTakenOver, Some(CloseCode::SessionTakenOver)),
+                    "{version}"
+                );
+            }
+            assert!(code.since() <= version, "{version} is sent {code}, which it does not define (COMPAT-005)");
+        }
+    }
 }
