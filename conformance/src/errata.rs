@@ -135,6 +135,14 @@ type Counts = (usize, usize, Vec<String>);
 /// A group's sort key: the version it applies from, whether it is not `core`, its name.
 type GroupKey = (ProtocolVersion, bool, String);
 
+/// Whether a requirement group is something a welcome offers (a capability, feature or not):
+/// only such a group can be "not offered". `core` always holds, and `cluster` is a property of the
+/// deployment, which no welcome lists.
+fn offered_by_a_welcome(group: &str) -> bool {
+    use chatwire_schema::session::welcome::Capability;
+    group != CORE_GROUP && !matches!(Capability::from_wire(group), Capability::Other(_))
+}
+
 fn version_levels(
     version: ProtocolVersion,
     outcomes: &BTreeMap<String, Outcome>,
@@ -173,7 +181,8 @@ fn version_levels(
             .into_iter()
             .map(|((since, _, group), levels)| GroupLevels {
                 since: since.to_string(),
-                in_force: group == CORE_GROUP || in_force.is_none_or(|features| features.contains(group.as_str())),
+                in_force: !offered_by_a_welcome(&group)
+                    || in_force.is_none_or(|features| features.contains(group.as_str())),
                 group,
                 levels: levels
                     .into_iter()
@@ -357,6 +366,17 @@ mod tests {
         };
         r.summarize();
         r
+    }
+
+    #[test]
+    fn only_a_group_a_welcome_offers_can_be_not_offered() {
+        // A run against a cluster: no welcome lists `cluster`, so its requirements are never
+        // reported "not offered"; a capability or feature the welcome left out is.
+        assert!(!offered_by_a_welcome(CORE_GROUP));
+        assert!(!offered_by_a_welcome(chatwire_schema::requirements::CLUSTER_GROUP));
+        assert!(offered_by_a_welcome("multi_attach"));
+        assert!(offered_by_a_welcome("cancel"));
+        assert!(offered_by_a_welcome("retry"));
     }
 
     #[test]
