@@ -10,6 +10,8 @@
 //! The plan of a turn is committed with the message that started it, so a restarted server
 //! continues the turn from its plan without asking the agent again.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 use chatwire_schema::script::{AgentScript, ScriptStep, ScriptTurn};
@@ -27,6 +29,13 @@ pub trait Agent: Send + Sync + std::fmt::Debug {
     /// fails with reason `script_exhausted`.
     fn plan_turn(&self, turn_index: u64, user_text: &str) -> Option<ScriptTurn>;
 
+    /// [`Agent::plan_turn`] as a shared value, which the session holds while the turn runs. An
+    /// agent that keeps its plans ([`ScriptedAgent`]) hands out the one it holds, so a session
+    /// does not hold a second copy of a long script's turn.
+    fn plan_turn_shared(&self, turn_index: u64, user_text: &str) -> Option<Arc<ScriptTurn>> {
+        self.plan_turn(turn_index, user_text).map(Arc::new)
+    }
+
     /// The steps of the `retry_index`-th accepted retry (from 0) of the `turn_index`-th turn
     /// (`chat.retry`, `SCRIPT-020`): the run slice that follows the kept items. By default the
     /// turn is planned again, as a model answering the same message again would; `None` fails the
@@ -38,21 +47,36 @@ pub trait Agent: Send + Sync + std::fmt::Debug {
 }
 
 /// The scripted agent (`spec/conformance-profile.md`): `turns[n]` answers the n-th message.
+/// Each turn is held once and shared with the session playing it ([`Agent::plan_turn_shared`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ScriptedAgent {
-    /// The script from `session.hello.script`.
-    pub script: AgentScript,
+    turns: Vec<Arc<ScriptTurn>>,
+}
+
+impl ScriptedAgent {
+    /// The agent playing `script` (from `session.hello.script`).
+    pub fn new(script: AgentScript) -> Self {
+        ScriptedAgent { turns: script.turns.into_iter().map(Arc::new).collect() }
+    }
+
+    fn turn(&self, turn_index: u64) -> Option<&Arc<ScriptTurn>> {
+        usize::try_from(turn_index).ok().and_then(|i| self.turns.get(i))
+    }
 }
 
 impl Agent for ScriptedAgent {
     fn plan_turn(&self, turn_index: u64, _user_text: &str) -> Option<ScriptTurn> {
-        usize::try_from(turn_index).ok().and_then(|i| self.script.turns.get(i)).cloned()
+        self.turn(turn_index).map(|turn| ScriptTurn::clone(turn))
+    }
+
+    fn plan_turn_shared(&self, turn_index: u64, _user_text: &str) -> Option<Arc<ScriptTurn>> {
+        self.turn(turn_index).cloned()
     }
 
     /// `turns[n].retries[k].steps`; with no `retries[k]` there is no plan, so the retry's run
     /// slice fails with reason `script_exhausted`, as a message without a turn does (`SCRIPT-020`).
     fn plan_retry(&self, turn_index: u64, retry_index: u64, _user_text: &str) -> Option<ScriptTurn> {
-        let turn = usize::try_from(turn_index).ok().and_then(|i| self.script.turns.get(i))?;
+        let turn = self.turn(turn_index)?;
         let retry = usize::try_from(retry_index).ok().and_then(|k| turn.retries.get(k))?;
         Some(ScriptTurn { steps: retry.steps.clone(), retries: Vec::new() })
     }
@@ -147,16 +171,20 @@ mod tests {
     #[test]
     fn scripted_agent_answers_by_index_and_runs_out() {
         let script = AgentScript { turns: vec![ScriptTurn { steps: vec![say("hi")], retries: Vec::new() }] };
-        let agent = ScriptedAgent { script: script.clone() };
+        let agent = ScriptedAgent::new(script.clone());
         assert_eq!(agent.plan_turn(0, "x"), Some(script.turns[0].clone()));
         assert_eq!(agent.plan_turn(1, "x"), None);
+        // The shared plan is the agent's own: a session playing it holds no second copy.
+        let (a, b) = (agent.plan_turn_shared(0, "x").unwrap(), agent.plan_turn_shared(0, "y").unwrap());
+        assert!(Arc::ptr_eq(&a, &b));
+        assert_eq!(agent.plan_turn_shared(1, "x"), None);
     }
 
     #[test]
     fn scripted_agent_answers_the_kth_retry_with_its_steps_then_with_none() {
         let retry = |text: &str| chatwire_schema::script::ScriptRetry { steps: vec![say(text)] };
         let turn = ScriptTurn { steps: vec![say("first")], retries: vec![retry("r0"), retry("r1")] };
-        let agent = ScriptedAgent { script: AgentScript { turns: vec![turn] } };
+        let agent = ScriptedAgent::new(AgentScript { turns: vec![turn] });
         let steps = |k| agent.plan_retry(0, k, "x").map(|t| t.steps);
         assert_eq!((steps(0), steps(1), steps(2)), (Some(vec![say("r0")]), Some(vec![say("r1")]), None));
         assert_eq!(agent.plan_retry(1, 0, "x"), None, "no turn: the run fails as script_exhausted");

@@ -33,8 +33,8 @@ pub(crate) trait FanoutFaults: Send + Sync + std::fmt::Debug {
     }
 
     /// The ops put on the wire in a `ui_state_patch`.
-    fn patch(&self, ops: Vec<PatchOp>) -> Vec<PatchOp> {
-        ops
+    fn patch<'o>(&self, ops: &'o [PatchOp]) -> Cow<'o, [PatchOp]> {
+        Cow::Borrowed(ops)
     }
 
     /// The `base_seq` put on the wire in a `ui_state_patch`, given the right one.
@@ -116,7 +116,8 @@ impl FanoutFaults for Fault {
         }
     }
 
-    fn patch(&self, mut ops: Vec<PatchOp>) -> Vec<PatchOp> {
+    fn patch<'o>(&self, ops: &'o [PatchOp]) -> Cow<'o, [PatchOp]> {
+        let mut ops = ops.to_vec();
         match self {
             Fault::PatchMissingOp if ops.len() >= 2 => {
                 ops.pop();
@@ -125,7 +126,7 @@ impl FanoutFaults for Fault {
             Fault::StateDiverges => ops.retain(|op| !op.path().ends_with("/progress")),
             _ => {}
         }
-        ops
+        Cow::Owned(ops)
     }
 
     fn patch_base_seq(&self, base_seq: u64) -> u64 {

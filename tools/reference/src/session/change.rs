@@ -2,6 +2,8 @@
 //! answers), the request it accepts, where the agent's cursor and plan go, which deadlines and
 //! committed responses it adds or ends. The commit pipeline (`pipeline/`) carries it out.
 
+use std::sync::Arc;
+
 use chatwire_schema::script::ScriptTurn;
 use chatwire_schema::{ClientFrame, Id, ServerFrame};
 use serde::{Deserialize, Serialize};
@@ -45,7 +47,7 @@ pub(crate) struct Change {
     /// The request the change accepts, logged with it.
     pub requests: Vec<ClientFrame>,
     pub cursor: Option<Cursor>,
-    pub plan: Option<Option<ScriptTurn>>,
+    pub plan: Option<Option<Arc<ScriptTurn>>>,
     pub add_timers: Vec<(Id, i64)>,
     pub remove_timers: Vec<Id>,
     pub add_pending: Vec<(Id, String)>,

@@ -185,7 +185,7 @@ async fn take_over_one(shared: &Arc<Shared>, id: &Id, token: u64) -> Result<(), 
         }
         if let Some(plan) = stored.agent.as_ref().and_then(|a| a.turn_plan.as_deref()) {
             match serde_json::from_str::<Option<ScriptTurn>>(plan) {
-                Ok(plan) => g.plan = plan,
+                Ok(plan) => g.plan = plan.map(Arc::new),
                 Err(e) => eprintln!("chatwire-reference: session {id}: stored plan unreadable: {e}"),
             }
         }

@@ -20,7 +20,7 @@ use chatwire_schema::{Id, RunStatus, ServerFrame, ToolCallStatus};
 
 use super::change::{Change, Unit};
 use super::outside::send_outside_state;
-use super::pipeline::commit;
+use super::pipeline::{batch_has_room, begin_batch, commit, flush_batch};
 use super::replica::sync;
 use super::state::{DriverLaunch, Inner, Session};
 use crate::agent::{BatchCursor, Cursor, StreamCursor};
@@ -147,11 +147,12 @@ async fn drive(session: &Arc<Session>, mut waiting: Option<Wait>, epoch: u64) {
     }
 }
 
-/// Plays the steps that are due now, each under the session lock; returns what the turn waits
-/// for next, or `None` once the slice is over (the driver is then inactive).
+/// Plays the steps that are due now under the session lock, in batches committed together
+/// (`pipeline/batch.rs`); returns what the turn waits for next, or `None` once the slice is over
+/// (the driver is then inactive).
 async fn play_due_steps(session: &Arc<Session>, epoch: u64) -> Option<Wait> {
-    // Bounded: every iteration commits progress or returns (a plan has finitely many steps), or
-    // met another replica's commit, at most CONFLICT_RETRIES times in a row.
+    // Bounded: every batch commits progress or returns (a plan has finitely many steps), or met
+    // another replica's commit, at most CONFLICT_RETRIES times in a row.
     let mut contended = 0;
     loop {
         let mut g = session.inner.lock().await;
@@ -159,45 +160,75 @@ async fn play_due_steps(session: &Arc<Session>, epoch: u64) -> Option<Wait> {
             // A cancel stopped this driver; a later run has a driver of its own.
             return None;
         }
-        let next = match next_step(session, &mut g).await {
+        begin_batch(session, &mut g);
+        let played = play_batch(session, &mut g, &mut contended).await;
+        let flushed = flush_batch(session, &mut g).await;
+        g.batch = None;
+        if let Err(e) = flushed {
+            abandon_turn(session, &mut g, &e).await;
+            g.driver_active = false;
+            return None;
+        }
+        match played {
+            Played::Full => {}
+            Played::Done(wait) => return wait,
+        }
+    }
+}
+
+/// How a batch of steps ended.
+enum Played {
+    /// The batch is full and more steps are due.
+    Full,
+    /// The turn waits for something (`Some`), or the slice is over.
+    Done(Option<Wait>),
+}
+
+/// Plays steps under the lock while they are due and the batch has room (one step where the
+/// store does not batch).
+async fn play_batch(session: &Arc<Session>, g: &mut Inner, contended: &mut usize) -> Played {
+    loop {
+        let next = match next_step(session, g).await {
             Ok(next) => {
-                contended = 0;
+                *contended = 0;
                 next
             }
-            Err(e) if e.is_contention() && contended < CONFLICT_RETRIES => {
-                contended += 1;
-                match after_contention(session, &mut g).await {
+            Err(e) if e.is_contention() && *contended < CONFLICT_RETRIES => {
+                *contended += 1;
+                match after_contention(session, g).await {
                     true => Next::Continue,
-                    false => return None,
+                    false => return Played::Done(None),
                 }
             }
             Err(e) => {
-                abandon_turn(session, &mut g, &e).await;
+                abandon_turn(session, g, &e).await;
                 Next::Stop
             }
         };
         match next {
-            Next::Continue => {}
+            Next::Continue | Next::Sleep(0) => {}
             Next::Stop => {
                 g.driver_active = false;
-                return None;
+                return Played::Done(None);
             }
-            Next::Sleep(0) => {}
-            Next::Sleep(ms) => return Some(Wait::Sleep(ms)),
-            Next::RunTool { call, id } if call.run_ms == 0 => match settle_tool(session, &mut g, &call, &id).await {
+            Next::Sleep(ms) => return Played::Done(Some(Wait::Sleep(ms))),
+            Next::RunTool { call, id } if call.run_ms == 0 => match settle_tool(session, g, &call, &id).await {
                 Ok(()) => {}
                 Err(e) if e.is_contention() => {
-                    if !after_contention(session, &mut g).await {
-                        return None;
+                    if !after_contention(session, g).await {
+                        return Played::Done(None);
                     }
                 }
                 Err(e) => {
-                    abandon_turn(session, &mut g, &e).await;
+                    abandon_turn(session, g, &e).await;
                     g.driver_active = false;
-                    return None;
+                    return Played::Done(None);
                 }
             },
-            Next::RunTool { call, id } => return Some(Wait::Tool { call, id }),
+            Next::RunTool { call, id } => return Played::Done(Some(Wait::Tool { call, id })),
+        }
+        if !batch_has_room(g) {
+            return Played::Full;
         }
     }
 }
@@ -237,10 +268,13 @@ async fn next_step(session: &Arc<Session>, g: &mut Inner) -> Result<Next, EmitEr
         (Some(run), Some(cur)) if run == cur && g.state.run.status == RunStatus::Running => run.clone(),
         _ => return Ok(Next::Stop),
     };
-    let step = g.plan.as_ref().and_then(|p| p.steps.get(g.cursor.step)).cloned();
+    // The plan is shared: a step is read where it is, not copied (a streamed `say`'s chunks are
+    // read once per chunk).
+    let plan = g.plan.clone();
+    let step = plan.as_ref().and_then(|p| p.steps.get(g.cursor.step));
     let ended = Cursor { invocation_id: None, step: 0, batch: None, stream: None, ..g.cursor.clone() };
     if let Some(batch) = &g.cursor.batch {
-        let Some(ScriptStep::ToolCalls { calls, settle_order }) = &step else {
+        let Some(ScriptStep::ToolCalls { calls, settle_order }) = step else {
             return Err(EmitError::NotAnEvent("cursor points into a batch but the step is not tool_calls"));
         };
         let order = settle_sequence(calls, settle_order.as_deref());
@@ -274,7 +308,7 @@ async fn next_step(session: &Arc<Session>, g: &mut Inner) -> Result<Next, EmitEr
             Vec::new(),
         ),
         Some(ScriptStep::Say { markdown, chunks, chunk_delay_ms }) => {
-            let chunks = chunks.unwrap_or_default();
+            let chunks = chunks.as_deref().unwrap_or_default();
             if !chunks.is_empty() && session.shared.streams() {
                 return stream_say(session, g, invocation, markdown, chunks, chunk_delay_ms.unwrap_or(0)).await;
             }
@@ -282,7 +316,7 @@ async fn next_step(session: &Arc<Session>, g: &mut Inner) -> Result<Next, EmitEr
                 seq: 0,
                 invocation_id: invocation.clone(),
                 item_id: random_id("am", 8),
-                markdown,
+                markdown: markdown.clone(),
                 ts,
             });
             (vec![Unit::Event(frame)], Cursor { step: g.cursor.step + 1, ..g.cursor.clone() }, Vec::new())
@@ -290,7 +324,7 @@ async fn next_step(session: &Arc<Session>, g: &mut Inner) -> Result<Next, EmitEr
         Some(ScriptStep::Wait { ms }) => {
             // Not committed on its own: after a crash during the wait, the wait is redone.
             g.cursor.step += 1;
-            return Ok(Next::Sleep(ms));
+            return Ok(Next::Sleep(*ms));
         }
         Some(ScriptStep::End { status, error }) => {
             let (status, reason) = match status {
@@ -352,8 +386,8 @@ async fn stream_say(
     session: &Arc<Session>,
     g: &mut Inner,
     invocation: Id,
-    markdown: String,
-    chunks: Vec<String>,
+    markdown: &str,
+    chunks: &[String],
     delay_ms: u64,
 ) -> Result<Next, EmitError> {
     let (item_id, sent) = match &g.cursor.stream {
@@ -366,7 +400,7 @@ async fn stream_say(
             seq: 0,
             invocation_id: invocation,
             item_id,
-            markdown,
+            markdown: markdown.to_owned(),
             ts,
         });
         let cursor = Cursor { step: g.cursor.step + 1, stream: None, ..g.cursor.clone() };

@@ -106,7 +106,7 @@ fn greet(
     let mut page_cache = None;
     if let Some(CatchUp { base_seq, patch, window: held }) = catch_up {
         window = held;
-        texts.push(patch_frame(seq, base_seq, patch, negotiated.version).map_err(EmitError::from)?);
+        texts.push(patch_frame(seq, base_seq, &patch, negotiated.version).map_err(EmitError::from)?);
     } else {
         let state = seen_state(&g.state, streams, negotiated.version);
         if let Some(size) = negotiated.window {

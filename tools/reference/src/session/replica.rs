@@ -136,7 +136,7 @@ async fn replay(session: &Arc<Session>, g: &mut Inner, change: StoredChange) -> 
         g.cursor = serde_json::from_str::<Cursor>(cursor)?;
     }
     if let Some(plan) = &change.turn_plan {
-        g.plan = serde_json::from_str::<Option<ScriptTurn>>(plan)?;
+        g.plan = serde_json::from_str::<Option<ScriptTurn>>(plan)?.map(Arc::new);
     }
     let record = match &change.units {
         Some(text) => serde_json::from_str::<ChangeRecord>(text)?,

@@ -59,7 +59,7 @@ pub(crate) async fn user_message(session: &Arc<Session>, g: &mut Inner, msg: Use
         ts,
     })));
     change.units.push(Unit::Event(run_started(&invocation)));
-    let plan = g.agent.plan_turn(g.cursor.turns_accepted, &msg.text);
+    let plan = g.agent.plan_turn_shared(g.cursor.turns_accepted, &msg.text);
     change.cursor = Some(Cursor {
         turns_accepted: g.cursor.turns_accepted + 1,
         invocation_id: Some(invocation.clone()),

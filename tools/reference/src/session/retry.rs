@@ -61,7 +61,7 @@ pub(crate) async fn retry(
         DisplayItem::UserMessage(m) if m.invocation_id == invocation => Some(m.text.clone()),
         _ => None,
     });
-    let plan = turn.and_then(|n| g.agent.plan_retry(n, k, user_text.as_deref().unwrap_or_default()));
+    let plan = turn.and_then(|n| g.agent.plan_retry(n, k, user_text.as_deref().unwrap_or_default())).map(Arc::new);
     change.plan = Some(plan);
     change.cursor = Some(Cursor {
         invocation_id: Some(invocation.clone()),

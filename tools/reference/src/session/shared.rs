@@ -112,7 +112,7 @@ impl Shared {
     /// The agent a stored agent spec names.
     pub fn agent_for(&self, spec: AgentSpec) -> Arc<dyn Agent> {
         let agent: Arc<dyn Agent> = match spec {
-            AgentSpec::Script { script } => Arc::new(ScriptedAgent { script }),
+            AgentSpec::Script { script } => Arc::new(ScriptedAgent::new(script)),
             AgentSpec::Server => self.agent.clone(),
         };
         self.faults.decide.agent(agent)
@@ -120,7 +120,7 @@ impl Shared {
 
     /// The agent and the turn's plan a stored session names (unreadable ones fall back to the
     /// server's agent and no plan, said on stderr).
-    pub fn agent_and_plan(&self, id: &Id, stored: &StoredAgent) -> (Arc<dyn Agent>, Option<ScriptTurn>) {
+    pub fn agent_and_plan(&self, id: &Id, stored: &StoredAgent) -> (Arc<dyn Agent>, Option<Arc<ScriptTurn>>) {
         let parse_failed = |what: &str, e: serde_json::Error| {
             eprintln!("chatwire-reference: session {id}: stored {what} unreadable ({e}), using default");
         };
@@ -135,6 +135,6 @@ impl Shared {
             }),
             None => None,
         };
-        (agent, plan)
+        (agent, plan.map(Arc::new))
     }
 }

@@ -12,12 +12,12 @@ use chatwire_schema::{FrameValidator, Id, IndexedUiState, ProtocolVersion, Serve
 use tokio::sync::Mutex;
 use tokio::task::AbortHandle;
 
-use super::attachment::Attachment;
-use super::recent::Recent;
+use super::attachment::{Attachment, Group};
+use super::recent::{Recent, RecentEvent};
 use crate::agent::{Agent, Cursor};
 use crate::fault::Faults;
 use crate::outbox::ConnHandle;
-use crate::store::Store;
+use crate::store::{LogRow, Store};
 
 /// A task the server runs for a session, started by the session core without it knowing the
 /// code the task runs (which itself commits through the core): the wiring above the core
@@ -84,7 +84,8 @@ pub(crate) struct Inner {
     pub(super) token_hash: String,
     pub(super) agent: Arc<dyn Agent>,
     pub(super) cursor: Cursor,
-    pub(super) plan: Option<ScriptTurn>,
+    /// The current turn's plan, shared with the agent where it keeps it.
+    pub(super) plan: Option<Arc<ScriptTurn>>,
     /// What the log says about the session's turns, kept up to date with each commit.
     pub(super) history: History,
     /// The text of the latest delta committed in this process (a planted fault repeats it).
@@ -119,6 +120,32 @@ pub(crate) struct Inner {
     /// Where a windowed open loaded only the window (`partial.rs`): `state` holds the items it
     /// read, and nothing may change it before `ensure_full`.
     pub(super) partial: Option<Partial>,
+    /// While the run driver plays the steps that are due (`driver.rs`): the changes staged and
+    /// not yet committed (`pipeline/batch.rs`).
+    pub(super) batch: Option<Batch>,
+}
+
+/// Consecutive changes of the run driver staged in memory and committed together: one commit
+/// (one fsync) for all of them, their frames sent once it is durable (`pipeline/batch.rs`).
+#[derive(Default)]
+pub(crate) struct Batch {
+    /// The frames for each group of attached connections so far, in order.
+    pub groups: Option<Vec<Group>>,
+    pub log: Vec<LogRow>,
+    pub state_seqs: Vec<u64>,
+    pub streamed_state_seqs: Vec<u64>,
+    /// The staged events as patches, kept once committed (`recent.rs`).
+    pub recent: Vec<RecentEvent>,
+    /// How many events and changes are staged.
+    pub events: u64,
+    pub changes: usize,
+    /// The cursor of the latest staged change that moved it.
+    pub cursor: Option<Cursor>,
+    /// Whether a run slice is in progress after the latest staged change.
+    pub run_active: bool,
+    /// Where the session stood before the first staged change (`next_seq`, cursor): what it goes
+    /// back to if the commit fails. `None` while nothing is staged.
+    pub before: Option<(u64, Cursor)>,
 }
 
 /// What a partial state leaves out.
@@ -170,7 +197,7 @@ pub(crate) enum DriverLaunch {
 impl Inner {
     /// A session's memory as its store row and its fold say: nothing attached, no driver, no
     /// deadline armed.
-    pub(super) fn new(fold: Fold, agent: Arc<dyn Agent>, cursor: Cursor, plan: Option<ScriptTurn>) -> Inner {
+    pub(super) fn new(fold: Fold, agent: Arc<dyn Agent>, cursor: Cursor, plan: Option<Arc<ScriptTurn>>) -> Inner {
         let Fold { state, history, next_seq, token_hash, since_checkpoint, partial } = fold;
         let recent = Recent::new(next_seq.saturating_sub(1), state.open_stream().is_some());
         Inner {
@@ -195,6 +222,7 @@ impl Inner {
             seq_reserved: next_seq,
             since_checkpoint,
             partial,
+            batch: None,
         }
     }
 

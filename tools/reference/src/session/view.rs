@@ -60,14 +60,30 @@ pub(crate) fn seen_state(state: &UiState, streams: bool, version: ProtocolVersio
     }
 }
 
+/// `ui_state_patch` serialized from borrowed ops (no copy of the ops per connection group); a
+/// unit test checks it matches `ServerFrame` serialization exactly.
+#[derive(Serialize)]
+struct PatchFrame<'a> {
+    #[serde(rename = "type")]
+    frame_type: &'static str,
+    seq: u64,
+    base_seq: u64,
+    v: UiStateVersion,
+    patch: &'a [PatchOp],
+}
+
 /// A `ui_state_patch` frame (`STATE-036`), its ops as the connection's minor defines them.
 pub(crate) fn patch_frame(
     seq: u64,
     base_seq: u64,
-    patch: Vec<PatchOp>,
+    patch: &[PatchOp],
     version: ProtocolVersion,
 ) -> Result<String, serde_json::Error> {
-    let patch = older_minor::patch(patch, version);
+    if version >= older_minor::RESPONSE_SCHEMA_SINCE {
+        let frame = PatchFrame { frame_type: "ui_state_patch", seq, base_seq, v: UiStateVersion::V1, patch };
+        return serde_json::to_string(&frame);
+    }
+    let patch = older_minor::patch(patch.to_vec(), version);
     serde_json::to_string(&ServerFrame::UiStatePatch(UiStatePatch { seq, base_seq, v: UiStateVersion::V1, patch }))
 }
 
@@ -99,5 +115,23 @@ mod tests {
             window: None,
         });
         assert_eq!(state_frame("ui_state_snapshot", 2, &state).unwrap(), serde_json::to_string(&typed).unwrap());
+    }
+
+    #[test]
+    fn borrowed_patch_frame_serializes_like_the_schema_type() {
+        let patch = vec![
+            PatchOp::Replace { path: "/run/status".into(), value: serde_json::json!("running") },
+            PatchOp::Add { path: "/items/-".into(), value: serde_json::json!({"kind": "x", "id": "i"}) },
+        ];
+        let typed = ServerFrame::UiStatePatch(UiStatePatch {
+            seq: 9,
+            base_seq: 7,
+            v: UiStateVersion::V1,
+            patch: patch.clone(),
+        });
+        for minor in [older_minor::RESPONSE_SCHEMA_SINCE.minor, older_minor::RESPONSE_SCHEMA_SINCE.minor - 1] {
+            let version = ProtocolVersion { major: 1, minor };
+            assert_eq!(patch_frame(9, 7, &patch, version).unwrap(), serde_json::to_string(&typed).unwrap());
+        }
     }
 }

@@ -45,6 +45,18 @@ pub(crate) fn adopt(session: &Session, g: &mut Inner, due: Due) {
     }
 }
 
+/// After a batch's commit (`batch.rs`, with `g.next_seq` moved past it): stores the state as a
+/// checkpoint where its `events` bring the session to [`CHECKPOINT_EVERY`] events since the last
+/// one, and counts them otherwise. A batch holds none of the events [`History`] notes.
+pub(crate) fn adopt_events(session: &Session, g: &mut Inner, events: u64) {
+    if g.since_checkpoint + events < CHECKPOINT_EVERY || !session.shared.faults.commit.checkpoints() {
+        g.since_checkpoint += events;
+        return;
+    }
+    g.since_checkpoint = 0;
+    save(&session.shared, &session.id, g.next_seq, g.state.state(), &g.history);
+}
+
 /// Stores the state before `seq` as the session's checkpoint, on a task: a checkpoint is a
 /// cache, so nothing waits for it, and one lost to a crash only means a longer fold at the next load.
 pub(crate) fn save(shared: &Arc<Shared>, id: &Id, seq: u64, state: &UiState, history: &History) {

@@ -13,17 +13,18 @@ use std::sync::Arc;
 
 use chatwire_schema::RunStatus;
 
+use super::batch;
 use super::checkpoint::{self, Due};
 use super::lease;
 use super::stage::{stage, Staged};
 use crate::protocol::EmitError;
-use crate::session::attachment::{deliver, Attachment};
+use crate::session::attachment::{deliver, Attachment, Group};
 use crate::session::change::{Change, ChangeRecord, Unit};
 use crate::session::fold::fold_log;
 use crate::session::launch;
 use crate::session::lifecycle::discard;
 use crate::session::state::{Inner, Session};
-use crate::store::{Commit, LeaseOp, LogKind, StoreError};
+use crate::store::{Commit, LeaseOp, LogKind, LogRow, StoreError};
 
 /// What a change does besides its commit, carried out once the commit succeeded.
 struct Effects {
@@ -34,8 +35,16 @@ struct Effects {
 }
 
 /// Commits `change` and carries out what it decides: the store commits, then the outbox sends,
-/// the timer wheel arms. On error nothing is committed or sent.
+/// the timer wheel arms. On error nothing is committed or sent. While the run driver plays a
+/// batch (`batch.rs`) a change that joins it is only staged; one that does not is committed after
+/// the batch before it.
 pub(crate) async fn commit(session: &Arc<Session>, g: &mut Inner, mut change: Change) -> Result<(), EmitError> {
+    if g.batch.is_some() {
+        if batch::joins(&change) {
+            return batch::stage_into(session, g, change).await;
+        }
+        batch::flush(session, g).await?;
+    }
     let sh = &session.shared;
     // Every path that changes a session makes its state whole first (`partial.rs`); one that did
     // not is refused here rather than committing a change judged on a window.
@@ -51,14 +60,14 @@ pub(crate) async fn commit(session: &Arc<Session>, g: &mut Inner, mut change: Ch
     let was_active = lease::is_active(&g.state);
     let due = checkpoint::due(session, g, &change.units);
     let units = std::mem::take(&mut change.units);
-    let mut staged = match stage(session, g, &change.requests, units, false) {
+    let mut staged = match stage(session, g, &change.requests, units, false, None) {
         Ok(staged) => staged,
         Err(e) => {
             restore_state(session, g).await;
             return Err(e);
         }
     };
-    before_commit(session, g, &staged);
+    before_commit(session, g, &staged.groups, &staged.log);
     let active = lease::is_active(&g.state);
     let lease = lease::lease_op(sh, g.lease, was_active, active);
     let rows = (|| {
@@ -70,7 +79,7 @@ pub(crate) async fn commit(session: &Arc<Session>, g: &mut Inner, mut change: Ch
             next_seq: staged.next_seq,
             log: std::mem::take(&mut staged.log),
             cursor: change.cursor.as_ref().map(serde_json::to_string).transpose()?,
-            turn_plan: change.plan.as_ref().map(serde_json::to_string).transpose()?,
+            turn_plan: change.plan.as_ref().map(|plan| serde_json::to_string(&plan.as_deref())).transpose()?,
             run_active: Some(g.state.run.status == RunStatus::Running),
             add_timers: change.add_timers.iter().map(|(id, d)| (id.to_string(), *d)).collect(),
             remove_timers: change.remove_timers.iter().map(ToString::to_string).collect(),
@@ -102,16 +111,16 @@ pub(crate) async fn commit(session: &Arc<Session>, g: &mut Inner, mut change: Ch
 
 /// The commit seam sees what the change announces: a connection's frames, or with none attached
 /// (a recovery) the events it commits.
-fn before_commit(session: &Session, g: &Inner, staged: &Staged) {
+pub(super) fn before_commit(session: &Session, g: &Inner, groups: &[Group], log: &[LogRow]) {
     let faults = &session.shared.faults;
-    match staged.groups.first() {
+    match groups.first() {
         Some(first) => {
             let wire: Vec<String> = first.wire.iter().map(|p| p.text.clone()).collect();
             let conn = first.members.first().and_then(|i| g.attached.get(*i)).map(|a| &a.conn);
             faults.commit.before_commit(&wire, conn);
         }
         None => {
-            let events = staged.log.iter().filter(|row| matches!(row.kind, LogKind::Event));
+            let events = log.iter().filter(|row| matches!(row.kind, LogKind::Event));
             faults.commit.before_commit(&events.map(|row| row.frame.clone()).collect::<Vec<_>>(), None);
         }
     }
@@ -154,7 +163,7 @@ async fn carry_out(session: &Arc<Session>, g: &mut Inner, staged: Staged, effect
 /// have, answers excepted (they went to the requester, `ATTACH-005`). Returns the first seq the
 /// change did not use.
 pub(crate) async fn replay(session: &Arc<Session>, g: &mut Inner, units: Vec<Unit>) -> Result<u64, EmitError> {
-    let staged = stage(session, g, &[], units, true)?;
+    let staged = stage(session, g, &[], units, true, None)?;
     // A state frame the committing replica marked as seen only by streaming connections went to
     // one that does not stream here: recorded before it is sent (`STREAM-006`).
     let unstreamed: Vec<u64> =
@@ -171,7 +180,7 @@ pub(crate) async fn replay(session: &Arc<Session>, g: &mut Inner, units: Vec<Uni
 
 /// The planted fault `stalled-tab-slows-others`: the fan-out waits until every attached
 /// connection has taken its frames, as a server writing to each socket in turn would.
-async fn wait_for_slowest(attached: &[Attachment]) {
+pub(super) async fn wait_for_slowest(attached: &[Attachment]) {
     let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
     while attached.iter().any(|a| a.conn.queue.bytes() > 64 * 1024 && !a.conn.queue.has_overflowed()) {
         if tokio::time::Instant::now() >= deadline {
@@ -184,7 +193,7 @@ async fn wait_for_slowest(attached: &[Attachment]) {
 /// After a failed change: the state goes back to the fold of the log, which holds exactly what
 /// was committed. If even the log cannot be read, the session is dropped from memory (its
 /// connection closed) so that the next resume loads it afresh.
-async fn restore_state(session: &Arc<Session>, g: &mut Inner) {
+pub(super) async fn restore_state(session: &Arc<Session>, g: &mut Inner) {
     match session.shared.store.load_session_from_start(session.id.as_str()).await {
         // Only what this replica had reached: later commits (another replica's, on a shared
         // store) reach its connections by replay, in order.

@@ -13,13 +13,16 @@ use crate::fault::Faults;
 use crate::session::attachment::{groups, Attachment, Group, View};
 use crate::session::view::{announced_text, open_window, patch_frame, seen_state, state_frame, window_snapshot};
 
-/// The ops of one unit's events, as each kind of connection sees them.
+/// The ops of one unit's events, as each kind of connection sees them; only the lists some
+/// group needs are built ([`Frames::wanted_ops`]).
 #[derive(Default)]
 pub(crate) struct UnitOps {
     /// For connections that see streams.
     pub seen: Vec<PatchOp>,
     /// For connections that do not (`STREAM-005`).
     pub unseen: Vec<PatchOp>,
+    /// Which of the two are built: (`seen`, `unseen`).
+    pub wanted: (bool, bool),
 }
 
 /// The frames of one change for each group, built as the change is staged.
@@ -37,10 +40,22 @@ impl<'f> Frames<'f> {
         Frames { faults, groups: groups(attached), requester, replay }
     }
 
+    /// Frames that follow those already staged in `groups` (a batch's earlier changes).
+    pub fn continuing(faults: &'f Faults, groups: Vec<Group>, requester: Option<u64>, replay: bool) -> Self {
+        Frames { faults, groups, requester, replay }
+    }
+
     /// Whether some group needs each unit's ops: one that gets patches, or a window, which moves
     /// with the ops whatever its connection gets (`WINDOW-004`).
     pub fn wants_ops(&self) -> bool {
         self.groups.iter().any(|gr| gr.view.patches || gr.window.is_some())
+    }
+
+    /// Which of a unit's op lists some group needs: (for connections that see streams, for those
+    /// that do not); only those are built.
+    pub fn wanted_ops(&self) -> (bool, bool) {
+        let wanting = || self.groups.iter().filter(|gr| gr.view.patches || gr.window.is_some());
+        (wanting().any(|gr| gr.view.streams), wanting().any(|gr| !gr.view.streams))
     }
 
     /// The groups and their frames.
@@ -135,7 +150,7 @@ impl<'f> Frames<'f> {
             let text = if let Some(window) = group.window.as_mut() {
                 windowed_state_frame(self.faults, state, window, group.view, seq, group.base, unit_ops)?
             } else if patches {
-                patch_frame(seq, fanout.patch_base_seq(group.base), fanout.patch(unit_ops.clone()), version)?
+                patch_frame(seq, fanout.patch_base_seq(group.base), &fanout.patch(unit_ops), version)?
             } else {
                 let state = seen_state(state, streams, version);
                 state_frame("ui_state_updated", seq, &fanout.present(&state, false))?
@@ -166,7 +181,7 @@ fn windowed_state_frame(
         false => Ok(ops.to_vec()),
     };
     match projected {
-        Ok(ops) if view.patches => patch_frame(seq, base, faults.fanout.patch(ops), view.version),
+        Ok(ops) if view.patches => patch_frame(seq, base, &faults.fanout.patch(&ops), view.version),
         Ok(_) => {
             let seen = seen_state(state, view.streams, view.version);
             state_frame("ui_state_updated", seq, &window.view(&seen))

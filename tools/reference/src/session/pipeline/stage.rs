@@ -32,18 +32,24 @@ pub(crate) struct Staged {
 
 /// Applies the events of `units` to the session's state in place, stamping seqs, and builds the
 /// log rows and each group's frames. With nothing attached only the log is written. A `replay`
-/// (of another replica's commit) sends no answer: its requester is not here.
+/// (of another replica's commit) sends no answer: its requester is not here. `carried`: the
+/// groups of the changes staged before this one in the same batch (`batch.rs`), whose frames
+/// are not sent yet and whose views this change moves on from; they are given back, this
+/// change's frames included, where staging fails.
 pub(crate) fn stage(
     session: &Session,
     g: &mut Inner,
     requests: &[ClientFrame],
     units: Vec<Unit>,
     replay: bool,
+    carried: Option<&mut Vec<Group>>,
 ) -> Result<Staged, EmitError> {
     let faults = &session.shared.faults;
     let requester = g.requester.filter(|id| g.attached.iter().any(|a| a.conn.id == *id));
-    let mut frames = Frames::new(faults, &g.attached, requester, replay);
-    let wants_ops = frames.wants_ops();
+    let (mut frames, carried) = match carried {
+        Some(groups) => (Frames::continuing(faults, std::mem::take(groups), requester, replay), Some(groups)),
+        None => (Frames::new(faults, &g.attached, requester, replay), None),
+    };
     let mut staged = Staged {
         next_seq: g.next_seq,
         log: Vec::new(),
@@ -52,6 +58,32 @@ pub(crate) fn stage(
         streamed_state_seqs: Vec::new(),
         recent: Vec::new(),
     };
+    let result = stage_units(session, g, requests, units, &mut frames, &mut staged);
+    match (result, carried) {
+        (Ok(()), _) => {
+            staged.groups = frames.into_groups();
+            Ok(staged)
+        }
+        // The carried groups go back to the batch, which takes this change's frames back out.
+        (Err(e), Some(groups)) => {
+            *groups = frames.into_groups();
+            Err(e)
+        }
+        (Err(e), None) => Err(e),
+    }
+}
+
+/// The body of [`stage`]: the request rows, then each unit's events and state frames.
+fn stage_units(
+    session: &Session,
+    g: &mut Inner,
+    requests: &[ClientFrame],
+    units: Vec<Unit>,
+    frames: &mut Frames<'_>,
+    staged: &mut Staged,
+) -> Result<(), EmitError> {
+    let wants_ops = frames.wants_ops();
+    let wanted = frames.wanted_ops();
     for request in requests {
         staged.log.push(LogRow {
             seq: None,
@@ -71,12 +103,14 @@ pub(crate) fn stage(
                 continue;
             }
         };
-        let mut ops = UnitOps::default();
+        let mut ops = UnitOps { wanted, ..UnitOps::default() };
         let mut only_deltas = true;
+        // A unit of one delta has no state frame but itself (`STREAM-002`): no ops are built.
+        let lone = events.len() == 1;
         for mut frame in events {
             let seq = staged.next_seq;
             frame.set_seq(seq);
-            let applied = apply(session, g, &frame, wants_ops.then_some(&mut ops), &mut staged)?;
+            let applied = apply(session, g, &frame, wants_ops.then_some(&mut ops), lone, staged)?;
             staged.next_seq += 1;
             if applied.ends_stream {
                 frames.stream_ended();
@@ -106,8 +140,7 @@ pub(crate) fn stage(
         staged.state_seqs.push(seq);
         staged.next_seq += 1;
     }
-    staged.groups = frames.into_groups();
-    Ok(staged)
+    Ok(())
 }
 
 /// What applying one event was.
@@ -124,6 +157,7 @@ fn apply(
     g: &mut Inner,
     frame: &ServerFrame,
     ops: Option<&mut UnitOps>,
+    lone: bool,
     staged: &mut Staged,
 ) -> Result<Applied, EmitError> {
     let faults = &session.shared.faults;
@@ -144,9 +178,13 @@ fn apply(
         }
         (false, false) => None,
     };
-    if let Some(ops) = ops {
-        ops.unseen.extend(unseen.as_ref().unwrap_or(&seen).iter().cloned());
-        ops.seen.extend(seen.iter().cloned());
+    if let Some(ops) = ops.filter(|_| !(lone && is_delta)) {
+        if ops.wanted.1 {
+            ops.unseen.extend(unseen.as_ref().unwrap_or(&seen).iter().cloned());
+        }
+        if ops.wanted.0 {
+            ops.seen.extend(seen.iter().cloned());
+        }
     }
     let seq = frame.seq().unwrap_or_default();
     staged.recent.push(RecentEvent {
