@@ -71,6 +71,9 @@ pub(crate) struct Group {
     /// Indices into the session's attachments.
     pub members: Vec<usize>,
     pub wire: Vec<Piece>,
+    /// Where each change of a batch but the last ends in `wire` (`pipeline/batch.rs`): each
+    /// change's frames are queued as one unit, as they would be after its own commit.
+    pub unit_ends: Vec<usize>,
 }
 
 impl Group {
@@ -82,6 +85,28 @@ impl Group {
     /// The texts a member gets, in order.
     pub fn texts_for(&self, conn: u64) -> Vec<String> {
         self.wire.iter().filter(|p| p.only.is_none_or(|id| id == conn)).map(|p| p.text.clone()).collect()
+    }
+
+    /// The texts a member gets, unit by unit ([`Group::unit_ends`]); for the group's last member
+    /// (`take`) taken out of the group (the others got copies).
+    fn units_for(&mut self, conn: u64, take: bool) -> Vec<Vec<String>> {
+        let wire = match take {
+            true => std::mem::take(&mut self.wire),
+            false => self.wire.iter().map(|p| Piece { only: p.only, text: p.text.clone() }).collect(),
+        };
+        let mut units = Vec::with_capacity(self.unit_ends.len() + 1);
+        let mut unit = Vec::new();
+        let mut ends = self.unit_ends.iter().copied().peekable();
+        for (i, piece) in wire.into_iter().enumerate() {
+            while ends.next_if(|end| *end <= i).is_some() {
+                units.push(std::mem::take(&mut unit));
+            }
+            if piece.only.is_none_or(|id| id == conn) {
+                unit.push(piece.text);
+            }
+        }
+        units.push(unit);
+        units
     }
 
     /// The texts the group's last member gets, taken out of the group (the others got copies).
@@ -115,6 +140,7 @@ pub(crate) fn groups(attached: &[Attachment]) -> Vec<Group> {
                 resumed_mid_stream: a.resumed_mid_stream,
                 members: vec![index],
                 wire: Vec::new(),
+                unit_ends: Vec::new(),
             }),
         }
     }
@@ -134,13 +160,17 @@ pub(crate) fn deliver(attached: &mut Vec<Attachment>, groups: Vec<Group>) {
             if a.window.is_some() {
                 a.window.clone_from(&group.window);
             }
-            let texts = match n == last {
-                true => group.take_texts_for(a.conn.id),
-                false => group.texts_for(a.conn.id),
+            let units = match (group.unit_ends.is_empty(), n == last) {
+                (true, true) => vec![group.take_texts_for(a.conn.id)],
+                (true, false) => vec![group.texts_for(a.conn.id)],
+                (false, take) => group.units_for(a.conn.id, take),
             };
-            if !texts.is_empty() && !a.conn.send_all(texts) {
-                eprintln!("chatwire-reference: connection {} too slow, dropped", a.conn.id);
-                dropped.push(a.conn.id);
+            for texts in units {
+                if !texts.is_empty() && !a.conn.send_all(texts) {
+                    eprintln!("chatwire-reference: connection {} too slow, dropped", a.conn.id);
+                    dropped.push(a.conn.id);
+                    break;
+                }
             }
         }
     }

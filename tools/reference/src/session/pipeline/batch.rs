@@ -88,7 +88,11 @@ pub(crate) async fn stage_into(session: &Arc<Session>, g: &mut Inner, mut change
             return Err(e);
         }
     };
-    batch.groups = Some(staged.groups);
+    let mut groups = staged.groups;
+    // Each change's frames go out as one unit, as after its own commit: a connection whose send
+    // queue overflows gets whole changes only (`TRANSPORT-016`).
+    groups.iter_mut().for_each(|gr| gr.unit_ends.push(gr.wire.len()));
+    batch.groups = Some(groups);
     batch.log.extend(staged.log);
     batch.state_seqs.extend(staged.state_seqs);
     batch.streamed_state_seqs.extend(staged.streamed_state_seqs);
