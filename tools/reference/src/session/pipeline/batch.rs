@@ -18,8 +18,8 @@ use std::sync::Arc;
 
 use chatwire_schema::{RunStatus, ServerFrame};
 
+use super::around::{before_commit, restore_state, wait_for_slowest};
 use super::checkpoint;
-use super::commit::{before_commit, restore_state, wait_for_slowest};
 use super::stage::stage;
 use crate::protocol::EmitError;
 use crate::session::attachment::deliver;

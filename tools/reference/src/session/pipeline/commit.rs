@@ -13,18 +13,17 @@ use std::sync::Arc;
 
 use chatwire_schema::RunStatus;
 
+use super::around::{before_commit, restore_state, wait_for_slowest};
 use super::batch;
 use super::checkpoint::{self, Due};
 use super::lease;
 use super::stage::{stage, Staged};
 use crate::protocol::EmitError;
-use crate::session::attachment::{deliver, Attachment, Group};
+use crate::session::attachment::deliver;
 use crate::session::change::{Change, ChangeRecord, Unit};
-use crate::session::fold::fold_log;
 use crate::session::launch;
-use crate::session::lifecycle::discard;
 use crate::session::state::{Inner, Session};
-use crate::store::{Commit, LeaseOp, LogKind, LogRow, StoreError};
+use crate::store::{Commit, LeaseOp, StoreError};
 
 /// What a change does besides its commit, carried out once the commit succeeded.
 struct Effects {
@@ -109,23 +108,6 @@ pub(crate) async fn commit(session: &Arc<Session>, g: &mut Inner, mut change: Ch
     Ok(())
 }
 
-/// The commit seam sees what the change announces: a connection's frames, or with none attached
-/// (a recovery) the events it commits.
-pub(super) fn before_commit(session: &Session, g: &Inner, groups: &[Group], log: &[LogRow]) {
-    let faults = &session.shared.faults;
-    match groups.first() {
-        Some(first) => {
-            let wire: Vec<String> = first.wire.iter().map(|p| p.text.clone()).collect();
-            let conn = first.members.first().and_then(|i| g.attached.get(*i)).map(|a| &a.conn);
-            faults.commit.before_commit(&wire, conn);
-        }
-        None => {
-            let events = log.iter().filter(|row| matches!(row.kind, LogKind::Event));
-            faults.commit.before_commit(&events.map(|row| row.frame.clone()).collect::<Vec<_>>(), None);
-        }
-    }
-}
-
 /// After the commit: the session adopts what it committed (lease, seq, checkpoint, recent
 /// patches, cursor and plan), the outbox sends each group its frames, the timer wheel disarms and
 /// arms the deadlines. Deadlines are armed by the replica that drives the session (`CLUSTER-003`).
@@ -176,31 +158,4 @@ pub(crate) async fn replay(session: &Arc<Session>, g: &mut Inner, units: Vec<Uni
     }
     deliver(&mut g.attached, staged.groups);
     Ok(staged.next_seq)
-}
-
-/// The planted fault `stalled-tab-slows-others`: the fan-out waits until every attached
-/// connection has taken its frames, as a server writing to each socket in turn would.
-pub(super) async fn wait_for_slowest(attached: &[Attachment]) {
-    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
-    while attached.iter().any(|a| a.conn.queue.bytes() > 64 * 1024 && !a.conn.queue.has_overflowed()) {
-        if tokio::time::Instant::now() >= deadline {
-            return;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-}
-
-/// After a failed change: the state goes back to the fold of the log, which holds exactly what
-/// was committed. If even the log cannot be read, the session is dropped from memory (its
-/// connection closed) so that the next resume loads it afresh.
-pub(super) async fn restore_state(session: &Arc<Session>, g: &mut Inner) {
-    match session.shared.store.load_session_from_start(session.id.as_str()).await {
-        // Only what this replica had reached: later commits (another replica's, on a shared
-        // store) reach its connections by replay, in order.
-        Ok(Some(stored)) => g.state = fold_log(&session.id, &stored.events, Some(g.next_seq)).0,
-        failed => {
-            eprintln!("chatwire-reference: session {}: cannot restore the state from the log ({failed:?})", session.id);
-            discard(session, g);
-        }
-    }
 }

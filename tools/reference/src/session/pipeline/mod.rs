@@ -4,8 +4,10 @@
 //! frames (answers, deltas, patches, windows), `lease` and `checkpoint` decide what the change
 //! does to the run lease and whether a checkpoint is due; `batch` stages the run driver's
 //! consecutive changes and commits them together; `commit` commits the result in the
-//! store, then hands the frames to the outbox and the deadlines to the timer wheel.
+//! store, then hands the frames to the outbox and the deadlines to the timer wheel; `around`
+//! holds what surrounds either commit (the seam before it, the restore after a failure).
 
+mod around;
 mod batch;
 mod checkpoint;
 mod commit;
