@@ -34,9 +34,9 @@
 //! about what the connection holds) a later step may prove another rule the same fault breaks (a
 //! response answered wrongly, a fresh window that never came). The always-on checks keep judging
 //! every frame of a connection that went apart, each by its own rule, against the state the
-//! server gave it: a second fault still shows there. Findings of the always-on checks are not changed here: each names the rule
-//! its own check breaks (`monitor::diverge` drops those that follow from a divergence of the
-//! oracle's fold).
+//! server gave it: a second fault still shows there. Findings of the always-on checks are not
+//! changed here: each names the rule its own check breaks (`monitor::diverge` drops those that
+//! follow from a divergence of the oracle's fold).
 
 use std::collections::HashMap;
 
