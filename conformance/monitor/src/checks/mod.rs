@@ -54,6 +54,7 @@ registry! {
     ids::Ids: [ids::IDS_CONSISTENT],
     batch::Batch: [batch::BATCH_ORDER],
     settled::Settled: [settled::SETTLED_STAYS_SETTLED],
+    pending::PendingWatch: [pending::PENDING_SURVIVES_DISCONNECT],
     reopen::Reopen: [reopen::RUN_STARTED_BEFORE_SETTLEMENT],
     errors::Errors: [errors::ERRORS_WELL_FORMED, errors::NONFATAL_KEEPS_OPEN],
     advice::Advisor: [advice::FRAME_LIMIT_DEFAULT, advice::RUN_COMPLETE_EXPLAINED, advice::ERROR_MESSAGE_STYLE, advice::TOOL_REPORTS_COHERENT],
