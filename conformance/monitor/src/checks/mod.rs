@@ -49,6 +49,8 @@ registry! {
     attach::AttachWatch: [attach::EVENTS_REACH_EVERY_TAB, attach::ANSWERS_TO_REQUESTER, attach::ATTACHED_VIEWS_AGREE, attach::ATTACH_LIMIT_ANNOUNCED],
     cluster::ClusterWatch: [cluster::ONE_SEQ_ONE_FRAME, cluster::RUN_DRIVEN_ONCE],
     monitor: [window::WINDOW_SNAPSHOT, window::WINDOW_VIEW, window::HISTORY_PAGES, oracle::EVENTS_ACCEPTED],
+    reasoning::Reasoning: [reasoning::REASONING_ONLY_IN_FORCE],
+    usage::Usage: [usage::USAGE_ONLY_IN_FORCE],
     ids::Ids: [ids::IDS_CONSISTENT],
     batch::Batch: [batch::BATCH_ORDER],
     settled::Settled: [settled::SETTLED_STAYS_SETTLED],
