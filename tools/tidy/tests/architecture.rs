@@ -63,25 +63,8 @@ const KNOWN_CYCLES: &[KnownCycle] = &[
               the shared part belongs in a leaf (conformance, #32)",
     },
     KnownCycle {
-        files: &[
-            "conformance/src/driver/describe.rs",
-            "conformance/src/driver/endpoint.rs",
-            "conformance/src/driver/expect.rs",
-            "conformance/src/driver/mod.rs",
-            "conformance/src/driver/replicas.rs",
-            "conformance/src/driver/resume.rs",
-            "conformance/src/driver/sweep.rs",
-        ],
-        why: "driver/mod.rs holds Driver, which its step files extend (impl Driver) and which uses them: the \
-              driver's state and its steps are one type split by file (conformance, #32)",
-    },
-    KnownCycle {
         files: &["conformance/src/soak/mod.rs", "conformance/src/soak/session/mod.rs"],
         why: "soak/session takes SoakConfig and SoakFinding from soak/mod.rs, which runs sessions (conformance, #32)",
-    },
-    KnownCycle {
-        files: &["tools/pgtmp/src/cmd.rs", "tools/pgtmp/src/lib.rs"],
-        why: "cmd.rs takes PgUnavailable and BINDIR_ENV from lib.rs, which runs its commands through cmd.rs",
     },
 ];
 
