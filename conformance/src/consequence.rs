@@ -18,18 +18,25 @@
 //! 1. for a comparison of what the connection holds (`expect_state`, a golden snapshot,
 //!    `page_through`): the first must-level finding of an always-on check on the connection at an
 //!    earlier step (the state it holds diverged there);
-//! 2. when the server had closed the connection (a takeover, a detach, a close) at an earlier
+//! 2. when a comparison of what the connection holds failed at an earlier step: that comparison
+//!    (or, when it is itself a consequence, its root). The connection holds a state other than
+//!    the one the scenario's later steps are written against, so they judge the server by a state
+//!    it never gave that connection (a response the server refuses as settled, because the state
+//!    it showed holds the call settled);
+//! 3. when the server had closed the connection (a takeover, a detach, a close) at an earlier
 //!    step: the first failure on it before that close (a finding, or a failed comparison);
-//! 3. the first must-level finding on the connection seen in the same step after the comparison
+//! 4. the first must-level finding on the connection seen in the same step after the comparison
 //!    failed (while the scenario closed its connections), when none came before it in that step:
 //!    the monitor judged a frame that came after the one that surprised the step, by the rule it
 //!    breaks.
 //!
-//! A comparison that follows none of these keeps its charge: a later step may prove another rule
-//! the same fault breaks (a response answered wrongly after the state was lost, a fresh window
-//! that never came). Findings of the always-on checks are not changed here: each names the rule
-//! its own check breaks (`monitor::diverge` drops those that follow from a divergence of the
-//! oracle's fold).
+//! A comparison that follows none of these keeps its charge: after a finding about a frame (not
+//! about what the connection holds) a later step may prove another rule the same fault breaks (a
+//! response answered wrongly, a fresh window that never came). The always-on checks keep judging
+//! every frame of a connection that went apart, each by its own rule, against the state the
+//! server gave it: a second fault still shows there. Findings of the always-on checks are not
+//! changed here: each names the rule its own check breaks (`monitor::diverge` drops those that
+//! follow from a divergence of the oracle's fold).
 
 use std::collections::HashMap;
 
@@ -89,28 +96,32 @@ impl RootCauses {
     fn root(&self, conn: u64, index: usize, checks: &CheckSet) -> Option<Root> {
         let seen = self.seen.get(&conn)?;
         let Seen::Comparison { step, check: own } = &seen[index] else { return None };
-        let as_root = |s: &Seen| match s {
+        // A comparison that is itself a consequence roots its own consequences at its root.
+        let as_root = |at: usize| match &seen[at] {
             Seen::Finding { step, check, requirement } => {
                 Some(Root { check: check.clone(), step: *step, requirements: vec![requirement.clone()] })
             }
-            Seen::Comparison { step, check } => {
+            Seen::Comparison { step, check } => self.root(conn, at, checks).or_else(|| {
                 let requirements = checks.get(check)?.charged_requirements();
                 Some(Root { check: check.clone(), step: Some(*step), requirements })
-            }
+            }),
             Seen::Ended { .. } => None,
         };
         let before = &seen[..index];
+        let first = |pick: &dyn Fn(&Seen) -> bool| before.iter().position(pick).and_then(as_root);
         let diverged = || {
-            before
-                .iter()
-                .find(|s| matches!(s, Seen::Finding { step: Some(at), .. } if at < step))
-                .and_then(as_root)
+            first(&|s| matches!(s, Seen::Finding { step: Some(at), .. } if at < step))
                 .filter(|_| compares_what_is_held(own))
+        };
+        // What the connection holds was found apart from the scenario's at an earlier step: every
+        // later step judges it against a state the server never gave it.
+        let apart = || {
+            first(&|s| matches!(s, Seen::Comparison { step: at, check } if at < step && compares_what_is_held(check)))
         };
         // Closed at an earlier step: a close the failing step itself met is its own failure.
         let closed = || {
             let end = before.iter().position(|s| matches!(s, Seen::Ended { step: at } if at < step))?;
-            before[..end].iter().find_map(as_root)
+            (0..end).find_map(as_root)
         };
         // Unless the monitor judged a frame of this step before it failed: the frame the step
         // failed on is then that finding's (`report`'s one frame, one charge) or the step's own.
@@ -119,9 +130,9 @@ impl RootCauses {
             if before.iter().any(same_step) {
                 return None;
             }
-            seen[index + 1..].iter().find(|s| same_step(s)).and_then(as_root)
+            (index + 1..seen.len()).find(|at| same_step(&seen[*at])).and_then(as_root)
         };
-        diverged().or_else(closed).or_else(judged_after)
+        diverged().or_else(apart).or_else(closed).or_else(judged_after)
     }
 
     /// Charges every failed comparison that follows from an earlier failure on its connection to
@@ -199,6 +210,39 @@ mod tests {
         assert!(message.contains("consequence of the failure of patch-base-is-latest-state at step 6"), "{message}");
     }
 
+    /// A call the server settled while nobody was connected: the monitor charges RESUME-008 on
+    /// the resume's snapshot; the golden snapshot, written for RESUME-002 and RESUME-008, compares
+    /// that state later, and the step that answers the call then meets the server's refusal of a
+    /// settled call (RUN-007 expected a reopened run). Both follow from the first, the snapshot's
+    /// through its own root; another connection keeps its charge.
+    #[test]
+    fn a_state_found_apart_roots_every_later_step_on_the_connection() {
+        let mut checks = CheckSet::default();
+        let mut roots = RootCauses::default();
+        fail(&mut checks, "pending-calls-survive-disconnect", 9, &[], Some("RESUME-008"));
+        roots.finding(0, Some(9), "pending-calls-survive-disconnect", "RESUME-008");
+        fail(&mut checks, "snapshot-pending-after-resume", 11, &["RESUME-002", "RESUME-008"], None);
+        roots.comparison(0, 11, "snapshot-pending-after-resume");
+        fail(&mut checks, "step-13-expect", 13, &["RUN-007"], None);
+        roots.comparison(0, 13, "step-13-expect");
+        fail(&mut checks, "step-14-expect", 14, &["TURN-001"], None);
+        roots.comparison(1, 14, "step-14-expect");
+        roots.charge(&mut checks);
+        assert_eq!(charged(&checks, "snapshot-pending-after-resume"), ["RESUME-008"]);
+        assert_eq!(charged(&checks, "step-13-expect"), ["RESUME-008"], "through the snapshot's root");
+        assert_eq!(charged(&checks, "step-14-expect"), ["TURN-001"], "another connection");
+
+        // With no root of its own, the failed comparison of what is held is the root.
+        let mut checks = CheckSet::default();
+        let mut roots = RootCauses::default();
+        fail(&mut checks, "step-06-expect_state", 6, &["REWIND-004"], None);
+        roots.comparison(0, 6, "step-06-expect_state");
+        fail(&mut checks, "step-08-expect", 8, &["SCRIPT-004"], None);
+        roots.comparison(0, 8, "step-08-expect");
+        roots.charge(&mut checks);
+        assert_eq!(charged(&checks, "step-08-expect"), ["REWIND-004"]);
+    }
+
     /// A tab taken over (or closed, or detached) fails every later step expectation; the first
     /// failure on it is the root and the later ones, written for other rules, follow from it.
     /// Another connection's failures are not its consequences.
@@ -256,8 +300,10 @@ mod tests {
 
     /// What does not follow from a root keeps its own charge: the first failure of a connection,
     /// a step that names the rule its own finding breaks, a later expectation of a frame on a
-    /// connection still open (it may prove another rule the same fault breaks), a finding of a
-    /// later step; and a root charged to several ids moves the consequence's requirements to them.
+    /// connection still open after a finding about a frame (it may prove another rule the same
+    /// fault breaks), a finding of a later step; and a root charged to several ids moves the
+    /// consequence's requirements to them. After a comparison of what the connection holds
+    /// failed, every later comparison on it follows from it.
     #[test]
     fn what_a_root_does_not_explain_keeps_its_own_charge() {
         let mut checks = CheckSet::default();
@@ -289,7 +335,7 @@ mod tests {
         assert_eq!(charged(&checks, "step-05-resume"), ["RESUME-019"], "names its own rule");
         assert_eq!(charged(&checks, "step-09-expect"), ["TOOL-012"], "an expectation on an open connection");
         assert_eq!(charged(&checks, "snapshot-after"), ["RESUME-002", "RESUME-008"]);
-        assert_eq!(charged(&checks, "step-11-expect"), ["RUN-007"], "not closed yet");
+        assert_eq!(charged(&checks, "step-11-expect"), ["RESUME-002", "RESUME-008"], "after the state was found apart");
         assert_eq!(charged(&checks, "step-12-expect"), ["RESUME-002", "RESUME-008"], "after the close");
         assert_eq!(charged(&checks, "step-08-wait_idle"), ["CLUSTER-006"], "the close the step itself met");
     }

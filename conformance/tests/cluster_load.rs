@@ -87,6 +87,81 @@ fn twenty_sessions_on_three_replicas_with_kills_find_nothing_and_give_ratios() {
     assert!(!dir.exists(), "no failing session, no wire log left");
 }
 
+/// Busy processes that keep every core of the machine loaded twice over, killed when dropped.
+struct CpuHog(Vec<std::process::Child>);
+
+impl CpuHog {
+    fn start() -> CpuHog {
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let spin = || Command::new("sh").args(["-c", "while :; do :; done"]).spawn().expect("sh starts");
+        CpuHog((0..2 * cores).map(|_| spin()).collect())
+    }
+}
+
+impl Drop for CpuHog {
+    fn drop(&mut self) {
+        for child in &mut self.0 {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// A starved host loses no run and charges nothing to no requirement: three replicas and no
+/// kills while busy processes keep every core loaded twice over (issue #33: on a loaded 2-core
+/// machine, 111 to 132 "run did not end before the deadline" findings and a lease lost by a
+/// replica nobody stopped). Leases are renewed on a connection of their own, never behind
+/// commits (`CLUSTER-003`); a wait that times out while the runner itself stalled is a harness
+/// error, as in `run`. About two minutes, the hog only while the load runs.
+#[test]
+#[ignore = "slow: .ci/run runs it (cargo test -p chatwire-conformance --test cluster_load -- --ignored)"]
+fn three_replicas_on_a_cpu_starved_host_lose_no_run_and_charge_nothing_to_no_requirement() {
+    let Some(pg) = chatwire_pgtmp::for_test("three_replicas_on_a_cpu_starved_host") else {
+        return;
+    };
+    set_bundled_executable(BIN);
+    let dir = std::env::temp_dir().join(format!("chatwire-cluster-load-hog-{}", std::process::id()));
+    let options = LoadOptions {
+        target: Target::Bundled { fault: None },
+        store: StoreUrl::parse(pg.url()).expect("pgtmp gives a postgres url"),
+        replicas: 3,
+        sessions: 20,
+        duration: Duration::from_secs(40),
+        seed: 1,
+        kill_every: Duration::ZERO,
+        down: Duration::ZERO,
+        recovery_bound: Duration::from_secs(10),
+        single: false,
+        log_dir: dir.clone(),
+        keep_logs: false,
+        stderr_dir: None,
+        config: SoakConfig { timeout_scale: 2.0, ..SoakConfig::default() },
+    };
+    let failures = Arc::new(Mutex::new(String::new()));
+    let seen = failures.clone();
+    let on_failure: OnLoadFailure = Arc::new(move |replicas, failed| {
+        if let Ok(mut text) = seen.lock() {
+            text.push_str(&format!("[{replicas} replica(s)] {}", failure_text(1, failed)));
+        }
+    });
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let hog = CpuHog::start();
+    let started = Instant::now();
+    let report = runtime.block_on(run_load(&options, on_failure));
+    drop(hog);
+    let report = report.expect("the cluster starts");
+    let summary = summary_text(&report);
+    let failures = failures.lock().map(|t| t.clone()).unwrap_or_default();
+    eprintln!("{summary}{failures}(wall time {:.1} s, under a hog)", started.elapsed().as_secs_f64());
+    let unnamed = report.cluster.soak.findings().filter(|(_, f)| f.requirement.is_none()).count();
+    assert_eq!(unnamed, 0, "findings under no requirement: {failures}{summary}");
+    assert_eq!(report.findings(), 0, "{failures}{summary}");
+    assert!(report.harness_errors().is_empty(), "{summary}");
+    assert_eq!(report.cluster.kills, 0, "{summary}");
+    assert!(report.cluster.soak.sessions >= 20 && report.cluster.soak.events > 0, "{summary}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn the_command_line_refuses_what_cannot_work_before_anything_starts() {
     let run = |args: &[&str]| Command::new(BIN).env("NO_COLOR", "1").args(args).output().expect("the binary runs");

@@ -11,6 +11,8 @@ use crate::chat::cancel::Cancel;
 use crate::chat::cancel_accepted::CancelAccepted;
 use crate::chat::history_page::HistoryPage;
 use crate::chat::history_request::HistoryRequest;
+use crate::chat::reasoning::Reasoning;
+use crate::chat::reasoning_delta::ReasoningDelta;
 use crate::chat::retry::Retry;
 use crate::chat::retry_accepted::RetryAccepted;
 use crate::chat::rewind::Rewind;
@@ -137,6 +139,10 @@ frame_union! {
         "chat.cancel_accepted" => CancelAccepted(CancelAccepted),
         #[schemars(extend("x-chatwire-since" = "1.2"))]
         "chat.history_page" => HistoryPage(HistoryPage),
+        #[schemars(extend("x-chatwire-since" = "1.3"))]
+        "chat.reasoning_delta" => ReasoningDelta(ReasoningDelta),
+        #[schemars(extend("x-chatwire-since" = "1.3"))]
+        "chat.reasoning" => Reasoning(Reasoning),
         "error" => Error(ErrorFrame),
     }
 }

@@ -12,6 +12,8 @@ use crate::chat::cancel::Cancel;
 use crate::chat::cancel_accepted::CancelAccepted;
 use crate::chat::history_page::HistoryPage;
 use crate::chat::history_request::HistoryRequest;
+use crate::chat::reasoning::Reasoning;
+use crate::chat::reasoning_delta::ReasoningDelta;
 use crate::chat::retry::Retry;
 use crate::chat::retry_accepted::RetryAccepted;
 use crate::chat::rewind::Rewind;
@@ -284,6 +286,28 @@ server_facts!(AssistantMessageDelta {
     ui_event: Some(AssistantMessageDelta),
     // The first delta of a stream appends its item; the later ones name it (`STATE-042`).
     introduces: [Item(item_id) UnlessHeld],
+});
+server_facts!(ReasoningDelta {
+    carries_state: true,
+    seq: |f| Some(f.seq),
+    set_seq: |f, s| f.seq = s,
+    in_reply_to: |_f| None,
+    tool_call_id: |_f| None,
+    invocation_id: |f| Some(&f.invocation_id),
+    ui_event: Some(ReasoningDelta),
+    // The first delta of a reasoning stream appends its item; the later ones name it (`STATE-054`).
+    introduces: [Item(item_id) UnlessHeld],
+});
+server_facts!(Reasoning {
+    carries_state: false,
+    seq: |f| Some(f.seq),
+    set_seq: |f, s| f.seq = s,
+    in_reply_to: |_f| None,
+    tool_call_id: |_f| None,
+    invocation_id: |f| Some(&f.invocation_id),
+    ui_event: Some(Reasoning),
+    // A whole reasoning appends its item; the one that ends a stream names the stream's item.
+    introduces: [Item(item_id) UnlessOpenStream],
 });
 server_facts!(ToolCall {
     carries_state: false,

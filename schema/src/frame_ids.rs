@@ -79,7 +79,7 @@ impl HeldItems for UiState {
     }
 
     fn open_stream_item(&self) -> Option<&Id> {
-        self.open_stream().map(|m| &m.id)
+        self.open_stream_id()
     }
 }
 
@@ -89,7 +89,7 @@ impl HeldItems for IndexedUiState {
     }
 
     fn open_stream_item(&self) -> Option<&Id> {
-        self.open_stream().map(|m| &m.id)
+        self.open_stream_id()
     }
 }
 

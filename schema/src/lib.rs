@@ -33,7 +33,12 @@
 //! | server → client | `chat.retry_accepted` (since 1.1) | [`chat::retry_accepted`] |
 //! | server → client | `chat.cancel_accepted` (since 1.2) | [`chat::cancel_accepted`] |
 //! | server → client | `chat.history_page` (since 1.2) | [`chat::history_page`] |
+//! | server → client | `chat.reasoning_delta` (since 1.3) | [`chat::reasoning_delta`] |
+//! | server → client | `chat.reasoning` (since 1.3) | [`chat::reasoning`] |
 //! | server → client | `error` | [`error_frame`] |
+//!
+//! Since 1.3, [`usage`] holds what a run used (`spec/usage.md`), and [`view`] what one connection
+//! sees of the session: its minor's shapes ([`older_minor`]) and only the 1.3 features in force.
 #![warn(missing_docs)]
 
 pub mod chat;
@@ -64,8 +69,10 @@ pub mod ui_state;
 pub mod ui_state_patch;
 pub mod ui_state_snapshot;
 pub mod ui_state_updated;
+pub mod usage;
 pub mod validate;
 pub mod version;
+pub mod view;
 pub mod window;
 
 pub use error_frame::{ErrorCode, ErrorFrame};
@@ -73,6 +80,7 @@ pub use error_frame::{ErrorCode, ErrorFrame};
 /// Largest integer on the wire: 2^53 − 1, the range every JSON reader, JavaScript included,
 /// represents exactly (I-JSON, RFC 7493). `seq` and every other integer field stay within it.
 pub const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
+pub use chat::reasoning::MAX_REASONING_PAYLOAD_BYTES;
 pub use frame::{ClientFrame, ServerFrame};
 pub use id::{Id, IdError};
 pub use reducer::{reduce, reduce_all, IndexedUiState, ReduceError};

@@ -5,7 +5,9 @@
 //! a server sends each connection its negotiated minor's view of them, so a 1.0 or 1.1 connection
 //! never sees a 1.2 frame, member or value. Today's only such member is `response_schema` (since
 //! 1.2) on `chat.tool_call` and on a tool call item; a 1.2 frame (`chat.cancel_accepted`) is only
-//! ever an answer to a 1.2 frame, so it never reaches an older connection.
+//! ever an answer to a 1.2 frame, so it never reaches an older connection. What 1.3 adds is a
+//! feature each (`reasoning`, `usage`), so [`crate::view::ConnView`] hides it by what is in force,
+//! which an older minor never has, and then applies these functions.
 
 use std::borrow::Cow;
 

@@ -89,6 +89,10 @@ pub fn document() -> Value {
         "min_attached_connections": MIN_ATTACHED_CONNECTIONS,
         "max_window_items": crate::window::MAX_WINDOW_ITEMS,
         "max_history_page_items": crate::window::MAX_HISTORY_PAGE_ITEMS,
+        "max_reasoning_payload_bytes": crate::MAX_REASONING_PAYLOAD_BYTES,
+        "reasoning_payload_pattern": crate::chat::reasoning::ENCRYPTED_PATTERN,
+        "usage_amount_pattern": crate::usage::AMOUNT_PATTERN,
+        "usage_currency_pattern": crate::usage::CURRENCY_PATTERN,
         "response_schema": {
             "keywords": crate::response_schema::KEYWORDS,
             "types": crate::response_schema::TYPES,

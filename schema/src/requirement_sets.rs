@@ -412,9 +412,12 @@ mod tests {
         // Dated before 1.2 was released: 1.2 was released with it.
         let early_12 = registry("**[A-001]** *(since 1.2, erratum 2026-11-27)* A server MUST do a.\n");
         assert!(matches!(check_metadata(&early_12).as_slice(), [MetadataError::ErratumBeforeRelease { .. }]));
+        // 1.3 is the protocol this build defines, not yet released: an erratum of it is meaningless.
         let unreleased = registry("**[A-001]** *(since 1.3, erratum 2026-11-29)* A server MUST do a.\n");
+        assert!(matches!(check_metadata(&unreleased).as_slice(), [MetadataError::ErratumOfUnreleased { .. }]));
+        let unreleased_too_new = registry("**[A-001]** *(since 1.4, erratum 2026-11-29)* A server MUST do a.\n");
         assert!(matches!(
-            check_metadata(&unreleased).as_slice(),
+            check_metadata(&unreleased_too_new).as_slice(),
             [MetadataError::SinceTooNew { .. }, MetadataError::ErratumOfUnreleased { .. }]
         ));
         let future = registry("**[A-001]** *(since 9.0)* A server MUST do a.\n");

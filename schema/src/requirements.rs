@@ -46,6 +46,8 @@ pub const SPEC_FILES: &[(&str, &str)] = &[
     ("cancel.md", include_str!(concat!(env!("CHATWIRE_SPEC_DIR"), "/cancel.md"))),
     ("cluster.md", include_str!(concat!(env!("CHATWIRE_SPEC_DIR"), "/cluster.md"))),
     ("streaming.md", include_str!(concat!(env!("CHATWIRE_SPEC_DIR"), "/streaming.md"))),
+    ("reasoning.md", include_str!(concat!(env!("CHATWIRE_SPEC_DIR"), "/reasoning.md"))),
+    ("usage.md", include_str!(concat!(env!("CHATWIRE_SPEC_DIR"), "/usage.md"))),
     ("multi-tool.md", include_str!(concat!(env!("CHATWIRE_SPEC_DIR"), "/multi-tool.md"))),
     ("errors.md", include_str!(concat!(env!("CHATWIRE_SPEC_DIR"), "/errors.md"))),
     ("conformance-profile.md", include_str!(concat!(env!("CHATWIRE_SPEC_DIR"), "/conformance-profile.md"))),

@@ -63,6 +63,10 @@ impl UiState {
     ) -> Result<Vec<PatchOp>, ReduceError> {
         let len_before = self.items.len();
         let run_before = self.run.clone();
+        let usage_before = self.usage.is_some();
+        let usage_changes = matches!(event, UiEvent::RunComplete(e) if e.usage.is_some())
+            || matches!(event, UiEvent::RewindComplete(_)) && usage_before;
+        let usage_was = if usage_changes { self.usage.clone() } else { None };
         let touched = self.touched_by(event);
         apply(self)?;
         // An output item inserted after its call is not an append.
@@ -103,6 +107,17 @@ impl UiState {
         }
         if self.run != run_before {
             ops.push(PatchOp::Replace { path: "/run".into(), value: to_json(&self.run) });
+        }
+        // Since 1.3 (STATE-056, STATE-057): the usage sums, whole (their size follows the
+        // invocations the state holds, not the items).
+        if usage_changes && self.usage != usage_was {
+            if let Some(usage) = &self.usage {
+                let path = USAGE_PATH.to_owned();
+                ops.push(match usage_before {
+                    true => PatchOp::Replace { path, value: to_json(usage) },
+                    false => PatchOp::Add { path, value: to_json(usage) },
+                });
+            }
         }
         Ok(ops)
     }
@@ -147,6 +162,14 @@ impl UiState {
             UiEvent::AssistantMessage(e) if self.is_open_stream(&e.item_id, &e.invocation_id) => {
                 Touched::StreamEnd(self.items.len() - 1)
             }
+            UiEvent::ReasoningDelta(e) if self.is_open_reasoning(&e.item_id, &e.invocation_id) => {
+                Touched::StreamAppend(self.items.len() - 1)
+            }
+            // The end of a reasoning stream may also redact it and add its payload: member ops.
+            UiEvent::Reasoning(e) if self.is_open_reasoning(&e.item_id, &e.invocation_id) => {
+                self.touch_item(Some(self.items.len() - 1))
+            }
+            UiEvent::ReasoningDelta(_) | UiEvent::Reasoning(_) => Touched::Nothing,
             UiEvent::UserMessageAccepted(_)
             | UiEvent::RunStarted(_)
             | UiEvent::AssistantMessage(_)
@@ -162,16 +185,23 @@ impl UiState {
         self.open_stream().is_some_and(|s| &s.id == id && &s.invocation_id == invocation)
     }
 
+    /// Whether the open reasoning stream (since 1.3) is the item `id` of `invocation`.
+    fn is_open_reasoning(&self, id: &Id, invocation: &Id) -> bool {
+        self.open_reasoning().is_some_and(|s| &s.id == id && &s.invocation_id == invocation)
+    }
+
     /// The ops that bring the text of the stream at `index` up to date: a `test` of its id and a
-    /// `replace` of its `markdown`.
+    /// `replace` of its `markdown` (a reasoning stream's `text`).
     fn stream_text_ops(&self, index: usize, ops: &mut Vec<PatchOp>) {
-        let DisplayItem::AssistantMarkdown(item) = &self.items[index] else {
-            unreachable!("only the open stream's text is replaced, an assistant_markdown item")
+        let (id, member, text) = match &self.items[index] {
+            DisplayItem::AssistantMarkdown(item) => (&item.id, "markdown", &item.markdown),
+            DisplayItem::Reasoning(item) => (&item.id, "text", &item.text),
+            _ => unreachable!("only an open stream's text is replaced, an assistant_markdown or reasoning item"),
         };
-        ops.push(test_id(index, &item.id));
+        ops.push(test_id(index, id));
         ops.push(PatchOp::Replace {
-            path: format!("{}/markdown", item_path(index)),
-            value: Value::String(item.markdown.clone()),
+            path: format!("{}/{member}", item_path(index)),
+            value: Value::String(text.clone()),
         });
     }
 
@@ -307,8 +337,11 @@ pub fn catch_up<'a>(
                 state = Folding::Indexed(crate::IndexedUiState::new(scanned));
             }
         }
-        let appends = matches!(event, UiEvent::AssistantMessageDelta(e)
-            if state.state().is_open_stream(&e.item_id, &e.invocation_id));
+        let appends = match event {
+            UiEvent::AssistantMessageDelta(e) => state.state().is_open_stream(&e.item_id, &e.invocation_id),
+            UiEvent::ReasoningDelta(e) => state.state().is_open_reasoning(&e.item_id, &e.invocation_id),
+            _ => false,
+        };
         if appends {
             state.apply(event).map_err(|refusal| (position, refusal))?;
             stale_text = Some(state.state().items.len() - 1);
@@ -403,11 +436,12 @@ pub fn check_shape<B: PatchBase + ?Sized>(
             return Err(fail("STATE-040", "a patch neither moves nor copies".into()));
         }
         let path = op.path();
-        if path == "/run" {
+        // `/usage` (since 1.3) changes only as a whole, by an event that carries or cuts usage.
+        if path == "/run" || (path == USAGE_PATH && events.iter().any(|e| changes_usage(*e))) {
             continue;
         }
         let Some(rest) = path.strip_prefix("/items/") else {
-            return Err(fail("STATE-040", "only /run and /items/... may change".into()));
+            return Err(fail("STATE-040", "only /run, /usage and /items/... may change".into()));
         };
         let (token, below) = match rest.split_once('/') {
             Some((token, below)) => (token, Some(below)),
@@ -458,6 +492,15 @@ pub fn check_shape<B: PatchBase + ?Sized>(
     Ok(())
 }
 
+/// The path of the state's usage sums (since 1.3, `spec/usage.md`).
+pub const USAGE_PATH: &str = "/usage";
+
+/// Whether `event` may change the state's usage: a run's end that carries usage (`STATE-056`), a
+/// rewind (`STATE-057`).
+fn changes_usage(event: UiEvent<'_>) -> bool {
+    matches!(event, UiEvent::RunComplete(e) if e.usage.is_some()) || matches!(event, UiEvent::RewindComplete(_))
+}
+
 /// Whether the items `event` names depend on the state it applies to (not only on the event).
 fn names_by_state(event: UiEvent<'_>) -> bool {
     matches!(
@@ -466,6 +509,8 @@ fn names_by_state(event: UiEvent<'_>) -> bool {
             | UiEvent::RetryAccepted(_)
             | UiEvent::AssistantMessageDelta(_)
             | UiEvent::AssistantMessage(_)
+            | UiEvent::ReasoningDelta(_)
+            | UiEvent::Reasoning(_)
     )
 }
 
@@ -522,6 +567,11 @@ fn name_by_state<B: PatchBase + ?Sized>(state: &B, event: UiEvent<'_>, named: &m
             && matches!(state.item(len - 1), DisplayItem::AssistantMarkdown(m)
                 if m.streaming && &m.id == id && &m.invocation_id == invocation)
     };
+    let open_reasoning = |id: &Id, invocation: &Id| {
+        len > 0
+            && matches!(state.item(len - 1), DisplayItem::Reasoning(r)
+                if r.streaming && &r.id == id && &r.invocation_id == invocation)
+    };
     match event {
         UiEvent::RewindComplete(e) => {
             if let Some(cut) = (0..len).find(|&i| state.item(i).invocation_id() == &e.before_invocation_id) {
@@ -540,6 +590,12 @@ fn name_by_state<B: PatchBase + ?Sized>(state: &B, event: UiEvent<'_>, named: &m
             named.insert(e.item_id.to_string());
         }
         UiEvent::AssistantMessage(e) if open_stream(&e.item_id, &e.invocation_id) => {
+            named.insert(e.item_id.to_string());
+        }
+        UiEvent::ReasoningDelta(e) if open_reasoning(&e.item_id, &e.invocation_id) => {
+            named.insert(e.item_id.to_string());
+        }
+        UiEvent::Reasoning(e) if open_reasoning(&e.item_id, &e.invocation_id) => {
             named.insert(e.item_id.to_string());
         }
         _ => {}

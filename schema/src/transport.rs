@@ -29,7 +29,8 @@ pub const MIN_ATTACHED_CONNECTIONS: u32 = 8;
 pub enum CloseCode {
     /// 1000: normal closure, by either side.
     Normal,
-    /// 1001: the server is shutting down (`TRANSPORT-009`), or a peer stopped answering pings.
+    /// 1001: the server is shutting down (`TRANSPORT-009`), or a peer stopped answering pings and
+    /// reading (`TRANSPORT-011`, `TRANSPORT-020`).
     GoingAway,
     /// 1002: the peer broke the WebSocket protocol (RFC 6455 section 7.4.1).
     ProtocolError,

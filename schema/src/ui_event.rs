@@ -5,6 +5,8 @@
 
 use crate::chat::assistant_message::AssistantMessage;
 use crate::chat::assistant_message_delta::AssistantMessageDelta;
+use crate::chat::reasoning::Reasoning;
+use crate::chat::reasoning_delta::ReasoningDelta;
 use crate::chat::retry_accepted::RetryAccepted;
 use crate::chat::rewind_complete::RewindComplete;
 use crate::chat::run_complete::RunComplete;
@@ -54,6 +56,8 @@ ui_events! {
     "chat.run_complete" => RunComplete(RunComplete),
     "chat.rewind_complete" => RewindComplete(RewindComplete),
     "chat.retry_accepted" => RetryAccepted(RetryAccepted),
+    "chat.reasoning_delta" => ReasoningDelta(ReasoningDelta),
+    "chat.reasoning" => Reasoning(Reasoning),
 }
 
 impl UiEvent<'_> {
@@ -62,6 +66,6 @@ impl UiEvent<'_> {
     /// without these, which is the session's state without its open stream
     /// ([`crate::UiState::without_open_stream`], `spec/streaming.md`).
     pub fn is_stream_delta(&self) -> bool {
-        matches!(self, UiEvent::AssistantMessageDelta(_))
+        matches!(self, UiEvent::AssistantMessageDelta(_) | UiEvent::ReasoningDelta(_))
     }
 }

@@ -20,11 +20,17 @@ pub struct UiState {
     pub items: Vec<DisplayItem>,
     /// The current run.
     pub run: RunState,
+    /// What the session's runs used (since 1.3, feature `usage`): absent until the first run
+    /// slice that reported usage (`STATE-056`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-chatwire-since" = "1.3"))]
+    pub usage: Option<crate::usage::UsageState>,
 }
 
 impl UiState {
-    /// The open stream (`STATE-042`): the last item, when it is an `assistant_markdown` item
-    /// still `streaming`. The reducer keeps an open stream last (`STATE-046`), so this is the only
+    /// The open text stream (`STATE-042`): the last item, when it is an `assistant_markdown` item
+    /// still `streaming`. An open reasoning stream (since 1.3) is [`UiState::open_reasoning`];
+    /// [`UiState::open_stream_id`] names either. The reducer keeps an open stream last (`STATE-046`), so this is the only
     /// place one can be; a `streaming` item anywhere else (only a hand-made state has one) is not
     /// open and never grows.
     pub fn open_stream(&self) -> Option<&AssistantMarkdownItem> {
@@ -34,17 +40,34 @@ impl UiState {
         }
     }
 
+    /// The open reasoning stream (`STATE-054`): the last item, when it is a `reasoning` item still
+    /// `streaming`.
+    pub fn open_reasoning(&self) -> Option<&ReasoningItem> {
+        match self.items.last() {
+            Some(DisplayItem::Reasoning(r)) if r.streaming => Some(r),
+            _ => None,
+        }
+    }
+
+    /// The id of the open stream of either kind, text or reasoning: at most one is open, always
+    /// the last item (`STATE-046`, `STATE-060`).
+    pub fn open_stream_id(&self) -> Option<&Id> {
+        self.open_stream().map(|m| &m.id).or_else(|| self.open_reasoning().map(|r| &r.id))
+    }
+
     /// The view of a connection where `assistant_stream` is not in force (`spec/streaming.md`):
     /// this state without its open stream. It equals the fold of the same events with every
     /// `chat.assistant_message_delta` left out ([`crate::UiEvent::is_stream_delta`]), because the
     /// `chat.assistant_message` that ends a stream then appends the whole item (`STATE-012`).
     pub fn without_open_stream(&self) -> UiState {
-        UiState { items: self.items_without_open_stream().to_vec(), run: self.run.clone() }
+        UiState { items: self.items_without_open_stream().to_vec(), run: self.run.clone(), usage: self.usage.clone() }
     }
 
-    /// The items of [`UiState::without_open_stream`], borrowed: every item but the open stream.
+    /// The items of [`UiState::without_open_stream`], borrowed: every item but the open stream,
+    /// text or reasoning (a reasoning stream is no more seen without `assistant_stream`,
+    /// `REASON-002`).
     pub fn items_without_open_stream(&self) -> &[DisplayItem] {
-        match self.open_stream() {
+        match self.open_stream_id() {
             Some(_) => &self.items[..self.items.len() - 1],
             None => &self.items,
         }
@@ -103,6 +126,9 @@ pub enum DisplayItem {
     ToolCall(ToolCallItem),
     /// The output group of a tool call (approvals, stdout, stderr, exit code).
     ToolOutput(ToolOutputItem),
+    /// The agent's reasoning (since 1.3, feature `reasoning`, `spec/reasoning.md`).
+    #[schemars(extend("x-chatwire-since" = "1.3"))]
+    Reasoning(ReasoningItem),
 }
 
 impl DisplayItem {
@@ -113,6 +139,7 @@ impl DisplayItem {
             DisplayItem::AssistantMarkdown(i) => &i.id,
             DisplayItem::ToolCall(i) => &i.id,
             DisplayItem::ToolOutput(i) => &i.id,
+            DisplayItem::Reasoning(i) => &i.id,
         }
     }
 
@@ -123,6 +150,7 @@ impl DisplayItem {
             DisplayItem::AssistantMarkdown(i) => &i.invocation_id,
             DisplayItem::ToolCall(i) => &i.invocation_id,
             DisplayItem::ToolOutput(i) => &i.invocation_id,
+            DisplayItem::Reasoning(i) => &i.invocation_id,
         }
     }
 }
@@ -161,6 +189,37 @@ pub struct AssistantMarkdownItem {
     #[serde(default, skip_serializing_if = "crate::serde_util::is_false")]
     #[schemars(extend("x-chatwire-since" = "1.1"))]
     pub streaming: bool,
+    /// When it was produced (RFC 3339): the ending frame's `ts`, or while it streams its first delta's.
+    #[schemars(extend("format" = "date-time"))]
+    #[serde(deserialize_with = "crate::serde_util::date_time")]
+    pub ts: String,
+}
+
+/// The agent's reasoning (since 1.3, `spec/reasoning.md`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReasoningItem {
+    /// The item id.
+    pub id: Id,
+    /// The turn that produced it.
+    pub invocation_id: Id,
+    /// The reasoning; while the item streams, the text of its deltas so far; `""` when redacted.
+    pub text: String,
+    /// Present and `true` only while the reasoning is still streamed: the open stream, always the
+    /// last item (`STATE-054`).
+    #[serde(default, skip_serializing_if = "crate::serde_util::is_false")]
+    pub streaming: bool,
+    /// Present and `true` when the run withheld the text (`REASON-003`).
+    #[serde(default, skip_serializing_if = "crate::serde_util::is_false")]
+    pub redacted: bool,
+    /// The opaque payload for the agent's model, byte for byte as the agent produced it
+    /// (`REASON-004`); a client never interprets it.
+    #[serde(default, deserialize_with = "crate::chat::reasoning::encrypted", skip_serializing_if = "Option::is_none")]
+    #[schemars(
+        length(max = crate::chat::reasoning::MAX_REASONING_PAYLOAD_BYTES),
+        regex(pattern = crate::chat::reasoning::ENCRYPTED_PATTERN)
+    )]
+    pub encrypted: Option<String>,
     /// When it was produced (RFC 3339): the ending frame's `ts`, or while it streams its first delta's.
     #[schemars(extend("format" = "date-time"))]
     #[serde(deserialize_with = "crate::serde_util::date_time")]

@@ -12,11 +12,15 @@ use serde::{Deserialize, Serialize};
 pub const SUBPROTOCOL: &str = "chatwire.v1";
 
 /// The protocol version this crate defines.
-pub const PROTOCOL_VERSION: ProtocolVersion = ProtocolVersion { major: 1, minor: 2 };
+pub const PROTOCOL_VERSION: ProtocolVersion = ProtocolVersion { major: 1, minor: 3 };
 
 /// Every protocol version this crate can speak, newest first.
-pub const SUPPORTED_VERSIONS: &[ProtocolVersion] =
-    &[PROTOCOL_VERSION, ProtocolVersion { major: 1, minor: 1 }, ProtocolVersion { major: 1, minor: 0 }];
+pub const SUPPORTED_VERSIONS: &[ProtocolVersion] = &[
+    PROTOCOL_VERSION,
+    ProtocolVersion { major: 1, minor: 2 },
+    ProtocolVersion { major: 1, minor: 1 },
+    ProtocolVersion { major: 1, minor: 0 },
+];
 
 /// Default largest inbound text frame a server accepts, in bytes (1 MiB).
 pub const DEFAULT_MAX_FRAME_BYTES: u64 = 1024 * 1024;

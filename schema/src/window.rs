@@ -172,7 +172,7 @@ impl WindowView {
 
     /// The view itself: the held items and the whole run.
     pub fn view(&self, state: &UiState) -> UiState {
-        UiState { items: self.items(state).cloned().collect(), run: state.run.clone() }
+        UiState { items: self.items(state).cloned().collect(), run: state.run.clone(), usage: state.usage.clone() }
     }
 
     /// The page of up to `limit` items just before the cursor, and the view moved to hold them

@@ -49,9 +49,15 @@ fn json_files(dir: &Path) -> Vec<Value> {
 
 /// The monitor's rule before it became a frame fact (`monitor/session/flow.rs`, `introduced_ids`).
 fn monitor_oracle(frame: &ServerFrame, state: Option<&UiState>) -> Vec<String> {
-    let streaming = |item: &chatwire_schema::Id| state.and_then(UiState::open_stream).is_some_and(|m| &m.id == item);
+    let streaming = |item: &chatwire_schema::Id| state.and_then(UiState::open_stream_id) == Some(item);
+    let held = |item: &chatwire_schema::Id| state.is_some_and(|s| !s.items.iter().any(|i| i.id() == item));
     match frame {
         ServerFrame::UserMessageAccepted(f) => vec![f.invocation_id.to_string(), f.item_id.to_string()],
+        // Since 1.3: a reasoning stream introduces its item like a text stream.
+        ServerFrame::Reasoning(f) if streaming(&f.item_id) => Vec::new(),
+        ServerFrame::Reasoning(f) => vec![f.item_id.to_string()],
+        ServerFrame::ReasoningDelta(f) if !streaming(&f.item_id) && held(&f.item_id) => vec![f.item_id.to_string()],
+        ServerFrame::ReasoningDelta(_) => Vec::new(),
         ServerFrame::AssistantMessage(f) if streaming(&f.item_id) => Vec::new(),
         ServerFrame::AssistantMessageDelta(f) if streaming(&f.item_id) => Vec::new(),
         ServerFrame::AssistantMessage(f) => vec![f.item_id.to_string()],
@@ -75,6 +81,8 @@ fn sweep_oracle(frame: &ServerFrame) -> Vec<(IdKind, String)> {
         }
         ServerFrame::AssistantMessage(f) => vec![(IdKind::Item, f.item_id.to_string())],
         ServerFrame::AssistantMessageDelta(f) => vec![(IdKind::Item, f.item_id.to_string())],
+        ServerFrame::ReasoningDelta(f) => vec![(IdKind::Item, f.item_id.to_string())],
+        ServerFrame::Reasoning(f) => vec![(IdKind::Item, f.item_id.to_string())],
         ServerFrame::ToolCall(f) => vec![(IdKind::ToolCall, f.tool_call_id.to_string())],
         _ => Vec::new(),
     }

@@ -215,6 +215,8 @@ fn kind_index(e: UiEvent<'_>) -> usize {
         UiEvent::RewindComplete(_) => 9,
         UiEvent::AssistantMessageDelta(_) => 10,
         UiEvent::RetryAccepted(_) => 11,
+        UiEvent::ReasoningDelta(_) => 12,
+        UiEvent::Reasoning(_) => 13,
     }
 }
 
@@ -224,7 +226,7 @@ fn generator_covers_every_event_kind() {
     const SEQUENCES: usize = 256;
     let mut runner = TestRunner::deterministic();
     let strategy = plan_strategy();
-    let mut counts = [0usize; 12];
+    let mut counts = [0usize; 14];
     let mut run_statuses = BTreeSet::new();
     let mut completion_statuses = BTreeSet::new();
     let mut superseded = 0;
@@ -264,6 +266,8 @@ fn generator_covers_every_event_kind() {
         "rewind_complete",
         "assistant_message_delta",
         "retry_accepted",
+        "reasoning_delta",
+        "reasoning",
     ];
     for (name, count) in names.iter().zip(counts) {
         assert!(count > 0, "no {name} in {SEQUENCES} sequences: {counts:?}");

@@ -166,6 +166,7 @@ fn run_complete(invocation: &str, status: RunCompleteStatus) -> ServerFrame {
         status,
         reason: None,
         error: None,
+        usage: None,
         ts: TS.into(),
     })
 }
@@ -274,14 +275,14 @@ fn state_010_user_message_accepted_appends_a_user_item_and_keeps_the_run() {
     let mut items = state_of(&one_finished_turn()).items;
     items.push(user_item("inv-2", "um-2", "again"));
     // The run is untouched: the turn only runs once `chat.run_started` arrives.
-    assert_eq!(state, UiState { items, run: before_run });
+    assert_eq!(state, UiState { items, run: before_run, usage: None });
     assert_eq!(state.run, run(RunStatus::Completed, "inv-1"));
 }
 
 #[test]
 fn state_011_run_started_marks_the_invocation_running() {
     let state = state_of(&[accepted("inv-1", "um-1", "hi"), started("inv-1")]);
-    assert_eq!(state, UiState { items: vec![user_item("inv-1", "um-1", "hi")], run: running("inv-1") });
+    assert_eq!(state, UiState { items: vec![user_item("inv-1", "um-1", "hi")], run: running("inv-1"), usage: None });
 }
 
 #[test]
@@ -303,6 +304,7 @@ fn state_012_assistant_message_appends_markdown() {
     let expected = UiState {
         items: vec![user_item("inv-1", "um-1", "hi"), assistant_item("inv-1", "am-1", "**hello**")],
         run: running("inv-1"),
+        usage: None,
     };
     assert_eq!(state, expected);
 }
@@ -317,6 +319,7 @@ fn state_013_tool_call_starts_pending_when_awaiting_and_running_otherwise() {
             DisplayItem::ToolCall(call_item("inv-1", "tc-read", false)),
         ],
         run: running("inv-1"),
+        usage: None,
     };
     assert_eq!(state, expected);
 }
@@ -344,6 +347,7 @@ fn state_014_tool_progress_replaces_the_previous_progress() {
             DisplayItem::ToolCall(read),
         ],
         run: running("inv-1"),
+        usage: None,
     };
     assert_eq!(state, expected);
 }
@@ -377,6 +381,7 @@ fn state_015_tool_output_is_inserted_right_after_its_call_and_merged_later() {
             DisplayItem::ToolCall(call_item("inv-1", "tc-read", false)),
         ],
         run: running("inv-1"),
+        usage: None,
     };
     assert_eq!(after_first, expected);
 
@@ -397,7 +402,7 @@ fn state_015_tool_output_is_inserted_right_after_its_call_and_merged_later() {
     };
     let mut expected_items = expected.items;
     expected_items[2] = DisplayItem::ToolOutput(merged);
-    assert_eq!(after_second, UiState { items: expected_items, run: running("inv-1") });
+    assert_eq!(after_second, UiState { items: expected_items, run: running("inv-1"), usage: None });
 }
 
 #[test]
@@ -466,6 +471,7 @@ fn state_016_tool_call_complete_settles_completed_failed_and_expired() {
             DisplayItem::ToolCall(late),
         ],
         run: run(RunStatus::AwaitingInput, "inv-1"),
+        usage: None,
     };
     assert_eq!(state, expected);
 }
@@ -505,6 +511,7 @@ fn state_017_tool_call_dismiss_settles_pending_and_running_calls() {
     let expected = UiState {
         items: vec![user_item("inv-1", "um-1", "go"), DisplayItem::ToolCall(ask), DisplayItem::ToolCall(read)],
         run: running("inv-1"),
+        usage: None,
     };
     assert_eq!(state, expected);
 }
@@ -521,6 +528,7 @@ fn state_018_run_complete_awaiting_input_with_a_pending_call() {
     let expected = UiState {
         items: vec![user_item("inv-1", "um-1", "go"), DisplayItem::ToolCall(call_item("inv-1", "tc-ask", true))],
         run: run(RunStatus::AwaitingInput, "inv-1"),
+        usage: None,
     };
     assert_eq!(state, expected);
 }
@@ -538,7 +546,7 @@ fn state_018_run_complete_terminal_statuses_once_nothing_is_open() {
         let before = state_of(&frames);
         frames.push(run_complete("inv-1", status));
         let state = state_of(&frames);
-        assert_eq!(state, UiState { items: before.items, run: run(run_status, "inv-1") }, "{status:?}");
+        assert_eq!(state, UiState { items: before.items, run: run(run_status, "inv-1"), usage: None }, "{status:?}");
     }
 }
 
@@ -579,7 +587,7 @@ fn state_019_rewind_cuts_before_the_invocation_and_goes_idle() {
     let mut state = state_of(&three_turns());
     let kept = state_of(&one_finished_turn()).items;
     fold(&mut state, &[rewind("inv-2", &["inv-2", "inv-3"])]);
-    assert_eq!(state, UiState { items: kept, run: RunState::default() });
+    assert_eq!(state, UiState { items: kept, run: RunState::default(), usage: None });
     assert!(state.tool_call(&id("tc-3")).is_none(), "the pending call went with its turn");
 }
 

@@ -53,6 +53,14 @@ fn named_indices(before: &UiState, event: UiEvent<'_>) -> Vec<usize> {
                 _ => Vec::new(),
             }
         }
+        // Since 1.3: the same for a reasoning stream.
+        UiEvent::ReasoningDelta(chatwire_schema::chat::reasoning_delta::ReasoningDelta { item_id, .. })
+        | UiEvent::Reasoning(chatwire_schema::chat::reasoning::Reasoning { item_id, .. }) => {
+            match before.open_reasoning() {
+                Some(open) if &open.id == item_id => vec![before.items.len() - 1],
+                _ => Vec::new(),
+            }
+        }
         _ => Vec::new(),
     }
 }
@@ -95,7 +103,11 @@ fn apply_and_check(state: &mut UiState, event: UiEvent<'_>) -> Result<Option<Vec
         let path = op.path();
         let index = path.strip_prefix("/items/").map(|rest| rest.split('/').next().unwrap_or(rest));
         let allowed = match index {
-            None => path == "/run",
+            // Since 1.3: the usage sums, by a run's end with usage or a rewind.
+            None => {
+                path == "/run"
+                    || (path == "/usage" && matches!(event, UiEvent::RunComplete(_) | UiEvent::RewindComplete(_)))
+            }
             Some("-") => matches!(op, PatchOp::Add { .. }) && path == "/items/-",
             Some(n) => n.parse::<usize>().is_ok_and(|n| named.contains(&n)),
         };
@@ -119,7 +131,9 @@ fn apply_and_check(state: &mut UiState, event: UiEvent<'_>) -> Result<Option<Vec
     let named_bytes: usize = named.iter().filter_map(|&i| before.items.get(i)).map(size).sum::<usize>()
         + named.iter().filter_map(|&i| state.items.get(i)).map(size).sum::<usize>()
         + state.items[before.items.len().min(state.items.len())..].iter().map(size).sum::<usize>()
-        + size(&state.run);
+        + size(&state.run)
+        // Since 1.3: the usage sums, whole (their size follows the invocations, not the items).
+        + state.usage.as_ref().map_or(0, size);
     let bound = named_bytes + OP_OVERHEAD * ops.len();
     if size(&ops) > bound {
         return Err(format!("{event:?}: patch of {} bytes exceeds its bound {bound}: {wire}", size(&ops)));
@@ -231,6 +245,7 @@ fn padded_state(n: usize) -> UiState {
                 status: RunCompleteStatus::Completed,
                 reason: None,
                 error: None,
+                usage: None,
                 ts: TS.into(),
             }),
         ];

@@ -51,3 +51,6 @@ mod v11_tests;
 
 #[cfg(test)]
 mod attach_tests;
+
+#[cfg(test)]
+mod v13_tests;

@@ -258,6 +258,18 @@ impl Monitor {
         self.model.conn(conn).and_then(|c| c.diverged)
     }
 
+    /// The rule of the state frame `conn` still owes for its last event when nothing else keeps
+    /// it busy (no run slice in progress, no event of another connection missing): its
+    /// `ui_state_updated` (STATE-003), or its patch where `ui_state_patch` is in force
+    /// (STATE-036), as the flow check charges it when another frame comes first.
+    pub fn owed_state_frame(&self, conn: u64) -> Option<ReqId> {
+        let c = self.model.conn(conn)?;
+        let running = c.state().is_some_and(|s| s.run.status == chatwire_schema::RunStatus::Running);
+        let behind = self.check::<AttachWatch>().is_some_and(|a| a.behind(conn));
+        let rule = if c.has(&Capability::UiStatePatch) { "STATE-036" } else { "STATE-003" };
+        (c.update_due && !running && !behind).then(|| ReqId::new(rule))
+    }
+
     /// Whether `conn` is busy: a run slice in progress, the last event's update still due, or an
     /// event another connection of its session got not yet here.
     pub fn busy(&self, conn: u64) -> bool {

@@ -247,3 +247,82 @@ fn an_update_apart_from_the_fold_stays_apart_until_an_update_gives_it() {
     send(&mut m, &mut truth, done, None);
     assert_eq!(m.divergence(0), None);
 }
+
+/// Opens a turn that waits for the user: a pending form `tc-1`, the run `awaiting_input`.
+fn turn_awaiting_input(m: &mut Monitor) {
+    m.client_frame(0, &json!({"type": "chat.user_message", "id": "u1", "text": "go"}));
+    let events = [
+        json!({"type": "chat.user_message_accepted", "seq": 3, "in_reply_to": "u1", "invocation_id": "inv-1",
+            "item_id": "it-1", "text": "go", "ts": TS}),
+        json!({"type": "chat.run_started", "seq": 5, "invocation_id": "inv-1", "ts": TS}),
+        json!({"type": "chat.tool_call", "seq": 7, "invocation_id": "inv-1", "tool_call_id": "tc-1",
+            "call_index": 0, "tool_name": "confirm", "interaction_type": "ui_tool", "awaiting_response": true,
+            "display": "inline", "component_type": "ConfirmDialog", "payload": {}, "ts": TS}),
+        json!({"type": "chat.run_complete", "seq": 9, "invocation_id": "inv-1", "status": "awaiting_input", "ts": TS}),
+    ];
+    let mut seq = 4;
+    for e in events {
+        server(m, e);
+        let state = m.state(0).cloned().unwrap();
+        server(m, json!({"type": "ui_state_updated", "seq": seq, "v": "ui_state_v1", "state": state}));
+        seq += 2;
+    }
+}
+
+/// The session's only connection drops while a form waits; connection 1 resumes and its snapshot
+/// shows the form after `event` (none: as it was).
+fn resume_after(m: &mut Monitor, event: Option<Value>) -> Vec<(&'static str, String)> {
+    let mut state = m.state(0).cloned().unwrap();
+    if let Some(event) = event {
+        let frame: chatwire_schema::ServerFrame = serde_json::from_value(event).unwrap();
+        state.apply(frame.ui_event().unwrap()).unwrap();
+    }
+    m.client_close(0);
+    m.open(1);
+    m.client_frame(
+        1,
+        &json!({"type": "session.hello", "id": "h2", "versions": ["1.0"],
+            "resume": {"session_id": "s-1", "resume_token": "t-1", "last_seq": 10}}),
+    );
+    for frame in [
+        json!({"type": "session.welcome", "seq": 12, "in_reply_to": "h2", "version": "1.0", "session_id": "s-1",
+            "resume_token": "t-1", "resumed": true, "capabilities": [], "limits": {"max_frame_bytes": 1048576}}),
+        json!({"type": "ui_state_snapshot", "seq": 13, "v": "ui_state_v1", "state": state}),
+    ] {
+        m.server_text(1, &frame.to_string());
+    }
+    found(m)
+}
+
+#[test]
+fn a_form_settled_while_nobody_was_connected_is_resume_008_unless_it_expired() {
+    let dismissed = json!({"type": "chat.tool_call_dismiss", "seq": 11, "tool_call_id": "tc-1",
+        "initiated_by": "server", "reason": "client_gone", "ts": TS});
+    let mut m = bound();
+    turn_awaiting_input(&mut m);
+    let clean = found(&mut m);
+    assert!(clean.iter().all(|(c, _)| *c == "run-complete-explained"), "only advice (no reason given): {clean:#?}");
+    let f = resume_after(&mut m, Some(dismissed.clone()));
+    assert!(f.contains(&("pending-calls-survive-disconnect", "RESUME-008".to_owned())), "{f:#?}");
+
+    // Still pending, or expired at its deadline: what RESUME-008 and TOOL-018 allow.
+    let expired = json!({"type": "chat.tool_call_complete", "seq": 11, "tool_call_id": "tc-1",
+        "status": "expired", "error": "expired", "ts": TS});
+    for event in [None, Some(expired)] {
+        let mut m = bound();
+        turn_awaiting_input(&mut m);
+        let f = resume_after(&mut m, event);
+        assert!(!f.iter().any(|(c, _)| *c == "pending-calls-survive-disconnect"), "{f:#?}");
+    }
+
+    // A response the client sent before it dropped, never answered, may have settled it.
+    let mut m = bound();
+    turn_awaiting_input(&mut m);
+    m.client_frame(
+        0,
+        &json!({"type": "chat.tool_call_response", "id": "r1", "tool_call_id": "tc-1",
+            "outcome": {"action": "dismiss"}}),
+    );
+    let f = resume_after(&mut m, Some(dismissed));
+    assert!(!f.iter().any(|(c, _)| *c == "pending-calls-survive-disconnect"), "{f:#?}");
+}

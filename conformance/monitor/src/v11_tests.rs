@@ -484,3 +484,54 @@ fn a_cancel_before_any_hello_is_not_judged_as_on_an_older_connection() {
     m.server_text(0, &refused.to_string());
     assert_eq!(found(&mut m), vec![], "SESSION-018's to judge, not CANCEL-009's");
 }
+
+/// A delta, or a state holding an open stream item, where `assistant_stream` is not in force is
+/// STREAM-005's, once: the rule written for the case, not SESSION-015 as well, and not ID-002 or
+/// STREAM-003 for a stream that connection holds none of.
+#[test]
+fn a_stream_where_assistant_stream_is_not_in_force_is_stream_005_once() {
+    let features = ["resume_catch_up", "ui_state_patch"];
+    let mut m = Monitor::new(Arc::new(FrameValidator::new()));
+    m.open(0);
+    m.client_frame(
+        0,
+        &json!({"type": "session.hello", "id": "h1", "versions": ["1.1"], "script": script(), "features": features}),
+    );
+    let mut hello_welcome = welcome(1, "h1", false, CAPABILITIES);
+    hello_welcome["features"] = json!(features);
+    m.server_text(0, &hello_welcome.to_string());
+    m.server_text(
+        0,
+        &json!({"type": "ui_state_snapshot", "seq": 2, "v": "ui_state_v1", "state": UiState::default()}).to_string(),
+    );
+    m.client_frame(0, &json!({"type": "chat.user_message", "id": "u1", "text": "go"}));
+    assert_eq!(found(&mut m), vec![], "a clean handshake");
+    let mut w = Wire { conn: 0, seq: 3, base: 2, state: UiState::default() };
+    for e in [accepted(), started(), delta("Hel"), delta("lo, ")] {
+        w.emit(&mut m, e);
+    }
+    let f = found(&mut m);
+    assert_eq!(f, vec![("feature-frames-only-in-force", "STREAM-005".to_owned())], "{f:#?}");
+
+    // A resumed snapshot that holds the open stream item.
+    let (mut m, _) = bound(CAPABILITIES);
+    m.open(1);
+    m.client_frame(
+        1,
+        &json!({"type": "session.hello", "id": "h2", "versions": ["1.1"], "features": features,
+            "resume": {"session_id": "s-1", "resume_token": "t-1", "last_seq": 2}}),
+    );
+    let mut resumed = welcome(3, "h2", true, CAPABILITIES);
+    resumed["features"] = json!(features);
+    m.server_text(1, &resumed.to_string());
+    let mut state = UiState::default();
+    for (seq, mut e) in [(4, accepted()), (6, started()), (8, delta("Hel"))] {
+        e["seq"] = json!(seq);
+        let frame: ServerFrame = serde_json::from_value(e).unwrap();
+        state.apply(frame.ui_event().unwrap()).unwrap();
+    }
+    m.server_text(1, &json!({"type": "ui_state_snapshot", "seq": 9, "v": "ui_state_v1", "state": state}).to_string());
+    let f = found(&mut m);
+    assert!(f.contains(&("feature-frames-only-in-force", "STREAM-005".to_owned())), "{f:#?}");
+    assert!(!f.iter().any(|(_, r)| r == "SESSION-015"), "one defect, one finding: {f:#?}");
+}

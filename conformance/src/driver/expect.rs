@@ -291,6 +291,15 @@ impl Driver<'_> {
                         return Ok(());
                     }
                     if Instant::now() >= deadline {
+                        // Only the state frame of the last event kept it busy: that rule is broken.
+                        let owed = self.conns.get(conn).and_then(|c| self.monitor.owed_state_frame(c.id));
+                        if let Some(rule) = owed {
+                            return Err(StepError::new(
+                                Verdict::Timeout,
+                                "the run is not running, but the state frame of the last event never came before the deadline",
+                            )
+                            .with_requirement(&rule.to_string()));
+                        }
                         return Err(StepError::new(
                             Verdict::Timeout,
                             "the run is still running (or its last ui_state_updated, or an event another connection of the session got, is missing) at the deadline",

@@ -99,6 +99,8 @@ impl SweepTrack {
             }
             ServerFrame::AssistantMessage(f) => self.order.note(IdKind::Item, f.item_id.as_str()),
             ServerFrame::AssistantMessageDelta(f) => self.order.note(IdKind::Item, f.item_id.as_str()),
+            ServerFrame::ReasoningDelta(f) => self.order.note(IdKind::Item, f.item_id.as_str()),
+            ServerFrame::Reasoning(f) => self.order.note(IdKind::Item, f.item_id.as_str()),
             ServerFrame::ToolCall(f) => self.order.note(IdKind::ToolCall, f.tool_call_id.as_str()),
             ServerFrame::ToolCallComplete(f) => *self.settlements.entry(f.tool_call_id.to_string()).or_insert(0) += 1,
             ServerFrame::ToolCallDismiss(f) => *self.settlements.entry(f.tool_call_id.to_string()).or_insert(0) += 1,

@@ -36,6 +36,7 @@ use tokio::time::Instant;
 
 use crate::backend::{Cluster, ClusterSpec, StoreServer, Target};
 use crate::scenario::Level;
+use crate::stall::StallWatch;
 use backend::Backend;
 
 pub use config::{SoakConfig, SoakFinding};
@@ -213,13 +214,16 @@ async fn run_slots(
 ) -> SoakReport {
     let started_sessions = Arc::new(AtomicU64::new(0));
     let stop = Arc::new(AtomicBool::new(false));
+    // The runner's own stalls: a session that times out across one is the harness's, as in `run`.
+    let stalls = StallWatch::start();
     let mut tasks = Vec::new();
     for (slot, backend) in backends.into_iter().enumerate() {
         let options = options.clone();
-        let (validator, started_sessions, stop, on_failure) =
-            (validator.clone(), started_sessions.clone(), stop.clone(), on_failure.clone());
+        let (validator, started_sessions, stop, on_failure, stalls) =
+            (validator.clone(), started_sessions.clone(), stop.clone(), on_failure.clone(), stalls.clone());
         tasks.push(tokio::spawn(async move {
-            run_slot(slot, backend, &options, validator, end, &started_sessions, &stop, on_failure).await
+            let shared = Slots { started_sessions: &started_sessions, stop: &stop, stalls: &stalls };
+            run_slot(slot, backend, &options, validator, end, shared, on_failure).await
         }));
     }
     let mut report = SoakReport { seed: options.seed, ..SoakReport::default() };
@@ -251,17 +255,27 @@ async fn run_slots(
 /// Most latencies and warnings kept per slot (a bound on memory however long the soak runs).
 const MOST_KEPT: usize = 1_000_000;
 
-#[allow(clippy::too_many_arguments)]
+/// What the slots of one run share.
+#[derive(Clone, Copy)]
+struct Slots<'a> {
+    /// Sessions started so far, by every slot.
+    started_sessions: &'a AtomicU64,
+    /// Set when the run stops early.
+    stop: &'a AtomicBool,
+    /// The runner's own stalls.
+    stalls: &'a StallWatch,
+}
+
 async fn run_slot(
     slot: usize,
     mut backend: Backend,
     options: &SoakOptions,
     validator: Arc<FrameValidator>,
     end: Instant,
-    started_sessions: &AtomicU64,
-    stop: &AtomicBool,
+    shared: Slots<'_>,
     on_failure: Arc<dyn Fn(&FailedSession) + Send + Sync>,
 ) -> SoakReport {
+    let Slots { started_sessions, stop, stalls } = shared;
     let mut out = SoakReport::default();
     let plan_options = plan::PlanOptions { restarts: backend.can_restart() };
     for index in 0.. {
@@ -275,7 +289,8 @@ async fn run_slot(
         let session_seed = plan::session_seed(options.seed, slot, index);
         let plan = plan::SessionPlan::generate(session_seed, plan_options);
         let log = options.log_dir.join(log_name(options.seed, slot, index));
-        let outcome = session::run_session(&plan, &mut backend, &options.config, validator.clone(), log.clone()).await;
+        let outcome =
+            session::run_session(&plan, &mut backend, &options.config, validator.clone(), log.clone(), stalls).await;
         out.sessions += 1;
         out.events += outcome.events;
         out.cancels_beside_tab += outcome.cancels_beside_tab;

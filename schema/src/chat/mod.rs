@@ -1,8 +1,8 @@
 //! Chat frames: turns, streamed assistant text, tool calls and their lifecycle, run completion,
-//! rewind, retry and cancel, and paged history.
+//! rewind, retry and cancel, paged history, and reasoning.
 //!
 //! Spec: `spec/tool-calls.md`, `spec/run-completion.md`, `spec/rewind.md`, `spec/multi-tool.md`,
-//! `spec/streaming.md`, `spec/retry.md`, `spec/cancel.md`, `spec/window.md`.
+//! `spec/streaming.md`, `spec/retry.md`, `spec/cancel.md`, `spec/window.md`, `spec/reasoning.md`.
 
 pub mod assistant_message;
 pub mod assistant_message_delta;
@@ -10,6 +10,8 @@ pub mod cancel;
 pub mod cancel_accepted;
 pub mod history_page;
 pub mod history_request;
+pub mod reasoning;
+pub mod reasoning_delta;
 pub mod retry;
 pub mod retry_accepted;
 pub mod rewind;

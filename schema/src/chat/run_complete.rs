@@ -1,6 +1,7 @@
 //! `chat.run_complete` — a run slice ends, saying explicitly whether the turn waits for the user.
 //!
-//! Spec: `spec/run-completion.md#chatrun_complete`, reducer rule `STATE-018`.
+//! Spec: `spec/run-completion.md#chatrun_complete`, reducer rule `STATE-018`; its `usage` (since
+//! 1.3): `spec/usage.md`, `STATE-056`.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -24,6 +25,11 @@ pub struct RunComplete {
     /// What went wrong, for `failed`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// What the slice used (since 1.3, feature `usage`, `USAGE-001`): added to `state.usage`
+    /// (`STATE-056`); absent where `usage` is not in force (`USAGE-004`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-chatwire-since" = "1.3"))]
+    pub usage: Option<crate::usage::Usage>,
     /// When the slice ended (RFC 3339).
     #[schemars(extend("format" = "date-time"))]
     #[serde(deserialize_with = "crate::serde_util::date_time")]

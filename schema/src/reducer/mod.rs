@@ -18,177 +18,17 @@ use crate::ui_state::{
 };
 use crate::Id;
 
+mod reasoning;
+mod refusals;
 mod requests;
 mod rules;
 
+pub use refusals::ReduceError;
 pub use requests::{cancel_refusals, is_open_call, retry_cut, retry_refusals, CancelScope};
 pub use rules::REFUSAL_RULES;
 
 /// Suffix that turns a `tool_call_id` into the id of its `tool_output` item.
 pub const OUTPUT_ID_SUFFIX: &str = ".output";
-
-/// Why an event cannot be applied to a state. Each names the rule it breaks.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum ReduceError {
-    /// An item with this id is already in the state (`STATE-020`).
-    #[error("an item with id {0} already exists")]
-    DuplicateItemId(Id),
-    /// A user message reused an invocation id that is already in the state (`STATE-021`).
-    #[error("invocation {0} already exists")]
-    InvocationReused(Id),
-    /// The event needs a run slice of this invocation in progress (`STATE-022`).
-    #[error("no run of invocation {0} is in progress")]
-    NotInRun(Id),
-    /// A run slice or user message arrived while a run slice is in progress (`STATE-023`).
-    #[error("a run of invocation {0} is already in progress")]
-    RunInProgress(Id),
-    /// The invocation is not in the state (`STATE-024`).
-    #[error("unknown invocation {0}")]
-    UnknownInvocation(Id),
-    /// The tool call is not in the state (`STATE-025`).
-    #[error("unknown tool call {0}")]
-    UnknownToolCall(Id),
-    /// The tool call has settled and can never change again (`STATE-026`).
-    #[error("tool call {id} already settled as {status:?}")]
-    AlreadySettled {
-        /// The call.
-        id: Id,
-        /// Its terminal status.
-        status: ToolCallStatus,
-    },
-    /// Progress for a call that is not running (`STATE-027`).
-    #[error("tool call {0} is not running")]
-    NotRunning(Id),
-    /// Expiry of a call that does not wait for a response (`STATE-028`).
-    #[error("tool call {0} does not await a response, so it cannot expire")]
-    NotAwaiting(Id),
-    /// `corr` differs from `tool_call_id` (`STATE-029`).
-    #[error("corr {corr} differs from tool_call_id {id}")]
-    CorrMismatch {
-        /// The tool call id.
-        id: Id,
-        /// The alias sent.
-        corr: Id,
-    },
-    /// A run ended `awaiting_input` without a pending call to answer (`STATE-030`).
-    #[error("run of invocation {0} ended awaiting input but no tool call of it is pending")]
-    NothingAwaited(Id),
-    /// A run slice ended while calls were still open (`STATE-031`).
-    #[error("run of invocation {invocation_id} ended {status:?} while tool calls are open: {open:?}")]
-    OpenToolCalls {
-        /// The invocation.
-        invocation_id: Id,
-        /// How it claimed to end.
-        status: RunCompleteStatus,
-        /// The calls still pending or running (pending ones are allowed for `awaiting_input`).
-        open: Vec<Id>,
-    },
-    /// A new turn began while earlier tool calls are still open (`STATE-032`).
-    #[error("a new turn began while tool calls are open: {0:?}")]
-    OpenToolCallsAtNewTurn(Vec<Id>),
-    /// `removed_invocation_ids` of a rewind differs from what the cut removes (`STATE-033`).
-    #[error("rewind removes {expected:?} but the frame says {claimed:?}")]
-    RewindMismatch {
-        /// What the cut removes.
-        expected: Vec<Id>,
-        /// What the frame claimed.
-        claimed: Vec<Id>,
-    },
-    /// The tool call id is too long to derive its output item's id (`STATE-015`).
-    #[error("tool call id {0} is too long to name its output item")]
-    OutputIdTooLong(Id),
-    /// A run slice started for a turn other than the latest one (`STATE-034`).
-    #[error("invocation {0} is not the latest turn, so no run of it can start")]
-    StaleInvocation(Id),
-    /// A `ui_tool` or `ui_surface` call without the component that renders it (`STATE-035`).
-    #[error("tool call {0} is a ui_tool or ui_surface but has no component_type")]
-    MissingComponentType(Id),
-    /// A delta names an item that exists but is not the open stream of its invocation (`STATE-045`).
-    #[error("item {0} exists and is not an open stream of this invocation")]
-    NotStreaming(Id),
-    /// A stream is open, and the event is a tool call, the end of the run slice, or a message or
-    /// delta of another item (`STATE-046`); the error names the open stream.
-    #[error("assistant message {0} is still streaming")]
-    StreamOpen(Id),
-    /// The message that ends a stream carries a text other than the one its deltas built (`STATE-047`).
-    #[error("the text ending stream {0} differs from the text its deltas built")]
-    StreamTextMismatch(Id),
-    /// A retry names an item the state does not hold (`STATE-048`).
-    #[error("unknown item {0}")]
-    UnknownItem(Id),
-    /// A retry names an item outside the latest turn, or a turn other than the item's (`STATE-049`).
-    #[error("item {0} is not in the latest turn named by the retry")]
-    NotInLatestTurn(Id),
-    /// A retry would keep tool calls that are still open (`STATE-050`).
-    #[error("a retry would keep open tool calls: {0:?}")]
-    OpenCallKept(Vec<Id>),
-    /// `removed_item_ids` of a retry differs from the items the cut removes (`STATE-051`).
-    #[error("retry removes {expected:?} but the frame says {claimed:?}")]
-    RetryMismatch {
-        /// The ids of the items after the cut, in display order.
-        expected: Vec<Id>,
-        /// What the frame claimed.
-        claimed: Vec<Id>,
-    },
-}
-
-/// Declares [`ReduceError::kind`], [`ReduceError::requirement`] and [`ReduceError::RULES`] from one
-/// list of `Variant => "rule"`; the matches are exhaustive, so a variant missing here does not
-/// compile.
-macro_rules! refusal_rules {
-    ($($variant:ident => $requirement:literal,)*) => {
-        impl ReduceError {
-            /// Every refusal, in declaration order: the variant's name (its [`kind`](Self::kind))
-            /// and the rule it reports (its [`requirement`](Self::requirement)). Exported to
-            /// `fixtures/protocol-facts.json` (`reduce_refusals`) for the other languages' reducers.
-            pub const RULES: &'static [(&'static str, &'static str)] = &[$((stringify!($variant), $requirement)),*];
-
-            /// The refusal rule this error reports (`STATE-015`, `STATE-020` … `STATE-035`,
-            /// `STATE-045` … `STATE-051`).
-            pub fn requirement(&self) -> &'static str {
-                match self {
-                    $(ReduceError::$variant { .. } => $requirement,)*
-                }
-            }
-
-            /// The variant's name, the language-neutral name of the refusal (`"DuplicateItemId"`); a
-            /// second implementation of the reducer reports the same names (fixtures/reducer-traces).
-            pub fn kind(&self) -> &'static str {
-                match self {
-                    $(ReduceError::$variant { .. } => stringify!($variant),)*
-                }
-            }
-        }
-    };
-}
-
-refusal_rules! {
-    DuplicateItemId => "STATE-020",
-    InvocationReused => "STATE-021",
-    NotInRun => "STATE-022",
-    RunInProgress => "STATE-023",
-    UnknownInvocation => "STATE-024",
-    UnknownToolCall => "STATE-025",
-    AlreadySettled => "STATE-026",
-    NotRunning => "STATE-027",
-    NotAwaiting => "STATE-028",
-    CorrMismatch => "STATE-029",
-    NothingAwaited => "STATE-030",
-    OpenToolCalls => "STATE-031",
-    OpenToolCallsAtNewTurn => "STATE-032",
-    RewindMismatch => "STATE-033",
-    OutputIdTooLong => "STATE-015",
-    StaleInvocation => "STATE-034",
-    MissingComponentType => "STATE-035",
-    NotStreaming => "STATE-045",
-    StreamOpen => "STATE-046",
-    StreamTextMismatch => "STATE-047",
-    UnknownItem => "STATE-048",
-    NotInLatestTurn => "STATE-049",
-    OpenCallKept => "STATE-050",
-    RetryMismatch => "STATE-051",
-}
 
 /// Applies `event` to a copy of `state`: the pure form of [`UiState::apply`].
 pub fn reduce(state: &UiState, event: UiEvent<'_>) -> Result<UiState, ReduceError> {
@@ -251,6 +91,12 @@ impl StateIndex {
                 self.ids.insert(e.item_id.clone());
             }
             UiEvent::AssistantMessageDelta(e) => {
+                self.ids.insert(e.item_id.clone());
+            }
+            UiEvent::ReasoningDelta(e) => {
+                self.ids.insert(e.item_id.clone());
+            }
+            UiEvent::Reasoning(e) => {
                 self.ids.insert(e.item_id.clone());
             }
             UiEvent::ToolCall(e) => {
@@ -389,6 +235,8 @@ impl UiState {
             // STATE-012
             UiEvent::AssistantMessage(e) => {
                 self.ensure_running(&e.invocation_id)?;
+                // STATE-060: a reasoning stream ends before a message begins.
+                self.ensure_no_open_reasoning()?;
                 // STATE-043: the message of the open stream ends it; STATE-046: any other is refused.
                 if let Some(stream) = self.open_stream_mut() {
                     if stream.id != e.item_id {
@@ -415,6 +263,7 @@ impl UiState {
             // STATE-042
             UiEvent::AssistantMessageDelta(e) => {
                 self.ensure_running(&e.invocation_id)?;
+                self.ensure_no_open_reasoning()?;
                 if let Some(stream) = self.open_stream_mut() {
                     if stream.id != e.item_id {
                         return Err(ReduceError::StreamOpen(stream.id.clone()));
@@ -439,8 +288,9 @@ impl UiState {
             // STATE-013
             UiEvent::ToolCall(e) => {
                 self.ensure_running(&e.invocation_id)?;
-                // STATE-046: a stream ends before a tool batch starts.
+                // STATE-046, STATE-060: a stream ends before a tool batch starts.
                 self.ensure_no_open_stream()?;
+                self.ensure_no_open_reasoning()?;
                 if let Some(corr) = &e.corr {
                     if corr != &e.tool_call_id {
                         return Err(ReduceError::CorrMismatch { id: e.tool_call_id.clone(), corr: corr.clone() });
@@ -560,8 +410,9 @@ impl UiState {
             // STATE-018
             UiEvent::RunComplete(e) => {
                 self.ensure_running(&e.invocation_id)?;
-                // STATE-046: a stream ends before its run slice does.
+                // STATE-046, STATE-060: a stream ends before its run slice does.
                 self.ensure_no_open_stream()?;
+                self.ensure_no_open_reasoning()?;
                 let inv = Some(&e.invocation_id);
                 match e.status {
                     RunCompleteStatus::AwaitingInput => {
@@ -591,6 +442,10 @@ impl UiState {
                             });
                         }
                     }
+                }
+                // STATE-056: checked before anything changes.
+                if let Some(usage) = self.usage_after(e)? {
+                    self.usage = Some(usage);
                 }
                 self.run.status = match e.status {
                     RunCompleteStatus::AwaitingInput => RunStatus::AwaitingInput,
@@ -622,6 +477,7 @@ impl UiState {
                     });
                 }
                 self.items.truncate(cut);
+                self.forget_usage_of(&removed);
                 self.run = RunState::default();
             }
             // STATE-044
@@ -655,6 +511,10 @@ impl UiState {
                 self.items.truncate(kept + 1);
                 self.run = RunState::default();
             }
+            // STATE-054
+            UiEvent::ReasoningDelta(e) => self.apply_reasoning_delta(e, lookup)?,
+            // STATE-055
+            UiEvent::Reasoning(e) => self.apply_reasoning(e, lookup)?,
         }
         Ok(())
     }

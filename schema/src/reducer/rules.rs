@@ -38,6 +38,12 @@ pub const REFUSAL_RULES: &[ReqId] = &[
     r("STATE-049"),
     r("STATE-050"),
     r("STATE-051"),
+    r("STATE-058"),
+    r("STATE-059"),
+    r("STATE-060"),
+    r("STATE-061"),
+    r("STATE-062"),
+    r("STATE-063"),
 ];
 
 impl UiEvent<'_> {
@@ -56,6 +62,8 @@ impl UiEvent<'_> {
             UiEvent::RewindComplete(_) => r("STATE-019"),
             UiEvent::AssistantMessageDelta(_) => r("STATE-042"),
             UiEvent::RetryAccepted(_) => r("STATE-044"),
+            UiEvent::ReasoningDelta(_) => r("STATE-054"),
+            UiEvent::Reasoning(_) => r("STATE-055"),
         }
     }
 
@@ -66,19 +74,39 @@ impl UiEvent<'_> {
                 const { &[r("STATE-020"), r("STATE-021"), r("STATE-023"), r("STATE-032")] }
             }
             UiEvent::RunStarted(_) => const { &[r("STATE-023"), r("STATE-024"), r("STATE-034")] },
-            UiEvent::AssistantMessage(_) => const { &[r("STATE-020"), r("STATE-022"), r("STATE-046"), r("STATE-047")] },
-            UiEvent::AssistantMessageDelta(_) => const { &[r("STATE-022"), r("STATE-045"), r("STATE-046")] },
+            UiEvent::AssistantMessage(_) => {
+                const { &[r("STATE-020"), r("STATE-022"), r("STATE-046"), r("STATE-047"), r("STATE-060")] }
+            }
+            UiEvent::AssistantMessageDelta(_) => {
+                const { &[r("STATE-022"), r("STATE-045"), r("STATE-046"), r("STATE-060")] }
+            }
             UiEvent::ToolCall(_) => {
-                const { &[r("STATE-015"), r("STATE-020"), r("STATE-022"), r("STATE-035"), r("STATE-046")] }
+                const { &[r("STATE-015"), r("STATE-020"), r("STATE-022"), r("STATE-035"), r("STATE-046"), r("STATE-060")] }
             }
             UiEvent::ToolProgress(_) => const { &[r("STATE-025"), r("STATE-026"), r("STATE-027")] },
             UiEvent::ToolOutput(_) => const { &[r("STATE-015"), r("STATE-020"), r("STATE-025"), r("STATE-026")] },
             UiEvent::ToolCallComplete(_) => const { &[r("STATE-025"), r("STATE-026"), r("STATE-028")] },
             UiEvent::ToolCallDismiss(_) => const { &[r("STATE-025"), r("STATE-026")] },
-            UiEvent::RunComplete(_) => const { &[r("STATE-022"), r("STATE-030"), r("STATE-031"), r("STATE-046")] },
+            UiEvent::RunComplete(_) => {
+                const {
+                    &[
+                        r("STATE-022"),
+                        r("STATE-030"),
+                        r("STATE-031"),
+                        r("STATE-046"),
+                        r("STATE-059"),
+                        r("STATE-060"),
+                        r("STATE-063"),
+                    ]
+                }
+            }
             UiEvent::RewindComplete(_) => const { &[r("STATE-023"), r("STATE-024"), r("STATE-033")] },
             UiEvent::RetryAccepted(_) => {
                 const { &[r("STATE-023"), r("STATE-048"), r("STATE-049"), r("STATE-050"), r("STATE-051")] }
+            }
+            UiEvent::ReasoningDelta(_) => const { &[r("STATE-022"), r("STATE-058"), r("STATE-060")] },
+            UiEvent::Reasoning(_) => {
+                const { &[r("STATE-020"), r("STATE-022"), r("STATE-060"), r("STATE-061"), r("STATE-062")] }
             }
         }
     }

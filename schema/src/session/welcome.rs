@@ -103,6 +103,12 @@ pub enum Capability {
     /// `state_window` (since 1.2, a feature): a hello may ask for a window of the newest items,
     /// and the connection pages back with `chat.history_request` (`spec/window.md`).
     StateWindow,
+    /// `reasoning` (since 1.3, a feature): the agent's reasoning reaches the connection as
+    /// `reasoning` items, streamed like assistant text (`spec/reasoning.md`).
+    Reasoning,
+    /// `usage` (since 1.3, a feature): what each run slice used, on its `chat.run_complete` and
+    /// summed in `state.usage` (`spec/usage.md`).
+    Usage,
     /// A capability this crate does not know.
     Other(String),
 }
@@ -123,6 +129,8 @@ impl Capability {
             Capability::Cancel => "cancel",
             Capability::MultiAttach => "multi_attach",
             Capability::StateWindow => "state_window",
+            Capability::Reasoning => "reasoning",
+            Capability::Usage => "usage",
             Capability::Other(s) => s,
         }
     }
@@ -141,12 +149,21 @@ impl Capability {
         "cancel",
         "multi_attach",
         "state_window",
+        "reasoning",
+        "usage",
     ];
 
     /// The capabilities that are features (since 1.1): they change what the server sends, so they
     /// are in force only where negotiated (`SESSION-012`).
-    pub const FEATURES: &'static [&'static str] =
-        &["ui_state_patch", "resume_catch_up", "assistant_stream", "multi_attach", "state_window"];
+    pub const FEATURES: &'static [&'static str] = &[
+        "ui_state_patch",
+        "resume_catch_up",
+        "assistant_stream",
+        "multi_attach",
+        "state_window",
+        "reasoning",
+        "usage",
+    ];
 
     /// The minor version that defines this capability as a feature (`spec/session.md#features`),
     /// or `None` for a capability that is not a feature.
@@ -156,6 +173,7 @@ impl Capability {
                 Some(ProtocolVersion { major: 1, minor: 1 })
             }
             Capability::MultiAttach | Capability::StateWindow => Some(ProtocolVersion { major: 1, minor: 2 }),
+            Capability::Reasoning | Capability::Usage => Some(ProtocolVersion { major: 1, minor: 3 }),
             _ => None,
         }
     }
@@ -166,6 +184,7 @@ impl Capability {
         let minor = match self {
             Capability::UiStatePatch | Capability::ResumeCatchUp | Capability::AssistantStream | Capability::Retry => 1,
             Capability::Cancel | Capability::MultiAttach | Capability::StateWindow => 2,
+            Capability::Reasoning | Capability::Usage => 3,
             _ => 0,
         };
         ProtocolVersion { major: 1, minor }
@@ -186,6 +205,8 @@ impl Capability {
             "cancel" => Capability::Cancel,
             "multi_attach" => Capability::MultiAttach,
             "state_window" => Capability::StateWindow,
+            "reasoning" => Capability::Reasoning,
+            "usage" => Capability::Usage,
             other => Capability::Other(other.to_owned()),
         }
     }
@@ -249,7 +270,7 @@ impl JsonSchema for Capability {
 
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
         json_schema!({
-            "description": "An optional feature the server offers. Known names: rewind, tool_output, tool_expiry, conformance_script, restart_durability, and since 1.1 ui_state_patch, resume_catch_up, assistant_stream and retry, and since 1.2 cancel, multi_attach and state_window; receivers must tolerate others.",
+            "description": "An optional feature the server offers. Known names: rewind, tool_output, tool_expiry, conformance_script, restart_durability, and since 1.1 ui_state_patch, resume_catch_up, assistant_stream and retry, since 1.2 cancel, multi_attach and state_window, and since 1.3 reasoning and usage; receivers must tolerate others.",
             "type": "string",
             "minLength": 1,
             "examples": Capability::KNOWN,

@@ -11,6 +11,8 @@
 
 use chatwire_schema::chat::assistant_message::AssistantMessage;
 use chatwire_schema::chat::assistant_message_delta::AssistantMessageDelta;
+use chatwire_schema::chat::reasoning::Reasoning;
+use chatwire_schema::chat::reasoning_delta::ReasoningDelta;
 use chatwire_schema::chat::retry_accepted::RetryAccepted;
 use chatwire_schema::chat::rewind_complete::RewindComplete;
 use chatwire_schema::chat::run_complete::{RunComplete, RunCompleteStatus};
@@ -21,6 +23,7 @@ use chatwire_schema::chat::tool_call_dismiss::{Initiator, ToolCallDismiss};
 use chatwire_schema::chat::tool_output::{ApprovalDecision, ToolOutput};
 use chatwire_schema::chat::tool_progress::{Fraction, ToolProgress};
 use chatwire_schema::chat::user_message_accepted::UserMessageAccepted;
+use chatwire_schema::usage::{Cost, Usage};
 use chatwire_schema::{reduce_all, DisplayItem, Id, ServerFrame, UiEvent, UiState};
 use proptest::prelude::*;
 use proptest::sample::Index;
@@ -96,6 +99,11 @@ pub struct TurnPlan {
     pub stream_chunks: u8,
     /// Retry a turn that ended, after an item of it picked here, and run it again (since 1.1).
     pub retry_after: Option<Index>,
+    /// Reason before the first message (since 1.3): 0 not, 1 whole, 2 streamed in the turn's
+    /// `stream_chunks` deltas, 3 streamed and then redacted with a payload.
+    pub reason: u8,
+    /// The usage the turn's run slices report (since 1.3), in tokens; none when absent.
+    pub usage: Option<u16>,
 }
 
 #[derive(Clone, Debug)]
@@ -183,14 +191,18 @@ pub fn turn_strategy() -> impl Strategy<Value = TurnPlan> {
         proptest::option::weighted(0.25, any::<Index>()),
         prop_oneof![2 => Just(0u8), 1 => 1u8..4],
         proptest::option::weighted(0.25, any::<Index>()),
+        prop_oneof![2 => Just(0u8), 1 => 1u8..4],
+        proptest::option::weighted(0.4, any::<u16>()),
     )
-        .prop_map(|(say_first, batches, end, rewind_to, stream_chunks, retry_after)| TurnPlan {
+        .prop_map(|(say_first, batches, end, rewind_to, stream_chunks, retry_after, reason, usage)| TurnPlan {
             say_first,
             batches,
             end,
             rewind_to,
             stream_chunks,
             retry_after,
+            reason,
+            usage,
         })
 }
 
@@ -208,6 +220,8 @@ pub struct Builder {
     pub pending: Vec<Id>,
     /// How many deltas each message of the current turn streams before its end frame.
     pub stream_chunks: u8,
+    /// The usage the current turn's first run slice reports (since 1.3).
+    pub usage: Option<u16>,
 }
 
 impl Builder {
@@ -232,12 +246,52 @@ impl Builder {
             RunCompleteStatus::Failed => (None, Some("tool crashed".to_owned())),
             _ => (None, None),
         };
+        let usage = self.usage.take();
         self.push(ServerFrame::RunComplete(RunComplete {
             seq,
             invocation_id: invocation.clone(),
             status,
             reason,
             error,
+            // The turn's first slice reports it: how many slices a turn has depends on the order
+            // its calls settle in, and the display-order property compares whole states.
+            usage: usage.map(|tokens| Usage {
+                input_tokens: u64::from(tokens),
+                output_tokens: 1,
+                reasoning_tokens: (tokens % 2 == 0).then_some(2),
+                cached_input_tokens: None,
+                cost: (tokens % 3 == 0).then(|| Cost { amount: "0.001".into(), currency: "USD".into() }),
+            }),
+            ts: TS.into(),
+        }));
+    }
+
+    /// Reasoning (since 1.3, `STATE-054`, `STATE-055`): `how` as [`TurnPlan::reason`].
+    fn reason(&mut self, invocation: &Id, item: Id, how: u8) {
+        let text = format!("Thinking about {item}.");
+        let chunks = if how >= 2 { usize::from(self.stream_chunks.max(1)) } else { 0 };
+        let mut from = 0;
+        for k in 0..chunks {
+            let to = if k + 1 == chunks { text.len() } else { from + 3 };
+            let seq = self.next_seq();
+            self.push(ServerFrame::ReasoningDelta(ReasoningDelta {
+                seq,
+                invocation_id: invocation.clone(),
+                item_id: item.clone(),
+                text: text[from..to].to_owned(),
+                ts: "2026-11-22T09:59:58Z".into(),
+            }));
+            from = to;
+        }
+        let redacted = how == 3;
+        let seq = self.next_seq();
+        self.push(ServerFrame::Reasoning(Reasoning {
+            seq,
+            invocation_id: invocation.clone(),
+            item_id: item,
+            text: if redacted { String::new() } else { text },
+            redacted,
+            encrypted: redacted.then(|| "c2lnbmVk+/=".to_owned()),
             ts: TS.into(),
         }));
     }
@@ -430,8 +484,14 @@ impl Builder {
 
 /// Turns a plan into a valid event sequence; `alt` settles every batch in its alternative order.
 pub fn build(plan: &Plan, alt: bool) -> Vec<ServerFrame> {
-    let mut b =
-        Builder { frames: Vec::new(), seq: 0, live_invocations: Vec::new(), pending: Vec::new(), stream_chunks: 0 };
+    let mut b = Builder {
+        frames: Vec::new(),
+        seq: 0,
+        live_invocations: Vec::new(),
+        pending: Vec::new(),
+        stream_chunks: 0,
+        usage: None,
+    };
     for (t, turn) in plan.turns.iter().enumerate() {
         for call in std::mem::take(&mut b.pending) {
             b.dismiss(&call, Initiator::Server, "superseded", None);
@@ -449,6 +509,10 @@ pub fn build(plan: &Plan, alt: bool) -> Vec<ServerFrame> {
         b.run_started(&invocation);
         b.live_invocations.push(invocation.clone());
         b.stream_chunks = turn.stream_chunks;
+        b.usage = turn.usage;
+        if turn.reason > 0 {
+            b.reason(&invocation, id(format!("t{t}-thought")), turn.reason);
+        }
         if turn.say_first {
             b.say(&invocation, id(format!("t{t}-hello")));
         }
@@ -536,7 +600,7 @@ pub struct ArbitraryEvent {
 }
 
 pub fn arbitrary_event_strategy() -> impl Strategy<Value = ArbitraryEvent> {
-    (0u8..12, any::<Index>(), any::<Index>(), prop::bool::weighted(0.15), any::<bool>(), any::<bool>(), 0u8..12)
+    (0u8..14, any::<Index>(), any::<Index>(), prop::bool::weighted(0.15), any::<bool>(), any::<bool>(), 0u8..12)
         .prop_map(|(kind, pick_a, pick_b, fresh_id, target_settled, flag, variant)| ArbitraryEvent {
             kind,
             pick_a,
@@ -659,6 +723,38 @@ pub fn materialize(a: &ArbitraryEvent, state: &UiState, n: usize) -> ServerFrame
             ][usize::from(a.variant % 4)],
             reason: None,
             error: None,
+            usage: a.flag.then(|| Usage {
+                input_tokens: u64::from(a.variant),
+                output_tokens: 1,
+                reasoning_tokens: None,
+                cached_input_tokens: None,
+                cost: Some(Cost {
+                    amount: "0.5".into(),
+                    currency: if a.variant.is_multiple_of(2) { "USD" } else { "EUR" }.into(),
+                }),
+            }),
+            ts,
+        }),
+        12 => ServerFrame::ReasoningDelta(ReasoningDelta {
+            seq,
+            invocation_id: invocation,
+            item_id: match state.open_reasoning() {
+                Some(open) if !a.flag => open.id.clone(),
+                _ => pick(&items, &a.pick_b, a.fresh_id, n),
+            },
+            text: "hmm".into(),
+            ts,
+        }),
+        13 => ServerFrame::Reasoning(Reasoning {
+            seq,
+            invocation_id: invocation,
+            item_id: match state.open_reasoning() {
+                Some(open) if !a.flag => open.id.clone(),
+                _ => pick(&items, &a.pick_b, a.fresh_id, n),
+            },
+            text: if a.variant.is_multiple_of(3) { String::new() } else { "hmm".into() },
+            redacted: a.variant.is_multiple_of(2),
+            encrypted: None,
             ts,
         }),
         10 => ServerFrame::AssistantMessageDelta(AssistantMessageDelta {

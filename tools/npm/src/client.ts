@@ -102,19 +102,25 @@ export interface SessionInfo extends SessionResume {
 }
 
 /**
+ * The newest version this client speaks. Protocol 1.3 is in progress and the client does not
+ * apply its `chat.reasoning_delta` yet, so it offers no version above 1.2 until it does.
+ */
+const NEWEST_SPOKEN = "1.2";
+
+/**
  * The versions a client offers by default, newest first: a 1.2 server answers 1.2 (`cancel`,
  * `response_schema`), a 1.1 server 1.1 (patches and catch-up resumes, every feature it implements
  * in force), a 1.0 server 1.0 (`SESSION-012`).
  */
-export const OFFERED_VERSIONS: readonly string[] = SUPPORTED_VERSIONS;
+export const OFFERED_VERSIONS: readonly string[] = SUPPORTED_VERSIONS.slice(SUPPORTED_VERSIONS.indexOf(NEWEST_SPOKEN));
 
 /**
  * The features a takeover asks for when the client has no list of its own and no welcome to copy
- * one from: every feature of the newest version but `multi_attach` (a takeover closes the other
+ * one from: every feature of the newest version it speaks but `multi_attach` (a takeover closes the other
  * tabs) and `state_window` (a windowed client names its own features), and a server ignores names
  * it does not implement.
  */
-const TAKEOVER_FEATURES: readonly Capability[] = VERSION_FACTS[PROTOCOL_VERSION].features.filter(
+const TAKEOVER_FEATURES: readonly Capability[] = VERSION_FACTS[NEWEST_SPOKEN].features.filter(
   (f) => f !== "multi_attach" && f !== "state_window",
 );
 

@@ -17,8 +17,11 @@ The websockets traps this file avoids, each marked where it is handled:
   * subprotocols: websockets' `subprotocols=["chatwire.v1"]` refuses a handshake that offers no
     subprotocol with HTTP 400; TRANSPORT-004 requires accepting it, so `select_subprotocol` decides.
   * pings: websockets' keepalive closes with 1011 when a pong is late; it is off, and an idle
-    connection gets our own ping and is closed with 1001 (TRANSPORT-011). Pongs to the client's
-    pings are automatic (TRANSPORT-010).
+    connection gets our own ping (TRANSPORT-011). A ping waits behind every byte the client is
+    owed, so a slow reader answers it late: the connection is closed, with 1001 and nothing
+    queued before it, only when it answered no ping *and* took no byte for a whole period
+    (TRANSPORT-019, TRANSPORT-020; the kernel's count of bytes the peer acknowledged). Pongs to
+    the client's pings are automatic (TRANSPORT-010).
   * commit before send: frames go to a bounded per-connection outbox only after the store has
     committed them (sessions.Hub.emit), so a crash never shows a client an event the database lost.
   * send queue: `ws.send` only waits while the client does not read, so without a bound of our own
@@ -34,6 +37,8 @@ import argparse
 import asyncio
 import re
 import signal
+import socket
+import struct
 import sys
 import time
 from collections.abc import Sequence
@@ -65,6 +70,10 @@ HELLO_DEADLINE_S: Final = 30.0  # TRANSPORT-012
 IDLE_PING_S: Final = 30.0  # TRANSPORT-011
 WRITE_TIMEOUT_S: Final = 10.0
 CLOSE_HANDSHAKE_S: Final = 5.0  # TRANSPORT-016: after this a 4008 close drops the TCP connection
+UNRESPONSIVE_CLOSE_S: Final = 2.0  # TRANSPORT-020: for the 1001 close, then as long for its reply
+# struct tcp_info (linux/tcp.h): tcpi_bytes_acked, a u64 at byte 120 (Linux 4.1 and later).
+_TCPI_BYTES_ACKED: Final = struct.Struct("=Q")
+_TCPI_BYTES_ACKED_AT: Final = 120
 # Flow control: a turn waits while more than PACE_BYTES are unsent, unless the client took nothing
 # for STALLED_S, which is a client that stopped reading (it is left to the send-queue bound).
 PACE_BYTES: Final = SEND_QUEUE_MAX_BYTES // 4
@@ -82,9 +91,10 @@ def select_subprotocol(_ws: ServerConnection, offered: Sequence[Subprotocol]) ->
 class Connection:
     """One WebSocket connection: a bounded outbox drained by a writer task, and the reader."""
 
-    def __init__(self, ws: ServerConnection, hub: Hub) -> None:
+    def __init__(self, ws: ServerConnection, hub: Hub, idle_ping_s: float = IDLE_PING_S) -> None:
         self.ws = ws
         self.hub = hub
+        self.idle_ping_s = idle_ping_s
         self.session: Session | None = None
         # Until a hello is accepted: the newest version spoken, which decides which types exist (ERROR-007).
         self.negotiated = Negotiated(hub.versions[0], None)
@@ -96,6 +106,24 @@ class Connection:
         self.unsent_bytes = 0
         self.taken = asyncio.Event()  # set by the writer each time the client takes a frame
         self.last_taken = time.monotonic()  # when it last took one, or its queue last filled
+        self.sent_bytes = 0  # every byte handed to the socket, for peer_taken where TCP_INFO is missing
+
+    def peer_taken(self) -> int:
+        """Bytes the peer has taken so far (TRANSPORT-019): what its side acknowledged, which grows
+        only as it reads once its receive buffer is full; where the kernel does not say (not Linux),
+        the bytes handed to the socket."""
+        sock = self.ws.transport.get_extra_info("socket")
+        tcp_info = getattr(socket, "TCP_INFO", None)
+        if sock is not None and tcp_info is not None:
+            try:
+                info = sock.getsockopt(socket.IPPROTO_TCP, tcp_info, 256)
+            except OSError:
+                info = b""
+            end = _TCPI_BYTES_ACKED_AT + _TCPI_BYTES_ACKED.size
+            if len(info) >= end:
+                acked: int = _TCPI_BYTES_ACKED.unpack_from(info, _TCPI_BYTES_ACKED_AT)[0]
+                return acked
+        return self.sent_bytes
 
     # Peer protocol (sessions.Peer)
     def send_text(self, text: str) -> None:
@@ -126,11 +154,16 @@ class Connection:
     def overflow(self) -> None:
         """The client does not take its frames: drop the unsent ones and close with 4008. Nothing is
         lost, the store holds every committed event and a resume rebuilds the state (TRANSPORT-017)."""
+        self.end_early(CLOSE_CODES["send_queue_overflow"], "send queue overflow")
+
+    def end_early(self, code: int, reason: str) -> None:
+        """Drops every frame still queued and queues the close in their place: after the frame in
+        flight, nothing but the close goes out (TRANSPORT-016, TRANSPORT-020)."""
         self.closing = True
         while not self.outbox.empty():
             self.outbox.get_nowait()
         self.unsent_bytes = 0
-        self.outbox.put_nowait((CLOSE_CODES["send_queue_overflow"], "send queue overflow"))
+        self.outbox.put_nowait((code, reason))
 
     def close(self, code: int, reason: str) -> None:
         if self.closing:
@@ -167,27 +200,43 @@ class Connection:
     async def _send_all(self, texts: list[str]) -> None:
         for text in texts:
             await self.ws.send(text)
+            self.sent_bytes += len(text.encode("utf-8"))
             if not self.closing:
                 self.unsent_bytes -= len(text.encode("utf-8"))
             self.last_taken = time.monotonic()
             self.taken.set()
 
     async def keepalive(self) -> None:
-        """Pings a connection idle for IDLE_PING_S and closes it with 1001 if no pong comes."""
+        """Pings a connection idle for `idle_ping_s` (TRANSPORT-011). Its pong may come late: the
+        ping waits behind everything the client is owed. A period in which the client took bytes
+        is a period it was reading, so the wait goes on (TRANSPORT-019); a period with no pong and
+        no byte taken closes it with 1001, nothing queued going out before the close
+        (TRANSPORT-020)."""
         while True:
-            await asyncio.sleep(IDLE_PING_S)
-            if time.monotonic() - self.last_heard < IDLE_PING_S:
+            await asyncio.sleep(self.idle_ping_s)
+            if time.monotonic() - self.last_heard < self.idle_ping_s:
                 continue
             try:
                 pong = await self.ws.ping()
-                await asyncio.wait_for(pong, IDLE_PING_S)
-            except asyncio.TimeoutError:
-                self.close(CLOSE_CODES["going_away"], "peer unresponsive")
-                # A client that reads nothing never takes the close either: drop it.
-                await asyncio.sleep(CLOSE_HANDSHAKE_S)
-                self.ws.transport.abort()
-                return
             except ConnectionClosed:
+                return
+            mark = self.peer_taken() + 2  # the ping frame's own two bytes are not the peer's progress
+            while True:
+                try:
+                    await asyncio.wait_for(asyncio.shield(pong), self.idle_ping_s)
+                    break
+                except asyncio.TimeoutError:
+                    taken = self.peer_taken()
+                    if taken > mark:
+                        mark = taken
+                        continue
+                except ConnectionClosed:
+                    return
+                self.end_early(CLOSE_CODES["going_away"], "peer unresponsive")
+                # A peer that reads nothing may not take the close either: its own short deadline,
+                # then as long for the reply, then the TCP connection goes.
+                await asyncio.sleep(2 * UNRESPONSIVE_CLOSE_S)
+                self.ws.transport.abort()
                 return
 
     async def reader(self) -> None:
@@ -275,6 +324,9 @@ async def main() -> int:
     parser.add_argument("--conformance", action="store_true", help="play session.hello.script instead of the model")
     parser.add_argument("--max-frame-bytes", type=int, default=DEFAULT_MAX_FRAME_BYTES)  # TRANSPORT-013
     parser.add_argument(
+        "--idle-ping-seconds", type=float, default=IDLE_PING_S, help="ping a connection silent this long (default: 30)"
+    )
+    parser.add_argument(
         "--versions",
         default=",".join(TEMPLATE_VERSIONS),
         help=f"protocol versions to speak, comma-separated (default: {','.join(TEMPLATE_VERSIONS)}); 1.0 makes a 1.0-only backend",
@@ -292,7 +344,7 @@ async def main() -> int:
     await hub.recover()
 
     async def handler(ws: ServerConnection) -> None:
-        conn = Connection(ws, hub)
+        conn = Connection(ws, hub, args.idle_ping_seconds)
         tasks = [asyncio.create_task(conn.writer()), asyncio.create_task(conn.keepalive())]
         try:
             await conn.reader()

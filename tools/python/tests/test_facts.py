@@ -75,4 +75,9 @@ def test_a_connection_detached_past_the_bound_is_ended_as_its_version_defines() 
     from chatwire.attach import detached_code
 
     ended = {v: (detached_code(v), facts.FATAL_CLOSE_CODES[detached_code(v)]) for v in facts.SUPPORTED_VERSIONS}
-    assert ended == {"1.0": ("session_taken_over", 4001), "1.1": ("session_taken_over", 4001), "1.2": ("session_detached", 4003)}
+    assert ended == {
+        "1.0": ("session_taken_over", 4001),
+        "1.1": ("session_taken_over", 4001),
+        "1.2": ("session_detached", 4003),
+        "1.3": ("session_detached", 4003),
+    }

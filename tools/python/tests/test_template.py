@@ -15,6 +15,7 @@ import socket
 import struct
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -182,3 +183,123 @@ def test_a_1_0_only_template_knows_no_cancel(server_1_0: str) -> None:
     plain = {"type": "session.hello", "id": "h-2", "versions": ["1.2", "1.1", "1.0"]}
     welcome, _, unknown = asyncio.run(_exchange(server_1_0, plain, {"type": "chat.cancel", "id": "c-1", "invocation_id": "inv-1"}))
     assert (welcome["version"], "cancel" in welcome["capabilities"], unknown["code"], unknown["in_reply_to"]) == ("1.0", False, "unknown_type", "c-1")
+
+
+def _raw_open(url: str, recv_buffer: int | None = None) -> tuple[socket.socket, bytes]:
+    """A raw WebSocket connection (handshake done) and the bytes read past the handshake."""
+    host, port = url.removeprefix("ws://").removesuffix("/ws").split(":")
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    if recv_buffer is not None:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, recv_buffer)
+    sock.settimeout(DEADLINE_S)
+    sock.connect((host, int(port)))
+    key = base64.b64encode(os.urandom(16)).decode()
+    sock.sendall(
+        f"GET /ws HTTP/1.1\r\nHost: {host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n".encode()
+    )
+    response = b""
+    while b"\r\n\r\n" not in response:
+        chunk = sock.recv(4096)
+        assert chunk, "the server closed during the handshake"
+        response += chunk
+    assert response.startswith(b"HTTP/1.1 101")
+    return sock, response.split(b"\r\n\r\n", 1)[1]
+
+
+def _masked_frame(opcode_byte: int, payload: bytes) -> bytes:
+    """A client frame of any length (RFC 6455 section 5.2)."""
+    n = len(payload)
+    if n < 126:
+        header = bytes([opcode_byte, 0x80 | n])
+    elif n < 1 << 16:
+        header = bytes([opcode_byte, 0x80 | 126]) + struct.pack("!H", n)
+    else:
+        header = bytes([opcode_byte, 0x80 | 127]) + struct.pack("!Q", n)
+    mask = os.urandom(4)
+    return header + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+
+
+def _server_frame(data: bytes) -> tuple[int, bytes, bytes] | None:
+    """The first whole (unmasked) server frame in `data`: opcode, payload, the rest; None if partial."""
+    if len(data) < 2:
+        return None
+    n, at = data[1] & 0x7F, 2
+    if n == 126:
+        if len(data) < 4:
+            return None
+        n, at = struct.unpack("!H", data[2:4])[0], 4
+    elif n == 127:
+        if len(data) < 10:
+            return None
+        n, at = struct.unpack("!Q", data[2:10])[0], 10
+    if len(data) < at + n:
+        return None
+    return data[0] & 0x0F, data[at : at + n], data[at + n :]
+
+
+def _say_turn(sock: socket.socket, says: int, chars: int) -> None:
+    steps = [{"op": "say", "markdown": f"{k:04} " + "x" * chars} for k in range(says)]
+    hello = {"type": "session.hello", "id": "h1", "versions": ["1.2"], "script": {"turns": [{"steps": steps}]}}
+    sock.sendall(_masked_frame(0x81, json.dumps(hello).encode()))
+    sock.sendall(_masked_frame(0x81, json.dumps({"type": "chat.user_message", "id": "m1", "text": "go"}).encode()))
+
+
+@pytest.fixture
+def quick_pings(tmp_path: Path) -> Iterator[str]:
+    """The template pinging a connection silent for 1 s (the default is 30 s)."""
+    yield from _start(tmp_path, "--conformance", "--idle-ping-seconds", "1")
+
+
+def test_transport_019_a_slow_reader_is_kept_while_it_reads_however_late_its_pong(quick_pings: str) -> None:
+    """A 300 KB turn read at 40 KB/s (7.5 s) through a 1 s keep-alive: its ping waits behind the
+    turn and is answered late; the connection is not cut, and answers the pings that follow."""
+    sock, data = _raw_open(quick_pings, recv_buffer=8 * 1024)
+    with sock:
+        _say_turn(sock, 3, 50_000)
+        started = time.monotonic()
+        read, pings, done = 0, 0, False
+        closes: list[bytes] = []
+        while time.monotonic() - started < 30 and not closes and not (done and pings >= 2):
+            frame = _server_frame(data)
+            if frame is None:
+                chunk = sock.recv(1024)
+                assert chunk, f"the server ended the connection after {read} bytes"
+                data += chunk
+                time.sleep(len(chunk) / 40_000)
+                continue
+            opcode, payload, data = frame
+            if opcode == 0x1:
+                read += len(payload)
+                done = done or b'"chat.run_complete"' in payload
+            elif opcode == 0x9:
+                pings += 1
+                sock.sendall(_masked_frame(0x8A, payload))
+            elif opcode == 0x8:
+                closes.append(payload)
+        took = time.monotonic() - started
+        assert not closes, f"closed after {read} bytes in {took:.1f} s: {closes}"
+        assert done and read >= 300_000 and took > 2, f"{read} bytes in {took:.1f} s"
+
+
+def test_transport_020_a_peer_that_answers_no_ping_gets_a_1001_close(quick_pings: str) -> None:
+    """A peer that reads nothing after its welcome: a ping after 1 s, the 1001 close after 2 s,
+    both in its socket when it looks after 3.5 s."""
+    sock, data = _raw_open(quick_pings)
+    with sock:
+        sock.sendall(_masked_frame(0x81, json.dumps({"type": "session.hello", "id": "h1", "versions": ["1.2"]}).encode()))
+        time.sleep(3.5)
+        opcodes: list[tuple[int, bytes]] = []
+        sock.settimeout(0.5)
+        while not opcodes or opcodes[-1][0] != 0x8:
+            frame = _server_frame(data)
+            if frame is None:
+                chunk = sock.recv(4096)
+                assert chunk, f"the connection ended without a close frame after {opcodes}"
+                data += chunk
+                continue
+            opcode, payload, data = frame
+            opcodes.append((opcode, payload))
+        assert [o for o, _ in opcodes] == [0x1, 0x1, 0x9, 0x8], opcodes
+        close = opcodes[-1][1]
+        assert struct.unpack("!H", close[:2])[0] == CLOSE_CODES["going_away"] and close[2:] == b"peer unresponsive"

@@ -432,6 +432,7 @@ mod bare {
             status: RunCompleteStatus::Completed,
             reason: Some("completed".into()),
             error: None,
+            usage: None,
             ts,
         }));
     }

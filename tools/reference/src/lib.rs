@@ -24,6 +24,7 @@ mod cli;
 mod config;
 mod conn;
 pub mod fault;
+mod keepalive;
 mod outbox;
 mod protocol;
 mod server;

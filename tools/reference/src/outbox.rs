@@ -10,9 +10,15 @@
 //! frame, exactly as if it had dropped (`TRANSPORT-017`).
 //!
 //! The writer hands the frames queued together (up to [`FLUSH_AT`] bytes) to the WebSocket layer
-//! before it flushes, so the frames of one change reach the socket in one write.
+//! before it flushes, so the frames of one change reach the socket in one write. A write fails
+//! only when the socket took no byte for a whole write deadline: a peer that reads slowly is
+//! slow, not gone (`TRANSPORT-019`).
+//!
+//! A connection ends early in one of two ways ([`Ending`]): its queue overflowed (4008), or it
+//! answered no ping and read nothing (1001, `TRANSPORT-020`). Either way what is still queued is
+//! dropped and the close goes out right after the frame in flight, within a deadline of its own.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -24,6 +30,7 @@ use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode as WsClos
 use tokio_tungstenite::tungstenite::protocol::CloseFrame;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 
+use crate::keepalive::Progress;
 use crate::protocol::Negotiated;
 
 /// The reference's default bound on a connection's unsent bytes: 4 MiB, a quarter of the most
@@ -35,6 +42,15 @@ pub const DEFAULT_SEND_QUEUE_BYTES: u64 = 4 * 1024 * 1024;
 /// How long the peer has to answer the 4008 close once it is on the wire before the TCP
 /// connection is dropped (`TRANSPORT-016`).
 pub(crate) const OVERFLOW_CLOSE_REPLY: Duration = Duration::from_secs(5);
+
+/// How long the 1001 close of a connection found unresponsive may take to reach the socket, and
+/// then the peer's close reply to arrive, before the TCP connection is dropped (`TRANSPORT-020`):
+/// short, because the peer has read nothing for a whole idle period already.
+pub(crate) const UNRESPONSIVE_CLOSE: Duration = Duration::from_secs(2);
+
+/// The reason phrase of the 1001 close of a connection found unresponsive (`TRANSPORT-020`);
+/// informative, as every reason phrase.
+pub(crate) const UNRESPONSIVE_REASON: &str = "peer unresponsive";
 
 /// The bytes of text the writer hands the WebSocket layer before it flushes, however much more is
 /// queued: a frame counts in the send queue until flushed, so this is how far the count may run
@@ -81,8 +97,8 @@ impl ConnHandle {
     /// Queues a frame. A text frame that would take the send queue over its bound is refused and
     /// the connection closes with 4008 ([`SendQueue`]); `false` says the frame was not queued.
     pub fn send(&self, item: Outgoing) -> bool {
-        if self.queue.has_overflowed() {
-            // Closing with 4008: nothing but that close goes out any more (not even a ping).
+        if self.queue.ending().is_some() {
+            // Closing (4008 or 1001): nothing but that close goes out any more (not even a ping).
             return false;
         }
         let text_len = match &item {
@@ -113,7 +129,7 @@ impl ConnHandle {
     /// goes out with the event before it (`TRANSPORT-016`'s single-frame exception, taken per
     /// unit). `false`: not all were queued, and the connection is closing with 4008.
     pub fn send_all(&self, texts: Vec<String>) -> bool {
-        if self.queue.has_overflowed() || !self.queue.reserve(texts.iter().map(String::len).sum()) {
+        if self.queue.ending().is_some() || !self.queue.reserve(texts.iter().map(String::len).sum()) {
             return false;
         }
         let mut texts = texts.into_iter();
@@ -130,25 +146,56 @@ impl ConnHandle {
     }
 }
 
+/// Why a connection's writer stops sending what is queued, and which close goes out instead.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Ending {
+    /// The send queue overflowed: close 4008 (`TRANSPORT-016`).
+    Overflow = 1,
+    /// No pong and no byte taken for a whole idle period: close 1001 (`TRANSPORT-020`).
+    Unresponsive = 2,
+}
+
+impl Ending {
+    fn from_u8(n: u8) -> Option<Ending> {
+        match n {
+            1 => Some(Ending::Overflow),
+            2 => Some(Ending::Unresponsive),
+            _ => None,
+        }
+    }
+
+    /// The close frame that replaces what was queued.
+    fn close(self) -> Message {
+        match self {
+            Ending::Overflow => close_message(CloseCode::SendQueueOverflow),
+            Ending::Unresponsive => Message::Close(Some(CloseFrame {
+                code: WsCloseCode::from(CloseCode::GoingAway.code()),
+                reason: UNRESPONSIVE_REASON.into(),
+            })),
+        }
+    }
+}
+
 /// The byte count of one connection's unsent frames.
 #[derive(Debug)]
 pub(crate) struct SendQueue {
     bytes: AtomicUsize,
     /// `None`: unbounded (only the planted fault `unbounded-send-queue`).
     bound: Option<usize>,
-    overflowed: AtomicBool,
-    overflow: Notify,
+    /// The connection's [`Ending`] (0 while it has none).
+    ending: AtomicU8,
+    ended: Notify,
 }
 
 impl SendQueue {
     pub fn new(bound: Option<usize>) -> Self {
-        SendQueue { bytes: AtomicUsize::new(0), bound, overflowed: AtomicBool::new(false), overflow: Notify::new() }
+        SendQueue { bytes: AtomicUsize::new(0), bound, ending: AtomicU8::new(0), ended: Notify::new() }
     }
 
     /// Counts a text frame of `len` bytes in, or refuses it and overflows the queue when it would
     /// take a non-empty queue over the bound (or the queue already overflowed).
     pub fn reserve(&self, len: usize) -> bool {
-        if self.has_overflowed() {
+        if self.ending().is_some() {
             return false;
         }
         let before = self.bytes.fetch_add(len, Ordering::AcqRel);
@@ -174,21 +221,38 @@ impl SendQueue {
 
     /// Overflows the queue: the writer sends nothing more but the 4008 close.
     pub fn overflow(&self) {
-        if !self.overflowed.swap(true, Ordering::AcqRel) {
+        if self.end(Ending::Overflow) {
             eprintln!("chatwire-reference: a client took its frames too slowly; closing with 4008");
-            self.overflow.notify_one();
         }
+    }
+
+    /// Ends the connection for `why`, unless it is ending already: the writer drops what is
+    /// queued and sends `why`'s close. `false`: it was ending already.
+    pub fn end(&self, why: Ending) -> bool {
+        let ended = self.ending.compare_exchange(0, why as u8, Ordering::AcqRel, Ordering::Acquire).is_ok();
+        if ended {
+            self.ended.notify_one();
+        }
+        ended
+    }
+
+    /// Why the connection is ending, once it is.
+    pub fn ending(&self) -> Option<Ending> {
+        Ending::from_u8(self.ending.load(Ordering::Acquire))
     }
 
     /// Whether the queue overflowed.
     pub fn has_overflowed(&self) -> bool {
-        self.overflowed.load(Ordering::Acquire)
+        self.ending() == Some(Ending::Overflow)
     }
 
-    /// Resolves once the queue has overflowed (one waiter: the writer).
-    async fn overflowed(&self) {
-        if !self.has_overflowed() {
-            self.overflow.notified().await;
+    /// Resolves once the connection is ending (one waiter: the writer).
+    async fn ended(&self) -> Ending {
+        loop {
+            if let Some(why) = self.ending() {
+                return why;
+            }
+            self.ended.notified().await;
         }
     }
 }
@@ -197,39 +261,62 @@ impl SendQueue {
 enum Step {
     /// Done; go on.
     Done,
-    /// The queue overflowed meanwhile: only the 4008 close goes out now.
-    Overflowed,
-    /// The socket failed or the write took too long: the writer stops.
+    /// The connection is ending meanwhile: only its close goes out now.
+    Ended(Ending),
+    /// The socket failed or took nothing for a whole write deadline: the writer stops.
     Failed,
 }
 
-/// Runs one write to the WebSocket layer within `write_timeout`, unless the queue overflows first
-/// (the frame in flight then stays in the layer's buffer, ahead of the close).
-async fn step<F>(queue: &SendQueue, write_timeout: Duration, write: F) -> Step
+/// The writer's deadlines and what it measures them by.
+#[derive(Clone, Debug)]
+pub(crate) struct WriteDeadlines {
+    /// A write fails once the socket took no byte for this long.
+    pub write: Duration,
+    /// How long the frames in flight and the 4008 close may take after an overflow.
+    pub overflow: Duration,
+    /// The bytes the socket has taken (the peer's progress).
+    pub progress: Progress,
+}
+
+/// Runs one write to the WebSocket layer, unless the connection starts ending first (the frame
+/// in flight then stays in the layer's buffer, ahead of the close). The write fails when the
+/// socket took no byte for a whole write deadline; a peer that keeps reading, however slowly,
+/// keeps it going (`TRANSPORT-019`).
+async fn step<F>(queue: &SendQueue, deadlines: &WriteDeadlines, write: F) -> Step
 where
     F: std::future::Future<Output = Result<(), WsError>>,
 {
-    tokio::select! {
-        biased;
-        written = tokio::time::timeout(write_timeout, write) => match written {
-            Ok(Ok(())) => Step::Done,
-            _ => Step::Failed,
-        },
-        () = queue.overflowed() => Step::Overflowed,
+    tokio::pin!(write);
+    let mut seen = deadlines.progress.taken();
+    // Bounded: each round either ends or saw the socket take bytes, which only a reading peer
+    // makes it do for long.
+    loop {
+        tokio::select! {
+            biased;
+            written = &mut write => return if written.is_ok() { Step::Done } else { Step::Failed },
+            why = queue.ended() => return Step::Ended(why),
+            () = tokio::time::sleep(deadlines.write) => {
+                let now = deadlines.progress.taken();
+                if now == seen {
+                    return Step::Failed;
+                }
+                seen = now;
+            }
+        }
     }
 }
 
 /// The writer task of a connection: hands what is queued to the WebSocket layer and flushes
-/// whenever the queue is empty, each write within `write_timeout`, until a close is sent or the
-/// queue is gone; on overflow, the frames in flight are finished and the 4008 close follows them,
-/// both within `overflow_deadline` (the peer has stopped reading, so this waits for it to read
-/// again).
+/// whenever the queue is empty, each write within its deadline, until a close is sent or the
+/// queue is gone. When the connection ends early ([`Ending`]) what is still queued is dropped and
+/// its close follows the frames in flight: after an overflow within `deadlines.overflow` (the peer
+/// has stopped reading, so this waits for it to read again), for an unresponsive peer within
+/// [`UNRESPONSIVE_CLOSE`].
 pub(crate) async fn write_loop<S>(
     mut sink: S,
     mut rx: mpsc::Receiver<Outgoing>,
     queue: &SendQueue,
-    write_timeout: Duration,
-    overflow_deadline: Duration,
+    deadlines: WriteDeadlines,
 ) where
     S: Sink<Message, Error = WsError> + Unpin,
 {
@@ -237,39 +324,39 @@ pub(crate) async fn write_loop<S>(
     let mut dirty = false;
     let mut unflushed = 0;
     // Bounded: every iteration takes one item from the queue, and the loop ends with it.
-    let overflowed = loop {
+    let ended = loop {
         let item = match rx.try_recv() {
             Ok(item) => item,
             Err(TryRecvError::Empty) => {
                 if std::mem::take(&mut dirty) {
-                    match step(queue, write_timeout, sink.flush()).await {
+                    match step(queue, &deadlines, sink.flush()).await {
                         Step::Done => queue.release(std::mem::take(&mut unflushed)),
-                        Step::Overflowed => break true,
-                        Step::Failed => break false,
+                        Step::Ended(why) => break Some(why),
+                        Step::Failed => break None,
                     }
                 }
                 tokio::select! {
                     biased;
-                    () = queue.overflowed() => break true,
+                    why = queue.ended() => break Some(why),
                     item = rx.recv() => match item {
                         Some(item) => item,
-                        None => break false,
+                        None => break None,
                     },
                 }
             }
             Err(TryRecvError::Disconnected) => {
-                let _ = step(queue, write_timeout, sink.flush()).await;
-                break false;
+                let _ = step(queue, &deadlines, sink.flush()).await;
+                break None;
             }
         };
         dirty = true;
         let done = match item {
             Outgoing::Text(text) => {
                 unflushed += text.len();
-                match step(queue, write_timeout, sink.feed(Message::text(text))).await {
+                match step(queue, &deadlines, sink.feed(Message::text(text))).await {
                     Step::Done if unflushed >= FLUSH_AT => {
                         dirty = false;
-                        let done = step(queue, write_timeout, sink.flush()).await;
+                        let done = step(queue, &deadlines, sink.flush()).await;
                         if matches!(done, Step::Done) {
                             queue.release(std::mem::take(&mut unflushed));
                         }
@@ -278,14 +365,14 @@ pub(crate) async fn write_loop<S>(
                     done => done,
                 }
             }
-            Outgoing::Ping => step(queue, write_timeout, sink.feed(Message::Ping(Vec::new().into()))).await,
+            Outgoing::Ping => step(queue, &deadlines, sink.feed(Message::Ping(Vec::new().into()))).await,
             Outgoing::Close(code) => {
-                let _ = step(queue, write_timeout, sink.send(close_message(code))).await;
-                break false;
+                let _ = step(queue, &deadlines, sink.send(close_message(code))).await;
+                break None;
             }
             Outgoing::Flush(ack) => {
                 dirty = false;
-                let done = step(queue, write_timeout, sink.flush()).await;
+                let done = step(queue, &deadlines, sink.flush()).await;
                 if matches!(done, Step::Done) {
                     queue.release(std::mem::take(&mut unflushed));
                 }
@@ -295,20 +382,21 @@ pub(crate) async fn write_loop<S>(
         };
         match done {
             Step::Done => {}
-            Step::Overflowed => break true,
-            Step::Failed => break false,
+            Step::Ended(why) => break Some(why),
+            Step::Failed => break None,
         }
     };
     queue.release(unflushed);
-    if !overflowed {
-        return;
-    }
-    // Overflowed: nothing queued goes out any more (TRANSPORT-016).
+    let Some(why) = ended else { return };
+    // Ending early: nothing queued goes out any more (TRANSPORT-016, TRANSPORT-020).
     rx.close();
     while rx.try_recv().is_ok() {}
-    let close = close_message(CloseCode::SendQueueOverflow);
-    if tokio::time::timeout(overflow_deadline, sink.send(close)).await.is_err() {
-        eprintln!("chatwire-reference: the 4008 close could not be sent in {overflow_deadline:?}; dropped");
+    let deadline = match why {
+        Ending::Overflow => deadlines.overflow,
+        Ending::Unresponsive => UNRESPONSIVE_CLOSE,
+    };
+    if tokio::time::timeout(deadline, sink.send(why.close())).await.is_err() {
+        eprintln!("chatwire-reference: the close for {why:?} could not be sent in {deadline:?}; dropped");
     }
 }
 

@@ -1,5 +1,6 @@
-//! The WebSocket transport of one connection: the HTTP upgrade, bounded reads with idle pings,
-//! the writer task draining the connection's outbox, and the close handshake. Frames are handed
+//! The WebSocket transport of one connection: the HTTP upgrade, bounded reads with idle pings
+//! that tell a slow reader from a dead one ([`crate::keepalive`]), the writer task draining the
+//! connection's outbox, and the close handshake. Frames are handed
 //! to [`crate::conn::Conn`], which knows the protocol.
 
 use std::sync::Arc;
@@ -15,7 +16,10 @@ use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 
 use crate::config::Timeouts;
 use crate::conn::Conn;
-use crate::outbox::{write_loop, ConnHandle, Outgoing, OVERFLOW_CLOSE_REPLY};
+use crate::keepalive::{KeepAlive, Metered, Silence};
+use crate::outbox::{
+    write_loop, ConnHandle, Ending, Outgoing, WriteDeadlines, OVERFLOW_CLOSE_REPLY, UNRESPONSIVE_CLOSE,
+};
 use crate::session::Shared;
 
 /// Read buffer of the WebSocket layer per connection.
@@ -56,6 +60,9 @@ pub(crate) async fn serve_connection(
     #[allow(clippy::result_large_err)] // the callback signature is tungstenite's
     let callback =
         move |request: &Request, response: Response| negotiate_subprotocol(request, response, require_subprotocol);
+    // Every byte the socket takes is counted: the peer's progress, which keeps a slow reader
+    // alive (TRANSPORT-019).
+    let (tcp, progress) = Metered::tcp(tcp);
     let handshake = tokio_tungstenite::accept_hdr_async_with_config(tcp, callback, Some(config));
     let ws = match tokio::time::timeout(timeouts.handshake, handshake).await {
         Ok(Ok(ws)) => ws,
@@ -75,17 +82,23 @@ pub(crate) async fn serve_connection(
     // The peer has until the liveness deadline (two idle periods, TRANSPORT-011) to take the
     // frame in flight when its queue overflows, then the 4008 close goes out.
     let overflow_deadline = timeouts.idle.saturating_mul(2);
-    let write_timeout = shared.faults.wire.write_timeout(timeouts.write, overflow_deadline);
+    let deadlines = WriteDeadlines {
+        write: shared.faults.wire.write_timeout(timeouts.write, overflow_deadline),
+        overflow: overflow_deadline,
+        progress: progress.clone(),
+    };
     let mut writer = tokio::spawn(async move {
-        write_loop(sink, rx, &writer_queue, write_timeout, overflow_deadline).await;
+        write_loop(sink, rx, &writer_queue, deadlines).await;
     });
     let mut conn = Conn::new(shared, handle.clone());
-    let mut awaiting_pong = false;
+    let mut keepalive = KeepAlive::default();
     let mut writer_done = false;
     let mut shutting_down = false;
     // Dropped on purpose (a planted fault): no close handshake, the TCP connection just ends.
     let mut killed = false;
-    // Bounded: each iteration consumes one message or one idle period, and two idle periods end it.
+    // Bounded: each iteration consumes one message or one idle period; idle periods end it once
+    // the peer answers no ping and the socket takes nothing for one of them, which a peer that
+    // reads nothing reaches once the socket's buffers are full.
     loop {
         tokio::select! {
             _ = &mut writer => {
@@ -102,14 +115,20 @@ pub(crate) async fn serve_connection(
                 break;
             }
             read = tokio::time::timeout(timeouts.idle, stream.next()) => match read {
-                Err(_) if awaiting_pong => {
-                    eprintln!("chatwire-reference: connection {conn_id}: peer unresponsive, dropped");
-                    break;
-                }
-                Err(_) => {
-                    awaiting_pong = true;
-                    handle.send(Outgoing::Ping);
-                }
+                Err(_) => match keepalive.silent_period(progress.taken()) {
+                    Silence::Ping => {
+                        handle.send(Outgoing::Ping);
+                    }
+                    Silence::Reading => {}
+                    Silence::Unresponsive => {
+                        eprintln!(
+                            "chatwire-reference: connection {conn_id}: peer unresponsive (no pong, nothing read for {:?}); closing with 1001",
+                            timeouts.idle
+                        );
+                        handle.queue.end(Ending::Unresponsive);
+                        break;
+                    }
+                },
                 Ok(None) => break,
                 Ok(Some(Err(e))) => {
                     // The stream is finished after an error; the sink can still send the close.
@@ -120,7 +139,7 @@ pub(crate) async fn serve_connection(
                     break;
                 }
                 Ok(Some(Ok(message))) => {
-                    awaiting_pong = false;
+                    keepalive.heard();
                     match message {
                         Message::Text(text) => conn.on_text(text.as_str()).await,
                         Message::Binary(_) => conn.on_binary().await,
@@ -140,12 +159,12 @@ pub(crate) async fn serve_connection(
     drop(handle);
     // Let the writer finish the close handshake (bounded), then drain the peer's reply. A server
     // going away waits less: a peer that does not answer must not hold up the shutdown.
-    let close_wait = if shutting_down {
-        timeouts.write.min(SHUTDOWN_CLOSE_WAIT)
-    } else if handle_queue.has_overflowed() {
-        OVERFLOW_CLOSE_REPLY
-    } else {
-        timeouts.write
+    let close_wait = match handle_queue.ending() {
+        _ if shutting_down => timeouts.write.min(SHUTDOWN_CLOSE_WAIT),
+        Some(Ending::Overflow) => OVERFLOW_CLOSE_REPLY,
+        // The writer's own deadline for the close, then as long again for the reply.
+        Some(Ending::Unresponsive) => UNRESPONSIVE_CLOSE.saturating_mul(2),
+        None => timeouts.write,
     };
     let _ = tokio::time::timeout(close_wait, async {
         if !writer_done {

@@ -1,7 +1,8 @@
 //! Features (since 1.1): which are in force on a connection (SESSION-012), what the welcome says
 //! about them (SESSION-013, and `resume_retention` exactly where `resume_catch_up` is in force,
 //! RESUME-018), and that nothing a feature defines reaches a connection where it is not in force
-//! (SESSION-015). The set in force is computed by `chatwire_schema::features_in_force` from the
+//! (SESSION-015; for `assistant_stream`, whose own rule spells the case out, STREAM-005: a delta,
+//! or an open stream item in a state, where the feature is not in force). The set in force is computed by `chatwire_schema::features_in_force` from the
 //! hello and the welcome's capabilities, so the monitor and every server follow one rule; that rule
 //! keeps `assistant_stream` out where `ui_state_patch` is not in force (STREAM-001), which the
 //! monitor names on its own when a welcome breaks it.
@@ -21,6 +22,7 @@ const SESSION_013: ReqId = ReqId::new("SESSION-013");
 const SESSION_015: ReqId = ReqId::new("SESSION-015");
 const RESUME_018: ReqId = ReqId::new("RESUME-018");
 const STREAM_001: ReqId = ReqId::new("STREAM-001");
+const STREAM_005: ReqId = ReqId::new("STREAM-005");
 
 /// The welcome lists exactly the features in force, and `resume_retention` where catch-up is.
 pub static FEATURES_AS_NEGOTIATED: CheckDef = CheckDef {
@@ -30,11 +32,13 @@ pub static FEATURES_AS_NEGOTIATED: CheckDef = CheckDef {
     level: Level::Must,
 };
 
-/// No frame or member a feature defines where that feature is not in force.
+/// No frame or member a feature defines where that feature is not in force: one finding per
+/// defect, under the rule written for the case (STREAM-005 for a delta or an open stream item,
+/// SESSION-015 for the rest), as an undefined frame is COMPAT-005's alone.
 pub static FEATURE_FRAMES_IN_FORCE_ONLY: CheckDef = CheckDef {
     id: "feature-frames-only-in-force",
-    requirements: &[SESSION_015],
-    summary: "no ui_state_patch, resume_retention or other feature-defined frame or member on a connection where its feature is not in force",
+    requirements: &[SESSION_015, STREAM_005],
+    summary: "no ui_state_patch, resume_retention or other feature-defined frame or member on a connection where its feature is not in force; there no chat.assistant_message_delta and no open stream item in any state (STREAM-005)",
     level: Level::Must,
 };
 
@@ -61,22 +65,37 @@ impl Check for Features {
             ServerFrame::AssistantMessageDelta(_) if c.since_1_1() => {
                 self.require(cx.conn, c, Capability::AssistantStream, "chat.assistant_message_delta", out)
             }
+            ServerFrame::UiStateSnapshot(s) if c.since_1_1() && s.state.open_stream().is_some() => {
+                self.require(cx.conn, c, Capability::AssistantStream, "a snapshot holding an open stream item", out)
+            }
+            ServerFrame::UiStateUpdated(u) if c.since_1_1() && u.state.open_stream().is_some() => {
+                self.require(cx.conn, c, Capability::AssistantStream, "an update holding an open stream item", out)
+            }
             _ => {}
         }
     }
 }
 
+/// A delta on a connection where `assistant_stream` is not in force: the features check charges
+/// it (STREAM-005, or COMPAT-005 on 1.0); the checks that follow a stream's text and ids do not
+/// take it as a stream's, since that connection holds none.
+pub(crate) fn stray_delta(frame: &ServerFrame, c: &ConnModel) -> bool {
+    matches!(frame, ServerFrame::AssistantMessageDelta(_)) && !c.has(&Capability::AssistantStream)
+}
+
 impl Features {
-    /// SESSION-015: `what` (a frame or member of `feature`) arrived on `conn`; a finding unless the
-    /// feature is in force, reported once per feature and connection.
+    /// SESSION-015 (STREAM-005 for `assistant_stream`): `what` (a frame or member of `feature`)
+    /// arrived on `conn`; a finding unless the feature is in force, reported once per feature and
+    /// connection.
     fn require(&mut self, conn: u64, c: &ConnModel, feature: Capability, what: &str, out: &mut Out) {
+        let rule = if feature == Capability::AssistantStream { STREAM_005 } else { SESSION_015 };
         let reported = self.reported.entry(conn).or_default();
         if c.has(&feature) {
-            out.eval(&FEATURE_FRAMES_IN_FORCE_ONLY, SESSION_015);
+            out.eval(&FEATURE_FRAMES_IN_FORCE_ONLY, rule);
         } else if !reported.contains(&feature) {
             out.fail(
                 &FEATURE_FRAMES_IN_FORCE_ONLY,
-                SESSION_015,
+                rule,
                 format!("{what} arrived, but the feature {feature} is not in force on this connection"),
             );
             reported.push(feature);

@@ -67,7 +67,8 @@ impl Check for Ids {
                 | ServerFrame::UiStatePatch(_)
                 | ServerFrame::UiStateUpdated(_)
                 | ServerFrame::Error(_)
-        ) {
+        ) || super::features::stray_delta(cx.frame, c)
+        {
             return;
         }
         self.introduced(session, c, cx.frame, out);

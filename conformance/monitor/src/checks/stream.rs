@@ -79,6 +79,8 @@ impl Check for Stream {
             | ServerFrame::UiStatePatch(_)
             | ServerFrame::UiStateUpdated(_)
             | ServerFrame::Error(_) => {}
+            // Not a stream this connection holds: the features check charges it (STREAM-005).
+            frame if super::features::stray_delta(frame, c) => {}
             frame => {
                 let script = cx.session().and_then(|t| t.script.as_deref());
                 // The end of a stream an accepted cancel closed is `CANCEL-004`'s to judge.

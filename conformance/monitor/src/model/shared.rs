@@ -10,6 +10,7 @@
 
 use chatwire_schema::state_patch::{PatchBase, PatchOp};
 use chatwire_schema::ui_state::RunState;
+use chatwire_schema::usage::UsageState;
 use chatwire_schema::{DisplayItem, UiState};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -22,6 +23,8 @@ use super::pieces::Pieces;
 pub(crate) struct SharedState {
     items: Pieces<DisplayItem>,
     run: RunState,
+    /// The usage sums (since 1.3); an op on `/usage` takes the whole-JSON path.
+    usage: Option<UsageState>,
 }
 
 impl PatchBase for SharedState {
@@ -41,12 +44,12 @@ impl PatchBase for SharedState {
 impl SharedState {
     /// `state` in pieces (O(state): a whole state arrived).
     pub fn from_state(state: &UiState) -> Self {
-        SharedState { items: Pieces::from_items(&state.items), run: state.run.clone() }
+        SharedState { items: Pieces::from_items(&state.items), run: state.run.clone(), usage: state.usage.clone() }
     }
 
     /// The whole state (O(state): for a whole comparison or a divergence's report).
     pub fn to_state(&self) -> UiState {
-        UiState { items: self.iter().cloned().collect(), run: self.run.clone() }
+        UiState { items: self.iter().cloned().collect(), run: self.run.clone(), usage: self.usage.clone() }
     }
 
     /// The item at `index`.
@@ -54,10 +57,11 @@ impl SharedState {
         self.items.get(index)
     }
 
-    /// Whether the last item is an open stream (`UiState::open_stream`).
+    /// Whether the last item is an open stream, text or reasoning (`UiState::open_stream_id`).
     pub fn has_open_stream(&self) -> bool {
         let last = self.items.len().checked_sub(1).and_then(|i| self.get(i));
         matches!(last, Some(DisplayItem::AssistantMarkdown(m)) if m.streaming)
+            || matches!(last, Some(DisplayItem::Reasoning(r)) if r.streaming)
     }
 
     /// Every item, in order.
@@ -75,6 +79,7 @@ impl SharedState {
             next.items.push(item.clone());
         }
         next.run = state.run.clone();
+        next.usage = state.usage.clone();
         next
     }
 
@@ -83,6 +88,7 @@ impl SharedState {
     pub fn equals_from(&self, state: &UiState, from: usize) -> bool {
         self.items.len() == state.items.len()
             && self.run == state.run
+            && self.usage == state.usage
             && state.items.iter().enumerate().skip(from).all(|(i, item)| self.get(i) == Some(item))
     }
 

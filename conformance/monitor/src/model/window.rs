@@ -327,7 +327,7 @@ fn assemble(view: &UiState, cursor: &Id, page: &HistoryPage) -> UiState {
     let at = view.items.iter().position(|i| i.id() == cursor).unwrap_or(view.items.len());
     let older = view.items[..at].iter().filter(|i| !page.items.iter().any(|p| p.id() == i.id()));
     let items = older.chain(&page.items).chain(&view.items[at..]).cloned().collect();
-    UiState { items, run: view.run.clone() }
+    UiState { items, run: view.run.clone(), usage: view.usage.clone() }
 }
 
 /// An `error` answering `in_reply_to`: a `stale_cursor` must answer a cursor that is not current.
@@ -368,7 +368,7 @@ pub(crate) fn splice(base: &UiState, cursor: Option<&Id>, view: &UiState) -> Opt
         }
     }
     items.extend(view.items[view_at..].iter().cloned());
-    Some(UiState { items, run: view.run.clone() })
+    Some(UiState { items, run: view.run.clone(), usage: view.usage.clone() })
 }
 
 #[cfg(test)]
@@ -423,7 +423,7 @@ mod tests {
 
         let mut out = Out::default();
         let window = json!({"before": "um-4", "total": 5});
-        let view = UiState { items: next.items[3..].to_vec(), run: next.run.clone() };
+        let view = UiState { items: next.items[3..].to_vec(), run: next.run.clone(), usage: None };
         snapshot(&mut w, Some(&next), &snapshot_of(&view, Some(window)), true, &mut out);
         assert_eq!(requirements(&out), Vec::<String>::new(), "a right fresh window");
         w.asked("h2".to_owned(), "um-4".to_owned(), 2);

@@ -125,12 +125,7 @@ impl Session<'_> {
             }
             let deadline = self.extended(deadline);
             if Instant::now() >= deadline {
-                return Err(self.soak_finding(
-                    "soak-stall",
-                    None,
-                    id,
-                    "no welcome and state frame after a hello before the deadline".into(),
-                ));
+                return Err(self.stall(id, "no welcome and state frame after a hello before the deadline".into()));
             }
             self.pump(deadline).await?;
         }

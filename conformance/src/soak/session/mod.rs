@@ -32,6 +32,7 @@ use super::plan::SessionPlan;
 use crate::conn::{Incoming, WsConn};
 use crate::monitor::Monitor;
 use crate::scenario::Level;
+use crate::stall::{StallWatch, HARNESS_STALL};
 use crate::wirelog::{WireLog, WireRecord};
 
 /// What one session produced.
@@ -100,6 +101,7 @@ pub(super) async fn run_session(
     cfg: &SoakConfig,
     validator: Arc<FrameValidator>,
     log_path: PathBuf,
+    stalls: &StallWatch,
 ) -> SessionOutcome {
     let started = Instant::now();
     let mut monitor = Monitor::new(validator);
@@ -112,6 +114,7 @@ pub(super) async fn run_session(
         plan,
         backend,
         cfg,
+        stalls,
         monitor,
         log: WireLog::create(&log_path),
         started,
@@ -151,6 +154,8 @@ struct Session<'a> {
     plan: &'a SessionPlan,
     backend: &'a mut Backend,
     cfg: &'a SoakConfig,
+    /// The runner's own stalls ([`crate::stall`]).
+    stalls: &'a StallWatch,
     monitor: Monitor,
     log: WireLog,
     started: Instant,
@@ -243,6 +248,23 @@ impl Session<'_> {
                 level: f.check.level,
             });
         }
+    }
+
+    /// A wait that passed its deadline: a `soak-stall` finding, or, when the runner itself was
+    /// stalled for [`HARNESS_STALL`] or more during the session (its own load or the machine's),
+    /// a harness error: its deadlines did not measure the backend, as `run` says of its scenarios.
+    fn stall(&mut self, conn: u64, message: String) -> Stop {
+        let stalled = self.stalls.stalled_between(self.started, Instant::now());
+        if stalled < HARNESS_STALL {
+            return self.soak_finding("soak-stall", None, conn, message);
+        }
+        self.out.harness.get_or_insert(format!(
+            "{message}, but the runner itself was stalled for {} ms during the session (its own load or the \
+             machine's), so its deadlines did not measure the backend; rerun with fewer --sessions or a larger \
+             --timeout-scale",
+            stalled.as_millis()
+        ));
+        Stop
     }
 
     /// A finding of the soak itself (a stall, an unexpected refusal or close).
@@ -462,7 +484,7 @@ impl Session<'_> {
             let deadline = self.extended(deadline);
             if Instant::now() >= deadline {
                 let main = self.main().unwrap_or(0);
-                return Err(self.soak_finding("soak-stall", None, main, format!("no {what} before the deadline")));
+                return Err(self.stall(main, format!("no {what} before the deadline")));
             }
             self.pump(deadline).await?;
         }

@@ -86,12 +86,7 @@ impl Session<'_> {
             let deadline = self.extended(deadline);
             if Instant::now() >= deadline {
                 let main = self.main().unwrap_or(0);
-                return Err(self.soak_finding(
-                    "soak-stall",
-                    None,
-                    main,
-                    "the turn's run did not end before the deadline".into(),
-                ));
+                return Err(self.stall(main, "the turn's run did not end before the deadline".into()));
             }
             let active = self.awaiting.is_none()
                 && self

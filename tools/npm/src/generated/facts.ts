@@ -4,11 +4,12 @@
 import type { Capability, ClientFrameType, ErrorCode, ServerFrameType } from "./protocol.js";
 
 /** The protocol version these types describe (`MAJOR.MINOR`). */
-export const PROTOCOL_VERSION = "1.2";
+export const PROTOCOL_VERSION = "1.3";
 /** The WebSocket subprotocol of this major version (`TRANSPORT-003`). */
 export const SUBPROTOCOL = "chatwire.v1";
 /** Every protocol version this package speaks, newest first (`SESSION-003`). */
 export const SUPPORTED_VERSIONS = [
+  "1.3",
   "1.2",
   "1.1",
   "1.0"
@@ -324,7 +325,9 @@ export const EVENT_TYPES = [
   "chat.tool_call_dismiss",
   "chat.run_complete",
   "chat.rewind_complete",
-  "chat.retry_accepted"
+  "chat.retry_accepted",
+  "chat.reasoning_delta",
+  "chat.reasoning"
 ] as const satisfies readonly ServerFrameType[];
 /** The server frame types that answer each client frame when it is accepted; an `error` answers any it refuses (`ERROR-004`). */
 export const ANSWERED_BY = {
@@ -374,6 +377,8 @@ export const SERVER_FRAME_FACTS = {
     "members_since": {
       "state.items[].streaming": "1.1",
       "state.items[].response_schema": "1.2",
+      "state.usage": "1.3",
+      "state.usage.total": "1.3",
       "window": "1.2"
     }
   },
@@ -385,7 +390,9 @@ export const SERVER_FRAME_FACTS = {
     "introduces": [],
     "members_since": {
       "state.items[].streaming": "1.1",
-      "state.items[].response_schema": "1.2"
+      "state.items[].response_schema": "1.2",
+      "state.usage": "1.3",
+      "state.usage.total": "1.3"
     }
   },
   "ui_state_patch": {
@@ -505,7 +512,9 @@ export const SERVER_FRAME_FACTS = {
     "event": true,
     "answer": "never",
     "introduces": [],
-    "members_since": {}
+    "members_since": {
+      "usage": "1.3"
+    }
   },
   "chat.rewind_complete": {
     "since": "1.0",
@@ -537,6 +546,34 @@ export const SERVER_FRAME_FACTS = {
     "event": false,
     "answer": "always",
     "introduces": [],
+    "members_since": {}
+  },
+  "chat.reasoning_delta": {
+    "since": "1.3",
+    "carries_state": true,
+    "event": true,
+    "answer": "never",
+    "introduces": [
+      {
+        "kind": "item",
+        "member": "item_id",
+        "rule": "unless_held"
+      }
+    ],
+    "members_since": {}
+  },
+  "chat.reasoning": {
+    "since": "1.3",
+    "carries_state": false,
+    "event": true,
+    "answer": "never",
+    "introduces": [
+      {
+        "kind": "item",
+        "member": "item_id",
+        "rule": "unless_open_stream"
+      }
+    ],
     "members_since": {}
   },
   "error": {
@@ -659,12 +696,20 @@ export const REDUCE_REFUSALS = {
   "UnknownItem": "STATE-048",
   "NotInLatestTurn": "STATE-049",
   "OpenCallKept": "STATE-050",
-  "RetryMismatch": "STATE-051"
+  "RetryMismatch": "STATE-051",
+  "NotReasoningStream": "STATE-058",
+  "UsageCurrencyMismatch": "STATE-059",
+  "ReasoningStreamOpen": "STATE-060",
+  "ReasoningTextMismatch": "STATE-061",
+  "RedactedWithText": "STATE-062",
+  "UsageOverflow": "STATE-063"
 } as const;
 /** The members of the UiState later minors added, by path, with that minor. */
 export const UI_STATE_MEMBERS_SINCE = {
   "items[].streaming": "1.1",
-  "items[].response_schema": "1.2"
+  "items[].response_schema": "1.2",
+  "usage": "1.3",
+  "usage.total": "1.3"
 } as const;
 
 /** Every capability with the minor that defines it and whether it is a feature (in force only where negotiated, `SESSION-012`). */
@@ -727,6 +772,16 @@ export const CAPABILITY_FACTS = [
   {
     "name": "state_window",
     "since": "1.2",
+    "feature": true
+  },
+  {
+    "name": "reasoning",
+    "since": "1.3",
+    "feature": true
+  },
+  {
+    "name": "usage",
+    "since": "1.3",
     "feature": true
   }
 ] as const satisfies readonly { readonly name: Capability; readonly since: string; readonly feature: boolean }[];
@@ -907,6 +962,95 @@ export const VERSION_FACTS = {
       "assistant_stream",
       "multi_attach",
       "state_window"
+    ],
+    "error_codes": [
+      "malformed_frame",
+      "binary_frame",
+      "unknown_type",
+      "invalid_frame",
+      "frame_too_large",
+      "hello_required",
+      "already_open",
+      "unsupported_version",
+      "resume_rejected",
+      "resume_cursor_ahead",
+      "script_not_allowed",
+      "invalid_script",
+      "duplicate_message",
+      "run_in_progress",
+      "unknown_tool_call",
+      "tool_call_settled",
+      "tool_call_not_awaiting",
+      "unknown_invocation",
+      "session_taken_over",
+      "internal_error",
+      "capability_not_offered",
+      "unknown_item",
+      "item_not_in_latest_turn",
+      "retry_keeps_open_call",
+      "run_not_active",
+      "response_invalid",
+      "session_detached",
+      "stale_cursor"
+    ]
+  },
+  "1.3": {
+    "client_frames": [
+      "session.hello",
+      "chat.user_message",
+      "chat.tool_call_response",
+      "chat.rewind",
+      "chat.retry",
+      "chat.cancel",
+      "chat.history_request"
+    ],
+    "server_frames": [
+      "session.welcome",
+      "ui_state_snapshot",
+      "ui_state_updated",
+      "ui_state_patch",
+      "chat.user_message_accepted",
+      "chat.run_started",
+      "chat.assistant_message",
+      "chat.assistant_message_delta",
+      "chat.tool_call",
+      "chat.tool_progress",
+      "chat.tool_output",
+      "chat.tool_call_complete",
+      "chat.tool_call_dismiss",
+      "chat.run_complete",
+      "chat.rewind_complete",
+      "chat.retry_accepted",
+      "chat.cancel_accepted",
+      "chat.history_page",
+      "chat.reasoning_delta",
+      "chat.reasoning",
+      "error"
+    ],
+    "capabilities": [
+      "rewind",
+      "tool_output",
+      "tool_expiry",
+      "conformance_script",
+      "restart_durability",
+      "ui_state_patch",
+      "resume_catch_up",
+      "assistant_stream",
+      "retry",
+      "cancel",
+      "multi_attach",
+      "state_window",
+      "reasoning",
+      "usage"
+    ],
+    "features": [
+      "ui_state_patch",
+      "resume_catch_up",
+      "assistant_stream",
+      "multi_attach",
+      "state_window",
+      "reasoning",
+      "usage"
     ],
     "error_codes": [
       "malformed_frame",

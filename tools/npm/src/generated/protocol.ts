@@ -24,7 +24,7 @@ export type ApprovalDecision = "approve" | "deny_continue" | "deny_abort";
 export const APPROVAL_DECISION_VALUES = ["approve", "deny_continue", "deny_abort"] as const satisfies readonly ApprovalDecision[];
 
 /**
- * An optional feature the server offers. Known names: rewind, tool_output, tool_expiry, conformance_script, restart_durability, and since 1.1 ui_state_patch, resume_catch_up, assistant_stream and retry, and since 1.2 cancel, multi_attach and state_window; receivers must tolerate others.
+ * An optional feature the server offers. Known names: rewind, tool_output, tool_expiry, conformance_script, restart_durability, and since 1.1 ui_state_patch, resume_catch_up, assistant_stream and retry, since 1.2 cancel, multi_attach and state_window, and since 1.3 reasoning and usage; receivers must tolerate others.
  */
 export type Capability = string;
 
@@ -38,6 +38,20 @@ export type Capability = string;
 export type CompletionStatus = "completed" | "failed" | "expired";
 /** Every value of {@link CompletionStatus}, in schema order. */
 export const COMPLETION_STATUS_VALUES = ["completed", "failed", "expired"] as const satisfies readonly CompletionStatus[];
+
+/**
+ * A price: a decimal amount in one currency.
+ */
+export interface Cost {
+  /**
+   * A non-negative decimal string without sign or exponent, e.g. `"0.0123"`.
+   */
+  amount: string;
+  /**
+   * The ISO 4217 code of the currency, e.g. `"USD"`; one per session (`USAGE-002`).
+   */
+  currency: string;
+}
 
 /**
  * Who dismissed a tool call, and why.
@@ -230,9 +244,45 @@ export interface DisplayItemToolOutput {
   exit_code?: number;
 }
 /**
+ * The agent's reasoning (since 1.3, feature `reasoning`, `spec/reasoning.md`).
+ */
+export interface DisplayItemReasoning {
+  kind: "reasoning";
+  /**
+   * The item id.
+   */
+  id: Id;
+  /**
+   * The turn that produced it.
+   */
+  invocation_id: Id;
+  /**
+   * The reasoning; while the item streams, the text of its deltas so far; `""` when redacted.
+   */
+  text: string;
+  /**
+   * Present and `true` only while the reasoning is still streamed: the open stream, always the
+   * last item (`STATE-054`).
+   */
+  streaming?: boolean;
+  /**
+   * Present and `true` when the run withheld the text (`REASON-003`).
+   */
+  redacted?: boolean;
+  /**
+   * The opaque payload for the agent's model, byte for byte as the agent produced it
+   * (`REASON-004`); a client never interprets it.
+   */
+  encrypted?: string;
+  /**
+   * When it was produced (RFC 3339): the ending frame's `ts`, or while it streams its first delta's.
+   */
+  ts: string;
+}
+/**
  * One thing the client displays.
  */
-export type DisplayItem = DisplayItemUserMessage | DisplayItemAssistantMarkdown | DisplayItemToolCall | DisplayItemToolOutput;
+export type DisplayItem = DisplayItemUserMessage | DisplayItemAssistantMarkdown | DisplayItemToolCall | DisplayItemToolOutput | DisplayItemReasoning;
 
 /**
  * Where a tool call is displayed.
@@ -828,6 +878,11 @@ export interface UiState {
    * The current run.
    */
   run: RunState;
+  /**
+   * What the session's runs used (since 1.3, feature `usage`): absent until the first run
+   * slice that reported usage (`STATE-056`).
+   */
+  usage?: UsageState;
 }
 
 /**
@@ -838,6 +893,46 @@ export interface UiState {
 export type UiStateVersion = "ui_state_v1";
 /** Every value of {@link UiStateVersion}, in schema order. */
 export const UI_STATE_VERSION_VALUES = ["ui_state_v1"] as const satisfies readonly UiStateVersion[];
+
+/**
+ * What a run slice used (or a sum of such).
+ */
+export interface Usage {
+  /**
+   * Tokens the model read.
+   */
+  input_tokens: number;
+  /**
+   * Tokens the model wrote.
+   */
+  output_tokens: number;
+  /**
+   * Of the tokens written, those spent reasoning, when the model reports them.
+   */
+  reasoning_tokens?: number;
+  /**
+   * Of the tokens read, those served from a cache, when the model reports them.
+   */
+  cached_input_tokens?: number;
+  /**
+   * What it cost, when the server knows.
+   */
+  cost?: Cost;
+}
+
+/**
+ * What the state holds of usage (since 1.3, `state.usage`).
+ */
+export interface UsageState {
+  /**
+   * Every run slice of the session ever completed with usage, summed; never lowered.
+   */
+  total: Usage;
+  /**
+   * Per invocation the state holds, its run slices' usage summed.
+   */
+  invocations: { [key: string]: unknown };
+}
 
 /**
  * What a windowed `ui_state_snapshot` says about the part of the state it leaves out.
@@ -1314,6 +1409,11 @@ export interface ChatRunComplete {
    */
   error?: string;
   /**
+   * What the slice used (since 1.3, feature `usage`, `USAGE-001`): added to `state.usage`
+   * (`STATE-056`); absent where `usage` is not in force (`USAGE-004`).
+   */
+  usage?: Usage;
+  /**
    * When the slice ended (RFC 3339).
    */
   ts: string;
@@ -1428,6 +1528,71 @@ export interface ChatHistoryPage {
    * How many items the whole state holds.
    */
   total: number;
+}
+
+/**
+ * Appends `text` to the open `reasoning` item `item_id`, opening it if it is new.
+ */
+export interface ChatReasoningDelta {
+  type: "chat.reasoning_delta";
+  /**
+   * Position of this frame in the session's frame sequence (`STREAM-002`: a later patch may
+   * name it as its `base_seq`).
+   */
+  seq: number;
+  /**
+   * The turn whose run reasons; its run slice is in progress (`STATE-022`).
+   */
+  invocation_id: Id;
+  /**
+   * Id of the streaming `reasoning` item, the same in every delta and in the `chat.reasoning`
+   * that ends the stream.
+   */
+  item_id: Id;
+  /**
+   * The text to append, never empty: the concatenation of an item's deltas, in order, is the
+   * text its ending `chat.reasoning` carries unless that one is `redacted` (`STATE-061`).
+   */
+  text: string;
+  /**
+   * When the chunk was produced (RFC 3339); the item's `ts` while it streams is its first delta's.
+   */
+  ts: string;
+}
+
+/**
+ * A reasoning item, whole, or the end of the open reasoning stream.
+ */
+export interface ChatReasoning {
+  type: "chat.reasoning";
+  /**
+   * Position of this frame in the session's frame sequence.
+   */
+  seq: number;
+  /**
+   * The turn whose run reasons; its run slice is in progress (`STATE-022`).
+   */
+  invocation_id: Id;
+  /**
+   * Id of the `reasoning` item: the open stream it ends, or a new item.
+   */
+  item_id: Id;
+  /**
+   * The whole reasoning; `""` when `redacted` (`REASON-003`, `STATE-062`).
+   */
+  text: string;
+  /**
+   * Present and `true` when the run withholds the text: the item then holds none.
+   */
+  redacted?: boolean;
+  /**
+   * An opaque payload for the agent's model, never interpreted by a client (`REASON-005`).
+   */
+  encrypted?: string;
+  /**
+   * When the reasoning ended (RFC 3339).
+   */
+  ts: string;
 }
 
 /**
@@ -1624,6 +1789,8 @@ export type ServerFrame =
   | ChatRetryAccepted
   | ChatCancelAccepted
   | ChatHistoryPage
+  | ChatReasoningDelta
+  | ChatReasoning
   | ErrorFrame;
 /** Any frame a client sends to a server, tagged on `type`. */
 export type ClientFrame =
@@ -1646,12 +1813,12 @@ export type FrameOf<T extends FrameType> = Extract<Frame, { type: T }>;
 export type ItemOf<K extends DisplayItem["kind"]> = Extract<DisplayItem, { kind: K }>;
 
 /** Every server frame type, in schema order. */
-export const SERVER_FRAME_TYPES = ["session.welcome","ui_state_snapshot","ui_state_updated","ui_state_patch","chat.user_message_accepted","chat.run_started","chat.assistant_message","chat.assistant_message_delta","chat.tool_call","chat.tool_progress","chat.tool_output","chat.tool_call_complete","chat.tool_call_dismiss","chat.run_complete","chat.rewind_complete","chat.retry_accepted","chat.cancel_accepted","chat.history_page","error"] as const satisfies readonly ServerFrameType[];
+export const SERVER_FRAME_TYPES = ["session.welcome","ui_state_snapshot","ui_state_updated","ui_state_patch","chat.user_message_accepted","chat.run_started","chat.assistant_message","chat.assistant_message_delta","chat.tool_call","chat.tool_progress","chat.tool_output","chat.tool_call_complete","chat.tool_call_dismiss","chat.run_complete","chat.rewind_complete","chat.retry_accepted","chat.cancel_accepted","chat.history_page","chat.reasoning_delta","chat.reasoning","error"] as const satisfies readonly ServerFrameType[];
 /** Every client frame type, in schema order. */
 export const CLIENT_FRAME_TYPES = ["session.hello","chat.user_message","chat.tool_call_response","chat.rewind","chat.retry","chat.cancel","chat.history_request"] as const satisfies readonly ClientFrameType[];
 
 /** @internal Which optional members admit null, per frame type (see validate.ts). */
-export const NULL_PLANS: { readonly [type: string]: NullPlan | null } = {"session.welcome":{"o":{"limits":{"n":["max_attached_connections"]}},"n":["server","features","resume_retention"]},"ui_state_snapshot":{"o":{"state":{"o":{"items":{"a":{"t":"kind","v":{"tool_call":{"o":{"progress":{"n":["message","fraction"]},"dismissal":{"n":["reason"]}},"n":["component_type","workflow_name","response_schema","progress","summary","error","dismissal","settled_ts"]},"tool_output":{"n":["command","exit_code"]}}}},"run":{"n":["invocation_id"]}}},"window":{"n":["before"]}},"n":["window"]},"ui_state_updated":{"o":{"state":{"o":{"items":{"a":{"t":"kind","v":{"tool_call":{"o":{"progress":{"n":["message","fraction"]},"dismissal":{"n":["reason"]}},"n":["component_type","workflow_name","response_schema","progress","summary","error","dismissal","settled_ts"]},"tool_output":{"n":["command","exit_code"]}}}},"run":{"n":["invocation_id"]}}}}},"ui_state_patch":null,"chat.user_message_accepted":null,"chat.run_started":null,"chat.assistant_message":null,"chat.assistant_message_delta":null,"chat.tool_call":{"n":["corr","component_type","workflow_name","response_schema"]},"chat.tool_progress":{"n":["message","fraction"]},"chat.tool_output":{"n":["command","approval","stdout","stderr","exit_code"]},"chat.tool_call_complete":{"n":["error","summary","in_reply_to"]},"chat.tool_call_dismiss":{"n":["reason","in_reply_to"]},"chat.run_complete":{"n":["reason","error"]},"chat.rewind_complete":null,"chat.retry_accepted":null,"chat.cancel_accepted":null,"chat.history_page":{"o":{"items":{"a":{"t":"kind","v":{"tool_call":{"o":{"progress":{"n":["message","fraction"]},"dismissal":{"n":["reason"]}},"n":["component_type","workflow_name","response_schema","progress","summary","error","dismissal","settled_ts"]},"tool_output":{"n":["command","exit_code"]}}}}},"n":["before"]},"error":{"n":["seq","in_reply_to","supported_versions"]},"session.hello":{"o":{"resume":{"n":["before"]},"script":{"o":{"turns":{"a":{"o":{"steps":{"a":{"t":"op","v":{"say":{"n":["chunks","chunk_delay_ms"]},"tool_calls":{"o":{"calls":{"a":{"o":{"progress":{"a":{"n":["message","fraction"]}},"output":{"n":["command","stdout","stderr","exit_code"]},"outcome":{"t":"kind","v":{"result":{"n":["summary"]},"await_response":{"n":["expire_after_ms","summary"]},"dismiss":{"n":["reason"]}}}},"n":["component_type","workflow_name","output","response_schema"]}}},"n":["settle_order"]},"end":{"n":["error"]}}}},"retries":{"a":{"o":{"steps":{"a":{"t":"op","v":{"say":{"n":["chunks","chunk_delay_ms"]},"tool_calls":{"o":{"calls":{"a":{"o":{"progress":{"a":{"n":["message","fraction"]}},"output":{"n":["command","stdout","stderr","exit_code"]},"outcome":{"t":"kind","v":{"result":{"n":["summary"]},"await_response":{"n":["expire_after_ms","summary"]},"dismiss":{"n":["reason"]}}}},"n":["component_type","workflow_name","output","response_schema"]}}},"n":["settle_order"]},"end":{"n":["error"]}}}}}}}}}}}}},"n":["resume","script","client","features","window"]},"chat.user_message":null,"chat.tool_call_response":{"o":{"outcome":{"t":"action","v":{"dismiss":{"n":["reason"]}}}}},"chat.rewind":null,"chat.retry":null,"chat.cancel":null,"chat.history_request":null};
+export const NULL_PLANS: { readonly [type: string]: NullPlan | null } = {"session.welcome":{"o":{"limits":{"n":["max_attached_connections"]}},"n":["server","features","resume_retention"]},"ui_state_snapshot":{"o":{"state":{"o":{"items":{"a":{"t":"kind","v":{"tool_call":{"o":{"progress":{"n":["message","fraction"]},"dismissal":{"n":["reason"]}},"n":["component_type","workflow_name","response_schema","progress","summary","error","dismissal","settled_ts"]},"tool_output":{"n":["command","exit_code"]},"reasoning":{"n":["encrypted"]}}}},"run":{"n":["invocation_id"]},"usage":{"o":{"total":{"n":["reasoning_tokens","cached_input_tokens","cost"]}}}},"n":["usage"]},"window":{"n":["before"]}},"n":["window"]},"ui_state_updated":{"o":{"state":{"o":{"items":{"a":{"t":"kind","v":{"tool_call":{"o":{"progress":{"n":["message","fraction"]},"dismissal":{"n":["reason"]}},"n":["component_type","workflow_name","response_schema","progress","summary","error","dismissal","settled_ts"]},"tool_output":{"n":["command","exit_code"]},"reasoning":{"n":["encrypted"]}}}},"run":{"n":["invocation_id"]},"usage":{"o":{"total":{"n":["reasoning_tokens","cached_input_tokens","cost"]}}}},"n":["usage"]}}},"ui_state_patch":null,"chat.user_message_accepted":null,"chat.run_started":null,"chat.assistant_message":null,"chat.assistant_message_delta":null,"chat.tool_call":{"n":["corr","component_type","workflow_name","response_schema"]},"chat.tool_progress":{"n":["message","fraction"]},"chat.tool_output":{"n":["command","approval","stdout","stderr","exit_code"]},"chat.tool_call_complete":{"n":["error","summary","in_reply_to"]},"chat.tool_call_dismiss":{"n":["reason","in_reply_to"]},"chat.run_complete":{"o":{"usage":{"n":["reasoning_tokens","cached_input_tokens","cost"]}},"n":["reason","error","usage"]},"chat.rewind_complete":null,"chat.retry_accepted":null,"chat.cancel_accepted":null,"chat.history_page":{"o":{"items":{"a":{"t":"kind","v":{"tool_call":{"o":{"progress":{"n":["message","fraction"]},"dismissal":{"n":["reason"]}},"n":["component_type","workflow_name","response_schema","progress","summary","error","dismissal","settled_ts"]},"tool_output":{"n":["command","exit_code"]},"reasoning":{"n":["encrypted"]}}}}},"n":["before"]},"chat.reasoning_delta":null,"chat.reasoning":{"n":["encrypted"]},"error":{"n":["seq","in_reply_to","supported_versions"]},"session.hello":{"o":{"resume":{"n":["before"]},"script":{"o":{"turns":{"a":{"o":{"steps":{"a":{"t":"op","v":{"say":{"n":["chunks","chunk_delay_ms"]},"tool_calls":{"o":{"calls":{"a":{"o":{"progress":{"a":{"n":["message","fraction"]}},"output":{"n":["command","stdout","stderr","exit_code"]},"outcome":{"t":"kind","v":{"result":{"n":["summary"]},"await_response":{"n":["expire_after_ms","summary"]},"dismiss":{"n":["reason"]}}}},"n":["component_type","workflow_name","output","response_schema"]}}},"n":["settle_order"]},"end":{"n":["error"]}}}},"retries":{"a":{"o":{"steps":{"a":{"t":"op","v":{"say":{"n":["chunks","chunk_delay_ms"]},"tool_calls":{"o":{"calls":{"a":{"o":{"progress":{"a":{"n":["message","fraction"]}},"output":{"n":["command","stdout","stderr","exit_code"]},"outcome":{"t":"kind","v":{"result":{"n":["summary"]},"await_response":{"n":["expire_after_ms","summary"]},"dismiss":{"n":["reason"]}}}},"n":["component_type","workflow_name","output","response_schema"]}}},"n":["settle_order"]},"end":{"n":["error"]}}}}}}}}}}}}},"n":["resume","script","client","features","window"]},"chat.user_message":null,"chat.tool_call_response":{"o":{"outcome":{"t":"action","v":{"dismiss":{"n":["reason"]}}}}},"chat.rewind":null,"chat.retry":null,"chat.cancel":null,"chat.history_request":null};
 /** @internal */
 export type NullPlan =
   | { readonly o?: { readonly [member: string]: NullPlan }; readonly n?: readonly string[] }

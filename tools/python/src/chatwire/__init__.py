@@ -58,7 +58,7 @@ from chatwire.validate import (
     validate_server_frame,
 )
 
-__version__ = "1.2.0"
+__version__ = "1.3.0.dev1"
 
 __all__ = [
     "EVENT_TYPES",

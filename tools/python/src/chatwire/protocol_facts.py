@@ -73,9 +73,10 @@ class VersionFacts(NamedTuple):
 
 
 #: The protocol version this package describes (`MAJOR.MINOR`).
-PROTOCOL_VERSION: Final[str] = '1.2'
+PROTOCOL_VERSION: Final[str] = '1.3'
 #: Every protocol version the crate speaks, newest first (SESSION-003).
 SUPPORTED_VERSIONS: Final[tuple[str, ...]] = (
+    '1.3',
     '1.2',
     '1.1',
     '1.0',
@@ -132,6 +133,8 @@ EVENT_TYPES: Final[tuple[str, ...]] = (
     'chat.run_complete',
     'chat.rewind_complete',
     'chat.retry_accepted',
+    'chat.reasoning_delta',
+    'chat.reasoning',
 )
 #: The keywords a response schema may use (TOOL-022), in the spec's order.
 RESPONSE_SCHEMA_KEYWORDS: Final[tuple[str, ...]] = (
@@ -249,6 +252,12 @@ REDUCE_REFUSALS: Final[dict[str, str]] = {
     'NotInLatestTurn': 'STATE-049',
     'OpenCallKept': 'STATE-050',
     'RetryMismatch': 'STATE-051',
+    'NotReasoningStream': 'STATE-058',
+    'UsageCurrencyMismatch': 'STATE-059',
+    'ReasoningStreamOpen': 'STATE-060',
+    'ReasoningTextMismatch': 'STATE-061',
+    'RedactedWithText': 'STATE-062',
+    'UsageOverflow': 'STATE-063',
 }
 #: Every capability, with the minor that defines it and whether it is a feature.
 CAPABILITY_FACTS: Final[tuple[CapabilityFact, ...]] = (
@@ -264,6 +273,8 @@ CAPABILITY_FACTS: Final[tuple[CapabilityFact, ...]] = (
     CapabilityFact('cancel', '1.2', False),
     CapabilityFact('multi_attach', '1.2', True),
     CapabilityFact('state_window', '1.2', True),
+    CapabilityFact('reasoning', '1.3', True),
+    CapabilityFact('usage', '1.3', True),
 )
 #: The server frame types that answer each client frame when it is accepted (ERROR-004: an error answers a refusal).
 ANSWERED_BY: Final[dict[str, tuple[str, ...]]] = {
@@ -285,11 +296,15 @@ SERVER_FRAME_FACTS: Final[dict[str, ServerFrameFacts]] = {
     'ui_state_snapshot': ServerFrameFacts(since='1.0', carries_state=True, event=False, answer='never', introduces=(), members_since={
         'state.items[].streaming': '1.1',
         'state.items[].response_schema': '1.2',
+        'state.usage': '1.3',
+        'state.usage.total': '1.3',
         'window': '1.2',
     }),
     'ui_state_updated': ServerFrameFacts(since='1.0', carries_state=True, event=False, answer='never', introduces=(), members_since={
         'state.items[].streaming': '1.1',
         'state.items[].response_schema': '1.2',
+        'state.usage': '1.3',
+        'state.usage.total': '1.3',
     }),
     'ui_state_patch': ServerFrameFacts(since='1.1', carries_state=True, event=False, answer='never', introduces=(), members_since={}),
     'chat.user_message_accepted': ServerFrameFacts(since='1.0', carries_state=False, event=True, answer='always', introduces=(IdSlot('invocation', 'invocation_id', 'always'), IdSlot('item', 'item_id', 'always')), members_since={}),
@@ -303,11 +318,15 @@ SERVER_FRAME_FACTS: Final[dict[str, ServerFrameFacts]] = {
     'chat.tool_output': ServerFrameFacts(since='1.0', carries_state=False, event=True, answer='never', introduces=(), members_since={}),
     'chat.tool_call_complete': ServerFrameFacts(since='1.0', carries_state=False, event=True, answer='sometimes', introduces=(), members_since={}),
     'chat.tool_call_dismiss': ServerFrameFacts(since='1.0', carries_state=False, event=True, answer='sometimes', introduces=(), members_since={}),
-    'chat.run_complete': ServerFrameFacts(since='1.0', carries_state=False, event=True, answer='never', introduces=(), members_since={}),
+    'chat.run_complete': ServerFrameFacts(since='1.0', carries_state=False, event=True, answer='never', introduces=(), members_since={
+        'usage': '1.3',
+    }),
     'chat.rewind_complete': ServerFrameFacts(since='1.0', carries_state=False, event=True, answer='always', introduces=(), members_since={}),
     'chat.retry_accepted': ServerFrameFacts(since='1.1', carries_state=False, event=True, answer='always', introduces=(), members_since={}),
     'chat.cancel_accepted': ServerFrameFacts(since='1.2', carries_state=False, event=False, answer='always', introduces=(), members_since={}),
     'chat.history_page': ServerFrameFacts(since='1.2', carries_state=False, event=False, answer='always', introduces=(), members_since={}),
+    'chat.reasoning_delta': ServerFrameFacts(since='1.3', carries_state=True, event=True, answer='never', introduces=(IdSlot('item', 'item_id', 'unless_held'),), members_since={}),
+    'chat.reasoning': ServerFrameFacts(since='1.3', carries_state=False, event=True, answer='never', introduces=(IdSlot('item', 'item_id', 'unless_open_stream'),), members_since={}),
     'error': ServerFrameFacts(since='1.0', carries_state=False, event=False, answer='sometimes', introduces=(), members_since={}),
 }
 #: Per client frame type, what its frames share.
@@ -337,11 +356,14 @@ ITEM_MEMBERS: Final[dict[str, tuple[str, ...]]] = {
     'assistant_markdown': ('kind', 'id', 'invocation_id', 'markdown', 'streaming', 'ts'),
     'tool_call': ('kind', 'id', 'invocation_id', 'tool_name', 'component_type', 'workflow_name', 'interaction_type', 'display', 'awaiting_response', 'status', 'payload', 'response_schema', 'progress', 'summary', 'result', 'error', 'dismissal', 'ts', 'settled_ts'),
     'tool_output': ('kind', 'id', 'invocation_id', 'tool_call_id', 'tool_name', 'command', 'approvals', 'stdout', 'stderr', 'exit_code'),
+    'reasoning': ('kind', 'id', 'invocation_id', 'text', 'streaming', 'redacted', 'encrypted', 'ts'),
 }
 #: The UiState members later minors added, by path, with that minor.
 UI_STATE_MEMBERS_SINCE: Final[dict[str, str]] = {
     'items[].streaming': '1.1',
     'items[].response_schema': '1.2',
+    'usage': '1.3',
+    'usage.total': '1.3',
 }
 #: Per supported version, oldest first: what a connection that negotiated it may see.
 VERSION_FACTS: Final[dict[str, VersionFacts]] = {
@@ -364,6 +386,13 @@ VERSION_FACTS: Final[dict[str, VersionFacts]] = {
         server_frames=('session.welcome', 'ui_state_snapshot', 'ui_state_updated', 'ui_state_patch', 'chat.user_message_accepted', 'chat.run_started', 'chat.assistant_message', 'chat.assistant_message_delta', 'chat.tool_call', 'chat.tool_progress', 'chat.tool_output', 'chat.tool_call_complete', 'chat.tool_call_dismiss', 'chat.run_complete', 'chat.rewind_complete', 'chat.retry_accepted', 'chat.cancel_accepted', 'chat.history_page', 'error'),
         capabilities=('rewind', 'tool_output', 'tool_expiry', 'conformance_script', 'restart_durability', 'ui_state_patch', 'resume_catch_up', 'assistant_stream', 'retry', 'cancel', 'multi_attach', 'state_window'),
         features=('ui_state_patch', 'resume_catch_up', 'assistant_stream', 'multi_attach', 'state_window'),
+        error_codes=('malformed_frame', 'binary_frame', 'unknown_type', 'invalid_frame', 'frame_too_large', 'hello_required', 'already_open', 'unsupported_version', 'resume_rejected', 'resume_cursor_ahead', 'script_not_allowed', 'invalid_script', 'duplicate_message', 'run_in_progress', 'unknown_tool_call', 'tool_call_settled', 'tool_call_not_awaiting', 'unknown_invocation', 'session_taken_over', 'internal_error', 'capability_not_offered', 'unknown_item', 'item_not_in_latest_turn', 'retry_keeps_open_call', 'run_not_active', 'response_invalid', 'session_detached', 'stale_cursor'),
+    ),
+    '1.3': VersionFacts(
+        client_frames=('session.hello', 'chat.user_message', 'chat.tool_call_response', 'chat.rewind', 'chat.retry', 'chat.cancel', 'chat.history_request'),
+        server_frames=('session.welcome', 'ui_state_snapshot', 'ui_state_updated', 'ui_state_patch', 'chat.user_message_accepted', 'chat.run_started', 'chat.assistant_message', 'chat.assistant_message_delta', 'chat.tool_call', 'chat.tool_progress', 'chat.tool_output', 'chat.tool_call_complete', 'chat.tool_call_dismiss', 'chat.run_complete', 'chat.rewind_complete', 'chat.retry_accepted', 'chat.cancel_accepted', 'chat.history_page', 'chat.reasoning_delta', 'chat.reasoning', 'error'),
+        capabilities=('rewind', 'tool_output', 'tool_expiry', 'conformance_script', 'restart_durability', 'ui_state_patch', 'resume_catch_up', 'assistant_stream', 'retry', 'cancel', 'multi_attach', 'state_window', 'reasoning', 'usage'),
+        features=('ui_state_patch', 'resume_catch_up', 'assistant_stream', 'multi_attach', 'state_window', 'reasoning', 'usage'),
         error_codes=('malformed_frame', 'binary_frame', 'unknown_type', 'invalid_frame', 'frame_too_large', 'hello_required', 'already_open', 'unsupported_version', 'resume_rejected', 'resume_cursor_ahead', 'script_not_allowed', 'invalid_script', 'duplicate_message', 'run_in_progress', 'unknown_tool_call', 'tool_call_settled', 'tool_call_not_awaiting', 'unknown_invocation', 'session_taken_over', 'internal_error', 'capability_not_offered', 'unknown_item', 'item_not_in_latest_turn', 'retry_keeps_open_call', 'run_not_active', 'response_invalid', 'session_detached', 'stale_cursor'),
     ),
 }

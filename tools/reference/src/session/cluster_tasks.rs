@@ -96,11 +96,14 @@ pub(crate) async fn hold_leases(shared: Arc<Shared>) {
         let sessions: Vec<Arc<Session>> = shared.sessions.lock().await.values().cloned().collect();
         let mut held = Vec::new();
         let mut seen = HashMap::new();
+        // Sessions whose work ended give their lease back, after the renewal: a release is a
+        // commit, and commits must not make the renewal of the other leases late.
+        let mut idle = Vec::new();
         for s in &sessions {
             let token = match s.inner.try_lock() {
-                Ok(mut g) => {
+                Ok(g) => {
                     if g.lease.is_some() && !is_active(&g.state) {
-                        release_if_idle(s, &mut g).await;
+                        idle.push(s.clone());
                     }
                     g.lease
                 }
@@ -112,16 +115,20 @@ pub(crate) async fn hold_leases(shared: Arc<Shared>) {
             }
         }
         known = seen;
-        if held.is_empty() {
-            continue;
-        }
         let lost = match shared.store.renew_leases(&held).await {
             Ok(lost) => lost,
             Err(e) => {
                 eprintln!("chatwire-reference: cannot renew leases: {e}");
-                continue;
+                Vec::new()
             }
         };
+        for s in &idle {
+            if let Ok(mut g) = s.inner.try_lock() {
+                if g.lease.is_some() && g.lease == known.get(&s.id).copied() && !is_active(&g.state) {
+                    release_if_idle(s, &mut g).await;
+                }
+            }
+        }
         let heeded = shared.faults.cluster.fences_commits();
         for s in sessions.iter().filter(|s| heeded && lost.iter().any(|id| id == s.id.as_str())) {
             let mut g = s.inner.lock().await;

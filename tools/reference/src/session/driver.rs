@@ -40,6 +40,7 @@ pub(super) fn run_complete(
         status,
         reason: Some(reason.to_owned()),
         error: error.map(str::to_owned),
+        usage: None,
         ts: rfc3339_now(),
     })
 }

@@ -53,7 +53,7 @@ pub(crate) fn fold_window(stored: &StoredSession, size: u32) -> Result<(IndexedU
     let omitted = (*total as usize).saturating_sub(parsed.len());
     // The oldest of the newest items: every item after it was read.
     let boundary = items.iter().position(|(pos, _)| pos >= start).and_then(|i| parsed.get(i)).map(|i| i.id().clone());
-    let mut state = IndexedUiState::new(UiState { items: parsed, run });
+    let mut state = IndexedUiState::new(UiState { items: parsed, run, usage: None });
     for text in &stored.events {
         let frame: ServerFrame = serde_json::from_str(text)?;
         let Some(event) = frame.ui_event() else {

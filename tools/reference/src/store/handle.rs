@@ -328,8 +328,9 @@ impl Store {
             return Ok(Vec::new());
         }
         let (owned, replica, ttl) = (held.to_vec(), self.replica.clone(), self.lease_ttl);
+        // On the heartbeat's own connection: never behind commits waiting for a pooled one.
         let renewed = pg
-            .run("renew leases", Access::Statement, move |db| {
+            .run_heartbeat("renew leases", move |db| {
                 Box::pin(async move { cluster::renew_leases(db, &owned, &Who { replica: &replica, ttl }).await })
             })
             .await?;

@@ -13,6 +13,7 @@ from pydantic import (
     StrictBool,
     StrictFloat,
     StrictStr,
+    StringConstraints,
 )
 
 
@@ -40,8 +41,8 @@ class Capability(RootModel[StrictStr]):
     root: Annotated[
         StrictStr,
         Field(
-            description='An optional feature the server offers. Known names: rewind, tool_output, tool_expiry, conformance_script, restart_durability, and since 1.1 ui_state_patch, resume_catch_up, assistant_stream and retry, and since 1.2 cancel, multi_attach and state_window; receivers must tolerate others.',
-            examples=['rewind', 'tool_output', 'tool_expiry', 'conformance_script', 'restart_durability', 'ui_state_patch', 'resume_catch_up', 'assistant_stream', 'retry', 'cancel', 'multi_attach', 'state_window'],
+            description='An optional feature the server offers. Known names: rewind, tool_output, tool_expiry, conformance_script, restart_durability, and since 1.1 ui_state_patch, resume_catch_up, assistant_stream and retry, since 1.2 cancel, multi_attach and state_window, and since 1.3 reasoning and usage; receivers must tolerate others.',
+            examples=['rewind', 'tool_output', 'tool_expiry', 'conformance_script', 'restart_durability', 'ui_state_patch', 'resume_catch_up', 'assistant_stream', 'retry', 'cancel', 'multi_attach', 'state_window', 'reasoning', 'usage'],
             min_length=1,
         ),
     ]
@@ -129,6 +130,59 @@ class DisplayItemAssistantMarkdown(BaseModel):
         StrictBool | None,
         Field(
             description='Present and `true` only while the message is still streamed (since 1.1, `STATE-042`): the\nopen stream, always the last item. Absent once the `chat.assistant_message` that ends it\narrived (`STATE-043`), and on every item of a connection without `assistant_stream`.'
+        ),
+    ] = None
+    ts: Annotated[
+        StrictStr,
+        Field(
+            description="When it was produced (RFC 3339): the ending frame's `ts`, or while it streams its first delta's."
+        ),
+    ]
+
+
+class DisplayItemReasoning(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    kind: Literal['reasoning']
+    id: Annotated[
+        StrictStr,
+        Field(
+            description='The item id.', pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$'
+        ),
+    ]
+    invocation_id: Annotated[
+        StrictStr,
+        Field(
+            description='The turn that produced it.',
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+    text: Annotated[
+        StrictStr,
+        Field(
+            description='The reasoning; while the item streams, the text of its deltas so far; `""` when redacted.'
+        ),
+    ]
+    streaming: Annotated[
+        StrictBool | None,
+        Field(
+            description='Present and `true` only while the reasoning is still streamed: the open stream, always the\nlast item (`STATE-054`).'
+        ),
+    ] = None
+    redacted: Annotated[
+        StrictBool | None,
+        Field(
+            description='Present and `true` when the run withheld the text (`REASON-003`).'
+        ),
+    ] = None
+    encrypted: Annotated[
+        StrictStr | None,
+        Field(
+            description="The opaque payload for the agent's model, byte for byte as the agent produced it\n(`REASON-004`); a client never interprets it.",
+            max_length=65536,
+            pattern='^[A-Za-z0-9+/_=-]*$',
         ),
     ] = None
     ts: Annotated[
@@ -232,6 +286,27 @@ class RunStatus(str, Enum):
     completed = 'completed'
     failed = 'failed'
     cancelled = 'cancelled'
+
+
+class Cost(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    amount: Annotated[
+        StrictStr,
+        Field(
+            description='A non-negative decimal string without sign or exponent, e.g. `"0.0123"`.',
+            pattern='^(0|[1-9][0-9]{0,30})(\\.[0-9]{1,18})?$',
+        ),
+    ]
+    currency: Annotated[
+        StrictStr,
+        Field(
+            description='The ISO 4217 code of the currency, e.g. `"USD"`; one per session (`USAGE-002`).',
+            pattern='^[A-Z]{3}$',
+        ),
+    ]
 
 
 class Window(BaseModel):
@@ -847,45 +922,6 @@ class ServerFrameChatToolCallDismiss(BaseModel):
     ts: Annotated[StrictStr, Field(description='When it was dismissed (RFC 3339).')]
 
 
-class ServerFrameChatRunComplete(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
-    type: Literal['chat.run_complete']
-    seq: Annotated[
-        int,
-        Field(
-            description="Position of this frame in the session's frame sequence.",
-            ge=0,
-            le=9007199254740991,
-        ),
-    ]
-    invocation_id: Annotated[
-        StrictStr,
-        Field(
-            description='The turn whose slice ends.',
-            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
-        ),
-    ]
-    status: Annotated[
-        RunCompleteStatus,
-        Field(
-            description='Why it ended. `awaiting_input` requires a pending call; the others require none open (`RUN-003`, `RUN-004`).'
-        ),
-    ]
-    reason: Annotated[
-        StrictStr | None,
-        Field(
-            description='A machine-readable reason, e.g. `awaiting_user_input` or `script_exhausted`.'
-        ),
-    ] = None
-    error: Annotated[
-        StrictStr | None, Field(description='What went wrong, for `failed`.')
-    ] = None
-    ts: Annotated[StrictStr, Field(description='When the slice ended (RFC 3339).')]
-
-
 class ServerFrameChatRewindComplete(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -1002,6 +1038,100 @@ class ServerFrameChatCancelAccepted(BaseModel):
     ts: Annotated[
         StrictStr, Field(description='When the cancel was committed (RFC 3339).')
     ]
+
+
+class ServerFrameChatReasoningDelta(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    type: Literal['chat.reasoning_delta']
+    seq: Annotated[
+        int,
+        Field(
+            description="Position of this frame in the session's frame sequence (`STREAM-002`: a later patch may\nname it as its `base_seq`).",
+            ge=0,
+            le=9007199254740991,
+        ),
+    ]
+    invocation_id: Annotated[
+        StrictStr,
+        Field(
+            description='The turn whose run reasons; its run slice is in progress (`STATE-022`).',
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+    item_id: Annotated[
+        StrictStr,
+        Field(
+            description='Id of the streaming `reasoning` item, the same in every delta and in the `chat.reasoning`\nthat ends the stream.',
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+    text: Annotated[
+        StrictStr,
+        Field(
+            description="The text to append, never empty: the concatenation of an item's deltas, in order, is the\ntext its ending `chat.reasoning` carries unless that one is `redacted` (`STATE-061`).",
+            min_length=1,
+        ),
+    ]
+    ts: Annotated[
+        StrictStr,
+        Field(
+            description="When the chunk was produced (RFC 3339); the item's `ts` while it streams is its first delta's."
+        ),
+    ]
+
+
+class ServerFrameChatReasoning(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    type: Literal['chat.reasoning']
+    seq: Annotated[
+        int,
+        Field(
+            description="Position of this frame in the session's frame sequence.",
+            ge=0,
+            le=9007199254740991,
+        ),
+    ]
+    invocation_id: Annotated[
+        StrictStr,
+        Field(
+            description='The turn whose run reasons; its run slice is in progress (`STATE-022`).',
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+    item_id: Annotated[
+        StrictStr,
+        Field(
+            description='Id of the `reasoning` item: the open stream it ends, or a new item.',
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+    text: Annotated[
+        StrictStr,
+        Field(
+            description='The whole reasoning; `""` when `redacted` (`REASON-003`, `STATE-062`).'
+        ),
+    ]
+    redacted: Annotated[
+        StrictBool | None,
+        Field(
+            description='Present and `true` when the run withholds the text: the item then holds none.'
+        ),
+    ] = None
+    encrypted: Annotated[
+        StrictStr | None,
+        Field(
+            description="An opaque payload for the agent's model, never interpreted by a client (`REASON-005`).",
+            max_length=65536,
+            pattern='^[A-Za-z0-9+/_=-]*$',
+        ),
+    ] = None
+    ts: Annotated[StrictStr, Field(description='When the reasoning ended (RFC 3339).')]
 
 
 class ServerFrameError(BaseModel):
@@ -1129,6 +1259,83 @@ class RunState(BaseModel):
     ] = None
 
 
+class Usage(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    input_tokens: Annotated[
+        int, Field(description='Tokens the model read.', ge=0, le=9007199254740991)
+    ]
+    output_tokens: Annotated[
+        int, Field(description='Tokens the model wrote.', ge=0, le=9007199254740991)
+    ]
+    reasoning_tokens: Annotated[
+        int | None,
+        Field(
+            description='Of the tokens written, those spent reasoning, when the model reports them.',
+            ge=0,
+            le=9007199254740991,
+        ),
+    ] = None
+    cached_input_tokens: Annotated[
+        int | None,
+        Field(
+            description='Of the tokens read, those served from a cache, when the model reports them.',
+            ge=0,
+            le=9007199254740991,
+        ),
+    ] = None
+    cost: Annotated[
+        Cost | None, Field(description='What it cost, when the server knows.')
+    ] = None
+
+
+class ServerFrameChatRunComplete(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    type: Literal['chat.run_complete']
+    seq: Annotated[
+        int,
+        Field(
+            description="Position of this frame in the session's frame sequence.",
+            ge=0,
+            le=9007199254740991,
+        ),
+    ]
+    invocation_id: Annotated[
+        StrictStr,
+        Field(
+            description='The turn whose slice ends.',
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+    status: Annotated[
+        RunCompleteStatus,
+        Field(
+            description='Why it ended. `awaiting_input` requires a pending call; the others require none open (`RUN-003`, `RUN-004`).'
+        ),
+    ]
+    reason: Annotated[
+        StrictStr | None,
+        Field(
+            description='A machine-readable reason, e.g. `awaiting_user_input` or `script_exhausted`.'
+        ),
+    ] = None
+    error: Annotated[
+        StrictStr | None, Field(description='What went wrong, for `failed`.')
+    ] = None
+    usage: Annotated[
+        Usage | None,
+        Field(
+            description='What the slice used (since 1.3, feature `usage`, `USAGE-001`): added to `state.usage`\n(`STATE-056`); absent where `usage` is not in force (`USAGE-004`).'
+        ),
+    ] = None
+    ts: Annotated[StrictStr, Field(description='When the slice ended (RFC 3339).')]
+
+
 class DisplayItemToolCall(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -1202,6 +1409,25 @@ class DisplayItemToolCall(BaseModel):
     ] = None
 
 
+class UsageState(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    total: Annotated[
+        Usage,
+        Field(
+            description='Every run slice of the session ever completed with usage, summed; never lowered.'
+        ),
+    ]
+    invocations: Annotated[
+        dict[Annotated[str, StringConstraints(pattern=r'^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$', strict=True)], Usage],
+        Field(
+            description="Per invocation the state holds, its run slices' usage summed."
+        ),
+    ]
+
+
 class ServerFrameChatHistoryPage(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -1224,7 +1450,7 @@ class ServerFrameChatHistoryPage(BaseModel):
         ),
     ]
     items: Annotated[
-        list[DisplayItemUserMessage | DisplayItemAssistantMarkdown | DisplayItemToolCall | DisplayItemToolOutput],
+        list[DisplayItemUserMessage | DisplayItemAssistantMarkdown | DisplayItemToolCall | DisplayItemToolOutput | DisplayItemReasoning],
         Field(
             description="The items immediately before the request's cursor, oldest first, as the state holds them\nnow (always-held ones included, `WINDOW-008`)."
         ),
@@ -1251,10 +1477,16 @@ class UiState(BaseModel):
         populate_by_name=True,
     )
     items: Annotated[
-        list[DisplayItemUserMessage | DisplayItemAssistantMarkdown | DisplayItemToolCall | DisplayItemToolOutput],
+        list[DisplayItemUserMessage | DisplayItemAssistantMarkdown | DisplayItemToolCall | DisplayItemToolOutput | DisplayItemReasoning],
         Field(description='Display items in the order the client shows them.'),
     ]
     run: Annotated[RunState, Field(description='The current run.')]
+    usage: Annotated[
+        UsageState | None,
+        Field(
+            description="What the session's runs used (since 1.3, feature `usage`): absent until the first run\nslice that reported usage (`STATE-056`)."
+        ),
+    ] = None
 
 
 class ServerFrameUiStateSnapshot(BaseModel):
@@ -1324,11 +1556,13 @@ class ServerFrame(
         | ServerFrameChatRetryAccepted
         | ServerFrameChatCancelAccepted
         | ServerFrameChatHistoryPage
+        | ServerFrameChatReasoningDelta
+        | ServerFrameChatReasoning
         | ServerFrameError
     ]
 ):
     root: Annotated[
-        ServerFrameSessionWelcome | ServerFrameUiStateSnapshot | ServerFrameUiStateUpdated | ServerFrameUiStatePatch | ServerFrameChatUserMessageAccepted | ServerFrameChatRunStarted | ServerFrameChatAssistantMessage | ServerFrameChatAssistantMessageDelta | ServerFrameChatToolCall | ServerFrameChatToolProgress | ServerFrameChatToolOutput | ServerFrameChatToolCallComplete | ServerFrameChatToolCallDismiss | ServerFrameChatRunComplete | ServerFrameChatRewindComplete | ServerFrameChatRetryAccepted | ServerFrameChatCancelAccepted | ServerFrameChatHistoryPage | ServerFrameError,
+        ServerFrameSessionWelcome | ServerFrameUiStateSnapshot | ServerFrameUiStateUpdated | ServerFrameUiStatePatch | ServerFrameChatUserMessageAccepted | ServerFrameChatRunStarted | ServerFrameChatAssistantMessage | ServerFrameChatAssistantMessageDelta | ServerFrameChatToolCall | ServerFrameChatToolProgress | ServerFrameChatToolOutput | ServerFrameChatToolCallComplete | ServerFrameChatToolCallDismiss | ServerFrameChatRunComplete | ServerFrameChatRewindComplete | ServerFrameChatRetryAccepted | ServerFrameChatCancelAccepted | ServerFrameChatHistoryPage | ServerFrameChatReasoningDelta | ServerFrameChatReasoning | ServerFrameError,
         Field(description='Any frame a server sends to a client.', title='ServerFrame'),
     ]
 

@@ -13,6 +13,7 @@ from pydantic import (
     StrictBool,
     StrictFloat,
     StrictStr,
+    StringConstraints,
 )
 
 
@@ -119,6 +120,27 @@ class RunStatus(str, Enum):
     completed = 'completed'
     failed = 'failed'
     cancelled = 'cancelled'
+
+
+class Cost(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    amount: Annotated[
+        StrictStr,
+        Field(
+            description='A non-negative decimal string without sign or exponent, e.g. `"0.0123"`.',
+            pattern='^(0|[1-9][0-9]{0,30})(\\.[0-9]{1,18})?$',
+        ),
+    ]
+    currency: Annotated[
+        StrictStr,
+        Field(
+            description='The ISO 4217 code of the currency, e.g. `"USD"`; one per session (`USAGE-002`).',
+            pattern='^[A-Z]{3}$',
+        ),
+    ]
 
 
 class DisplayItemUserMessage(BaseModel):
@@ -242,6 +264,59 @@ class DisplayItemToolOutput(BaseModel):
     ] = None
 
 
+class DisplayItemReasoning(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    kind: Literal['reasoning']
+    id: Annotated[
+        StrictStr,
+        Field(
+            description='The item id.', pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$'
+        ),
+    ]
+    invocation_id: Annotated[
+        StrictStr,
+        Field(
+            description='The turn that produced it.',
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+    text: Annotated[
+        StrictStr,
+        Field(
+            description='The reasoning; while the item streams, the text of its deltas so far; `""` when redacted.'
+        ),
+    ]
+    streaming: Annotated[
+        StrictBool | None,
+        Field(
+            description='Present and `true` only while the reasoning is still streamed: the open stream, always the\nlast item (`STATE-054`).'
+        ),
+    ] = None
+    redacted: Annotated[
+        StrictBool | None,
+        Field(
+            description='Present and `true` when the run withheld the text (`REASON-003`).'
+        ),
+    ] = None
+    encrypted: Annotated[
+        StrictStr | None,
+        Field(
+            description="The opaque payload for the agent's model, byte for byte as the agent produced it\n(`REASON-004`); a client never interprets it.",
+            max_length=65536,
+            pattern='^[A-Za-z0-9+/_=-]*$',
+        ),
+    ] = None
+    ts: Annotated[
+        StrictStr,
+        Field(
+            description="When it was produced (RFC 3339): the ending frame's `ts`, or while it streams its first delta's."
+        ),
+    ]
+
+
 class Progress(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -273,6 +348,38 @@ class RunState(BaseModel):
     invocation_id: Annotated[
         Id | None,
         Field(description='The turn the status is about; absent when `idle`.'),
+    ] = None
+
+
+class Usage(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    input_tokens: Annotated[
+        int, Field(description='Tokens the model read.', ge=0, le=9007199254740991)
+    ]
+    output_tokens: Annotated[
+        int, Field(description='Tokens the model wrote.', ge=0, le=9007199254740991)
+    ]
+    reasoning_tokens: Annotated[
+        int | None,
+        Field(
+            description='Of the tokens written, those spent reasoning, when the model reports them.',
+            ge=0,
+            le=9007199254740991,
+        ),
+    ] = None
+    cached_input_tokens: Annotated[
+        int | None,
+        Field(
+            description='Of the tokens read, those served from a cache, when the model reports them.',
+            ge=0,
+            le=9007199254740991,
+        ),
+    ] = None
+    cost: Annotated[
+        Cost | None, Field(description='What it cost, when the server knows.')
     ] = None
 
 
@@ -349,16 +456,41 @@ class DisplayItemToolCall(BaseModel):
     ] = None
 
 
+class UsageState(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    total: Annotated[
+        Usage,
+        Field(
+            description='Every run slice of the session ever completed with usage, summed; never lowered.'
+        ),
+    ]
+    invocations: Annotated[
+        dict[Annotated[str, StringConstraints(pattern=r'^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$', strict=True)], Usage],
+        Field(
+            description="Per invocation the state holds, its run slices' usage summed."
+        ),
+    ]
+
+
 class UiState(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
         populate_by_name=True,
     )
     items: Annotated[
-        list[DisplayItemUserMessage | DisplayItemAssistantMarkdown | DisplayItemToolCall | DisplayItemToolOutput],
+        list[DisplayItemUserMessage | DisplayItemAssistantMarkdown | DisplayItemToolCall | DisplayItemToolOutput | DisplayItemReasoning],
         Field(description='Display items in the order the client shows them.'),
     ]
     run: Annotated[RunState, Field(description='The current run.')]
+    usage: Annotated[
+        UsageState | None,
+        Field(
+            description="What the session's runs used (since 1.3, feature `usage`): absent until the first run\nslice that reported usage (`STATE-056`)."
+        ),
+    ] = None
 
 
 ResponseSchema.model_rebuild()
