@@ -19,6 +19,11 @@ use crate::scenario::WsViolation;
 /// `ui_state_updated` can be large, but not this large).
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 8 * 1024 * 1024;
 
+/// Bytes tungstenite reads from the socket at a time. Each read first zero-fills that much of its
+/// buffer, also a read that finds nothing: at tungstenite's default (128 KiB) that fill cost more
+/// than reading a frame of a scripted turn (a few hundred bytes). A larger message takes more reads.
+const READ_BUFFER_BYTES: usize = 8 * 1024;
+
 /// Frames and signals read from the server.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Incoming {
@@ -120,6 +125,7 @@ impl WsConn {
                 .insert("Sec-WebSocket-Protocol", HeaderValue::from_static(chatwire_schema::SUBPROTOCOL));
         }
         let config = WebSocketConfig::default()
+            .read_buffer_size(READ_BUFFER_BYTES)
             .max_message_size(Some(max_message_bytes))
             .max_frame_size(Some(max_message_bytes));
         let connect = tokio_tungstenite::connect_async_with_config(request, Some(config), true);

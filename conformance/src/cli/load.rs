@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::{offer, EXIT_FAIL, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE};
+use super::shared::{offer, EXIT_FAIL, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE};
 use crate::backend::{StoreUrl, Target};
 use crate::soak::load::{run_load, summary_text, LoadOptions, OnLoadFailure};
 use crate::soak::{failure_text, SoakConfig, SoakError};

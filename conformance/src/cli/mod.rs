@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::backend::{ClusterSpec, StoreUrl, Target};
+use crate::backend::Target;
 use crate::baseline;
 use crate::catalog;
 use crate::coverage;
@@ -47,18 +47,12 @@ macro_rules! err_line {
 }
 
 mod load;
+mod shared;
 mod soak;
 use load::{cluster_load, LoadArgs};
+use shared::{cluster_spec, offer};
+pub use shared::{EXIT_FAIL, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE};
 use soak::{soak, SoakArgs};
-
-/// Exit code: every mandatory check passed.
-pub const EXIT_OK: u8 = 0;
-/// Exit code: a conformance failure or a stale baseline entry.
-pub const EXIT_FAIL: u8 = 1;
-/// Exit code: usage or harness error.
-pub const EXIT_USAGE: u8 = 2;
-/// Exit code: the implementation could not be reached or started.
-pub const EXIT_UNREACHABLE: u8 = 3;
 
 #[derive(Parser)]
 #[command(
@@ -254,36 +248,6 @@ struct RunArgs {
     /// Refused with a version below 1.1 offered (SESSION-014).
     #[arg(long, value_name = "NAME,NAME", value_delimiter = ',')]
     features: Option<Vec<String>>,
-}
-
-/// The offer and features of `run`, checked as the client rules require: versions the runner
-/// knows, and no `features` beside a version below 1.1 (SESSION-014).
-fn offer(
-    versions: Option<Vec<String>>,
-    features: Option<Vec<String>>,
-) -> Result<(Vec<String>, Option<Vec<String>>), String> {
-    let versions = match versions {
-        None => crate::driver::default_versions(),
-        Some(v) => {
-            let v: Vec<String> = v.into_iter().map(|s| s.trim().to_owned()).filter(|s| !s.is_empty()).collect();
-            if v.is_empty() {
-                return Err("--versions names no version".into());
-            }
-            for version in &v {
-                chatwire_schema::ProtocolVersion::parse(version)
-                    .map_err(|e| format!("--versions: {version:?} is not a protocol version: {e}"))?;
-            }
-            v
-        }
-    };
-    let features = features.map(|f| f.into_iter().map(|s| s.trim().to_owned()).filter(|s| !s.is_empty()).collect());
-    if features.is_some() && !crate::scenario::offers_only_1_1_or_later(&versions) {
-        return Err(format!(
-            "--features cannot be sent while offering a version below 1.1 ({}): a 1.0 server refuses the member, and a client must not send it (SESSION-014); offer only 1.1 or later with --versions",
-            versions.join(", ")
-        ));
-    }
-    Ok((versions, features))
 }
 
 /// Runs the command line (`args` includes the program name) and returns the exit code.
@@ -528,35 +492,6 @@ fn check_log(args: &CheckLogArgs) -> u8 {
         }
     }
     code
-}
-
-/// The cluster `--replicas` and `--store` ask for, checked with the commands that will use it
-/// before anything starts.
-fn cluster_spec(
-    replicas: u16,
-    store: Option<&str>,
-    url: Option<&str>,
-    commands: &[Option<&String>],
-) -> Result<ClusterSpec, String> {
-    let store = store.map(StoreUrl::parse).transpose().map_err(|e| e.to_string())?;
-    let spec = ClusterSpec { replicas: usize::from(replicas), store };
-    spec.check()?;
-    if url.is_some() && spec.replicas > 1 {
-        return Err(format!(
-            "--replicas {} needs backends the runner starts (--exec or the bundled one); --url names one running backend",
-            spec.replicas
-        ));
-    }
-    for command in commands.iter().flatten() {
-        match (command.contains("{store}"), &spec.store) {
-            (true, None) => return Err("--exec uses {store} but no --store names the server".into()),
-            (false, Some(_)) => {
-                return Err("--store needs {store} in --exec: the runner creates a fresh database per cluster and passes its url there".into())
-            }
-            _ => {}
-        }
-    }
-    Ok(spec)
 }
 
 fn run(args: RunArgs) -> u8 {

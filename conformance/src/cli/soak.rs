@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::{cluster_spec, offer, EXIT_FAIL, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE};
+use super::shared::{cluster_spec, offer, EXIT_FAIL, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE};
 use crate::backend::Target;
 
 #[derive(Args)]

@@ -1,12 +1,9 @@
-//! Words for reports: a step in one line, a transcript detail, what an unexpected read means.
+//! Words for reports: a step in one line, a transcript detail.
 
 use serde_json::Value;
 
-use super::{Driver, Next, StepError, WIRE_LOG_LINES};
-use crate::monitor;
 use crate::pattern;
-use crate::report::Verdict;
-use crate::scenario::{ResumeAnswer, Step, DEFAULT_CONN, SWEEP_WATCH};
+use crate::scenario::{ResumeAnswer, Step, DEFAULT_CONN};
 
 /// Short detail appended to a transcript line, where it is deterministic and telling.
 pub(super) fn transcript_detail(v: &Value) -> String {
@@ -22,32 +19,6 @@ pub(super) fn transcript_detail(v: &Value) -> String {
         _ => None,
     };
     detail.map_or_else(String::new, |d| format!(" {d}"))
-}
-
-pub(super) fn unexpected(next: Next, wanted: &str) -> StepError {
-    match next {
-        Next::Closed(code, reason) => StepError::fail(format!(
-            "the server closed the connection (code {}{}) while the runner waited for {wanted}",
-            code.map_or("none".into(), |c| c.to_string()),
-            if reason.is_empty() { String::new() } else { format!(", {reason}") }
-        )),
-        Next::Broken(message) => {
-            StepError::fail(format!("the connection broke while the runner waited for {wanted}: {message}"))
-        }
-        Next::Binary(n) => {
-            StepError::fail(format!("a binary frame ({n} bytes) arrived while the runner waited for {wanted}"))
-                .with_requirement("TRANSPORT-001")
-        }
-        Next::NotJson(_) => StepError::fail(format!("a frame that is not JSON arrived while waiting for {wanted}")),
-        Next::Frame(value) => {
-            let wire = value.get("type").and_then(Value::as_str).unwrap_or("unreadable").to_owned();
-            StepError::fail(format!("unexpected {wire} frame while waiting for {wanted}"))
-        }
-        Next::Pong(_) => StepError::fail(format!("a pong arrived while the runner waited for {wanted}")),
-        Next::Deadline => {
-            StepError::new(Verdict::Timeout, format!("nothing arrived before the deadline; waited for {wanted}"))
-        }
-    }
 }
 
 /// One line describing a step, for reports.
@@ -129,57 +100,4 @@ pub fn describe(step: &Step) -> String {
     };
     let on = step.opens_on().map(|k| format!(" on replica {k}")).unwrap_or_default();
     format!("{what}{conn}{on}")
-}
-
-/// The report's view of the traffic: the last lines of the wire log and the golden transcript.
-impl Driver<'_> {
-    pub(super) fn log(&mut self, line: String) {
-        self.log_raw(line, String::new());
-    }
-
-    pub(super) fn log_raw(&mut self, prefix: String, raw: String) {
-        if self.wire_log.len() == WIRE_LOG_LINES {
-            self.wire_log.pop_front();
-        }
-        self.wire_log.push_back((prefix, raw));
-    }
-
-    /// The wire log as report lines, ids replaced by placeholders.
-    pub(super) fn render_wire_log(&mut self) -> Vec<String> {
-        let entries: Vec<(String, String)> = self.wire_log.drain(..).collect();
-        entries
-            .into_iter()
-            .map(|(prefix, raw)| {
-                if raw.is_empty() {
-                    pattern::truncate(&prefix, 300)
-                } else {
-                    format!("{prefix}{}", self.redact_text(&raw))
-                }
-            })
-            .collect()
-    }
-
-    /// A redacted, truncated excerpt of a raw frame (the text itself when it is not JSON).
-    pub(super) fn redact_text(&mut self, raw: &str) -> String {
-        match serde_json::from_str::<Value>(raw) {
-            Ok(v) => self.redact(&v),
-            Err(_) => pattern::truncate(raw, monitor::FRAME_EXCERPT),
-        }
-    }
-
-    pub(super) fn transcript(&mut self, line: String) {
-        // The sweep's watching tab is the sweep's, not the scenario's: the golden transcript
-        // stays the scenario's own.
-        if line.starts_with(SWEEP_WATCH) {
-            return;
-        }
-        // Bounded: a flood must not grow memory without limit.
-        if self.transcript.len() < 5_000 {
-            self.transcript.push(line);
-        }
-    }
-
-    pub(super) fn redact(&mut self, value: &Value) -> String {
-        self.monitor.excerpt(value)
-    }
 }

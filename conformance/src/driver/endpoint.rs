@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use super::StepError;
+use super::outcome::StepError;
 use crate::backend::{Cluster, ReplicaState, StartError};
 use crate::report::Verdict;
 

@@ -5,7 +5,8 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::time::Instant;
 
-use super::{unexpected, Driver, Next, SnapshotMode, StepError};
+use super::outcome::{unexpected, Next, StepError};
+use super::{Driver, SnapshotMode};
 use crate::pattern::{self, match_value};
 use crate::report::Verdict;
 use crate::snapshot;

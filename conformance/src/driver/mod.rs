@@ -7,34 +7,43 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chatwire_schema::FrameValidator;
-use serde_json::{json, Value};
 use tokio::time::Instant;
 
 use crate::attribution::step_requirements;
 use crate::conn::WsConn;
 use crate::consequence::RootCauses;
 use crate::monitor::Monitor;
-use crate::pattern::{self, Bindings};
+use crate::pattern::Bindings;
 use crate::report::{scenario_verdict, CheckReport, CheckSet, Finding, ScenarioReport, Verdict};
 use crate::scenario::{Level, Scenario, Step, DEFAULT_CONN};
 use crate::snapshot::{Normalizer, SnapshotStore};
 use crate::wirelog::{WireLog, WireRecord};
 
+// The driver's state (`Driver`, here) is carried out by the files that `impl Driver`: `steps`
+// dispatches a step, `wire` connects, sends and reads, `expect`, `resume`, `window`, `replicas`
+// and `sweep` carry out their steps, `log` keeps the report's view of the traffic. What they decide
+// without I/O sits in leaves below all of them (`outcome`, `describe`, `placement`, `history`,
+// `sweep_track`, `endpoint`), which never name the driver: nothing here names a step file.
 mod describe;
 mod endpoint;
 mod expect;
+mod history;
+mod log;
+mod outcome;
+mod placement;
 mod replicas;
 mod resume;
+mod steps;
 mod sweep;
+mod sweep_track;
 mod window;
 mod wire;
 
 pub use describe::describe;
-use describe::{transcript_detail, unexpected};
 pub use endpoint::Endpoint;
-pub use replicas::needs_replicas;
-pub use sweep::SweepBaseline;
-use sweep::{SweepRole, SweepTrack};
+pub use placement::needs_replicas;
+pub use sweep_track::SweepBaseline;
+use sweep_track::{SweepRole, SweepTrack};
 
 /// How snapshot steps are judged.
 #[derive(Clone, Debug)]
@@ -111,59 +120,6 @@ const RETRY_PAUSE: Duration = Duration::from_millis(100);
 const MAX_FRAMES_PER_SCENARIO: usize = 50_000;
 /// Lines of wire log kept for the report.
 const WIRE_LOG_LINES: usize = 40;
-
-/// Why a step did not complete.
-#[derive(Clone, Debug)]
-struct StepError {
-    verdict: Verdict,
-    message: String,
-    frame: Option<String>,
-    requirement: Option<String>,
-    /// The sweep cut the connection here on purpose: not a finding, the variant's recovery follows.
-    cut: bool,
-}
-
-impl StepError {
-    pub(super) fn new(verdict: Verdict, message: impl Into<String>) -> Self {
-        StepError { verdict, message: message.into(), frame: None, requirement: None, cut: false }
-    }
-
-    pub(super) fn cut() -> Self {
-        StepError { cut: true, ..Self::new(Verdict::Pass, "the sweep cut the connection") }
-    }
-
-    pub(super) fn fail(message: impl Into<String>) -> Self {
-        Self::new(Verdict::Fail, message)
-    }
-
-    pub(super) fn harness(message: impl Into<String>) -> Self {
-        Self::new(Verdict::HarnessError, message)
-    }
-
-    pub(super) fn with_frame(mut self, frame: Option<String>) -> Self {
-        self.frame = frame;
-        self
-    }
-
-    pub(super) fn with_requirement(mut self, requirement: &str) -> Self {
-        self.requirement = Some(requirement.to_owned());
-        self
-    }
-}
-
-/// What reading from a connection produced, after the always-on checks saw it.
-enum Next {
-    /// A text frame that is JSON (its raw text went to the wire log, not copied).
-    Frame(Value),
-    /// A text frame that is not JSON, as received.
-    NotJson(String),
-    Binary(usize),
-    Closed(Option<u16>, String),
-    Broken(String),
-    /// A pong's payload; only returned to the ping step, other steps read past pongs.
-    Pong(Vec<u8>),
-    Deadline,
-}
 
 /// How `connect` opens a connection.
 #[derive(Clone, Copy, Debug)]
@@ -267,7 +223,7 @@ async fn run_with(
     let mut driver = Driver {
         scenario,
         cfg,
-        monitor: replicas::monitor(validator.clone(), endpoint.replicas()),
+        monitor: placement::monitor(validator.clone(), endpoint.replicas()),
         validator,
         endpoint,
         deadline,
@@ -294,8 +250,8 @@ async fn run_with(
         negotiated: None,
         in_force: BTreeMap::new(),
         step_conn: DEFAULT_CONN.to_owned(),
-        history: resume::History::default(),
-        placement: replicas::Placement::default(),
+        history: history::History::default(),
+        placement: placement::Placement::default(),
         step_replica: None,
         conn_replicas: HashMap::new(),
         roots: RootCauses::default(),
@@ -394,9 +350,9 @@ struct Driver<'a> {
     /// The connection of the step being run.
     step_conn: String,
     /// Each session's frames, for the cursors that count events (`resume_retention`).
-    history: resume::History,
+    history: history::History,
     /// Which replica each connection went to.
-    placement: replicas::Placement,
+    placement: placement::Placement,
     /// The replica the step being run names for the connections it opens.
     step_replica: Option<usize>,
     /// The replica of each connection (by the monitor's number), for the wire log, where the
@@ -578,246 +534,5 @@ impl Driver<'_> {
         let n = self.counters.entry(prefix).or_insert(0);
         *n += 1;
         format!("{prefix}{n}")
-    }
-
-    // ---------------------------------------------------------------- steps
-
-    pub(super) async fn run_step(&mut self, step: &Step) -> Result<(), StepError> {
-        let conn = step.conn().unwrap_or(DEFAULT_CONN).to_owned();
-        self.step_replica = step.opens_on().map(|k| k as usize);
-        match step {
-            Step::Connect { versions, features, with_script, hello, subprotocol, window, .. } => {
-                // The runner's features go with the runner's offer; a step's own offer sends the
-                // step's features only (SESSION-014).
-                let features = match versions {
-                    Some(_) => features.clone(),
-                    None => features.clone().or_else(|| self.cfg.features.clone()),
-                };
-                let own_offer = versions.is_some();
-                let versions = versions.clone().unwrap_or_else(|| self.cfg.versions.clone());
-                let window = self.window_of(*window);
-                let handshake = Handshake {
-                    hello: *hello,
-                    subprotocol: *subprotocol,
-                    with_script: *with_script,
-                    own_offer,
-                    window,
-                };
-                self.connect(&conn, handshake, versions, features, None).await
-            }
-            Step::Resume { last_seq, cursor, answer, compare_with_snapshot, takeover, window, .. } => {
-                // A reload holds no state: it names none, and gets the snapshot.
-                let last_seq = if self.cfg.reload_resumes && step.is_default_resume() { Some(0) } else { *last_seq };
-                let last_seq = &last_seq;
-                let cursor = last_seq.map_or(*cursor, |_| None);
-                let window = self.window_of(*window);
-                self.resume(&conn, *last_seq, cursor, *answer, *takeover, window).await?;
-                if *compare_with_snapshot {
-                    self.compare_catch_up_with_snapshot(&conn).await?;
-                }
-                Ok(())
-            }
-            Step::PageThrough { limit, .. } => self.page_through(&conn, *limit).await,
-            Step::PauseReading { ms, scaled, .. } => {
-                self.conn_mut(&conn)?;
-                let pause =
-                    if *scaled { self.cfg.scaled(Duration::from_millis(*ms)) } else { Duration::from_millis(*ms) };
-                self.transcript(format!("{conn} || pause reading"));
-                self.log(format!("{conn} || not reading for {} ms", pause.as_millis()));
-                tokio::time::sleep_until((Instant::now() + pause).min(self.deadline)).await;
-                Ok(())
-            }
-            Step::ExpectState { state, items, .. } => self.expect_state(&conn, state, *items),
-            Step::Disconnect { .. } => {
-                let deadline = self.step_deadline(None);
-                self.conn_mut(&conn)?;
-                self.close_conn(&conn, deadline).await;
-                self.transcript(format!("{conn} x disconnect"));
-                self.log(format!("{conn} x disconnect"));
-                Ok(())
-            }
-            Step::Restart { graceful: false, down_ms } => {
-                let names: Vec<String> = self.conns.keys().cloned().collect();
-                for name in names {
-                    self.drop_conn(&name);
-                }
-                self.restarted = true;
-                let down = Duration::from_millis(down_ms.unwrap_or(0));
-                let line = match down_ms {
-                    Some(ms) => format!("-- restart (kill -9, down {ms} ms) --"),
-                    None => "-- restart (kill -9) --".to_owned(),
-                };
-                self.transcript(line.clone());
-                self.log(line);
-                self.endpoint.restart(down).await
-            }
-            Step::Restart { graceful: true, .. } => self.graceful_restart().await,
-            Step::KillReplica { .. }
-            | Step::StartReplica { .. }
-            | Step::PauseReplica { .. }
-            | Step::ContinueReplica { .. } => self.replica_step(step).await,
-            Step::UserMessage { id, text, .. } => {
-                let id = match id {
-                    Some(id) => id.clone(),
-                    None => self.next_id("u"),
-                };
-                self.send_value(&conn, json!({"type": "chat.user_message", "id": id, "text": text}), true).await
-            }
-            Step::Respond { id, tool_call, outcome, .. } => {
-                let id = match id {
-                    Some(id) => id.clone(),
-                    None => self.next_id("r"),
-                };
-                let frame =
-                    json!({"type": "chat.tool_call_response", "id": id, "tool_call_id": tool_call, "outcome": outcome});
-                let frame = self.substitute(&conn, &frame)?;
-                self.send_value(&conn, frame, true).await
-            }
-            Step::Rewind { id, before, .. } => {
-                let id = match id {
-                    Some(id) => id.clone(),
-                    None => self.next_id("w"),
-                };
-                let frame = json!({"type": "chat.rewind", "id": id, "before_invocation_id": before});
-                let frame = self.substitute(&conn, &frame)?;
-                self.send_value(&conn, frame, true).await
-            }
-            Step::Retry { id, after_item, .. } => {
-                let id = match id {
-                    Some(id) => id.clone(),
-                    None => self.next_id("y"),
-                };
-                let frame = json!({"type": "chat.retry", "id": id, "after_item_id": after_item});
-                let frame = self.substitute(&conn, &frame)?;
-                self.send_value(&conn, frame, true).await
-            }
-            Step::Cancel { id, invocation, .. } => {
-                let id = match id {
-                    Some(id) => id.clone(),
-                    None => self.next_id("x"),
-                };
-                let frame = json!({"type": "chat.cancel", "id": id, "invocation_id": invocation});
-                let frame = self.substitute(&conn, &frame)?;
-                self.send_value(&conn, frame, true).await
-            }
-            Step::Send { frame, may_fail, .. } => {
-                let frame = self.substitute(&conn, frame)?;
-                match self.send_value(&conn, frame, false).await {
-                    Err(e) if *may_fail => {
-                        self.log(format!("{conn}: the frame could not be sent, as allowed: {}", e.message));
-                        Ok(())
-                    }
-                    sent => sent,
-                }
-            }
-            Step::SendText { text, .. } => {
-                // A text holding a JSON object is tracked like any sent frame (its id, a hello's
-                // offer) but sent exactly as written, so spellings such as `1e3` reach the server.
-                let object = serde_json::from_str::<Value>(text).ok().filter(Value::is_object);
-                let deadline = self.step_deadline(None);
-                let wire = object.as_ref().and_then(|v| v.get("type")).and_then(Value::as_str).unwrap_or("(no type)");
-                self.transcript(match object {
-                    Some(_) => format!("{conn} > {wire}"),
-                    None => format!("{conn} > text"),
-                });
-                self.log(format!("{conn} > {}", pattern::truncate(text, 200)));
-                let c = self.conn_mut(&conn)?;
-                c.last_sent_id = object.as_ref().and_then(|v| v.get("id")).and_then(Value::as_str).map(str::to_owned);
-                let id = c.id;
-                let sent = c.ws.send_text(text.clone(), deadline).await;
-                // The log keeps the text as written unless its JSON form is the same text.
-                self.wire_record(match &object {
-                    Some(v) if serde_json::to_string(v).is_ok_and(|json| json == *text) => {
-                        WireRecord::frame(id, true, v)
-                    }
-                    _ => WireRecord::text(id, true, text),
-                });
-                self.monitor.client_text(id, text);
-                sent.map_err(|e| self.cannot_send(&e))
-            }
-            Step::SendViolation { violation, .. } => {
-                let deadline = self.step_deadline(None);
-                self.transcript(format!("{conn} > violation"));
-                self.log(format!("{conn} > frame breaking RFC 6455: {}", violation.describe()));
-                let c = self.conn_mut(&conn)?;
-                c.last_sent_id = None;
-                let sent = c.ws.send_violation(*violation, deadline).await;
-                sent.map_err(|e| self.cannot_send(&e))
-            }
-            Step::SendBinary { bytes, .. } => {
-                let deadline = self.step_deadline(None);
-                self.transcript(format!("{conn} > binary"));
-                self.log(format!("{conn} > binary ({bytes} bytes)"));
-                let c = self.conn_mut(&conn)?;
-                c.last_sent_id = None;
-                let id = c.id;
-                let sent = c.ws.send_binary(vec![0; *bytes], deadline).await;
-                self.wire_record(WireRecord::binary(id, true, *bytes));
-                sent.map_err(|e| self.cannot_send(&e))
-            }
-            Step::Ping { payload, timeout_ms, .. } => {
-                let deadline = self.step_deadline(*timeout_ms);
-                self.ping(&conn, payload, deadline).await
-            }
-            Step::Expect { frame, timeout_ms, .. } => {
-                let deadline = self.step_deadline(*timeout_ms);
-                self.expect_one(&conn, frame, deadline, true).await
-            }
-            Step::ExpectUnordered { frames, timeout_ms, .. } => {
-                let deadline = self.step_deadline(*timeout_ms);
-                self.expect_unordered(&conn, frames, deadline).await
-            }
-            Step::ExpectError { code, in_reply_to, timeout_ms, .. } => {
-                let deadline = self.step_deadline(*timeout_ms);
-                let reply = match in_reply_to {
-                    Some(p) => Value::String(p.clone()),
-                    None => match self.conn_mut(&conn)?.last_sent_id.clone() {
-                        Some(id) => Value::String(id),
-                        None => Value::String(format!("{{{{{}}}}}", pattern::ABSENT)),
-                    },
-                };
-                let pattern =
-                    json!({"type": "error", "code": code.as_str(), "fatal": code.is_fatal(), "in_reply_to": reply});
-                self.expect_one(&conn, &pattern, deadline, true).await
-            }
-            Step::ExpectClose { code, timeout_ms, after_frames, max_bytes, drop_allowed_after_ms, .. } => {
-                let deadline = self.step_deadline(*timeout_ms);
-                let allowance = expect::CloseAllowance {
-                    after_frames: *after_frames,
-                    max_bytes: *max_bytes,
-                    drop_allowed_after: drop_allowed_after_ms.map(Duration::from_millis),
-                };
-                self.expect_close(&conn, *code, allowance, deadline).await
-            }
-            Step::ExpectSilence { ms, .. } => {
-                let deadline = (Instant::now() + Duration::from_millis(*ms)).min(self.deadline);
-                match self.next(&conn, deadline).await? {
-                    Next::Deadline => Ok(()),
-                    Next::Frame(v) => {
-                        let excerpt = self.redact(&v);
-                        Err(StepError::fail(format!("expected no frame for {ms} ms")).with_frame(Some(excerpt)))
-                    }
-                    Next::NotJson(raw) => {
-                        let excerpt = self.redact_text(&raw);
-                        Err(StepError::fail(format!("expected no frame for {ms} ms")).with_frame(Some(excerpt)))
-                    }
-                    other => Err(unexpected(other, "silence")),
-                }
-            }
-            Step::WaitIdle { quiet_ms, timeout_ms, .. } => {
-                let deadline = self.step_deadline(*timeout_ms);
-                self.wait_idle(&conn, Duration::from_millis(quiet_ms.unwrap_or(200)), deadline).await
-            }
-            Step::AttachToBound { prefix, .. } => self.attach_to_bound(prefix).await,
-            Step::Drain { bytes, quiet_ms, timeout_ms, .. } => {
-                let deadline = self.step_deadline(*timeout_ms);
-                self.drain(&conn, *bytes, quiet_ms.map(Duration::from_millis), deadline).await
-            }
-            Step::Sleep { ms } => {
-                tokio::time::sleep_until((Instant::now() + Duration::from_millis(*ms)).min(self.deadline)).await;
-                Ok(())
-            }
-            Step::Snapshot { name, .. } => self.snapshot(&conn, name),
-        }
     }
 }

@@ -3,7 +3,8 @@
 
 use serde_json::{json, Value};
 
-use super::{unexpected, Driver, Next, StepError};
+use super::outcome::{unexpected, Next, StepError};
+use super::Driver;
 use crate::report::Verdict;
 
 /// The most pages one `page_through` sends: 500-item pages of the longest thread a scenario

@@ -7,9 +7,10 @@ use chatwire_schema::ServerFrame;
 use serde_json::{json, Value};
 use tokio::time::Instant;
 
-use super::{
-    transcript_detail, unexpected, Conn, Driver, Handshake, Next, StepError, MAX_FRAMES_PER_SCENARIO, RETRY_PAUSE,
-};
+use super::describe::transcript_detail;
+use super::expect::is_state_change;
+use super::outcome::{unexpected, Next, StepError};
+use super::{Conn, Driver, Handshake, MAX_FRAMES_PER_SCENARIO, RETRY_PAUSE};
 use crate::conn::{ConnectError, Incoming, WsConn};
 use crate::pattern::{self, substitute};
 use crate::report::Verdict;
@@ -331,7 +332,7 @@ impl Driver<'_> {
                         other_pongs.push(format!("{:?}", String::from_utf8_lossy(&got)));
                     }
                 }
-                Next::Frame(v) if super::expect::is_state_change(&v) => {}
+                Next::Frame(v) if is_state_change(&v) => {}
                 Next::Deadline => {
                     let (verdict, message) = if other_pongs.is_empty() {
                         (Verdict::Timeout, format!("no pong answered the ping {payload:?} before the deadline"))

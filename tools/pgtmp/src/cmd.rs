@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::PgUnavailable;
+use crate::env::BINDIR_ENV;
+use crate::error::PgUnavailable;
 
 /// The most output of one program kept for an error message.
 const MAX_OUTPUT: usize = 8 * 1024;
@@ -157,7 +158,7 @@ fn drain(pipe: Option<impl Read + Send + 'static>) -> std::thread::JoinHandle<St
 pub(crate) fn find_bindir() -> Result<PathBuf, PgUnavailable> {
     let mut searched = Vec::new();
     let mut candidates: Vec<PathBuf> = Vec::new();
-    if let Some(dir) = std::env::var_os(crate::BINDIR_ENV).filter(|v| !v.is_empty()) {
+    if let Some(dir) = std::env::var_os(BINDIR_ENV).filter(|v| !v.is_empty()) {
         candidates.push(dir.into());
     }
     let mut pg_config = Command::new("pg_config");

@@ -17,6 +17,8 @@
 #![warn(missing_docs)]
 
 mod cmd;
+mod env;
+mod error;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -24,13 +26,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use cmd::{find_bindir, run, RunAs};
-
-/// Set to `1` to make [`for_test`] panic instead of skipping where PostgreSQL is missing.
-pub const REQUIRE_ENV: &str = "CHATWIRE_REQUIRE_POSTGRES";
-
-/// A directory holding the server's programs (`initdb`, `pg_ctl`, `postgres`, `createdb`),
-/// searched first.
-pub const BINDIR_ENV: &str = "CHATWIRE_PG_BINDIR";
+pub use env::{BINDIR_ENV, REQUIRE_ENV};
+pub use error::PgUnavailable;
 
 /// The database superuser of every throwaway server (trust authentication, loopback only).
 pub const SUPERUSER: &str = "postgres";
@@ -55,56 +52,6 @@ if [ -d "$d/data" ]; then "$@" >/dev/null 2>&1; rm -rf "$d"; fi"#;
 
 /// Tries with a new port when the server cannot start (another process took the free port).
 const START_TRIES: usize = 3;
-
-/// Why no throwaway PostgreSQL server could be had.
-#[derive(Debug, thiserror::Error)]
-pub enum PgUnavailable {
-    /// No PostgreSQL server binaries are installed.
-    #[error(
-        "no postgresql server binaries found (searched {searched}); install them (apt-get install postgresql) or set {BINDIR_ENV}"
-    )]
-    NoBinaries {
-        /// Where they were looked for.
-        searched: String,
-    },
-    /// Running as root, and no unprivileged user to run the server as.
-    #[error("running as root and neither the postgres nor the nobody user exists to run the server as")]
-    NoUser,
-    /// A file or process operation failed.
-    #[error("cannot {what}: {source}")]
-    Io {
-        /// What was being done.
-        what: String,
-        /// Why it failed.
-        source: std::io::Error,
-    },
-    /// A program exited with an error.
-    #[error("{what} failed: {output}")]
-    Failed {
-        /// The program.
-        what: String,
-        /// Its exit status and output.
-        output: String,
-    },
-    /// A program did not finish within its deadline (it was killed).
-    #[error("{what} did not finish within {after:?}")]
-    Timeout {
-        /// The program.
-        what: String,
-        /// The deadline.
-        after: Duration,
-    },
-    /// A database name other than lowercase letters, digits and `_` (at most 63 bytes).
-    #[error("invalid database name {0:?}: use 1 to 63 lowercase letters, digits and _")]
-    BadName(String),
-}
-
-impl PgUnavailable {
-    /// Whether the reason is only that PostgreSQL is not installed (a test may skip then).
-    pub fn is_missing(&self) -> bool {
-        matches!(self, PgUnavailable::NoBinaries { .. })
-    }
-}
 
 /// A running throwaway PostgreSQL server; stopped and deleted on drop.
 #[derive(Debug)]

@@ -26,9 +26,9 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 use super::backend::Backend;
+use super::config::{SoakConfig, SoakFinding};
 use super::fleet::Placed;
 use super::plan::SessionPlan;
-use super::{SoakConfig, SoakFinding};
 use crate::conn::{Incoming, WsConn};
 use crate::monitor::Monitor;
 use crate::scenario::Level;
