@@ -1,6 +1,7 @@
 //! The whole suite against the bundled reference backend (spawned as a real process, so `restart`
 //! is a real kill -9): measured coverage, and the CLI's comparison with the committed snapshots.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -86,6 +87,17 @@ async fn every_requirement_a_check_declares_is_evaluated_in_a_passing_run() {
         }
     }
     let cluster_left_out = |id: &ReqId| pg.is_none() && id.as_str().starts_with("CLUSTER-");
+    // A feature the reference does not offer yet (a minor in progress: SESSION-009 forbids
+    // listing it before it is implemented) is in force on no connection of any run: its rules
+    // are left out, each named below. Its scenarios cannot pass meanwhile: they are n/a, which
+    // fails the check above.
+    let in_force: BTreeSet<&str> =
+        report.scenarios.iter().flat_map(|s| s.in_force.values().flatten()).map(String::as_str).collect();
+    let not_offered = |group: &str| {
+        ![chatwire_schema::requirements::CORE_GROUP, chatwire_schema::requirements::CLUSTER_GROUP].contains(&group)
+            && !in_force.contains(group)
+    };
+    let mut left_out = Vec::new();
     let registry = chatwire_schema::requirements::all().expect("the spec registry parses");
     let needs_1_1 = |by: &str| {
         chatwire_conformance::monitor::SINCE_1_1.iter().any(|c| by == format!("always-on {}", c.id))
@@ -98,9 +110,16 @@ async fn every_requirement_a_check_declares_is_evaluated_in_a_passing_run() {
             if (!speaks_1_1 && checks.iter().all(|c| needs_1_1(c))) || cluster_left_out(&id) {
                 continue;
             }
+            if not_offered(&r.group) {
+                left_out.push(format!("{id} ({})", r.group));
+                continue;
+            }
             let checks: Vec<&str> = checks.iter().map(String::as_str).collect();
             gaps.push(format!("{id}: declared by {}", checks.join(", ")));
         }
+    }
+    if !left_out.is_empty() {
+        eprintln!("left out, their feature is offered by no welcome of the reference: {}", left_out.join(", "));
     }
     assert!(gaps.is_empty(), "MUSTs a check declares but no passing run evaluated:\n{}", gaps.join("\n"));
 }
