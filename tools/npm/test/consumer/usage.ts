@@ -69,6 +69,10 @@ export function describe(frame: ServerFrame): string {
       return `cancelling ${frame.invocation_id}`;
     case "chat.history_page":
       return `page of ${frame.items.length} before ${frame.before ?? "the start"}`;
+    case "chat.reasoning_delta":
+      return `reasoning ${frame.item_id} +${frame.text.length}`;
+    case "chat.reasoning":
+      return `reasoning ${frame.item_id}${frame.redacted ? " (redacted)" : ""}`;
     case "error":
       return `error ${frame.code}${frame.fatal ? " (fatal)" : ""}`;
     default:
