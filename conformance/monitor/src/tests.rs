@@ -305,10 +305,14 @@ fn a_form_settled_while_nobody_was_connected_is_resume_008_unless_it_expired() {
     let f = resume_after(&mut m, Some(dismissed.clone()));
     assert!(f.contains(&("pending-calls-survive-disconnect", "RESUME-008".to_owned())), "{f:#?}");
 
-    // Still pending, or expired at its deadline: what RESUME-008 and TOOL-018 allow.
+    // Still pending, or expired at its deadline: what RESUME-008 and TOOL-018 allow. A cancel's
+    // dismissals follow its answer, so a connection that read the answer and dropped never saw
+    // them: a client-initiated dismissal is the client's own doing, never charged.
     let expired = json!({"type": "chat.tool_call_complete", "seq": 11, "tool_call_id": "tc-1",
         "status": "expired", "error": "expired", "ts": TS});
-    for event in [None, Some(expired)] {
+    let cancelled = json!({"type": "chat.tool_call_dismiss", "seq": 11, "tool_call_id": "tc-1",
+        "initiated_by": "client", "reason": "cancelled", "ts": TS});
+    for event in [None, Some(expired), Some(cancelled)] {
         let mut m = bound();
         turn_awaiting_input(&mut m);
         let f = resume_after(&mut m, event);

@@ -8,10 +8,15 @@
 //!
 //! Judged only where the monitor saw the whole story: the session's last connection ended (no
 //! other one could have answered the call), every request of the session was answered, and the
-//! resume's state frame shows the call (a window may not).
+//! resume's state frame shows the call (a window may not). Even then an answered request may have
+//! effects the closed connection never read (a `chat.cancel`'s dismissals follow its answer, a
+//! response's settlement may not have reached it), so only a settlement no client request makes
+//! is charged: a dismissal the server initiated. A call the resume shows completed, failed,
+//! running or dismissed by the client is neither charged nor counted.
 
 use std::collections::{HashMap, HashSet};
 
+use chatwire_schema::chat::tool_call_dismiss::Initiator;
 use chatwire_schema::requirements::Level;
 use chatwire_schema::{ClientFrame, DisplayItem, Id, ReqId, RunStatus, ServerFrame, ToolCallStatus};
 
@@ -73,21 +78,22 @@ impl Check for PendingWatch {
         let Some(calls) = self.left.remove(&session) else { return };
         let Some(state) = cx.state() else { return };
         for call in calls {
-            let Some(status) = state.items.iter().find_map(|item| match item {
-                DisplayItem::ToolCall(t) if t.id == call => Some(t.status),
+            let Some((status, by_server)) = state.items.iter().find_map(|item| match item {
+                DisplayItem::ToolCall(t) if t.id == call => {
+                    Some((t.status, t.dismissal.as_ref().is_some_and(|d| d.initiated_by == Initiator::Server)))
+                }
                 _ => None,
             }) else {
                 continue;
             };
             if matches!(status, ToolCallStatus::Pending | ToolCallStatus::Expired) {
                 out.eval(&PENDING_SURVIVES_DISCONNECT, RESUME_008);
-            } else {
+            } else if status == ToolCallStatus::Dismissed && by_server {
                 out.fail(
                     &PENDING_SURVIVES_DISCONNECT,
                     RESUME_008,
                     format!(
-                        "tool call {call} was pending for the client (its run awaiting input, every request answered) when the session's last connection ended; the resumed state shows it {}: it must stay answerable until its deadline",
-                        status_name(status)
+                        "tool call {call} was pending for the client (its run awaiting input, every request answered) when the session's last connection ended; the resumed state shows it dismissed by the server: it must stay answerable until its deadline"
                     ),
                 );
             }
@@ -117,16 +123,5 @@ impl Check for PendingWatch {
                 self.left.remove(&session);
             }
         }
-    }
-}
-
-fn status_name(status: ToolCallStatus) -> &'static str {
-    match status {
-        ToolCallStatus::Pending => "pending",
-        ToolCallStatus::Running => "running",
-        ToolCallStatus::Completed => "completed",
-        ToolCallStatus::Failed => "failed",
-        ToolCallStatus::Dismissed => "dismissed",
-        ToolCallStatus::Expired => "expired",
     }
 }
