@@ -9,10 +9,12 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::chat::reasoning::{ENCRYPTED_PATTERN, MAX_REASONING_PAYLOAD_BYTES};
 use crate::chat::tool_call::{DisplayMode, InteractionType};
 use crate::chat::tool_output::ApprovalDecision;
 use crate::chat::tool_progress::Fraction;
 use crate::response_schema::ResponseSchema;
+use crate::usage::Usage;
 
 /// A whole script: `turns[n]` answers the n-th user message the session accepts (rewound ones included).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -105,6 +107,39 @@ pub enum ScriptStep {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         error: Option<String>,
     },
+    /// Reason (since 1.3, `SCRIPT-027`): one `chat.reasoning`, streamed first as one
+    /// `chat.reasoning_delta` per chunk where `chunks` is given and `assistant_stream` is in force.
+    #[schemars(extend("x-chatwire-since" = "1.3"))]
+    Reason {
+        /// The whole reasoning; sent as `""` when `redacted`.
+        text: String,
+        /// The chunks to stream, with the rules of a `say`'s (`TooManyChunks`, `EmptyChunk`,
+        /// `ChunksDiffer`); never beside `redacted` (`ChunksOfRedacted`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        chunks: Option<Vec<String>>,
+        /// How long to wait before each chunk after the first, in milliseconds (at most 60000); default 0.
+        #[serde(
+            default,
+            deserialize_with = "crate::serde_util::optional_integer",
+            skip_serializing_if = "Option::is_none"
+        )]
+        chunk_delay_ms: Option<u64>,
+        /// The opaque payload the item carries, sent byte for byte (`REASON-004`).
+        #[serde(
+            default,
+            deserialize_with = "crate::chat::reasoning::encrypted",
+            skip_serializing_if = "Option::is_none"
+        )]
+        #[schemars(length(max = MAX_REASONING_PAYLOAD_BYTES), regex(pattern = ENCRYPTED_PATTERN))]
+        encrypted: Option<String>,
+        /// The run withholds the text: the frame carries `text: ""` and `redacted: true` (`REASON-003`).
+        #[serde(default, skip_serializing_if = "crate::serde_util::is_false")]
+        redacted: bool,
+    },
+    /// Report what a model call used (since 1.3, `SCRIPT-028`): no frame; added to the run
+    /// slice's usage, which its `chat.run_complete` carries (`USAGE-003`).
+    #[schemars(extend("x-chatwire-since" = "1.3"))]
+    Usage(Usage),
 }
 
 impl ScriptStep {
@@ -340,6 +375,28 @@ pub enum ScriptError {
         /// Index of the call in `calls`.
         call: usize,
     },
+    /// A `reason` step with `redacted: true` has `chunks` (since 1.3): a redacted reasoning is
+    /// never streamed.
+    #[error("turn {turn} step {step}: a redacted reason step has no chunks")]
+    ChunksOfRedacted {
+        /// Turn index.
+        turn: usize,
+        /// Step index.
+        step: usize,
+    },
+    /// A `usage` step's `cost` names another currency than an earlier one of the script (since
+    /// 1.3, `USAGE-002`): one session, one currency.
+    #[error("turn {turn} step {step}: cost in {found}, but the script's costs are in {expected}")]
+    MixedCurrencies {
+        /// Turn index.
+        turn: usize,
+        /// Step index.
+        step: usize,
+        /// The currency of the script's first cost.
+        expected: String,
+        /// This step's.
+        found: String,
+    },
     /// A `ui_tool` or `ui_surface` call has no non-empty `component_type` (`SCRIPT-018`): the
     /// server could not send it without breaking `TOOL-005`.
     #[error("turn {turn} step {step} call {call}: a ui_tool or ui_surface call needs a non-empty component_type")]
@@ -358,10 +415,12 @@ impl AgentScript {
     /// These are all the rules, listed in `spec/conformance-profile.md#script-validity`; the
     /// limits are inclusive.
     pub fn validate(&self) -> Result<(), ScriptError> {
+        // The script's one currency (rule 11), fixed by its first cost, retries included.
+        let mut currency = None;
         for (turn, t) in self.turns.iter().enumerate() {
-            validate_steps(turn, &t.steps)?;
+            validate_steps(turn, &t.steps, &mut currency)?;
             for (retry, r) in t.retries.iter().enumerate() {
-                validate_steps(turn, &r.steps).map_err(|error| ScriptError::InRetry {
+                validate_steps(turn, &r.steps, &mut currency).map_err(|error| ScriptError::InRetry {
                     turn,
                     retry,
                     error: Box::new(error),
@@ -372,8 +431,9 @@ impl AgentScript {
     }
 }
 
-/// The rules of one list of steps, a turn's or one of its retries'.
-fn validate_steps(turn: usize, steps: &[ScriptStep]) -> Result<(), ScriptError> {
+/// The rules of one list of steps, a turn's or one of its retries'; `currency`: the script's, once
+/// a cost named it.
+fn validate_steps(turn: usize, steps: &[ScriptStep], currency: &mut Option<String>) -> Result<(), ScriptError> {
     let mut ended = false;
     for (step, s) in steps.iter().enumerate() {
         if ended {
@@ -381,21 +441,27 @@ fn validate_steps(turn: usize, steps: &[ScriptStep]) -> Result<(), ScriptError> 
         }
         match s {
             ScriptStep::Say { markdown, chunks, chunk_delay_ms } => {
-                if let Some(chunks) = chunks {
-                    if chunks.len() > MAX_SAY_CHUNKS {
-                        return Err(ScriptError::TooManyChunks { turn, step, count: chunks.len() });
-                    }
-                    if let Some(chunk) = chunks.iter().position(String::is_empty) {
-                        return Err(ScriptError::EmptyChunk { turn, step, chunk });
-                    }
-                    let total: usize = chunks.iter().map(String::len).sum();
-                    if total != markdown.len() || chunks.concat() != *markdown {
-                        return Err(ScriptError::ChunksDiffer { turn, step });
-                    }
+                validate_chunks(turn, step, markdown, chunks.as_deref(), *chunk_delay_ms)?
+            }
+            ScriptStep::Reason { text, chunks, chunk_delay_ms, redacted, .. } => {
+                if *redacted && chunks.is_some() {
+                    return Err(ScriptError::ChunksOfRedacted { turn, step });
                 }
-                if let Some(ms) = *chunk_delay_ms {
-                    if ms > MAX_SCRIPT_DELAY_MS {
-                        return Err(ScriptError::DelayTooLong { turn, step, ms });
+                validate_chunks(turn, step, text, chunks.as_deref(), *chunk_delay_ms)?
+            }
+            ScriptStep::Usage(usage) => {
+                if let Some(cost) = &usage.cost {
+                    match currency {
+                        Some(expected) if *expected != cost.currency => {
+                            return Err(ScriptError::MixedCurrencies {
+                                turn,
+                                step,
+                                expected: expected.clone(),
+                                found: cost.currency.clone(),
+                            })
+                        }
+                        Some(_) => {}
+                        None => *currency = Some(cost.currency.clone()),
                     }
                 }
             }
@@ -438,6 +504,32 @@ fn validate_steps(turn: usize, steps: &[ScriptStep]) -> Result<(), ScriptError> 
         }
     }
     Ok(())
+}
+
+/// Rules 7 and 8 (and 10 for a `reason` step): the chunks of a step whose whole text is `text`.
+fn validate_chunks(
+    turn: usize,
+    step: usize,
+    text: &str,
+    chunks: Option<&[String]>,
+    chunk_delay_ms: Option<u64>,
+) -> Result<(), ScriptError> {
+    if let Some(chunks) = chunks {
+        if chunks.len() > MAX_SAY_CHUNKS {
+            return Err(ScriptError::TooManyChunks { turn, step, count: chunks.len() });
+        }
+        if let Some(chunk) = chunks.iter().position(String::is_empty) {
+            return Err(ScriptError::EmptyChunk { turn, step, chunk });
+        }
+        let total: usize = chunks.iter().map(String::len).sum();
+        if total != text.len() || chunks.concat() != text {
+            return Err(ScriptError::ChunksDiffer { turn, step });
+        }
+    }
+    match chunk_delay_ms {
+        Some(ms) if ms > MAX_SCRIPT_DELAY_MS => Err(ScriptError::DelayTooLong { turn, step, ms }),
+        _ => Ok(()),
+    }
 }
 
 /// Indices of the calls that settle without the client.
@@ -582,6 +674,70 @@ mod tests {
             assert_eq!(script(steps.clone()).validate(), expected, "{steps}");
         }
         assert_eq!(AgentScript { turns: vec![] }.validate(), Ok(()));
+    }
+
+    // Rules 10 and 11 (since 1.3): a reason step's chunks as a say's, none when redacted; one
+    // currency in the whole script, retries included.
+    #[test]
+    fn reason_and_usage_steps_follow_rules_10_and_11() {
+        let usd = json!({"op": "usage", "input_tokens": 1, "output_tokens": 2, "cost": {"amount": "0.01", "currency": "USD"}});
+        let eur = json!({"op": "usage", "input_tokens": 1, "output_tokens": 2, "cost": {"amount": "0.01", "currency": "EUR"}});
+        let cases: Vec<(serde_json::Value, Result<(), ScriptError>)> = vec![
+            (json!([{"op": "reason", "text": "hmm", "chunks": ["h", "mm"], "chunk_delay_ms": 60000, "encrypted": "QUJD"}]), Ok(())),
+            (json!([{"op": "reason", "text": "secret", "redacted": true, "encrypted": "QUJD"}]), Ok(())),
+            (
+                json!([{"op": "reason", "text": "hmm", "chunks": ["h", ""]}]),
+                Err(ScriptError::EmptyChunk { turn: 0, step: 0, chunk: 1 }),
+            ),
+            (json!([{"op": "reason", "text": "hmm", "chunks": ["m", "hm"]}]), Err(ScriptError::ChunksDiffer { turn: 0, step: 0 })),
+            (
+                json!([{"op": "reason", "text": "x", "chunk_delay_ms": 60001}]),
+                Err(ScriptError::DelayTooLong { turn: 0, step: 0, ms: 60001 }),
+            ),
+            (
+                json!([{"op": "reason", "text": "x".repeat(MAX_SAY_CHUNKS + 1), "chunks": vec!["x"; MAX_SAY_CHUNKS + 1]}]),
+                Err(ScriptError::TooManyChunks { turn: 0, step: 0, count: MAX_SAY_CHUNKS + 1 }),
+            ),
+            (
+                json!([{"op": "reason", "text": "ab", "chunks": ["a", "b"], "redacted": true}]),
+                Err(ScriptError::ChunksOfRedacted { turn: 0, step: 0 }),
+            ),
+            (json!([usd, {"op": "usage", "input_tokens": 0, "output_tokens": 0}, usd]), Ok(())),
+            (
+                json!([usd, {"op": "say", "markdown": "x"}, eur]),
+                Err(ScriptError::MixedCurrencies { turn: 0, step: 2, expected: "USD".into(), found: "EUR".into() }),
+            ),
+        ];
+        for (steps, expected) in cases {
+            assert_eq!(script(steps.clone()).validate(), expected, "{steps}");
+        }
+        // The currency is the script's: a retry's cost in another one is located in the retry.
+        let mixed: AgentScript =
+            serde_json::from_value(json!({"turns": [{"steps": [usd], "retries": [{"steps": [eur]}]}]})).unwrap();
+        assert_eq!(
+            mixed.validate(),
+            Err(ScriptError::InRetry {
+                turn: 0,
+                retry: 0,
+                error: Box::new(ScriptError::MixedCurrencies {
+                    turn: 0,
+                    step: 0,
+                    expected: "USD".into(),
+                    found: "EUR".into()
+                })
+            })
+        );
+        // Their shape is the schema's: an unknown member, a payload outside the alphabet.
+        for bad in [
+            json!({"turns": [{"steps": [{"op": "reason", "text": "x", "extra": 1}]}]}),
+            json!({"turns": [{"steps": [{"op": "reason", "text": "x", "encrypted": "not base64!"}]}]}),
+            json!({"turns": [{"steps": [{"op": "usage", "input_tokens": 1}]}]}),
+            json!({"turns": [{"steps": [{"op": "usage", "input_tokens": 1, "output_tokens": 1, "extra": 1}]}]}),
+        ] {
+            assert!(serde_json::from_value::<AgentScript>(bad.clone()).is_err(), "{bad}");
+        }
+        let round: AgentScript = serde_json::from_value(json!({"turns": [{"steps": [usd]}]})).unwrap();
+        assert_eq!(serde_json::to_value(&round).unwrap(), json!({"turns": [{"steps": [usd]}]}));
     }
 
     // The steps of a retry follow the rules of a turn's steps, and an error says which retry.

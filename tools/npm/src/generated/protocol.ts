@@ -778,9 +778,64 @@ export interface ScriptStepEnd {
   error?: string;
 }
 /**
+ * Reason (since 1.3, `SCRIPT-027`): one `chat.reasoning`, streamed first as one
+ * `chat.reasoning_delta` per chunk where `chunks` is given and `assistant_stream` is in force.
+ */
+export interface ScriptStepReason {
+  op: "reason";
+  /**
+   * The whole reasoning; sent as `""` when `redacted`.
+   */
+  text: string;
+  /**
+   * The chunks to stream, with the rules of a `say`'s (`TooManyChunks`, `EmptyChunk`,
+   * `ChunksDiffer`); never beside `redacted` (`ChunksOfRedacted`).
+   */
+  chunks?: string[];
+  /**
+   * How long to wait before each chunk after the first, in milliseconds (at most 60000); default 0.
+   */
+  chunk_delay_ms?: number;
+  /**
+   * The opaque payload the item carries, sent byte for byte (`REASON-004`).
+   */
+  encrypted?: string;
+  /**
+   * The run withholds the text: the frame carries `text: ""` and `redacted: true` (`REASON-003`).
+   */
+  redacted?: boolean;
+}
+/**
+ * Report what a model call used (since 1.3, `SCRIPT-028`): no frame; added to the run
+ * slice's usage, which its `chat.run_complete` carries (`USAGE-003`).
+ */
+export interface ScriptStepUsage {
+  op: "usage";
+  /**
+   * Tokens the model read.
+   */
+  input_tokens: number;
+  /**
+   * Tokens the model wrote.
+   */
+  output_tokens: number;
+  /**
+   * Of the tokens written, those spent reasoning, when the model reports them.
+   */
+  reasoning_tokens?: number;
+  /**
+   * Of the tokens read, those served from a cache, when the model reports them.
+   */
+  cached_input_tokens?: number;
+  /**
+   * What it cost, when the server knows.
+   */
+  cost?: Cost;
+}
+/**
  * One step of a turn.
  */
-export type ScriptStep = ScriptStepSay | ScriptStepToolCalls | ScriptStepWait | ScriptStepEnd;
+export type ScriptStep = ScriptStepSay | ScriptStepToolCalls | ScriptStepWait | ScriptStepEnd | ScriptStepReason | ScriptStepUsage;
 
 /**
  * One scripted tool call.
@@ -1818,7 +1873,7 @@ export const SERVER_FRAME_TYPES = ["session.welcome","ui_state_snapshot","ui_sta
 export const CLIENT_FRAME_TYPES = ["session.hello","chat.user_message","chat.tool_call_response","chat.rewind","chat.retry","chat.cancel","chat.history_request"] as const satisfies readonly ClientFrameType[];
 
 /** @internal Which optional members admit null, per frame type (see validate.ts). */
-export const NULL_PLANS: { readonly [type: string]: NullPlan | null } = {"session.welcome":{"o":{"limits":{"n":["max_attached_connections"]}},"n":["server","features","resume_retention"]},"ui_state_snapshot":{"o":{"state":{"o":{"items":{"a":{"t":"kind","v":{"tool_call":{"o":{"progress":{"n":["message","fraction"]},"dismissal":{"n":["reason"]}},"n":["component_type","workflow_name","response_schema","progress","summary","error","dismissal","settled_ts"]},"tool_output":{"n":["command","exit_code"]},"reasoning":{"n":["encrypted"]}}}},"run":{"n":["invocation_id"]},"usage":{"o":{"total":{"n":["reasoning_tokens","cached_input_tokens","cost"]}}}},"n":["usage"]},"window":{"n":["before"]}},"n":["window"]},"ui_state_updated":{"o":{"state":{"o":{"items":{"a":{"t":"kind","v":{"tool_call":{"o":{"progress":{"n":["message","fraction"]},"dismissal":{"n":["reason"]}},"n":["component_type","workflow_name","response_schema","progress","summary","error","dismissal","settled_ts"]},"tool_output":{"n":["command","exit_code"]},"reasoning":{"n":["encrypted"]}}}},"run":{"n":["invocation_id"]},"usage":{"o":{"total":{"n":["reasoning_tokens","cached_input_tokens","cost"]}}}},"n":["usage"]}}},"ui_state_patch":null,"chat.user_message_accepted":null,"chat.run_started":null,"chat.assistant_message":null,"chat.assistant_message_delta":null,"chat.tool_call":{"n":["corr","component_type","workflow_name","response_schema"]},"chat.tool_progress":{"n":["message","fraction"]},"chat.tool_output":{"n":["command","approval","stdout","stderr","exit_code"]},"chat.tool_call_complete":{"n":["error","summary","in_reply_to"]},"chat.tool_call_dismiss":{"n":["reason","in_reply_to"]},"chat.run_complete":{"o":{"usage":{"n":["reasoning_tokens","cached_input_tokens","cost"]}},"n":["reason","error","usage"]},"chat.rewind_complete":null,"chat.retry_accepted":null,"chat.cancel_accepted":null,"chat.history_page":{"o":{"items":{"a":{"t":"kind","v":{"tool_call":{"o":{"progress":{"n":["message","fraction"]},"dismissal":{"n":["reason"]}},"n":["component_type","workflow_name","response_schema","progress","summary","error","dismissal","settled_ts"]},"tool_output":{"n":["command","exit_code"]},"reasoning":{"n":["encrypted"]}}}}},"n":["before"]},"chat.reasoning_delta":null,"chat.reasoning":{"n":["encrypted"]},"error":{"n":["seq","in_reply_to","supported_versions"]},"session.hello":{"o":{"resume":{"n":["before"]},"script":{"o":{"turns":{"a":{"o":{"steps":{"a":{"t":"op","v":{"say":{"n":["chunks","chunk_delay_ms"]},"tool_calls":{"o":{"calls":{"a":{"o":{"progress":{"a":{"n":["message","fraction"]}},"output":{"n":["command","stdout","stderr","exit_code"]},"outcome":{"t":"kind","v":{"result":{"n":["summary"]},"await_response":{"n":["expire_after_ms","summary"]},"dismiss":{"n":["reason"]}}}},"n":["component_type","workflow_name","output","response_schema"]}}},"n":["settle_order"]},"end":{"n":["error"]}}}},"retries":{"a":{"o":{"steps":{"a":{"t":"op","v":{"say":{"n":["chunks","chunk_delay_ms"]},"tool_calls":{"o":{"calls":{"a":{"o":{"progress":{"a":{"n":["message","fraction"]}},"output":{"n":["command","stdout","stderr","exit_code"]},"outcome":{"t":"kind","v":{"result":{"n":["summary"]},"await_response":{"n":["expire_after_ms","summary"]},"dismiss":{"n":["reason"]}}}},"n":["component_type","workflow_name","output","response_schema"]}}},"n":["settle_order"]},"end":{"n":["error"]}}}}}}}}}}}}},"n":["resume","script","client","features","window"]},"chat.user_message":null,"chat.tool_call_response":{"o":{"outcome":{"t":"action","v":{"dismiss":{"n":["reason"]}}}}},"chat.rewind":null,"chat.retry":null,"chat.cancel":null,"chat.history_request":null};
+export const NULL_PLANS: { readonly [type: string]: NullPlan | null } = {"session.welcome":{"o":{"limits":{"n":["max_attached_connections"]}},"n":["server","features","resume_retention"]},"ui_state_snapshot":{"o":{"state":{"o":{"items":{"a":{"t":"kind","v":{"tool_call":{"o":{"progress":{"n":["message","fraction"]},"dismissal":{"n":["reason"]}},"n":["component_type","workflow_name","response_schema","progress","summary","error","dismissal","settled_ts"]},"tool_output":{"n":["command","exit_code"]},"reasoning":{"n":["encrypted"]}}}},"run":{"n":["invocation_id"]},"usage":{"o":{"total":{"n":["reasoning_tokens","cached_input_tokens","cost"]}}}},"n":["usage"]},"window":{"n":["before"]}},"n":["window"]},"ui_state_updated":{"o":{"state":{"o":{"items":{"a":{"t":"kind","v":{"tool_call":{"o":{"progress":{"n":["message","fraction"]},"dismissal":{"n":["reason"]}},"n":["component_type","workflow_name","response_schema","progress","summary","error","dismissal","settled_ts"]},"tool_output":{"n":["command","exit_code"]},"reasoning":{"n":["encrypted"]}}}},"run":{"n":["invocation_id"]},"usage":{"o":{"total":{"n":["reasoning_tokens","cached_input_tokens","cost"]}}}},"n":["usage"]}}},"ui_state_patch":null,"chat.user_message_accepted":null,"chat.run_started":null,"chat.assistant_message":null,"chat.assistant_message_delta":null,"chat.tool_call":{"n":["corr","component_type","workflow_name","response_schema"]},"chat.tool_progress":{"n":["message","fraction"]},"chat.tool_output":{"n":["command","approval","stdout","stderr","exit_code"]},"chat.tool_call_complete":{"n":["error","summary","in_reply_to"]},"chat.tool_call_dismiss":{"n":["reason","in_reply_to"]},"chat.run_complete":{"o":{"usage":{"n":["reasoning_tokens","cached_input_tokens","cost"]}},"n":["reason","error","usage"]},"chat.rewind_complete":null,"chat.retry_accepted":null,"chat.cancel_accepted":null,"chat.history_page":{"o":{"items":{"a":{"t":"kind","v":{"tool_call":{"o":{"progress":{"n":["message","fraction"]},"dismissal":{"n":["reason"]}},"n":["component_type","workflow_name","response_schema","progress","summary","error","dismissal","settled_ts"]},"tool_output":{"n":["command","exit_code"]},"reasoning":{"n":["encrypted"]}}}}},"n":["before"]},"chat.reasoning_delta":null,"chat.reasoning":{"n":["encrypted"]},"error":{"n":["seq","in_reply_to","supported_versions"]},"session.hello":{"o":{"resume":{"n":["before"]},"script":{"o":{"turns":{"a":{"o":{"steps":{"a":{"t":"op","v":{"say":{"n":["chunks","chunk_delay_ms"]},"tool_calls":{"o":{"calls":{"a":{"o":{"progress":{"a":{"n":["message","fraction"]}},"output":{"n":["command","stdout","stderr","exit_code"]},"outcome":{"t":"kind","v":{"result":{"n":["summary"]},"await_response":{"n":["expire_after_ms","summary"]},"dismiss":{"n":["reason"]}}}},"n":["component_type","workflow_name","output","response_schema"]}}},"n":["settle_order"]},"end":{"n":["error"]},"reason":{"n":["chunks","chunk_delay_ms","encrypted"]},"usage":{"n":["reasoning_tokens","cached_input_tokens","cost"]}}}},"retries":{"a":{"o":{"steps":{"a":{"t":"op","v":{"say":{"n":["chunks","chunk_delay_ms"]},"tool_calls":{"o":{"calls":{"a":{"o":{"progress":{"a":{"n":["message","fraction"]}},"output":{"n":["command","stdout","stderr","exit_code"]},"outcome":{"t":"kind","v":{"result":{"n":["summary"]},"await_response":{"n":["expire_after_ms","summary"]},"dismiss":{"n":["reason"]}}}},"n":["component_type","workflow_name","output","response_schema"]}}},"n":["settle_order"]},"end":{"n":["error"]},"reason":{"n":["chunks","chunk_delay_ms","encrypted"]},"usage":{"n":["reasoning_tokens","cached_input_tokens","cost"]}}}}}}}}}}}}},"n":["resume","script","client","features","window"]},"chat.user_message":null,"chat.tool_call_response":{"o":{"outcome":{"t":"action","v":{"dismiss":{"n":["reason"]}}}}},"chat.rewind":null,"chat.retry":null,"chat.cancel":null,"chat.history_request":null};
 /** @internal */
 export type NullPlan =
   | { readonly o?: { readonly [member: string]: NullPlan }; readonly n?: readonly string[] }

@@ -114,6 +114,46 @@ class ScriptStepWait(BaseModel):
     ]
 
 
+class ScriptStepReason(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    op: Literal['reason']
+    text: Annotated[
+        StrictStr,
+        Field(description='The whole reasoning; sent as `""` when `redacted`.'),
+    ]
+    chunks: Annotated[
+        list[StrictStr] | None,
+        Field(
+            description="The chunks to stream, with the rules of a `say`'s (`TooManyChunks`, `EmptyChunk`,\n`ChunksDiffer`); never beside `redacted` (`ChunksOfRedacted`)."
+        ),
+    ] = None
+    chunk_delay_ms: Annotated[
+        int | None,
+        Field(
+            description='How long to wait before each chunk after the first, in milliseconds (at most 60000); default 0.',
+            ge=0,
+            le=9007199254740991,
+        ),
+    ] = None
+    encrypted: Annotated[
+        StrictStr | None,
+        Field(
+            description='The opaque payload the item carries, sent byte for byte (`REASON-004`).',
+            max_length=65536,
+            pattern='^[A-Za-z0-9+/_=-]*$',
+        ),
+    ] = None
+    redacted: Annotated[
+        StrictBool | None,
+        Field(
+            description='The run withholds the text: the frame carries `text: ""` and `redacted: true` (`REASON-003`).'
+        ),
+    ] = None
+
+
 class InteractionType(str, Enum):
     ui_tool = 'ui_tool'
     ui_surface = 'ui_surface'
@@ -239,6 +279,27 @@ class ScriptEnd(str, Enum):
     completed = 'completed'
     failed = 'failed'
     cancelled = 'cancelled'
+
+
+class Cost(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    amount: Annotated[
+        StrictStr,
+        Field(
+            description='A non-negative decimal string without sign or exponent, e.g. `"0.0123"`.',
+            pattern='^(0|[1-9][0-9]{0,30})(\\.[0-9]{1,18})?$',
+        ),
+    ]
+    currency: Annotated[
+        StrictStr,
+        Field(
+            description='The ISO 4217 code of the currency, e.g. `"USD"`; one per session (`USAGE-002`).',
+            pattern='^[A-Z]{3}$',
+        ),
+    ]
 
 
 class Capability(RootModel[StrictStr]):
@@ -423,6 +484,39 @@ class ScriptStepEnd(BaseModel):
     ] = None
 
 
+class ScriptStepUsage(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    op: Literal['usage']
+    input_tokens: Annotated[
+        int, Field(description='Tokens the model read.', ge=0, le=9007199254740991)
+    ]
+    output_tokens: Annotated[
+        int, Field(description='Tokens the model wrote.', ge=0, le=9007199254740991)
+    ]
+    reasoning_tokens: Annotated[
+        int | None,
+        Field(
+            description='Of the tokens written, those spent reasoning, when the model reports them.',
+            ge=0,
+            le=9007199254740991,
+        ),
+    ] = None
+    cached_input_tokens: Annotated[
+        int | None,
+        Field(
+            description='Of the tokens read, those served from a cache, when the model reports them.',
+            ge=0,
+            le=9007199254740991,
+        ),
+    ] = None
+    cost: Annotated[
+        Cost | None, Field(description='What it cost, when the server knows.')
+    ] = None
+
+
 class ScriptProgress(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -517,7 +611,7 @@ class ScriptRetry(BaseModel):
         populate_by_name=True,
     )
     steps: Annotated[
-        list[ScriptStepSay | ScriptStepToolCalls | ScriptStepWait | ScriptStepEnd],
+        list[ScriptStepSay | ScriptStepToolCalls | ScriptStepWait | ScriptStepEnd | ScriptStepReason | ScriptStepUsage],
         Field(
             description="Steps in order, with the rules of a turn's steps. Without an `end` step the slice ends `completed`."
         ),
@@ -530,7 +624,7 @@ class ScriptTurn(BaseModel):
         populate_by_name=True,
     )
     steps: Annotated[
-        list[ScriptStepSay | ScriptStepToolCalls | ScriptStepWait | ScriptStepEnd],
+        list[ScriptStepSay | ScriptStepToolCalls | ScriptStepWait | ScriptStepEnd | ScriptStepReason | ScriptStepUsage],
         Field(
             description='Steps in order. A turn without an `end` step ends `completed`.'
         ),
