@@ -232,6 +232,13 @@ impl ServerFrame {
         self.facts().ui_event()
     }
 
+    /// Whether this frame is a stream's delta (`chat.assistant_message_delta`, or since 1.3
+    /// `chat.reasoning_delta`): its own state change (`STREAM-002`), sent only where
+    /// `assistant_stream` is in force ([`UiEvent::is_stream_delta`]).
+    pub fn is_stream_delta(&self) -> bool {
+        self.ui_event().is_some_and(|e| e.is_stream_delta())
+    }
+
     /// The ids this frame introduces into its session (`ID-002`), each with the rule that says
     /// whether this frame is its introduction given the state before it
     /// ([`crate::frame_ids::IntroducedId::is_new`]).

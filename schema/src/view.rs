@@ -114,8 +114,9 @@ impl ConnView {
     }
 }
 
-/// Whether `op` addresses the state's usage.
-fn is_usage_op(op: &PatchOp) -> bool {
+/// Whether `op` addresses the state's usage: an op a connection where `usage` is not in force
+/// never gets (`USAGE-004`).
+pub fn is_usage_op(op: &PatchOp) -> bool {
     let path = op.path();
     path == USAGE_PATH || path.strip_prefix(USAGE_PATH).is_some_and(|rest| rest.starts_with('/'))
 }

@@ -71,8 +71,11 @@ pub fn cancel_refusals(state: &UiState, invocation_id: &Id, offers_cancel: bool)
 pub struct CancelScope {
     /// The turn waits for the user: a `chat.run_started` opens the slice the cancel then ends.
     pub reopens: bool,
-    /// The open stream of the cancelled run, with exactly the text streamed so far.
+    /// The open stream of the cancelled run, text or reasoning, with exactly the text streamed so far.
     pub stream: Option<(Id, String)>,
+    /// Whether that stream is a reasoning stream (since 1.3): a `chat.reasoning` ends it, not a
+    /// `chat.assistant_message` (`STATE-055`, `spec/reasoning.md`).
+    pub stream_is_reasoning: bool,
     /// Every `pending` or `running` call of the turn, in item order.
     pub open_calls: Vec<Id>,
 }
@@ -80,14 +83,19 @@ pub struct CancelScope {
 impl CancelScope {
     /// What a cancel of `invocation_id` closes in `state`.
     pub fn of(state: &UiState, invocation_id: &Id) -> CancelScope {
-        let stream = state
+        let text = state
             .open_stream()
             .filter(|m| &m.invocation_id == invocation_id)
             .map(|m| (m.id.clone(), m.markdown.clone()));
+        let reasoning = state
+            .open_reasoning()
+            .filter(|r| &r.invocation_id == invocation_id)
+            .map(|r| (r.id.clone(), r.text.clone()));
+        let stream_is_reasoning = reasoning.is_some();
         let open_calls = state.open_tool_calls(Some(invocation_id)).map(|c| c.id.clone()).collect();
         let reopens =
             state.run.status == RunStatus::AwaitingInput && state.run.invocation_id.as_ref() == Some(invocation_id);
-        CancelScope { reopens, stream, open_calls }
+        CancelScope { reopens, stream: text.or(reasoning), stream_is_reasoning, open_calls }
     }
 }
 
@@ -125,8 +133,16 @@ mod tests {
         let waiting = state(json!({"items": [user()], "run": {"status": "awaiting_input", "invocation_id": "inv-1"}}));
         assert_eq!(cancel_refusals(&waiting, &id("inv-1"), true), vec![]);
         let scope = CancelScope::of(&running, &id("inv-1"));
-        assert_eq!(scope, CancelScope { reopens: false, stream: None, open_calls: vec![id("c-1")] });
+        assert_eq!(scope, CancelScope { open_calls: vec![id("c-1")], ..CancelScope::default() });
         assert!(CancelScope::of(&waiting, &id("inv-1")).reopens);
+        // An open reasoning stream is the stream a cancel ends first (since 1.3).
+        let reasoning = json!({"kind": "reasoning", "id": "r-1", "invocation_id": "inv-1", "text": "so far",
+            "streaming": true, "ts": "2026-01-01T00:00:00Z"});
+        let thinking =
+            state(json!({"items": [user(), reasoning], "run": {"status": "running", "invocation_id": "inv-1"}}));
+        let scope = CancelScope::of(&thinking, &id("inv-1"));
+        assert_eq!((scope.stream, scope.stream_is_reasoning), (Some((id("r-1"), "so far".to_owned())), true));
+        assert_eq!(CancelScope::of(&thinking, &id("inv-9")).stream, None);
     }
 
     #[test]

@@ -15,6 +15,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use chatwire_schema::script::{AgentScript, ScriptStep, ScriptTurn};
+use chatwire_schema::usage::Usage;
 use chatwire_schema::Id;
 
 /// Plans the answer to one user message.
@@ -137,9 +138,23 @@ pub struct Cursor {
     pub step: usize,
     /// Progress through the current `tool_calls` step.
     pub batch: Option<BatchCursor>,
-    /// Progress through the current `say` step while it streams (`SCRIPT-019`).
+    /// Progress through the current `say` or `reason` step while it streams (`SCRIPT-019`,
+    /// `SCRIPT-027`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stream: Option<StreamCursor>,
+    /// What the current run slice's `usage` steps added up to (`SCRIPT-028`), carried by the
+    /// slice's `chat.run_complete`; committed with the next event, so a restart neither loses nor
+    /// repeats a step's usage.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+}
+
+impl Cursor {
+    /// The cursor once the turn is over (or rewound, or cancelled): no invocation, no step, no
+    /// progress, no usage; the count of accepted messages kept.
+    pub fn ended(&self) -> Cursor {
+        Cursor { turns_accepted: self.turns_accepted, ..Cursor::default() }
+    }
 }
 
 /// Progress through a streamed `say` step: the item it opened and how many chunks are committed.

@@ -3,6 +3,7 @@
 //! failed ([`EmitError`]).
 
 use chatwire_schema::session::welcome::Capability;
+use chatwire_schema::view::ConnView;
 use chatwire_schema::{ErrorCode, ProtocolVersion, ReduceError};
 
 use crate::store::StoreError;
@@ -83,5 +84,10 @@ impl Negotiated {
     /// Whether `feature` is in force on the connection.
     pub fn has(&self, feature: &Capability) -> bool {
         self.features.as_ref().is_some_and(|f| f.contains(feature))
+    }
+
+    /// What the connection sees of the session: its minor and the 1.3 features in force.
+    pub fn view(&self) -> ConnView {
+        ConnView::new(self.version, self.features.as_deref())
     }
 }

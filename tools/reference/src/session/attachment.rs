@@ -7,6 +7,7 @@
 //! (`ATTACH-005`).
 
 use chatwire_schema::session::welcome::Capability;
+use chatwire_schema::view::ConnView;
 use chatwire_schema::window::WindowView;
 use chatwire_schema::{DisplayItem, ProtocolVersion};
 
@@ -33,12 +34,13 @@ impl Attachment {
 }
 
 /// How a connection sees the session: whether state frames go out as patches (`STATE-036`),
-/// whether it sees open streams (`assistant_stream` in force, `STREAM-001`), and its minor.
+/// whether it sees open streams (`assistant_stream` in force, `STREAM-001`), and its minor with
+/// the 1.3 features in force on it (`REASON-001`, `USAGE-004`).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) struct View {
     pub patches: bool,
     pub streams: bool,
-    pub version: ProtocolVersion,
+    pub conn: ConnView,
 }
 
 impl View {
@@ -46,8 +48,13 @@ impl View {
         View {
             patches: conn.negotiated.patches,
             streams: conn.negotiated.has(&Capability::AssistantStream),
-            version: conn.negotiated.version,
+            conn: conn.negotiated.view(),
         }
+    }
+
+    /// The negotiated minor.
+    pub fn version(&self) -> ProtocolVersion {
+        self.conn.version
     }
 }
 

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use chatwire_schema::chat::assistant_message::AssistantMessage;
 use chatwire_schema::chat::cancel::Cancel;
 use chatwire_schema::chat::cancel_accepted::CancelAccepted;
+use chatwire_schema::chat::reasoning::Reasoning;
 use chatwire_schema::chat::run_complete::RunCompleteStatus;
 use chatwire_schema::chat::tool_call_dismiss::{Initiator, ToolCallDismiss};
 use chatwire_schema::error_order::first_failing;
@@ -15,10 +16,9 @@ use chatwire_schema::session::welcome::Capability;
 use chatwire_schema::{ClientFrame, ErrorCode, ServerFrame};
 
 use super::change::{Change, Unit};
-use super::driver::{run_complete, run_started};
+use super::driver::{run_started, slice_end};
 use super::pipeline::commit;
 use super::state::{Inner, Session};
-use crate::agent::Cursor;
 use crate::protocol::{Negotiated, Refusal};
 use crate::util::rfc3339_now;
 
@@ -54,13 +54,28 @@ pub(crate) async fn cancel(
             change.units.push(Unit::Event(run_started(&invocation)));
         }
         if let Some((item_id, streamed)) = scope.stream {
-            change.units.push(Unit::Event(ServerFrame::AssistantMessage(AssistantMessage {
-                seq: 0,
-                invocation_id: invocation.clone(),
-                item_id,
-                markdown: decide.cancelled_stream_text(streamed),
-                ts: ts.clone(),
-            })));
+            // The open stream ends with the text so far (CANCEL-003), as the kind it is.
+            let text = decide.cancelled_stream_text(streamed);
+            let invocation_id = invocation.clone();
+            let end = match scope.stream_is_reasoning {
+                true => ServerFrame::Reasoning(Reasoning {
+                    seq: 0,
+                    invocation_id,
+                    item_id,
+                    text,
+                    redacted: false,
+                    encrypted: None,
+                    ts: ts.clone(),
+                }),
+                false => ServerFrame::AssistantMessage(AssistantMessage {
+                    seq: 0,
+                    invocation_id,
+                    item_id,
+                    markdown: text,
+                    ts: ts.clone(),
+                }),
+            };
+            change.units.push(Unit::Event(end));
         }
         for call in scope.open_calls {
             change.remove_timers.push(call.clone());
@@ -74,8 +89,10 @@ pub(crate) async fn cancel(
                 ts: ts.clone(),
             })));
         }
-        change.units.push(Unit::Event(run_complete(&invocation, RunCompleteStatus::Cancelled, CANCELLED, None)));
-        change.cursor = Some(Cursor { invocation_id: None, step: 0, batch: None, stream: None, ..g.cursor.clone() });
+        // The slice ends here: it carries what its usage steps added so far (SCRIPT-028).
+        let end = slice_end(&g.cursor, &invocation, RunCompleteStatus::Cancelled, CANCELLED, None);
+        change.units.push(Unit::Event(end));
+        change.cursor = Some(g.cursor.ended());
         change.plan = Some(None);
     }
     change.requests.push(ClientFrame::Cancel(cancel));

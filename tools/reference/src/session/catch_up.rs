@@ -5,11 +5,13 @@
 use std::sync::Arc;
 
 use chatwire_schema::state_patch::{catch_up as catch_up_patch, PatchOp};
+use chatwire_schema::view::ConnView;
 use chatwire_schema::window::WindowView;
-use chatwire_schema::{Id, ServerFrame, UiState};
+use chatwire_schema::{Id, ServerFrame, UiState, PROTOCOL_VERSION};
 
 use super::fold::fold_log;
 use super::state::{Inner, Session};
+use super::view::usage_seen;
 use crate::protocol::EmitError;
 use crate::store::CatchUpLog;
 
@@ -41,17 +43,25 @@ pub(super) struct HeldWindow<'a> {
 /// it is a delta's (`STREAM-006`): any other frame of that time may have gone to a connection that
 /// did not see the stream, so the state its client holds is not known; such a resume gets the
 /// snapshot.
+///
+/// `view`: what else the connection sees (`REASON-001`, `USAGE-004`): its catch-up is that of its
+/// view, the events it never receives left out and `usage` taken off `chat.run_complete`.
 pub(super) async fn catch_up(
     session: &Arc<Session>,
     g: &Inner,
     last_seq: u64,
     streams: bool,
+    view: ConnView,
     held: Option<HeldWindow<'_>>,
 ) -> Result<Option<CatchUp>, EmitError> {
     let faults = &session.shared.faults;
+    // The features only: the minor's shapes are the patch frame's (`view.rs`).
+    let view = ConnView { version: PROTOCOL_VERSION, ..view };
     // The events committed in this process, put together: no fold of the log (issue #22). A
-    // windowed client's view is placed by positions in the base, which only the fold gives.
-    if held.is_none() && faults.resume.catch_up_from_memory() {
+    // windowed client's view is placed by positions in the base, which only the fold gives; one
+    // that does not see reasoning counts its items without them, which only the fold knows.
+    let from_memory = held.is_none() && (view.reasoning || !g.recent.reasoning_seen);
+    if from_memory && faults.resume.catch_up_from_memory() {
         if let Some(recent) = g.recent.since(last_seq, streams) {
             let Some(streamed) = session.shared.store.state_frame(session.id.as_str(), last_seq).await? else {
                 return Ok(None);
@@ -60,11 +70,8 @@ pub(super) async fn catch_up(
             if recent.stream_open_at_base && !(streams && streamed) {
                 return Ok(None);
             }
-            return Ok(Some(CatchUp {
-                base_seq: last_seq,
-                patch: faults.resume.catch_up_patch(recent.patch),
-                window: None,
-            }));
+            let patch = usage_seen(&recent.patch, view).into_owned();
+            return Ok(Some(CatchUp { base_seq: last_seq, patch: faults.resume.catch_up_patch(patch), window: None }));
         }
     }
     let retention = u64::from(super::recent::RESUME_RETENTION);
@@ -76,18 +83,22 @@ pub(super) async fn catch_up(
     // and the resumed one see streams. The store says so of every state frame: a delta's seq, and
     // the snapshot or catch-up a streaming connection got when it resumed mid-stream, which a
     // second resume from it is owed a catch-up for (RESUME-017).
-    if base.open_stream().is_some() && !(streams && streamed) {
+    if base.open_stream_id().is_some() && !(streams && streamed) {
         return Ok(None);
     }
     let mut frames = Vec::with_capacity(before.len() - split + after.len());
     for text in before[split..].iter().chain(&after) {
-        frames.push(serde_json::from_str::<ServerFrame>(text)?);
+        let frame = serde_json::from_str::<ServerFrame>(text)?;
+        if let Some(seen) = view.frame(&frame) {
+            frames.push(seen.into_owned());
+        }
     }
     let events = frames.iter().filter_map(ServerFrame::ui_event).filter(|e| streams || !e.is_stream_delta());
     let base = match streams {
         true => base.into_state(),
         false => base.without_open_stream(),
     };
+    let base = view.state(&base).into_owned();
     // WINDOW-012: the view the client holds at last_seq; a cursor a cut removed gets a snapshot.
     let mut window = match &held {
         Some(HeldWindow { size, cursor }) => match WindowView::at_cursor(&base, *size, *cursor) {
@@ -98,7 +109,7 @@ pub(super) async fn catch_up(
     };
     match catch_up_patch(&base, events) {
         // The log and the session agree (they always do but in a faulty build): the patch is good.
-        Ok((state, patch)) if reached(&state, g, streams) => {
+        Ok((state, patch)) if reached(&state, g, streams, view) => {
             let patch = match window.as_mut() {
                 Some(window) if faults.window.projects_patches() => match window.project(&patch) {
                     Ok(projected) => projected,
@@ -120,9 +131,11 @@ pub(super) async fn catch_up(
 }
 
 /// Whether `state` is the session's state as the resuming connection sees it.
-fn reached(state: &UiState, g: &Inner, streams: bool) -> bool {
-    match streams {
-        true => state == g.state.state(),
-        false => state.run == g.state.run && state.items == g.state.items_without_open_stream(),
+fn reached(state: &UiState, g: &Inner, streams: bool, view: ConnView) -> bool {
+    match (streams, view.is_whole()) {
+        (true, true) => state == g.state.state(),
+        (false, true) => state.run == g.state.run && state.items == g.state.items_without_open_stream(),
+        (true, false) => *state == *view.state(g.state.state()),
+        (false, false) => *state == *view.state(&g.state.without_open_stream()),
     }
 }

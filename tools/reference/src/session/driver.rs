@@ -8,6 +8,8 @@ use std::time::Duration;
 
 use chatwire_schema::chat::assistant_message::AssistantMessage;
 use chatwire_schema::chat::assistant_message_delta::AssistantMessageDelta;
+use chatwire_schema::chat::reasoning::Reasoning;
+use chatwire_schema::chat::reasoning_delta::ReasoningDelta;
 use chatwire_schema::chat::run_complete::{RunComplete, RunCompleteStatus};
 use chatwire_schema::chat::run_started::RunStarted;
 use chatwire_schema::chat::tool_call::ToolCall;
@@ -16,7 +18,9 @@ use chatwire_schema::chat::tool_call_dismiss::{Initiator, ToolCallDismiss};
 use chatwire_schema::chat::tool_output::ToolOutput;
 use chatwire_schema::chat::tool_progress::ToolProgress;
 use chatwire_schema::script::{settle_sequence, ScriptEnd, ScriptOutcome, ScriptStep, ScriptToolCall};
-use chatwire_schema::{Id, RunStatus, ServerFrame, ToolCallStatus};
+use chatwire_schema::session::welcome::Capability;
+use chatwire_schema::usage::Usage;
+use chatwire_schema::{DisplayItem, Id, RunStatus, ServerFrame, ToolCallStatus};
 
 use super::change::{Change, Unit};
 use super::outside::send_outside_state;
@@ -43,6 +47,22 @@ pub(super) fn run_complete(
         usage: None,
         ts: rfc3339_now(),
     })
+}
+
+/// The `chat.run_complete` that ends the current run slice: [`run_complete`] carrying what the
+/// slice's `usage` steps added up to (`SCRIPT-028`, `USAGE-003`), none when it had none.
+pub(super) fn slice_end(
+    cursor: &Cursor,
+    invocation: &Id,
+    status: RunCompleteStatus,
+    reason: &str,
+    error: Option<&str>,
+) -> ServerFrame {
+    let mut frame = run_complete(invocation, status, reason, error);
+    if let ServerFrame::RunComplete(end) = &mut frame {
+        end.usage = cursor.usage.clone();
+    }
+    frame
 }
 
 /// A `chat.run_started` for `invocation`.
@@ -273,7 +293,7 @@ async fn next_step(session: &Arc<Session>, g: &mut Inner) -> Result<Next, EmitEr
     // read once per chunk).
     let plan = g.plan.clone();
     let step = plan.as_ref().and_then(|p| p.steps.get(g.cursor.step));
-    let ended = Cursor { invocation_id: None, step: 0, batch: None, stream: None, ..g.cursor.clone() };
+    let ended = g.cursor.ended();
     if let Some(batch) = &g.cursor.batch {
         let Some(ScriptStep::ToolCalls { calls, settle_order }) = step else {
             return Err(EmitError::NotAnEvent("cursor points into a batch but the step is not tool_calls"));
@@ -284,8 +304,12 @@ async fn next_step(session: &Arc<Session>, g: &mut Inner) -> Result<Next, EmitEr
             return Ok(Next::RunTool { call: Box::new(calls[index].clone()), id: batch.call_ids[index].clone() });
         }
         if g.state.open_tool_calls(Some(&invocation)).next().is_some() {
-            let frame = run_complete(&invocation, RunCompleteStatus::AwaitingInput, "awaiting_user_input", None);
-            commit(session, g, Change { units: vec![Unit::Event(frame)], ..Change::default() }).await?;
+            let frame =
+                slice_end(&g.cursor, &invocation, RunCompleteStatus::AwaitingInput, "awaiting_user_input", None);
+            // The next slice (after the answer) adds up its own usage.
+            let cursor = Cursor { usage: None, ..g.cursor.clone() };
+            commit(session, g, Change { units: vec![Unit::Event(frame)], cursor: Some(cursor), ..Change::default() })
+                .await?;
             return Ok(Next::Stop);
         }
         g.cursor.batch = None;
@@ -304,14 +328,15 @@ async fn next_step(session: &Arc<Session>, g: &mut Inner) -> Result<Next, EmitEr
             (vec![Unit::Event(frame)], ended, Vec::new())
         }
         None => (
-            vec![Unit::Event(run_complete(&invocation, RunCompleteStatus::Completed, "completed", None))],
+            vec![Unit::Event(slice_end(&g.cursor, &invocation, RunCompleteStatus::Completed, "completed", None))],
             ended,
             Vec::new(),
         ),
         Some(ScriptStep::Say { markdown, chunks, chunk_delay_ms }) => {
             let chunks = chunks.as_deref().unwrap_or_default();
             if !chunks.is_empty() && session.shared.streams() {
-                return stream_say(session, g, invocation, markdown, chunks, chunk_delay_ms.unwrap_or(0)).await;
+                let streamed = Streamed::Say { markdown };
+                return stream_step(session, g, invocation, streamed, chunks, chunk_delay_ms.unwrap_or(0)).await;
             }
             let frame = ServerFrame::AssistantMessage(AssistantMessage {
                 seq: 0,
@@ -321,6 +346,28 @@ async fn next_step(session: &Arc<Session>, g: &mut Inner) -> Result<Next, EmitEr
                 ts,
             });
             (vec![Unit::Event(frame)], Cursor { step: g.cursor.step + 1, ..g.cursor.clone() }, Vec::new())
+        }
+        Some(ScriptStep::Reason { text, chunks, chunk_delay_ms, encrypted, redacted }) => {
+            if !session.shared.implements(&Capability::Reasoning) {
+                // SCRIPT-027: a server that does not implement reasoning plays the step as nothing.
+                g.cursor.step += 1;
+                return Ok(Next::Continue);
+            }
+            let chunks = chunks.as_deref().unwrap_or_default();
+            let streamed = Streamed::Reason { text, encrypted: encrypted.as_deref(), redacted: *redacted };
+            if !chunks.is_empty() && !*redacted && session.shared.streams() {
+                return stream_step(session, g, invocation, streamed, chunks, chunk_delay_ms.unwrap_or(0)).await;
+            }
+            let frame = streamed.end(invocation.clone(), random_id(streamed.id_prefix(), 8), ts);
+            (vec![Unit::Event(frame)], Cursor { step: g.cursor.step + 1, ..g.cursor.clone() }, Vec::new())
+        }
+        Some(ScriptStep::Usage(usage)) => {
+            // No frame (SCRIPT-028): the sum rides on the next commit's cursor, and a crash before
+            // it redoes the step along with everything else since that commit.
+            let sum = g.cursor.usage.as_ref().filter(|_| session.shared.faults.decide.sums_usage());
+            g.cursor.usage = Some(added_usage(sum, usage));
+            g.cursor.step += 1;
+            return Ok(Next::Continue);
         }
         Some(ScriptStep::Wait { ms }) => {
             // Not committed on its own: after a crash during the wait, the wait is redone.
@@ -333,7 +380,8 @@ async fn next_step(session: &Arc<Session>, g: &mut Inner) -> Result<Next, EmitEr
                 ScriptEnd::Failed => (RunCompleteStatus::Failed, "failed"),
                 ScriptEnd::Cancelled => (RunCompleteStatus::Cancelled, "cancelled"),
             };
-            (vec![Unit::Event(run_complete(&invocation, status, reason, error.as_deref()))], ended, Vec::new())
+            let frame = slice_end(&g.cursor, &invocation, status, reason, error.as_deref());
+            (vec![Unit::Event(frame)], ended, Vec::new())
         }
         Some(ScriptStep::ToolCalls { calls, .. }) => {
             let ids: Vec<Id> = calls.iter().map(|_| random_id("tc", 8)).collect();
@@ -378,47 +426,107 @@ async fn next_step(session: &Arc<Session>, g: &mut Inner) -> Result<Next, EmitEr
     Ok(Next::Continue)
 }
 
-/// One move of a streamed `say` (`SCRIPT-019`): the next chunk as a delta, each its own commit
-/// (waiting `delay_ms` before every chunk after the first), then the end `chat.assistant_message`
-/// with the whole `markdown` and the same item id. A restart in between ends the stream where it
-/// stands and fails the run (`STREAM-004`, in recovery), so the cursor's stream progress only
-/// matters within one process.
-async fn stream_say(
+/// A step that may stream: a `say` (`SCRIPT-019`) or a `reason` (`SCRIPT-027`), and the frames
+/// it is played as.
+#[derive(Clone, Copy)]
+enum Streamed<'a> {
+    Say { markdown: &'a str },
+    Reason { text: &'a str, encrypted: Option<&'a str>, redacted: bool },
+}
+
+impl Streamed<'_> {
+    /// The prefix of the ids of the items it makes.
+    fn id_prefix(&self) -> &'static str {
+        match self {
+            Streamed::Say { .. } => "am",
+            Streamed::Reason { .. } => "rs",
+        }
+    }
+
+    /// One chunk of its stream.
+    fn delta(&self, invocation: Id, item_id: Id, chunk: &str, ts: String) -> ServerFrame {
+        match self {
+            Streamed::Say { .. } => ServerFrame::AssistantMessageDelta(AssistantMessageDelta {
+                seq: 0,
+                invocation_id: invocation,
+                item_id,
+                delta: chunk.to_owned(),
+                ts,
+            }),
+            Streamed::Reason { .. } => ServerFrame::ReasoningDelta(ReasoningDelta {
+                seq: 0,
+                invocation_id: invocation,
+                item_id,
+                text: chunk.to_owned(),
+                ts,
+            }),
+        }
+    }
+
+    /// The whole item, or the end of its stream: a redacted reasoning carries no text
+    /// (`REASON-003`), and the payload goes out as the script gave it (`REASON-004`).
+    fn end(&self, invocation: Id, item_id: Id, ts: String) -> ServerFrame {
+        match *self {
+            Streamed::Say { markdown } => ServerFrame::AssistantMessage(AssistantMessage {
+                seq: 0,
+                invocation_id: invocation,
+                item_id,
+                markdown: markdown.to_owned(),
+                ts,
+            }),
+            Streamed::Reason { text, encrypted, redacted } => ServerFrame::Reasoning(Reasoning {
+                seq: 0,
+                invocation_id: invocation,
+                item_id,
+                text: if redacted { String::new() } else { text.to_owned() },
+                redacted,
+                encrypted: encrypted.map(str::to_owned),
+                ts,
+            }),
+        }
+    }
+}
+
+/// One move of a streamed step (`SCRIPT-019`, `SCRIPT-027`): the next chunk as a delta, each its
+/// own commit (waiting `delay_ms` before every chunk after the first), then the end frame with the
+/// whole text and the same item id. A restart in between ends the stream where it stands and
+/// fails the run (`STREAM-004`, in recovery), so the cursor's stream progress only matters within
+/// one process.
+async fn stream_step(
     session: &Arc<Session>,
     g: &mut Inner,
     invocation: Id,
-    markdown: &str,
+    streamed: Streamed<'_>,
     chunks: &[String],
     delay_ms: u64,
 ) -> Result<Next, EmitError> {
     let (item_id, sent) = match &g.cursor.stream {
         Some(stream) => (stream.item_id.clone(), stream.sent),
-        None => (random_id("am", 8), 0),
+        None => (random_id(streamed.id_prefix(), 8), 0),
     };
     let ts = rfc3339_now();
     let Some(chunk) = chunks.get(sent) else {
-        let frame = ServerFrame::AssistantMessage(AssistantMessage {
-            seq: 0,
-            invocation_id: invocation,
-            item_id,
-            markdown: markdown.to_owned(),
-            ts,
-        });
+        let frame = streamed.end(invocation, item_id, ts);
         let cursor = Cursor { step: g.cursor.step + 1, stream: None, ..g.cursor.clone() };
         commit(session, g, Change { units: vec![Unit::Event(frame)], cursor: Some(cursor), ..Change::default() })
             .await?;
         return Ok(Next::Continue);
     };
-    let frame = ServerFrame::AssistantMessageDelta(AssistantMessageDelta {
-        seq: 0,
-        invocation_id: invocation,
-        item_id: item_id.clone(),
-        delta: chunk.clone(),
-        ts,
-    });
+    let frame = streamed.delta(invocation, item_id.clone(), chunk, ts);
     let cursor = Cursor { stream: Some(StreamCursor { item_id, sent: sent + 1 }), ..g.cursor.clone() };
     commit(session, g, Change { units: vec![Unit::Event(frame)], cursor: Some(cursor), ..Change::default() }).await?;
     Ok(if sent + 1 < chunks.len() { Next::Sleep(delay_ms) } else { Next::Continue })
+}
+
+/// The slice's usage after a `usage` step (`SCRIPT-028`). A sum past 2^53 − 1, which the reducer
+/// would refuse on the slice's end (`STATE-063`), keeps the largest integer instead: the script
+/// asked for more than the protocol can carry, and the run still ends.
+fn added_usage(sum: Option<&Usage>, step: &Usage) -> Usage {
+    let Some(sum) = sum else { return step.clone() };
+    sum.plus(step).unwrap_or_else(|e| {
+        eprintln!("chatwire-reference: a usage step cannot be added ({e}); the slice keeps its usage so far");
+        sum.clone()
+    })
 }
 
 /// The `chat.tool_output` frames of a scripted call: one per approval, then one with the rest.
@@ -556,14 +664,8 @@ pub(super) async fn end_run_failed(
 fn run_failed(g: &mut Inner, invocation: Id, reason: &str, error: &str) -> Change {
     let ts = rfc3339_now();
     let mut change = Change::default();
-    if let Some(open) = g.state.open_stream().filter(|s| s.invocation_id == invocation) {
-        change.units.push(Unit::Event(ServerFrame::AssistantMessage(AssistantMessage {
-            seq: 0,
-            invocation_id: invocation.clone(),
-            item_id: open.id.clone(),
-            markdown: open.markdown.clone(),
-            ts: ts.clone(),
-        })));
+    if let Some(end) = open_stream_end(&g.state, &invocation, &ts) {
+        change.units.push(Unit::Event(end));
     }
     for call in g.state.open_tool_calls(Some(&invocation)) {
         let frame = if call.status == ToolCallStatus::Running {
@@ -590,7 +692,36 @@ fn run_failed(g: &mut Inner, invocation: Id, reason: &str, error: &str) -> Chang
         };
         change.units.push(Unit::Event(frame));
     }
-    change.units.push(Unit::Event(run_complete(&invocation, RunCompleteStatus::Failed, reason, Some(error))));
-    change.cursor = Some(Cursor { invocation_id: None, step: 0, batch: None, stream: None, ..g.cursor.clone() });
+    change.units.push(Unit::Event(slice_end(&g.cursor, &invocation, RunCompleteStatus::Failed, reason, Some(error))));
+    change.cursor = Some(g.cursor.ended());
     change
+}
+
+/// The frame that ends `invocation`'s open stream with exactly the text it holds (`STREAM-004`,
+/// `CANCEL-003`): a `chat.assistant_message` for a text stream, a `chat.reasoning` for a reasoning
+/// stream (`STATE-055`); `None` when no stream of it is open.
+pub(super) fn open_stream_end(state: &chatwire_schema::UiState, invocation: &Id, ts: &str) -> Option<ServerFrame> {
+    match state.items.last()? {
+        DisplayItem::AssistantMarkdown(m) if m.streaming && &m.invocation_id == invocation => {
+            Some(ServerFrame::AssistantMessage(AssistantMessage {
+                seq: 0,
+                invocation_id: invocation.clone(),
+                item_id: m.id.clone(),
+                markdown: m.markdown.clone(),
+                ts: ts.to_owned(),
+            }))
+        }
+        DisplayItem::Reasoning(r) if r.streaming && &r.invocation_id == invocation => {
+            Some(ServerFrame::Reasoning(Reasoning {
+                seq: 0,
+                invocation_id: invocation.clone(),
+                item_id: r.id.clone(),
+                text: r.text.clone(),
+                redacted: false,
+                encrypted: None,
+                ts: ts.to_owned(),
+            }))
+        }
+        _ => None,
+    }
 }

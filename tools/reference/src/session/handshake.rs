@@ -100,15 +100,18 @@ fn greet(
     let mut texts = vec![serde_json::to_string(&welcome).map_err(EmitError::from)?];
     let seq = w.first + 1;
     let streams = negotiated.has(&Capability::AssistantStream);
-    // The deltas that follow continue the text this state frame holds (STREAM-003, ATTACH-008).
-    let resumed_mid_stream = w.resumed && streams && g.state.open_stream().is_some();
+    let view = negotiated.view();
+    // The deltas that follow continue the text this state frame holds (STREAM-003, ATTACH-008,
+    // REASON-007), where the connection sees the open stream.
+    let open_seen = g.state.open_stream().is_some() || (view.reasoning && g.state.open_reasoning().is_some());
+    let resumed_mid_stream = w.resumed && streams && open_seen;
     let mut window = None;
     let mut page_cache = None;
     if let Some(CatchUp { base_seq, patch, window: held }) = catch_up {
         window = held;
         texts.push(patch_frame(seq, base_seq, &patch, negotiated.version).map_err(EmitError::from)?);
     } else {
-        let state = seen_state(&g.state, streams, negotiated.version);
+        let state = seen_state(&g.state, streams, view);
         if let Some(size) = negotiated.window {
             // WINDOW-002: the newest `size` items and the always-held older ones.
             let view = open_window(&sh.faults, &state, size);
@@ -247,7 +250,7 @@ pub(crate) async fn resume_session(
             true => {
                 let streams = conn.negotiated.has(&Capability::AssistantStream);
                 let held = conn.negotiated.window.map(|size| HeldWindow { size, cursor: resume.before.as_ref() });
-                catch_up(&session, &g, resume.last_seq, streams, held).await?
+                catch_up(&session, &g, resume.last_seq, streams, conn.negotiated.view(), held).await?
             }
             false => None,
         };

@@ -26,7 +26,7 @@ pub(crate) async fn history(
     let window_faults = &session.shared.faults.window;
     let negotiated = &conn.negotiated;
     // The state as this connection sees it, borrowed: a page costs its own items, not the thread's.
-    let seen = seen_state(&g.state, negotiated.has(&Capability::AssistantStream), negotiated.version);
+    let seen = seen_state(&g.state, negotiated.has(&Capability::AssistantStream), negotiated.view());
     let Some(attachment) = g.attached.iter_mut().find(|a| a.conn.id == conn.id) else { return Ok(()) };
     let current = attachment.window.as_ref().and_then(|w| w.cursor(&seen));
     let cached = attachment.page_cache.as_ref().and_then(|cache| {

@@ -37,6 +37,9 @@ pub(crate) struct RecentEvent {
     pub unseen: Option<Vec<PatchOp>>,
     /// Whether a stream is open in the state after it.
     pub stream_open_after: bool,
+    /// A reasoning frame (since 1.3): its patches are not those of a connection that does not
+    /// see reasoning (`REASON-001`).
+    pub reasoning: bool,
 }
 
 /// The session's recent events, oldest first.
@@ -46,6 +49,10 @@ pub(crate) struct Recent {
     floor: u64,
     /// Whether a stream was open in the state of seq `floor`.
     stream_open_at_floor: bool,
+    /// Whether a state of the session known here held a reasoning item: the patches kept here are
+    /// then no catch-up for a connection that does not see reasoning, whose indices count without
+    /// them (`REASON-001`); it takes the log's way.
+    pub reasoning_seen: bool,
 }
 
 /// A catch-up from the recent events.
@@ -58,11 +65,12 @@ pub(crate) struct RecentPatch {
 impl Recent {
     /// Nothing known before `floor`, the last seq the session used when it was loaded.
     pub fn new(floor: u64, stream_open: bool) -> Self {
-        Recent { events: VecDeque::new(), floor, stream_open_at_floor: stream_open }
+        Recent { events: VecDeque::new(), floor, stream_open_at_floor: stream_open, reasoning_seen: false }
     }
 
     /// Records a committed event; past the bound the oldest goes and the floor moves up to it.
     pub fn push(&mut self, event: RecentEvent) {
+        self.reasoning_seen |= event.reasoning;
         if event.appends {
             // The delta before it in the same run is never read again (`since` takes the run's last).
             if let Some(before) = self.events.back_mut().filter(|e| e.appends) {
@@ -122,6 +130,7 @@ mod tests {
             seen: vec![op.clone()],
             unseen: delta.then(Vec::new),
             stream_open_after: open,
+            reasoning: false,
         }
     }
 

@@ -36,7 +36,10 @@ pub(super) async fn recover(session: &Arc<Session>, pending: Vec<(String, String
             }
         }
     }
-    let streaming = g.state.open_stream().map(|s| s.invocation_id.clone());
+    // A text or a reasoning stream (STATE-060: at most one is open).
+    let streaming = (g.state.open_stream().map(|s| &s.invocation_id))
+        .or_else(|| g.state.open_reasoning().map(|r| &r.invocation_id))
+        .cloned();
     if let Some(invocation) = streaming {
         // STREAM-004: the stream ends with exactly the text committed so far, and its run fails
         // as interrupted, before any client is served (RESUME-014).

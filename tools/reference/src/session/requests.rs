@@ -66,6 +66,7 @@ pub(crate) async fn user_message(session: &Arc<Session>, g: &mut Inner, msg: Use
         step: 0,
         batch: None,
         stream: None,
+        usage: None,
     });
     change.plan = Some(plan);
     let id = msg.id.clone();
@@ -283,7 +284,7 @@ pub(crate) async fn rewind(session: &Arc<Session>, g: &mut Inner, rewind: Rewind
     };
     change.units.push(unit);
     // Script turns are not rewound: the next message runs the next turn.
-    change.cursor = Some(Cursor { invocation_id: None, step: 0, batch: None, stream: None, ..g.cursor.clone() });
+    change.cursor = Some(g.cursor.ended());
     change.requests.push(ClientFrame::Rewind(rewind));
     commit(session, g, change).await?;
     Ok(())

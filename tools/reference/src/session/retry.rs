@@ -68,6 +68,7 @@ pub(crate) async fn retry(
         step: 0,
         batch: None,
         stream: None,
+        usage: None,
         ..g.cursor.clone()
     });
     change.requests.push(ClientFrame::Retry(retry));

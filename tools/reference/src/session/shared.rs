@@ -77,6 +77,8 @@ impl Shared {
             Capability::AssistantStream,
             Capability::MultiAttach,
             Capability::StateWindow,
+            Capability::Reasoning,
+            Capability::Usage,
         ] {
             if feature.feature_since().is_some_and(|since| since <= version) {
                 caps.push(feature);
@@ -101,7 +103,14 @@ impl Shared {
     /// offers `assistant_stream` at the newest version it speaks. The stream is the session's;
     /// connections where the feature is not in force see its end as one whole message.
     pub fn streams(&self) -> bool {
-        self.capabilities(self.validators[0].0).contains(&Capability::AssistantStream)
+        self.implements(&Capability::AssistantStream)
+    }
+
+    /// Whether this server offers `feature` at the newest version it speaks: what it implements.
+    /// A `reason` step of a server that does not implement `reasoning` plays as nothing
+    /// (`SCRIPT-027`).
+    pub fn implements(&self, feature: &Capability) -> bool {
+        self.capabilities(self.validators[0].0).contains(feature)
     }
 
     /// Whether a connection that negotiated `version` is offered `capability`.

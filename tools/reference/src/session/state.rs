@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use chatwire_schema::script::{ScriptStep, ScriptToolCall, ScriptTurn};
 use chatwire_schema::session::welcome::Capability;
-use chatwire_schema::{FrameValidator, Id, IndexedUiState, ProtocolVersion, ServerFrame};
+use chatwire_schema::{DisplayItem, FrameValidator, Id, IndexedUiState, ProtocolVersion, ServerFrame};
 use tokio::sync::Mutex;
 use tokio::task::AbortHandle;
 
@@ -199,7 +199,8 @@ impl Inner {
     /// deadline armed.
     pub(super) fn new(fold: Fold, agent: Arc<dyn Agent>, cursor: Cursor, plan: Option<Arc<ScriptTurn>>) -> Inner {
         let Fold { state, history, next_seq, token_hash, since_checkpoint, partial } = fold;
-        let recent = Recent::new(next_seq.saturating_sub(1), state.open_stream().is_some());
+        let mut recent = Recent::new(next_seq.saturating_sub(1), state.open_stream_id().is_some());
+        recent.reasoning_seen = state.items.iter().any(|i| matches!(i, DisplayItem::Reasoning(_)));
         Inner {
             state,
             next_seq,

@@ -6,6 +6,7 @@ use std::borrow::Cow;
 
 use chatwire_schema::state_patch::PatchOp;
 use chatwire_schema::ui_state_patch::UiStatePatch;
+use chatwire_schema::view::{is_usage_op, ConnView};
 use chatwire_schema::window::{Window, WindowView};
 use chatwire_schema::{older_minor, ProtocolVersion, ServerFrame, UiState, UiStateVersion};
 use serde::Serialize;
@@ -48,16 +49,24 @@ pub(crate) fn open_window(faults: &Faults, state: &UiState, size: u32) -> Window
 }
 
 /// The state as a connection sees it: without the open stream where it does not see streams
-/// (`STREAM-005`), and as its negotiated minor defines it (`COMPAT-005`).
-pub(crate) fn seen_state(state: &UiState, streams: bool, version: ProtocolVersion) -> Cow<'_, UiState> {
-    let state = match streams || state.open_stream().is_none() {
-        true => Cow::Borrowed(state),
-        false => Cow::Owned(state.without_open_stream()),
-    };
-    match state {
-        Cow::Borrowed(s) => older_minor::state(s, version),
-        Cow::Owned(s) => Cow::Owned(older_minor::state(&s, version).into_owned()),
+/// (`STREAM-005`), without what the 1.3 features not in force on it hold (`REASON-001`,
+/// `USAGE-004`), and as its negotiated minor defines it (`COMPAT-005`): [`ConnView::state`].
+pub(crate) fn seen_state(state: &UiState, streams: bool, view: ConnView) -> Cow<'_, UiState> {
+    match streams || state.open_stream_id().is_none() {
+        true => view.state(state),
+        false => Cow::Owned(view.state(&state.without_open_stream()).into_owned()),
     }
+}
+
+/// The ops of a patch of the state as a connection that sees reasoning sees it (`ops`), as the
+/// patch of `view`: ops on `/usage` dropped where `usage` is not in force (`USAGE-004`). Hiding
+/// reasoning items takes the state before the ops (`pipeline/stage.rs` does it per event); the
+/// minor's shapes are [`patch_frame`]'s.
+pub(crate) fn usage_seen(ops: &[PatchOp], view: ConnView) -> Cow<'_, [PatchOp]> {
+    if view.usage || !ops.iter().any(is_usage_op) {
+        return Cow::Borrowed(ops);
+    }
+    Cow::Owned(ops.iter().filter(|op| !is_usage_op(op)).cloned().collect())
 }
 
 /// `ui_state_patch` serialized from borrowed ops (no copy of the ops per connection group); a
@@ -87,12 +96,10 @@ pub(crate) fn patch_frame(
     serde_json::to_string(&ServerFrame::UiStatePatch(UiStatePatch { seq, base_seq, v: UiStateVersion::V1, patch }))
 }
 
-/// A frame as the connection's minor defines it; `None` where that minor has no such frame.
-pub(crate) fn announced_text(
-    frame: &ServerFrame,
-    version: ProtocolVersion,
-) -> Result<Option<String>, serde_json::Error> {
-    older_minor::frame(frame, version).map(|f| serde_json::to_string(&*f)).transpose()
+/// A frame as the connection's view defines it ([`ConnView::frame`]); `None` where it never
+/// receives such a frame (its minor has none, or its feature is not in force).
+pub(crate) fn announced_text(frame: &ServerFrame, view: ConnView) -> Result<Option<String>, serde_json::Error> {
+    view.frame(frame).map(|f| serde_json::to_string(&*f)).transpose()
 }
 
 #[cfg(test)]

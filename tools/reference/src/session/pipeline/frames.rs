@@ -11,18 +11,37 @@ use chatwire_schema::{ServerFrame, UiState};
 
 use crate::fault::Faults;
 use crate::session::attachment::{groups, Attachment, Group, View};
-use crate::session::view::{announced_text, open_window, patch_frame, seen_state, state_frame, window_snapshot};
+use crate::session::view::{
+    announced_text, open_window, patch_frame, seen_state, state_frame, usage_seen, window_snapshot,
+};
 
-/// The ops of one unit's events, as each kind of connection sees them; only the lists some
-/// group needs are built ([`Frames::wanted_ops`]).
+/// The ops of one unit's events, as each kind of connection sees them: whether it sees open
+/// streams (`STREAM-005`) and whether it sees reasoning items (`REASON-001`); only the lists some
+/// group needs are built ([`Frames::wanted_ops`]). Usage and the minor's shapes are taken off per
+/// group, as they need no state.
 #[derive(Default)]
 pub(crate) struct UnitOps {
-    /// For connections that see streams.
-    pub seen: Vec<PatchOp>,
-    /// For connections that do not (`STREAM-005`).
-    pub unseen: Vec<PatchOp>,
-    /// Which of the two are built: (`seen`, `unseen`).
-    pub wanted: (bool, bool),
+    /// Indexed by [`UnitOps::index`].
+    pub lists: [Vec<PatchOp>; 4],
+    /// Which of the lists are built.
+    pub wanted: [bool; 4],
+}
+
+impl UnitOps {
+    /// The list for connections that see streams (`streams`) and reasoning (`reasoning`).
+    pub fn index(streams: bool, reasoning: bool) -> usize {
+        usize::from(streams) * 2 + usize::from(reasoning)
+    }
+
+    /// Whether a list for connections that do not see reasoning is built.
+    pub fn wants_plain(&self) -> bool {
+        self.wanted[Self::index(false, false)] || self.wanted[Self::index(true, false)]
+    }
+
+    /// The list `view` gets.
+    fn of(&self, view: View) -> &[PatchOp] {
+        &self.lists[Self::index(view.streams, view.conn.reasoning)]
+    }
 }
 
 /// The frames of one change for each group, built as the change is staged.
@@ -51,11 +70,13 @@ impl<'f> Frames<'f> {
         self.groups.iter().any(|gr| gr.view.patches || gr.window.is_some())
     }
 
-    /// Which of a unit's op lists some group needs: (for connections that see streams, for those
-    /// that do not); only those are built.
-    pub fn wanted_ops(&self) -> (bool, bool) {
-        let wanting = || self.groups.iter().filter(|gr| gr.view.patches || gr.window.is_some());
-        (wanting().any(|gr| gr.view.streams), wanting().any(|gr| !gr.view.streams))
+    /// Which of a unit's op lists some group needs ([`UnitOps::index`]); only those are built.
+    pub fn wanted_ops(&self) -> [bool; 4] {
+        let mut wanted = [false; 4];
+        for gr in self.groups.iter().filter(|gr| gr.view.patches || gr.window.is_some()) {
+            wanted[UnitOps::index(gr.view.streams, gr.view.conn.reasoning)] = true;
+        }
+        wanted
     }
 
     /// The groups and their frames.
@@ -70,7 +91,7 @@ impl<'f> Frames<'f> {
             return Ok(());
         }
         let only = if frame.is_answer() && !self.faults.fanout.answers_to_all() { self.requester } else { None };
-        if let Some(text) = announced_text(frame, group.view.version)? {
+        if let Some(text) = announced_text(frame, self.faults.fanout.sent_view(group.view.conn))? {
             group.push(only, text);
         }
         Ok(())
@@ -102,7 +123,7 @@ impl<'f> Frames<'f> {
         let mut groups = std::mem::take(&mut self.groups);
         let pushed = groups.iter_mut().try_for_each(|group| match only_requester {
             Some(id) if !announced.is_answer() => {
-                if let Some(text) = announced_text(&announced, group.view.version)? {
+                if let Some(text) = announced_text(&announced, fanout.sent_view(group.view.conn))? {
                     group.push(Some(id), text);
                 }
                 Ok(())
@@ -113,12 +134,14 @@ impl<'f> Frames<'f> {
         pushed
     }
 
-    /// A delta, to the groups that see streams; `previous` is the text of the delta committed
-    /// before it (a planted fault repeats it after a resume).
+    /// A delta, to the groups that see streams (and reasoning, for a reasoning delta); `previous`
+    /// is the text of the delta committed before it (a planted fault repeats it after a resume).
     pub fn delta(&mut self, frame: &ServerFrame, previous: Option<&str>) -> Result<(), serde_json::Error> {
         let fanout = &self.faults.fanout;
+        let receives =
+            |view: View| view.streams && frame.ui_event().is_some_and(|e| fanout.sent_view(view.conn).sees_event(e));
         let mut groups = std::mem::take(&mut self.groups);
-        let pushed = groups.iter_mut().filter(|gr| gr.view.streams).try_for_each(|group| {
+        let pushed = groups.iter_mut().filter(|gr| receives(gr.view)).try_for_each(|group| {
             let announced = match std::mem::take(&mut group.resumed_mid_stream) {
                 true => fanout.first_delta_after_resume(frame.clone(), previous),
                 false => Some(frame.clone()),
@@ -133,26 +156,39 @@ impl<'f> Frames<'f> {
     }
 
     /// After a unit of deltas only (`STREAM-002`): the delta is the state frame of a connection
-    /// that sees streams, the base of its next patch; a connection that does not see streams has
-    /// not moved.
-    pub fn after_deltas(&mut self, seq: u64) {
-        self.groups.iter_mut().filter(|gr| gr.view.streams).for_each(|gr| gr.base = seq);
+    /// that received it, the base of its next patch; a connection that did not (it does not see
+    /// streams, or reasoning for a reasoning delta) has not moved.
+    pub fn after_deltas(&mut self, seq: u64, reasoning: bool) {
+        let received = |view: View| view.streams && (!reasoning || view.conn.reasoning);
+        self.groups.iter_mut().filter(|gr| received(gr.view)).for_each(|gr| gr.base = seq);
     }
 
     /// The state frame of each group after a unit (seq `seq`, the state `state`); returns whether
     /// every group sees streams: only what a connection that does not see streams got can be a
     /// base without the open stream (`STREAM-006`).
-    pub fn unit_state(&mut self, state: &UiState, seq: u64, ops: &UnitOps) -> Result<bool, serde_json::Error> {
+    /// `reasoning_only`: every event of the unit is a reasoning frame; a group where `reasoning` is
+    /// not in force received none of them (`REASON-001`) and gets no state frame either, its view
+    /// unchanged.
+    pub fn unit_state(
+        &mut self,
+        state: &UiState,
+        seq: u64,
+        ops: &UnitOps,
+        reasoning_only: bool,
+    ) -> Result<bool, serde_json::Error> {
         let fanout = &self.faults.fanout;
         for group in &mut self.groups {
-            let View { patches, streams, version } = group.view;
-            let unit_ops = if streams { &ops.seen } else { &ops.unseen };
+            if reasoning_only && !group.view.conn.reasoning {
+                continue;
+            }
+            let View { patches, streams, conn } = group.view;
+            let unit_ops = usage_seen(ops.of(group.view), conn);
             let text = if let Some(window) = group.window.as_mut() {
-                windowed_state_frame(self.faults, state, window, group.view, seq, group.base, unit_ops)?
+                windowed_state_frame(self.faults, state, window, group.view, seq, group.base, &unit_ops)?
             } else if patches {
-                patch_frame(seq, fanout.patch_base_seq(group.base), &fanout.patch(unit_ops), version)?
+                patch_frame(seq, fanout.patch_base_seq(group.base), &fanout.patch(&unit_ops), conn.version)?
             } else {
-                let state = seen_state(state, streams, version);
+                let state = seen_state(state, streams, conn);
                 state_frame("ui_state_updated", seq, &fanout.present(&state, false))?
             };
             group.push(None, text);
@@ -181,13 +217,13 @@ fn windowed_state_frame(
         false => Ok(ops.to_vec()),
     };
     match projected {
-        Ok(ops) if view.patches => patch_frame(seq, base, &faults.fanout.patch(&ops), view.version),
+        Ok(ops) if view.patches => patch_frame(seq, base, &faults.fanout.patch(&ops), view.version()),
         Ok(_) => {
-            let seen = seen_state(state, view.streams, view.version);
+            let seen = seen_state(state, view.streams, view.conn);
             state_frame("ui_state_updated", seq, &window.view(&seen))
         }
         Err(ProjectError::CursorRemoved | ProjectError::Unsupported { .. }) => {
-            let seen = seen_state(state, view.streams, view.version);
+            let seen = seen_state(state, view.streams, view.conn);
             *window = open_window(faults, &seen, window.size);
             window_snapshot(seq, &window.view(&seen), &window.window(&seen))
         }

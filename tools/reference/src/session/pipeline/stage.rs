@@ -7,7 +7,8 @@
 //! appended to its view (`STATE-012`), the view being the state without its open stream.
 
 use chatwire_schema::state_patch::PatchOp;
-use chatwire_schema::{ClientFrame, ServerFrame, UiEvent};
+use chatwire_schema::view::ConnView;
+use chatwire_schema::{ClientFrame, DisplayItem, ServerFrame, UiEvent, UiState, PROTOCOL_VERSION};
 
 use super::frames::{Frames, UnitOps};
 use crate::protocol::EmitError;
@@ -105,6 +106,9 @@ fn stage_units(
         };
         let mut ops = UnitOps { wanted, ..UnitOps::default() };
         let mut only_deltas = true;
+        // Whether every event is a reasoning frame, which a connection without `reasoning` never
+        // receives (`REASON-001`): it then gets no state frame for the unit either.
+        let mut reasoning_only = true;
         // A unit of one delta has no state frame but itself (`STREAM-002`): no ops are built.
         let lone = events.len() == 1;
         for mut frame in events {
@@ -112,6 +116,7 @@ fn stage_units(
             frame.set_seq(seq);
             let applied = apply(session, g, &frame, wants_ops.then_some(&mut ops), lone, staged)?;
             staged.next_seq += 1;
+            reasoning_only &= applied.is_reasoning;
             if applied.ends_stream {
                 frames.stream_ended();
             }
@@ -122,6 +127,7 @@ fn stage_units(
             }
             let previous = match &frame {
                 ServerFrame::AssistantMessageDelta(d) => g.last_delta.replace(d.delta.clone()),
+                ServerFrame::ReasoningDelta(d) => g.last_delta.replace(d.text.clone()),
                 _ => None,
             };
             frames.delta(&frame, previous.as_deref())?;
@@ -130,11 +136,11 @@ fn stage_units(
             let seq = staged.next_seq - 1;
             staged.state_seqs.push(seq);
             staged.streamed_state_seqs.push(seq);
-            frames.after_deltas(seq);
+            frames.after_deltas(seq, reasoning_only);
             continue;
         }
         let seq = staged.next_seq;
-        if frames.unit_state(&g.state, seq, &ops)? {
+        if frames.unit_state(&g.state, seq, &ops, reasoning_only)? {
             staged.streamed_state_seqs.push(seq);
         }
         staged.state_seqs.push(seq);
@@ -147,6 +153,8 @@ fn stage_units(
 struct Applied {
     is_delta: bool,
     ends_stream: bool,
+    /// A reasoning frame (`REASON-001`: only connections where `reasoning` is in force get it).
+    is_reasoning: bool,
 }
 
 /// Applies one event to the state (what a planted fault applies instead, where it does), keeps
@@ -165,9 +173,22 @@ fn apply(
     let applied = instead.as_ref().unwrap_or(frame);
     let event = applied.ui_event().ok_or(EmitError::NotAnEvent(applied.type_name()))?;
     let is_delta = event.is_stream_delta();
-    let ends_stream = matches!(event, UiEvent::AssistantMessage(m)
-        if g.state.open_stream().is_some_and(|open| open.id == m.item_id));
-    let appends = is_delta && g.state.open_stream().is_some();
+    let is_reasoning = !PLAIN.sees_event(event);
+    let ends_stream = match event {
+        UiEvent::AssistantMessage(m) => g.state.open_stream().is_some_and(|open| open.id == m.item_id),
+        UiEvent::Reasoning(r) => g.state.open_reasoning().is_some_and(|open| open.id == r.item_id),
+        _ => false,
+    };
+    let appends = is_delta && g.state.open_stream_id().is_some();
+    let ops = ops.filter(|_| !(lone && is_delta));
+    // Where a connection that does not see reasoning wants the ops and the state holds reasoning
+    // items, its ops are projected onto its view, which needs the items before the event.
+    let plain_before = match &ops {
+        Some(ops) if ops.wants_plain() && !is_reasoning && g.state.items.iter().any(|i| !PLAIN.sees_item(i)) => {
+            Some(g.state.items.clone())
+        }
+        _ => None,
+    };
     let seen = g.state.apply_with_patch(event)?;
     let unseen = match (is_delta, ends_stream) {
         (true, _) => Some(Vec::new()),
@@ -178,12 +199,20 @@ fn apply(
         }
         (false, false) => None,
     };
-    if let Some(ops) = ops.filter(|_| !(lone && is_delta)) {
-        if ops.wanted.1 {
-            ops.unseen.extend(unseen.as_ref().unwrap_or(&seen).iter().cloned());
-        }
-        if ops.wanted.0 {
-            ops.seen.extend(seen.iter().cloned());
+    if let Some(ops) = ops {
+        let unseen_ops = unseen.as_ref().unwrap_or(&seen);
+        for (streams, list) in [(true, &seen), (false, unseen_ops)] {
+            if ops.wanted[UnitOps::index(streams, true)] {
+                ops.lists[UnitOps::index(streams, true)].extend(list.iter().cloned());
+            }
+            let plain = UnitOps::index(streams, false);
+            if !ops.wanted[plain] || is_reasoning {
+                continue;
+            }
+            match &plain_before {
+                Some(items) => ops.lists[plain].extend(without_reasoning(items, streams, list.clone())),
+                None => ops.lists[plain].extend(list.iter().cloned()),
+            }
         }
     }
     let seq = frame.seq().unwrap_or_default();
@@ -193,7 +222,8 @@ fn apply(
         appends,
         seen,
         unseen,
-        stream_open_after: g.state.open_stream().is_some(),
+        stream_open_after: g.state.open_stream_id().is_some(),
+        reasoning: is_reasoning,
     });
     if faults.commit.persists(applied) {
         staged.log.push(LogRow {
@@ -203,5 +233,21 @@ fn apply(
             frame: serde_json::to_string(applied)?,
         });
     }
-    Ok(Applied { is_delta, ends_stream })
+    Ok(Applied { is_delta, ends_stream, is_reasoning })
+}
+
+/// The view of a connection where `reasoning` is not in force, as far as the ops of an event go
+/// (usage and the minor are taken off per group, `frames.rs`).
+const PLAIN: ConnView = ConnView { version: PROTOCOL_VERSION, reasoning: false, usage: true };
+
+/// `ops` of one event as a connection that does not see reasoning gets them (`REASON-001`):
+/// projected onto the items before the event (`items`; without the open stream for a connection
+/// that does not see streams, whose ops count without it).
+fn without_reasoning(items: &[DisplayItem], streams: bool, ops: Vec<PatchOp>) -> Vec<PatchOp> {
+    let before = UiState { items: items.to_vec(), ..UiState::default() };
+    let before = match streams {
+        true => before,
+        false => before.without_open_stream(),
+    };
+    PLAIN.patch(&before, ops)
 }
