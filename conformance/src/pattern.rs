@@ -147,6 +147,11 @@ fn unify(pattern: &Value, actual: Option<&Value>, bindings: &mut Bindings, path:
     match (pattern, actual) {
         (Value::Object(p), Value::Object(a)) => {
             for (key, sub) in p {
+                // A key that is a bound placeholder names the member by its value (an id-keyed
+                // map such as state.usage.invocations).
+                let bound = placeholder(key).and_then(|name| bindings.get(name)).and_then(Value::as_str);
+                let key = bound.map_or_else(|| key.clone(), str::to_owned);
+                let key = &key;
                 let len = path.len();
                 path.push('/');
                 path.push_str(&key.replace('~', "~0").replace('/', "~1"));

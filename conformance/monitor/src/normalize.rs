@@ -44,6 +44,8 @@ impl Normalizer {
         match value {
             Value::Object(map) => {
                 let item_kind = map.get("kind").and_then(Value::as_str).map(str::to_owned);
+                // `state.usage.invocations` (since 1.3) is keyed by invocation id.
+                let keyed_by_invocation = key == Some("invocations");
                 let mut sorted: BTreeMap<String, Value> = BTreeMap::new();
                 for (k, v) in map {
                     let normalized = if k == "id" && item_kind.is_some() {
@@ -56,7 +58,11 @@ impl Normalizer {
                     } else {
                         self.walk(v, Some(k))
                     };
-                    sorted.insert(k.clone(), normalized);
+                    let k = match keyed_by_invocation {
+                        true => self.id("invocation", k),
+                        false => k.clone(),
+                    };
+                    sorted.insert(k, normalized);
                 }
                 // Sorted keys, except that the discriminator (`type` of a frame, `kind` of an item)
                 // leads, so a reader sees first what the object is.

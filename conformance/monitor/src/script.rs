@@ -24,13 +24,37 @@ pub struct SessionScript {
     pub says: ScriptSays,
     /// What its retries play (SCRIPT-020).
     pub retries: RetrySteps,
+    /// Its `reason` steps (since 1.3), indexed like says (SCRIPT-027, REASON-007): the text
+    /// streamed in place of the markdown.
+    pub reasons: ScriptSays,
+    /// The `encrypted` payloads of its `reason` steps (REASON-004).
+    pub payloads: HashSet<String>,
 }
 
 impl SessionScript {
     /// Reads a script.
     pub fn from_script(script: &AgentScript) -> Self {
-        SessionScript { says: ScriptSays::from_script(script), retries: RetrySteps::from_script(script) }
+        let mut payloads = HashSet::new();
+        for step in all_steps(script).take(MAX_SAYS) {
+            if let ScriptStep::Reason { encrypted: Some(payload), .. } = step {
+                payloads.insert(payload.clone());
+            }
+        }
+        SessionScript {
+            says: ScriptSays::from_script(script),
+            retries: RetrySteps::from_script(script),
+            reasons: ScriptSays::reasons_from_script(script),
+            payloads,
+        }
     }
+}
+
+/// Every step of a script: each turn's, then its retries', in script order.
+fn all_steps(script: &AgentScript) -> impl Iterator<Item = &ScriptStep> {
+    script
+        .turns
+        .iter()
+        .flat_map(|turn| std::iter::once(&turn.steps).chain(turn.retries.iter().map(|r| &r.steps)).flatten())
 }
 
 /// The `say` steps of a script: every turn's and every retry's, in script order.
@@ -51,21 +75,34 @@ pub struct ScriptSays {
 impl ScriptSays {
     /// The says of a script.
     pub fn from_script(script: &AgentScript) -> Self {
+        Self::read(script, |step| match step {
+            ScriptStep::Say { markdown, chunks, .. } => Some((markdown, chunks.as_deref())),
+            _ => None,
+        })
+    }
+
+    /// The `reason` steps of a script (since 1.3), their `text` in place of a say's markdown; a
+    /// redacted one as the `""` it is sent as.
+    pub fn reasons_from_script(script: &AgentScript) -> Self {
+        const REDACTED: &String = &String::new();
+        Self::read(script, |step| match step {
+            ScriptStep::Reason { redacted: true, .. } => Some((REDACTED, None)),
+            ScriptStep::Reason { text, chunks, .. } => Some((text, chunks.as_deref())),
+            _ => None,
+        })
+    }
+
+    /// The steps `pick` reads as (whole text, chunks), at most [`MAX_SAYS`] of them.
+    fn read<'s>(
+        script: &'s AgentScript,
+        pick: impl Fn(&'s ScriptStep) -> Option<(&'s String, Option<&'s [String]>)>,
+    ) -> Self {
         let mut says = ScriptSays::default();
-        let mut kept = 0;
-        for turn in &script.turns {
-            let step_lists = std::iter::once(&turn.steps).chain(turn.retries.iter().map(|r| &r.steps));
-            for step in step_lists.flatten() {
-                if kept >= MAX_SAYS {
-                    return says;
-                }
-                let ScriptStep::Say { markdown, chunks, .. } = step else { continue };
-                kept += 1;
-                match chunks {
-                    Some(chunks) if !chunks.is_empty() => says.push_chunked(chunks.clone()),
-                    _ => {
-                        says.whole.insert(markdown.clone());
-                    }
+        for (text, chunks) in all_steps(script).filter_map(pick).take(MAX_SAYS) {
+            match chunks {
+                Some(chunks) if !chunks.is_empty() => says.push_chunked(chunks.to_vec()),
+                _ => {
+                    says.whole.insert(text.clone());
                 }
             }
         }

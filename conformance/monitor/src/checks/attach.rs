@@ -7,7 +7,8 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use chatwire_schema::session::welcome::Capability;
-use chatwire_schema::{older_minor, ProtocolVersion, ReqId, ServerFrame, UiState, MIN_ATTACHED_CONNECTIONS};
+use chatwire_schema::view::ConnView;
+use chatwire_schema::{ReqId, ServerFrame, UiState, MIN_ATTACHED_CONNECTIONS};
 
 use chatwire_schema::requirements::Level;
 
@@ -61,29 +62,35 @@ const STATE_MEMORY: usize = 64;
 /// Broadcast frames a session remembers by seq.
 const LEDGER_MEMORY: usize = 4096;
 
-/// How a connection sees the session: its minor, and whether it sees open streams.
+/// How a connection sees the session: its minor with the 1.3 features in force on it
+/// (`REASON-001`, `USAGE-004`), and whether it sees open streams.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct View {
-    version: ProtocolVersion,
+    conn: ConnView,
     streams: bool,
 }
 
 impl View {
     /// What two views both show.
     fn meet(self, other: View) -> View {
-        View { version: self.version.min(other.version), streams: self.streams && other.streams }
+        let conn = ConnView {
+            version: self.conn.version.min(other.conn.version),
+            reasoning: self.conn.reasoning && other.conn.reasoning,
+            usage: self.conn.usage && other.conn.usage,
+        };
+        View { conn, streams: self.streams && other.streams }
     }
 
     /// `state` as this view shows it.
     fn show(self, state: &UiState) -> UiState {
         let state = if self.streams { state.clone() } else { state.without_open_stream() };
-        older_minor::state(&state, self.version).into_owned()
+        self.conn.state(&state).into_owned()
     }
 
     /// Whether a connection with this view is sent `frame` at all.
     fn gets(self, frame: &ServerFrame) -> bool {
-        let delta = matches!(frame, ServerFrame::AssistantMessageDelta(_));
-        (!delta || self.streams) && older_minor::frame(frame, self.version).is_some()
+        let delta = frame.is_stream_delta();
+        (!delta || self.streams) && self.conn.frame(frame).is_some()
     }
 }
 
@@ -215,7 +222,10 @@ impl AttachWatch {
                 ),
             }
         }
-        let view = View { version: w.version, streams: in_force.contains(&Capability::AssistantStream) };
+        let view = View {
+            conn: ConnView::new(w.version, Some(in_force)),
+            streams: in_force.contains(&Capability::AssistantStream),
+        };
         if let Some(tabs) = self.sessions.get_mut(session) {
             tabs.seq_reused(w.seq);
         }

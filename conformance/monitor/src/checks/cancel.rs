@@ -440,9 +440,17 @@ impl CancelWatch {
         } else {
             "chat.run_complete cancelled"
         };
+        // The end of the open stream: a text stream's chat.assistant_message, or a reasoning
+        // stream's chat.reasoning (since 1.3).
+        let stream_end = match frame {
+            ServerFrame::AssistantMessage(m) => Some((&m.item_id, &m.markdown)),
+            ServerFrame::Reasoning(r) => Some((&r.item_id, &r.text)),
+            _ => None,
+        };
         let done = match (frame, &closing.stream, closing.calls.front()) {
-            (ServerFrame::AssistantMessage(m), Some((item, streamed)), _) if &m.item_id == item => {
-                if &m.markdown == streamed {
+            (_, Some((item, streamed)), _) if stream_end.is_some_and(|(ended, _)| ended == item) => {
+                let text = stream_end.map_or("", |(_, text)| text.as_str());
+                if text == streamed {
                     out.eval(&CANCEL_CLOSES_RUN, CANCEL_004);
                 } else {
                     out.fail(
@@ -450,13 +458,13 @@ impl CancelWatch {
                         CANCEL_004,
                         format!(
                             "the cancelled stream ends with {} characters, not the {} streamed so far",
-                            m.markdown.chars().count(),
+                            text.chars().count(),
                             streamed.chars().count()
                         ),
                     );
                 }
+                self.ended_streams.insert(conn, item.clone());
                 closing.stream = None;
-                self.ended_streams.insert(conn, m.item_id.clone());
                 false
             }
             (ServerFrame::ToolCallDismiss(d), None, Some(next)) if &d.tool_call_id == next => {

@@ -80,7 +80,7 @@ impl Check for Features {
 /// it (STREAM-005, or COMPAT-005 on 1.0); the checks that follow a stream's text and ids do not
 /// take it as a stream's, since that connection holds none.
 pub(crate) fn stray_delta(frame: &ServerFrame, c: &ConnModel) -> bool {
-    matches!(frame, ServerFrame::AssistantMessageDelta(_)) && !c.has(&Capability::AssistantStream)
+    frame.is_stream_delta() && !c.has(&Capability::AssistantStream)
 }
 
 impl Features {

@@ -82,7 +82,7 @@ fn flow(c: &ConnModel, seen: &mut Seen, frame: &ServerFrame, out: &mut Out) {
     } else {
         (STATE_003, &UPDATE_AFTER_EVENT, "ui_state_updated")
     };
-    let after_delta = std::mem::replace(&mut seen.after_delta, matches!(frame, ServerFrame::AssistantMessageDelta(_)));
+    let after_delta = std::mem::replace(&mut seen.after_delta, frame.is_stream_delta());
     // A state frame after frames sent only to other attached connections (ATTACH-004) is due.
     let update_due = c.update_due || (c.foreign_unknown && is_state);
     match frame {

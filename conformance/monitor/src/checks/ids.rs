@@ -93,15 +93,17 @@ impl Ids {
     fn introduced(&mut self, session: &str, c: &ConnModel, frame: &ServerFrame, out: &mut Out) {
         let open_streams = self.open_streams.entry(session.to_owned()).or_default();
         // A stream's end reaches a connection without assistant_stream as a whole message
-        // (STREAM-005): its item was introduced by the stream's first delta.
+        // (STREAM-005): its item was introduced by the stream's first delta. It is kept until the
+        // bound: the end reaches each attached connection in turn.
         let ended_stream = match frame {
-            ServerFrame::AssistantMessage(m) => open_streams.remove(m.item_id.as_str()),
+            ServerFrame::AssistantMessage(m) => open_streams.contains(m.item_id.as_str()),
+            ServerFrame::Reasoning(r) => open_streams.contains(r.item_id.as_str()),
             _ => false,
         };
         let seen = self.seen.entry(session.to_owned()).or_default();
         let seq = frame.seq().unwrap_or(0);
         for new_id in introduced_ids(frame, c) {
-            if matches!(frame, ServerFrame::AssistantMessageDelta(_)) && open_streams.len() < MAX_OPEN_STREAMS {
+            if frame.is_stream_delta() && open_streams.len() < MAX_OPEN_STREAMS {
                 open_streams.insert(new_id.clone());
             }
             if ended_stream {
@@ -166,17 +168,26 @@ fn tool_call(tc: &chatwire_schema::chat::tool_call::ToolCall, out: &mut Out) {
 /// before the frame).
 fn introduced_ids(frame: &ServerFrame, c: &ConnModel) -> Vec<String> {
     let state = c.state();
-    let streaming = |item: &chatwire_schema::Id| state.and_then(UiState::open_stream).is_some_and(|m| &m.id == item);
+    // The open stream, text or reasoning (since 1.3): its later deltas and its end name it again.
+    let streaming = |item: &chatwire_schema::Id| state.and_then(UiState::open_stream_id).is_some_and(|id| id == item);
+    let item = match frame {
+        ServerFrame::AssistantMessage(f) => Some((&f.item_id, false)),
+        ServerFrame::Reasoning(f) => Some((&f.item_id, false)),
+        ServerFrame::AssistantMessageDelta(f) => Some((&f.item_id, true)),
+        ServerFrame::ReasoningDelta(f) => Some((&f.item_id, true)),
+        _ => None,
+    };
+    if let Some((item, delta)) = item {
+        return match (streaming(item), delta) {
+            (true, _) => Vec::new(),
+            (false, false) => vec![item.to_string()],
+            // Unknown state (a catch-up whose base the monitor never saw): a delta may continue a stream.
+            (false, true) if state.is_some() && !c.oracle.has_item(item) => vec![item.to_string()],
+            (false, true) => Vec::new(),
+        };
+    }
     match frame {
         ServerFrame::UserMessageAccepted(f) => vec![f.invocation_id.to_string(), f.item_id.to_string()],
-        ServerFrame::AssistantMessage(f) if streaming(&f.item_id) => Vec::new(),
-        ServerFrame::AssistantMessageDelta(f) if streaming(&f.item_id) => Vec::new(),
-        ServerFrame::AssistantMessage(f) => vec![f.item_id.to_string()],
-        // Unknown state (a catch-up whose base the monitor never saw): a delta may continue a stream.
-        ServerFrame::AssistantMessageDelta(f) if state.is_some() && !c.oracle.has_item(&f.item_id) => {
-            vec![f.item_id.to_string()]
-        }
-        ServerFrame::AssistantMessageDelta(_) => Vec::new(),
         ServerFrame::ToolCall(f) => vec![f.tool_call_id.to_string()],
         _ => Vec::new(),
     }

@@ -14,12 +14,22 @@ use crate::check::{Check, ServerCx};
 use crate::finding::{CheckDef, Out};
 
 const REASON_001: ReqId = ReqId::new("REASON-001");
+const REASON_002: ReqId = ReqId::new("REASON-002");
 
 /// No reasoning frame or item where `reasoning` is not in force.
 pub static REASONING_ONLY_IN_FORCE: CheckDef = CheckDef {
     id: "reasoning-only-in-force",
     requirements: &[REASON_001],
     summary: "no chat.reasoning_delta, chat.reasoning or reasoning item on a 1.3 connection where reasoning is not in force",
+    level: Level::Must,
+};
+
+/// No reasoning delta where `assistant_stream` is not in force: the stream's end appends the whole
+/// item there.
+pub static REASONING_DELTAS_ONLY_STREAMED: CheckDef = CheckDef {
+    id: "reasoning-deltas-only-where-streamed",
+    requirements: &[REASON_002],
+    summary: "no chat.reasoning_delta on a connection where assistant_stream is not in force; it gets each reasoning item whole",
     level: Level::Must,
 };
 
@@ -32,8 +42,12 @@ pub(crate) struct Reasoning {
 impl Check for Reasoning {
     fn on_server(&mut self, cx: &mut ServerCx<'_>, out: &mut Out) {
         let Some(c) = cx.conn() else { return };
-        let judged = c.version.is_some_and(|v| v >= REASONING_USAGE_SINCE) && !c.has(&Capability::Reasoning);
-        if !judged {
+        let defined = c.version.is_some_and(|v| v >= REASONING_USAGE_SINCE);
+        if defined && c.has(&Capability::Reasoning) {
+            streamed_only(cx, c.has(&Capability::AssistantStream), &mut self.reported, out);
+            return;
+        }
+        if !defined {
             return;
         }
         let leaked = match cx.frame {
@@ -52,5 +66,21 @@ impl Check for Reasoning {
             Some(message) if self.reported.insert(cx.conn) => out.fail(&REASONING_ONLY_IN_FORCE, REASON_001, message),
             Some(_) => {}
         }
+    }
+}
+
+/// REASON-002 on a connection where `reasoning` is in force (`streams`: `assistant_stream` is too):
+/// a delta only where streams are seen; a whole `chat.reasoning` where they are not is the rule kept.
+fn streamed_only(cx: &ServerCx<'_>, streams: bool, reported: &mut HashSet<u64>, out: &mut Out) {
+    match (cx.frame, streams) {
+        (ServerFrame::ReasoningDelta(_), true) | (ServerFrame::Reasoning(_), false) => {
+            out.eval(&REASONING_DELTAS_ONLY_STREAMED, REASON_002)
+        }
+        (ServerFrame::ReasoningDelta(_), false) if reported.insert(cx.conn) => out.fail(
+            &REASONING_DELTAS_ONLY_STREAMED,
+            REASON_002,
+            "chat.reasoning_delta arrived, but assistant_stream is not in force on this connection",
+        ),
+        _ => {}
     }
 }

@@ -2,7 +2,7 @@
 //! on a 1.3 connection where the feature is not in force (USAGE-004). On an older minor the member
 //! is undefined, which COMPAT-005 reports.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use chatwire_schema::requirements::Level;
 use chatwire_schema::session::welcome::Capability;
@@ -12,6 +12,7 @@ use chatwire_schema::{ReqId, ServerFrame};
 use crate::check::{Check, ServerCx};
 use crate::finding::{CheckDef, Out};
 
+const USAGE_002: ReqId = ReqId::new("USAGE-002");
 const USAGE_004: ReqId = ReqId::new("USAGE-004");
 
 /// No usage where `usage` is not in force.
@@ -22,14 +23,32 @@ pub static USAGE_ONLY_IN_FORCE: CheckDef = CheckDef {
     level: Level::Must,
 };
 
-/// The check's own state: the connections whose finding was reported already (once each).
+/// One currency per session.
+pub static ONE_CURRENCY: CheckDef = CheckDef {
+    id: "usage-one-currency",
+    requirements: &[USAGE_002],
+    summary: "every cost of a session's chat.run_complete frames names the same currency",
+    level: Level::Must,
+};
+
+/// Most sessions whose currency is remembered.
+const MAX_SESSIONS: usize = 4096;
+
+/// The check's own state: the connections whose finding was reported already (once each), and
+/// each session's currency, named by its first cost.
 #[derive(Debug, Default)]
 pub(crate) struct Usage {
     reported: HashSet<u64>,
+    currencies: HashMap<String, String>,
 }
 
 impl Check for Usage {
     fn on_server(&mut self, cx: &mut ServerCx<'_>, out: &mut Out) {
+        if let (ServerFrame::RunComplete(end), Some(session)) = (cx.frame, cx.session_id()) {
+            if let Some(cost) = end.usage.as_ref().and_then(|u| u.cost.as_ref()) {
+                self.currency(session, &cost.currency, out);
+            }
+        }
         let Some(c) = cx.conn() else { return };
         let judged = c.version.is_some_and(|v| v >= REASONING_USAGE_SINCE) && !c.has(&Capability::Usage);
         if !judged {
@@ -50,6 +69,25 @@ impl Check for Usage {
             None => out.eval(&USAGE_ONLY_IN_FORCE, USAGE_004),
             Some(message) if self.reported.insert(cx.conn) => out.fail(&USAGE_ONLY_IN_FORCE, USAGE_004, message),
             Some(_) => {}
+        }
+    }
+}
+
+impl Usage {
+    /// USAGE-002: a cost in `currency` on `session`.
+    fn currency(&mut self, session: &str, currency: &str, out: &mut Out) {
+        match self.currencies.get(session) {
+            Some(first) if first != currency => out.fail(
+                &ONE_CURRENCY,
+                USAGE_002,
+                format!("a cost in {currency} in a session whose costs are in {first}"),
+            ),
+            Some(_) => out.eval(&ONE_CURRENCY, USAGE_002),
+            None if self.currencies.len() < MAX_SESSIONS => {
+                self.currencies.insert(session.to_owned(), currency.to_owned());
+                out.eval(&ONE_CURRENCY, USAGE_002);
+            }
+            None => {}
         }
     }
 }

@@ -5,9 +5,10 @@
 use std::sync::Arc;
 
 use chatwire_schema::session::welcome::Capability;
+use chatwire_schema::view::ConnView;
 use chatwire_schema::{ProtocolVersion, ReqId, UiState};
 
-use super::held::{CatchUpWindow, Held, SinceState};
+use super::held::{CatchUpWindow, Held, SinceState, View};
 use super::oracle::StateOracle;
 use super::window::WindowTrack;
 use crate::script::SessionScript;
@@ -30,9 +31,6 @@ pub(crate) struct PendingHello {
     /// For a resume: the cursor of the view it holds (`WINDOW-012`).
     pub before: Option<chatwire_schema::Id>,
 }
-
-/// The view a connection holds its state in: its minor, and whether it sees open streams.
-pub(crate) type View = (ProtocolVersion, bool);
 
 /// What the monitor knows about one connection.
 #[derive(Debug, Default)]
@@ -102,9 +100,10 @@ impl ConnModel {
         self.version.is_some_and(|v| v.major > 1 || v.minor >= 1)
     }
 
-    /// The view it holds its state in: its minor, and whether it sees open streams.
+    /// The view it holds its state in: its minor with the 1.3 features in force on it
+    /// (`REASON-001`, `USAGE-004`), and whether it sees open streams.
     pub fn view(&self) -> View {
         let version = self.version.unwrap_or(ProtocolVersion { major: 1, minor: 0 });
-        (version, self.has(&Capability::AssistantStream))
+        (ConnView::new(version, Some(&self.features)), self.has(&Capability::AssistantStream))
     }
 }

@@ -33,7 +33,7 @@ pub(crate) fn event(
         c.since_state.push(frame);
     }
     fold(c, frame, out);
-    let ServerFrame::AssistantMessageDelta(d) = frame else { return None };
+    let Some(seq) = frame.seq().filter(|_| frame.is_stream_delta()) else { return None };
     // A delta is its own state change (STREAM-002): the state it gives is the base of the next
     // patch and a catch-up's possible cursor.
     let state = model_state(c);
@@ -41,7 +41,7 @@ pub(crate) fn event(
         // The delta grows the open stream, the last item, which every view holds.
         window::delta(&mut c.window, c.oracle.expected());
     }
-    Some(took_state(c, track, d.seq, state, false))
+    Some(took_state(c, track, seq, state, false))
 }
 
 /// Folds the event `frame` carries (if any) into the connection's state: `EVENTS_ACCEPTED`.

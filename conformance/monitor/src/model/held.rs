@@ -8,6 +8,10 @@ use chatwire_schema::{ServerFrame, UiEvent};
 
 use super::shared::SharedState;
 
+/// The view a connection holds its state in: its minor with the 1.3 features in force on it
+/// (`REASON-001`, `USAGE-004`), and whether it sees open streams.
+pub(crate) type View = (chatwire_schema::view::ConnView, bool);
+
 /// The latest state a session's client holds, and the seq of the frame that carried it. Shared
 /// (in chunks, `SharedState`), because a patch and a catch-up after a reconnect start from the same
 /// state, and each frame's state differs from the last one's only where the frame says.
@@ -17,7 +21,7 @@ pub(crate) struct Held {
     pub state: SharedState,
     /// The view it was held in (minor, open streams seen): a catch-up starts from the state of
     /// the resuming client's own view (`spec/attach.md`: several views share a seq).
-    pub view: (chatwire_schema::ProtocolVersion, bool),
+    pub view: View,
 }
 
 /// The latest states a session's clients received, by seq: a patch applies to the newest, a
@@ -55,7 +59,7 @@ impl HeldStates {
 
     /// The state the frame of seq `seq` carried, if still kept: as `view` held it where a
     /// connection of that view received it, else as any connection did.
-    pub(crate) fn at(&self, seq: u64, view: (chatwire_schema::ProtocolVersion, bool)) -> Option<&Held> {
+    pub(crate) fn at(&self, seq: u64, view: View) -> Option<&Held> {
         let at_seq = self.states.get(&seq)?;
         at_seq.iter().find(|h| h.view == view).or_else(|| at_seq.first())
     }
@@ -66,7 +70,7 @@ impl HeldStates {
     }
 
     /// The latest state kept below seq `below` as a connection of `view` held it.
-    fn latest_in_view(&self, below: u64, view: (chatwire_schema::ProtocolVersion, bool)) -> Option<&Held> {
+    fn latest_in_view(&self, below: u64, view: View) -> Option<&Held> {
         self.states.range(..below).rev().find_map(|(_, views)| views.iter().find(|h| h.view == view))
     }
 }
@@ -81,7 +85,7 @@ pub(crate) fn known_at_welcome<'h>(
     held: &'h HeldStates,
     kinds: &SeqKinds,
     welcome_seq: u64,
-    view: (chatwire_schema::ProtocolVersion, bool),
+    view: View,
 ) -> Option<&'h Held> {
     let latest = held.latest_in_view(welcome_seq, view)?;
     (latest.seq + 1..welcome_seq).all(|seq| kinds.leaves_view(seq, view.1)).then_some(latest)
@@ -128,7 +132,7 @@ impl SeqKinds {
         if set.len() > SEQ_MEMORY {
             set.pop_first();
         }
-        if matches!(frame, ServerFrame::AssistantMessageDelta(_)) {
+        if frame.is_stream_delta() {
             self.delta.insert(seq);
             if self.delta.len() > SEQ_MEMORY {
                 self.delta.pop_first();

@@ -5,8 +5,8 @@
 use chatwire_schema::session::welcome::Capability;
 use chatwire_schema::{ServerFrame, UiState};
 
-use super::conn::{ConnModel, View};
-use super::held::Held;
+use super::conn::ConnModel;
+use super::held::{Held, View};
 use super::session::SessionModel;
 use super::shared::SharedState;
 
@@ -50,12 +50,16 @@ pub(crate) fn fold_foreign(c: &mut ConnModel, track: &SessionModel, gap: std::op
         // Whether the unknown frames changed the state shows only if a state frame follows.
         c.foreign_unknown = true;
     }
-    let (version, streams) = c.view();
+    let (view, streams) = c.view();
+    // What the connection's features leave of a frame (`REASON-001`, `USAGE-004`); its minor only
+    // decides whether it gets the frame at all.
+    let features = chatwire_schema::view::ConnView { version: chatwire_schema::PROTOCOL_VERSION, ..view };
     let seen = |f: &ServerFrame| {
-        (streams || !matches!(f, ServerFrame::AssistantMessageDelta(_)))
-            && chatwire_schema::older_minor::frame(f, version).is_some()
+        (streams || !f.is_stream_delta()) && chatwire_schema::older_minor::frame(f, view.version).is_some()
     };
     for frame in track.events.range(gap).map(|(_, f)| f).filter(|f| seen(f)) {
+        let Some(frame) = features.frame(frame) else { continue };
+        let frame = &*frame;
         if let Some(event) = frame.ui_event() {
             if c.oracle.apply(event).is_ok() {
                 c.update_due = true;

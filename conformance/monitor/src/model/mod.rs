@@ -178,8 +178,8 @@ impl Model {
             ServerFrame::Welcome(_)
             | ServerFrame::UiStateSnapshot(_)
             | ServerFrame::UiStatePatch(_)
-            | ServerFrame::UiStateUpdated(_)
-            | ServerFrame::AssistantMessageDelta(_) => false,
+            | ServerFrame::UiStateUpdated(_) => false,
+            delta if delta.is_stream_delta() => false,
             other if other.ui_event().is_some() => true,
             _ => c.update_due,
         };

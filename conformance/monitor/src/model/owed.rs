@@ -72,7 +72,7 @@ mod tests {
 
     fn held(seq: u64, streams: bool) -> HeldStates {
         let mut h = HeldStates::default();
-        let view = (ProtocolVersion { major: 1, minor: 1 }, streams);
+        let view = (chatwire_schema::view::ConnView::new(ProtocolVersion { major: 1, minor: 1 }, None), streams);
         h.record(Held { seq, state: crate::model::shared::SharedState::from_state(&UiState::default()), view });
         h
     }
