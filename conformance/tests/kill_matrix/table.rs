@@ -716,6 +716,38 @@ pub const TABLE: &[Expectation] = &[
         caught_by: Caught::MustFailure,
         offer: Offer::Cluster,
     },
+    // A resume snapshot carries each reasoning item's payload re-encoded: the item the client
+    // reloads is not the one the agent produced (REASON-004); the reload variant of the restart
+    // scenario resumes by snapshot.
+    Expectation {
+        fault: "reasoning-payload-altered",
+        scenarios: &["reasoning-survives-restart"],
+        violates: &["REASON-004"],
+        cascades: &[],
+        caught_by: Caught::MustFailure,
+        offer: Offer::Default,
+    },
+    // Reasoning frames and items reach the 1.3 tab whose hello left reasoning out (REASON-001).
+    // That tab is windowed: its window opened on the view without reasoning, and the patches of
+    // the leaked view no longer apply to it (WINDOW-005).
+    Expectation {
+        fault: "reasoning-leaked",
+        scenarios: &["reasoning-and-usage-unseen-where-not-in-force"],
+        violates: &["REASON-001"],
+        cascades: &["WINDOW-005"],
+        caught_by: Caught::MustFailure,
+        offer: Offer::Default,
+    },
+    // A slice's run_complete carries its last usage step's usage, not the sum (USAGE-003,
+    // SCRIPT-028); the state then sums the wrong figure.
+    Expectation {
+        fault: "usage-not-summed",
+        scenarios: &["reasoning-streamed-redacted-and-usage"],
+        violates: &["USAGE-003", "SCRIPT-028"],
+        cascades: &[],
+        caught_by: Caught::MustFailure,
+        offer: Offer::Default,
+    },
     // Each replica numbers frames from its own counter: the two tabs get different frames under
     // one seq (CLUSTER-002, and ATTACH-006 for the two attached tabs). Genuine too: the replica
     // behind reads the others' commits from its own counter, so its tab misses what they committed

@@ -52,6 +52,11 @@ pub(crate) trait DecisionFaults: Send + Sync + std::fmt::Debug {
         false
     }
 
+    /// Whether a `usage` step adds to its slice's usage (`SCRIPT-028`) rather than replacing it.
+    fn sums_usage(&self) -> bool {
+        true
+    }
+
     /// Whether recovery ends a stream that was open when the server stopped (`STREAM-004`).
     fn ends_open_streams(&self) -> bool {
         true
@@ -103,6 +108,10 @@ impl DecisionFaults for Fault {
 
     fn continues_interrupted_turns(&self) -> bool {
         *self == Fault::RunningCallContinuedAfterRestart
+    }
+
+    fn sums_usage(&self) -> bool {
+        *self != Fault::UsageNotSummed
     }
 
     fn ends_open_streams(&self) -> bool {

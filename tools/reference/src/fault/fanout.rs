@@ -1,5 +1,6 @@
 //! The fan-out seam: what goes on the wire for each event and state change, and to whom.
 
+use chatwire_schema::view::{ConnView, REASONING_USAGE_SINCE};
 use std::borrow::Cow;
 
 use chatwire_schema::chat::run_complete::RunCompleteStatus;
@@ -10,6 +11,11 @@ use super::list::{Fault, NoFault};
 
 /// Faults of what the connections are sent; the defaults are the correct server.
 pub(crate) trait FanoutFaults: Send + Sync + std::fmt::Debug {
+    /// What a connection of `view` is sent of the session's frames (`REASON-001`, `USAGE-004`).
+    fn sent_view(&self, view: ConnView) -> ConnView {
+        view
+    }
+
     /// The frame put on the wire for an applied event.
     fn announce(&self, frame: ServerFrame) -> ServerFrame {
         frame
@@ -61,6 +67,13 @@ pub(crate) trait FanoutFaults: Send + Sync + std::fmt::Debug {
 impl FanoutFaults for NoFault {}
 
 impl FanoutFaults for Fault {
+    fn sent_view(&self, view: ConnView) -> ConnView {
+        match self {
+            Fault::ReasoningLeaked if view.version >= REASONING_USAGE_SINCE => ConnView { reasoning: true, ..view },
+            _ => view,
+        }
+    }
+
     fn announce(&self, frame: ServerFrame) -> ServerFrame {
         match frame {
             frame if *self == Fault::ToolCallIdTooLong => lengthen_tool_call_id(frame),

@@ -210,6 +210,15 @@ faults! {
     /// Pages come from a copy taken when the window opened: a cursor a cut removed still pages, with removed items.
     PageFromCache = "page-from-cache":
         "pages are served from a copy of the history taken at open, so a cursor a cut removed returns removed items",
+    /// A resume snapshot re-encodes the reasoning items' encrypted payloads.
+    ReasoningPayloadAltered = "reasoning-payload-altered":
+        "the resume snapshot carries each reasoning item's encrypted payload altered (not byte-identical)",
+    /// Reasoning frames reach every 1.3 connection, reasoning in force or not.
+    ReasoningLeaked = "reasoning-leaked":
+        "chat.reasoning and chat.reasoning_delta reach 1.3 connections whose hello left reasoning out",
+    /// A run slice's usage is its last usage step's, not their sum.
+    UsageNotSummed = "usage-not-summed":
+        "a run slice's chat.run_complete carries the usage of its last usage step instead of the sum of all of them",
 }
 
 /// `--fault` named no known fault.

@@ -73,6 +73,17 @@ impl ResumeFaults for Fault {
                 s.items.retain(|i| !matches!(i, DisplayItem::ToolCall(c) if c.status == ToolCallStatus::Pending));
                 Some(Cow::Owned(s))
             }
+            // A payload decoded and encoded again, its padding lost: the same bytes to a careless
+            // eye, not to the model that gets it back.
+            Fault::ReasoningPayloadAltered => {
+                let mut s = state.clone();
+                for item in &mut s.items {
+                    if let DisplayItem::Reasoning(r) = item {
+                        r.encrypted = r.encrypted.take().map(|p| p.trim_end_matches('=').to_owned() + "A");
+                    }
+                }
+                Some(Cow::Owned(s))
+            }
             _ => Some(FanoutFaults::present(self, state, true)),
         }
     }

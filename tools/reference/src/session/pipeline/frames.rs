@@ -56,7 +56,10 @@ pub(crate) struct Frames<'f> {
 
 impl<'f> Frames<'f> {
     pub fn new(faults: &'f Faults, attached: &[Attachment], requester: Option<u64>, replay: bool) -> Self {
-        Frames { faults, groups: groups(attached), requester, replay }
+        let mut groups = groups(attached);
+        // What each group is sent of the session (a planted fault sends more).
+        groups.iter_mut().for_each(|gr| gr.view.conn = faults.fanout.sent_view(gr.view.conn));
+        Frames { faults, groups, requester, replay }
     }
 
     /// Frames that follow those already staged in `groups` (a batch's earlier changes).
@@ -91,7 +94,7 @@ impl<'f> Frames<'f> {
             return Ok(());
         }
         let only = if frame.is_answer() && !self.faults.fanout.answers_to_all() { self.requester } else { None };
-        if let Some(text) = announced_text(frame, self.faults.fanout.sent_view(group.view.conn))? {
+        if let Some(text) = announced_text(frame, group.view.conn)? {
             group.push(only, text);
         }
         Ok(())
@@ -123,7 +126,7 @@ impl<'f> Frames<'f> {
         let mut groups = std::mem::take(&mut self.groups);
         let pushed = groups.iter_mut().try_for_each(|group| match only_requester {
             Some(id) if !announced.is_answer() => {
-                if let Some(text) = announced_text(&announced, fanout.sent_view(group.view.conn))? {
+                if let Some(text) = announced_text(&announced, group.view.conn)? {
                     group.push(Some(id), text);
                 }
                 Ok(())
@@ -138,8 +141,7 @@ impl<'f> Frames<'f> {
     /// is the text of the delta committed before it (a planted fault repeats it after a resume).
     pub fn delta(&mut self, frame: &ServerFrame, previous: Option<&str>) -> Result<(), serde_json::Error> {
         let fanout = &self.faults.fanout;
-        let receives =
-            |view: View| view.streams && frame.ui_event().is_some_and(|e| fanout.sent_view(view.conn).sees_event(e));
+        let receives = |view: View| view.streams && frame.ui_event().is_some_and(|e| view.conn.sees_event(e));
         let mut groups = std::mem::take(&mut self.groups);
         let pushed = groups.iter_mut().filter(|gr| receives(gr.view)).try_for_each(|group| {
             let announced = match std::mem::take(&mut group.resumed_mid_stream) {
