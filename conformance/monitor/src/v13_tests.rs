@@ -87,3 +87,42 @@ fn usage_where_not_in_force_is_usage_004_alone() {
     emit(&mut m, &mut seq, &mut state, &turn()[3..]);
     assert_eq!(found(&mut m), vec![("usage-only-in-force", "USAGE-004".to_owned())]);
 }
+
+/// Sends `frame` alone: a delta is its own state change and gets no state frame (`STREAM-002`).
+fn emit_delta(m: &mut Monitor, seq: &mut u64, state: &mut UiState, mut frame: Value) {
+    frame["seq"] = json!(*seq);
+    let typed: ServerFrame = serde_json::from_value(frame.clone()).expect("a valid frame");
+    state.apply_with_patch(typed.ui_event().expect("an event")).expect("the reducer takes it");
+    m.server_text(0, &frame.to_string());
+    *seq += 1;
+}
+
+#[test]
+fn a_reasoning_delta_without_assistant_stream_is_reason_002() {
+    let (mut m, mut seq, mut state) = bound(&["reasoning", "ui_state_patch", "usage"]);
+    emit(&mut m, &mut seq, &mut state, &turn()[..2]);
+    let whole = json!({"type": "chat.reasoning", "invocation_id": "inv-1", "item_id": "rs-0", "text": "whole", "ts": TS});
+    emit(&mut m, &mut seq, &mut state, &[whole]);
+    assert_eq!(found(&mut m), vec![]);
+    assert!(evaluated(&m, "reasoning-deltas-only-where-streamed", "REASON-002"), "a whole item is the rule kept");
+    let delta = json!({"type": "chat.reasoning_delta", "invocation_id": "inv-1", "item_id": "rs-1", "text": "hm", "ts": TS});
+    emit_delta(&mut m, &mut seq, &mut state, delta);
+    let findings = found(&mut m);
+    assert!(findings.contains(&("reasoning-deltas-only-where-streamed", "REASON-002".to_owned())), "{findings:?}");
+}
+
+#[test]
+fn a_second_currency_in_a_session_is_usage_002() {
+    let (mut m, mut seq, mut state) = bound(&["reasoning", "ui_state_patch", "usage"]);
+    let cost = |currency: &str| json!({"input_tokens": 1, "output_tokens": 1, "cost": {"amount": "0.01", "currency": currency}});
+    let mut first = turn();
+    first[3]["usage"] = cost("USD");
+    emit(&mut m, &mut seq, &mut state, &first);
+    assert_eq!(found(&mut m), vec![]);
+    assert!(evaluated(&m, "usage-one-currency", "USAGE-002"));
+    let end = json!({"type": "chat.run_complete", "seq": seq, "invocation_id": "inv-1", "status": "completed",
+        "usage": cost("EUR"), "ts": TS});
+    m.server_text(0, &end.to_string());
+    let findings = found(&mut m);
+    assert!(findings.contains(&("usage-one-currency", "USAGE-002".to_owned())), "{findings:?}");
+}
