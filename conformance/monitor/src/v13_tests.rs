@@ -101,11 +101,13 @@ fn emit_delta(m: &mut Monitor, seq: &mut u64, state: &mut UiState, mut frame: Va
 fn a_reasoning_delta_without_assistant_stream_is_reason_002() {
     let (mut m, mut seq, mut state) = bound(&["reasoning", "ui_state_patch", "usage"]);
     emit(&mut m, &mut seq, &mut state, &turn()[..2]);
-    let whole = json!({"type": "chat.reasoning", "invocation_id": "inv-1", "item_id": "rs-0", "text": "whole", "ts": TS});
+    let whole =
+        json!({"type": "chat.reasoning", "invocation_id": "inv-1", "item_id": "rs-0", "text": "whole", "ts": TS});
     emit(&mut m, &mut seq, &mut state, &[whole]);
     assert_eq!(found(&mut m), vec![]);
     assert!(evaluated(&m, "reasoning-deltas-only-where-streamed", "REASON-002"), "a whole item is the rule kept");
-    let delta = json!({"type": "chat.reasoning_delta", "invocation_id": "inv-1", "item_id": "rs-1", "text": "hm", "ts": TS});
+    let delta =
+        json!({"type": "chat.reasoning_delta", "invocation_id": "inv-1", "item_id": "rs-1", "text": "hm", "ts": TS});
     emit_delta(&mut m, &mut seq, &mut state, delta);
     let findings = found(&mut m);
     assert!(findings.contains(&("reasoning-deltas-only-where-streamed", "REASON-002".to_owned())), "{findings:?}");

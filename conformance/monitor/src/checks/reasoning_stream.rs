@@ -43,6 +43,13 @@ pub static REASONING_CONTINUES_AFTER_RESUME: CheckDef = CheckDef {
     level: Level::Must,
 };
 
+/// What a reasoning item's `chat.reasoning` said that every later state must keep.
+#[derive(Debug)]
+struct Ended {
+    encrypted: Option<String>,
+    redacted: bool,
+}
+
 /// Most reasoning items whose payload one session remembers.
 const MAX_PAYLOADS: usize = 4096;
 
@@ -51,8 +58,9 @@ const MAX_PAYLOADS: usize = 4096;
 pub(crate) struct ReasoningStream {
     /// Connections that resumed and have had no reasoning delta since.
     resumed: HashMap<u64, bool>,
-    /// Per session, the payload each reasoning item's `chat.reasoning` carried (REASON-004).
-    payloads: HashMap<String, HashMap<String, Option<String>>>,
+    /// Per session, what each reasoning item's `chat.reasoning` carried: its payload (REASON-004)
+    /// and whether it was redacted (REASON-003).
+    payloads: HashMap<String, HashMap<String, Ended>>,
 }
 
 impl Check for ReasoningStream {
@@ -95,7 +103,7 @@ impl Check for ReasoningStream {
                 if let Some(session) = cx.session_id() {
                     let known = self.payloads.entry(session.to_owned()).or_default();
                     if known.len() < MAX_PAYLOADS {
-                        known.insert(r.item_id.to_string(), r.encrypted.clone());
+                        known.insert(r.item_id.to_string(), Ended { encrypted: r.encrypted.clone(), redacted: r.redacted });
                     }
                 }
             }
@@ -117,7 +125,17 @@ impl Check for ReasoningStream {
         for item in &state.items {
             let DisplayItem::Reasoning(r) = item else { continue };
             let carried = known.and_then(|k| k.get(r.id.as_str()));
-            let message = match (carried, &r.encrypted, script) {
+            if carried.is_some_and(|c| c.redacted) {
+                match r.redacted && r.text.is_empty() {
+                    true => out.eval(&REASON_STEPS_AS_SCRIPTED, REASON_003),
+                    false => out.fail(
+                        &REASON_STEPS_AS_SCRIPTED,
+                        REASON_003,
+                        format!("reasoning item {} was redacted, but a later state holds it unredacted", r.id),
+                    ),
+                }
+            }
+            let message = match (carried.map(|c| &c.encrypted), &r.encrypted, script) {
                 (Some(carried), held, _) if carried != held => {
                     format!("reasoning item {} holds another encrypted payload than its chat.reasoning carried", r.id)
                 }

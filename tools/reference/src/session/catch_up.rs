@@ -98,7 +98,11 @@ pub(super) async fn catch_up(
         true => base.into_state(),
         false => base.without_open_stream(),
     };
-    let base = view.state(&base).into_owned();
+    // Borrowed where the view hides nothing: no copy of the base then.
+    let base = match view.is_whole() {
+        true => base,
+        false => view.state(&base).into_owned(),
+    };
     // WINDOW-012: the view the client holds at last_seq; a cursor a cut removed gets a snapshot.
     let mut window = match &held {
         Some(HeldWindow { size, cursor }) => match WindowView::at_cursor(&base, *size, *cursor) {
