@@ -683,13 +683,19 @@ mod tests {
         let usd = json!({"op": "usage", "input_tokens": 1, "output_tokens": 2, "cost": {"amount": "0.01", "currency": "USD"}});
         let eur = json!({"op": "usage", "input_tokens": 1, "output_tokens": 2, "cost": {"amount": "0.01", "currency": "EUR"}});
         let cases: Vec<(serde_json::Value, Result<(), ScriptError>)> = vec![
-            (json!([{"op": "reason", "text": "hmm", "chunks": ["h", "mm"], "chunk_delay_ms": 60000, "encrypted": "QUJD"}]), Ok(())),
+            (
+                json!([{"op": "reason", "text": "hmm", "chunks": ["h", "mm"], "chunk_delay_ms": 60000, "encrypted": "QUJD"}]),
+                Ok(()),
+            ),
             (json!([{"op": "reason", "text": "secret", "redacted": true, "encrypted": "QUJD"}]), Ok(())),
             (
                 json!([{"op": "reason", "text": "hmm", "chunks": ["h", ""]}]),
                 Err(ScriptError::EmptyChunk { turn: 0, step: 0, chunk: 1 }),
             ),
-            (json!([{"op": "reason", "text": "hmm", "chunks": ["m", "hm"]}]), Err(ScriptError::ChunksDiffer { turn: 0, step: 0 })),
+            (
+                json!([{"op": "reason", "text": "hmm", "chunks": ["m", "hm"]}]),
+                Err(ScriptError::ChunksDiffer { turn: 0, step: 0 }),
+            ),
             (
                 json!([{"op": "reason", "text": "x", "chunk_delay_ms": 60001}]),
                 Err(ScriptError::DelayTooLong { turn: 0, step: 0, ms: 60001 }),
