@@ -519,6 +519,8 @@ fn script_verdict(e: &ScriptError) -> Value {
         ScriptError::TooManyChunks { turn, step, .. } => ("TooManyChunks", turn, step, None, None, None),
         ScriptError::EmptyChunk { turn, step, chunk } => ("EmptyChunk", turn, step, None, None, Some(chunk)),
         ScriptError::ChunksDiffer { turn, step } => ("ChunksDiffer", turn, step, None, None, None),
+        ScriptError::ChunksOfRedacted { turn, step } => ("ChunksOfRedacted", turn, step, None, None, None),
+        ScriptError::MixedCurrencies { turn, step, .. } => ("MixedCurrencies", turn, step, None, None, None),
         ScriptError::InRetry { .. } => unreachable!("a retry's steps hold no retries"),
     };
     let mut verdict = json!({"valid": false, "kind": kind, "turn": turn, "step": step, "ms": ms, "call": call});

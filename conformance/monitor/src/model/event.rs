@@ -33,7 +33,7 @@ pub(crate) fn event(
         c.since_state.push(frame);
     }
     fold(c, frame, out);
-    let Some(seq) = frame.seq().filter(|_| frame.is_stream_delta()) else { return None };
+    let seq = frame.seq().filter(|_| frame.is_stream_delta())?;
     // A delta is its own state change (STREAM-002): the state it gives is the base of the next
     // patch and a catch-up's possible cursor.
     let state = model_state(c);
