@@ -77,6 +77,7 @@ impl View {
             version: self.conn.version.min(other.conn.version),
             reasoning: self.conn.reasoning && other.conn.reasoning,
             usage: self.conn.usage && other.conn.usage,
+            subagents: self.conn.subagents && other.conn.subagents,
         };
         View { conn, streams: self.streams && other.streams }
     }

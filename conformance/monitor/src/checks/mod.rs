@@ -52,6 +52,7 @@ registry! {
     reasoning::Reasoning: [reasoning::REASONING_ONLY_IN_FORCE, reasoning::REASONING_DELTAS_ONLY_STREAMED],
     reasoning_stream::ReasoningStream: [reasoning_stream::REASON_STEPS_AS_SCRIPTED, reasoning_stream::REASONING_CONTINUES_AFTER_RESUME],
     usage::Usage: [usage::USAGE_ONLY_IN_FORCE, usage::ONE_CURRENCY],
+    subagents::Subagents: [subagents::SUBAGENTS_ONLY_IN_FORCE],
     ids::Ids: [ids::IDS_CONSISTENT],
     batch::Batch: [batch::BATCH_ORDER],
     settled::Settled: [settled::SETTLED_STAYS_SETTLED],

@@ -59,6 +59,7 @@ pub(crate) async fn cancel(
             let invocation_id = invocation.clone();
             let end = match scope.stream_is_reasoning {
                 true => ServerFrame::Reasoning(Reasoning {
+                    parent_call_id: None,
                     seq: 0,
                     invocation_id,
                     item_id,
@@ -68,6 +69,7 @@ pub(crate) async fn cancel(
                     ts: ts.clone(),
                 }),
                 false => ServerFrame::AssistantMessage(AssistantMessage {
+                    parent_call_id: None,
                     seq: 0,
                     invocation_id,
                     item_id,

@@ -28,6 +28,7 @@ use super::pipeline::{batch_has_room, begin_batch, commit, flush_batch};
 use super::replica::sync;
 use super::state::{DriverLaunch, Inner, Session};
 use crate::agent::{BatchCursor, Cursor, StreamCursor};
+use crate::plan::Chunks;
 use crate::protocol::{EmitError, CONFLICT_RETRIES};
 use crate::util::{now_ms, random_id, rfc3339_now};
 
@@ -292,7 +293,8 @@ async fn next_step(session: &Arc<Session>, g: &mut Inner) -> Result<Next, EmitEr
     // The plan is shared: a step is read where it is, not copied (a streamed `say`'s chunks are
     // read once per chunk).
     let plan = g.plan.clone();
-    let step = plan.as_ref().and_then(|p| p.steps.get(g.cursor.step));
+    let planned = plan.as_ref().and_then(|p| p.step(g.cursor.step));
+    let step = planned.map(|s| s.op);
     let ended = g.cursor.ended();
     if let Some(batch) = &g.cursor.batch {
         let Some(ScriptStep::ToolCalls { calls, settle_order }) = step else {
@@ -332,13 +334,15 @@ async fn next_step(session: &Arc<Session>, g: &mut Inner) -> Result<Next, EmitEr
             ended,
             Vec::new(),
         ),
-        Some(ScriptStep::Say { markdown, chunks, chunk_delay_ms }) => {
-            let chunks = chunks.as_deref().unwrap_or_default();
+        Some(ScriptStep::Say { markdown, chunk_delay_ms, .. }) => {
+            // The chunks as the plan holds them (offsets into the markdown).
+            let chunks = planned.map_or(Chunks::of(&[]), |s| s.chunks);
             if !chunks.is_empty() && session.shared.streams() {
                 let streamed = Streamed::Say { markdown };
                 return stream_step(session, g, invocation, streamed, chunks, chunk_delay_ms.unwrap_or(0)).await;
             }
             let frame = ServerFrame::AssistantMessage(AssistantMessage {
+                parent_call_id: None,
                 seq: 0,
                 invocation_id: invocation.clone(),
                 item_id: random_id("am", 8),
@@ -353,7 +357,8 @@ async fn next_step(session: &Arc<Session>, g: &mut Inner) -> Result<Next, EmitEr
                 g.cursor.step += 1;
                 return Ok(Next::Continue);
             }
-            let chunks = chunks.as_deref().unwrap_or_default();
+            // A reason step's chunks are the step's own (the plan holds only a say's as offsets).
+            let chunks = Chunks::of(chunks.as_deref().unwrap_or_default());
             let streamed = Streamed::Reason { text, encrypted: encrypted.as_deref(), redacted: *redacted };
             if !chunks.is_empty() && !*redacted && session.shared.streams() {
                 return stream_step(session, g, invocation, streamed, chunks, chunk_delay_ms.unwrap_or(0)).await;
@@ -391,6 +396,7 @@ async fn next_step(session: &Arc<Session>, g: &mut Inner) -> Result<Next, EmitEr
                 .enumerate()
                 .map(|(index, (c, id))| {
                     ServerFrame::ToolCall(ToolCall {
+                        parent_call_id: None,
                         seq: 0,
                         invocation_id: invocation.clone(),
                         tool_call_id: id.clone(),
@@ -447,6 +453,7 @@ impl Streamed<'_> {
     fn delta(&self, invocation: Id, item_id: Id, chunk: &str, ts: String) -> ServerFrame {
         match self {
             Streamed::Say { .. } => ServerFrame::AssistantMessageDelta(AssistantMessageDelta {
+                parent_call_id: None,
                 seq: 0,
                 invocation_id: invocation,
                 item_id,
@@ -454,6 +461,7 @@ impl Streamed<'_> {
                 ts,
             }),
             Streamed::Reason { .. } => ServerFrame::ReasoningDelta(ReasoningDelta {
+                parent_call_id: None,
                 seq: 0,
                 invocation_id: invocation,
                 item_id,
@@ -468,6 +476,7 @@ impl Streamed<'_> {
     fn end(&self, invocation: Id, item_id: Id, ts: String) -> ServerFrame {
         match *self {
             Streamed::Say { markdown } => ServerFrame::AssistantMessage(AssistantMessage {
+                parent_call_id: None,
                 seq: 0,
                 invocation_id: invocation,
                 item_id,
@@ -475,6 +484,7 @@ impl Streamed<'_> {
                 ts,
             }),
             Streamed::Reason { text, encrypted, redacted } => ServerFrame::Reasoning(Reasoning {
+                parent_call_id: None,
                 seq: 0,
                 invocation_id: invocation,
                 item_id,
@@ -497,7 +507,7 @@ async fn stream_step(
     g: &mut Inner,
     invocation: Id,
     streamed: Streamed<'_>,
-    chunks: &[String],
+    chunks: Chunks<'_>,
     delay_ms: u64,
 ) -> Result<Next, EmitError> {
     let (item_id, sent) = match &g.cursor.stream {
@@ -704,6 +714,7 @@ pub(super) fn open_stream_end(state: &chatwire_schema::UiState, invocation: &Id,
     match state.items.last()? {
         DisplayItem::AssistantMarkdown(m) if m.streaming && &m.invocation_id == invocation => {
             Some(ServerFrame::AssistantMessage(AssistantMessage {
+                parent_call_id: None,
                 seq: 0,
                 invocation_id: invocation.clone(),
                 item_id: m.id.clone(),
@@ -713,6 +724,7 @@ pub(super) fn open_stream_end(state: &chatwire_schema::UiState, invocation: &Id,
         }
         DisplayItem::Reasoning(r) if r.streaming && &r.invocation_id == invocation => {
             Some(ServerFrame::Reasoning(Reasoning {
+                parent_call_id: None,
                 seq: 0,
                 invocation_id: invocation.clone(),
                 item_id: r.id.clone(),

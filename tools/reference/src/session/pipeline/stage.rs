@@ -238,7 +238,7 @@ fn apply(
 
 /// The view of a connection where `reasoning` is not in force, as far as the ops of an event go
 /// (usage and the minor are taken off per group, `frames.rs`).
-const PLAIN: ConnView = ConnView { version: PROTOCOL_VERSION, reasoning: false, usage: true };
+const PLAIN: ConnView = ConnView { version: PROTOCOL_VERSION, reasoning: false, usage: true, subagents: true };
 
 /// `ops` of one event as a connection that does not see reasoning gets them (`REASON-001`):
 /// projected onto the items before the event (`items`; without the open stream for a connection
