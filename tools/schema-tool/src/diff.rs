@@ -8,6 +8,7 @@
 mod error;
 mod finding;
 mod rules;
+mod shape;
 mod source;
 mod walk;
 
@@ -144,7 +145,7 @@ pub fn diff_sets(old: &SchemaSet, new: &SchemaSet, baseline: ProtocolVersion) ->
             (None, Some(n)) => {
                 let rule = if n.is_message { Rule::MessageAdded } else { Rule::DocumentAdded };
                 let (rule, detail) =
-                    walk::addition_rule(rule, n.flow, since_of_entry(new, n), baseline, format!("{} added", n.name));
+                    shape::addition_rule(rule, n.flow, since_of_entry(new, n), baseline, format!("{} added", n.name));
                 findings.push(whole(rule, n, detail))
             }
             (None, None) => {}

@@ -11,7 +11,7 @@ use super::partial::ensure_full;
 use super::replica::sync;
 use super::state::{Inner, Session};
 use crate::outbox::ConnHandle;
-use crate::protocol::{Refusal, CONFLICT_RETRIES};
+use crate::protocol::{contention_pause, Refusal, CONFLICT_RETRIES};
 
 /// One attempt at a request: the session core's decision for it, and its commit.
 pub(crate) type Attempt<'a> = Pin<Box<dyn Future<Output = Result<(), Refusal>> + Send + 'a>>;
@@ -37,7 +37,10 @@ where
         g.requester = None;
         match result {
             // Another replica committed first: nothing changed; carry it out on the newer state.
-            Err(r) if r.contention && tries < CONFLICT_RETRIES => tries += 1,
+            Err(r) if r.contention && tries < CONFLICT_RETRIES => {
+                tries += 1;
+                contention_pause(tries).await;
+            }
             result => return result,
         }
     }
