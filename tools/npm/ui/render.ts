@@ -143,14 +143,17 @@ export class Renderer {
     if (this.#regions.usageTotal.textContent !== said) this.#regions.usageTotal.textContent = said;
     const invocations = state.usage?.invocations ?? {};
     const invocationOf = new Map(state.items.map((item) => [item.id, item.invocation_id]));
+    // The last transcript line of each invocation, in one pass: a long thread has many of both.
+    const lastLine = new Map<string, number>();
+    transcript.forEach((node, i) => {
+      const itemId = node.dataset["itemId"];
+      const invocation = (itemId === undefined ? undefined : invocationOf.get(itemId)) ?? node.dataset["invocation"];
+      if (invocation !== undefined) lastLine.set(invocation, i);
+    });
     const lines: { at: number; node: HTMLElement }[] = [];
     for (const [invocation, usage] of Object.entries(invocations)) {
-      let at = -1;
-      transcript.forEach((node, i) => {
-        const itemId = node.dataset["itemId"];
-        if ((itemId !== undefined && invocationOf.get(itemId) === invocation) || node.dataset["invocation"] === invocation) at = i;
-      });
-      if (at < 0) continue;
+      const at = lastLine.get(invocation);
+      if (at === undefined) continue;
       const text = JSON.stringify(usage);
       let held = this.#usageLines.get(invocation);
       if (held?.text !== text) {
