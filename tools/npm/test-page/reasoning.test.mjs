@@ -144,10 +144,10 @@ for (const width of WIDTHS) {
     await page.keyboard.press("Enter");
     await page.locator("details.reasoning .reasoning-text").waitFor({ state: "visible" });
     server.play([{ type: "chat.reasoning_delta", invocation_id: "inv-1", item_id: "r-1", text: "and their bag fees." }]);
-    box = (await pageUntil(page, "the open disclosure to grow", () => {
-      const node = document.querySelector("details.reasoning");
-      return { ok: node?.querySelector(".reasoning-text")?.textContent.endsWith("bag fees.") === true };
-    }), await reasoningBox(page));
+    await pageUntil(page, "the open disclosure to grow", () => ({
+      ok: document.querySelector("details.reasoning .reasoning-text")?.textContent.endsWith("bag fees.") === true,
+    }));
+    box = await reasoningBox(page);
     assert.equal(box.open, true, "an opened disclosure stays open while it streams");
     assert.equal(box.focused, true, "and keeps the focus");
     assert.equal(box.text, "The user wants the cheapest fare, so compare the three carriers and their bag fees.");
