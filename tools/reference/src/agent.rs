@@ -17,6 +17,8 @@ use serde::{Deserialize, Serialize};
 use chatwire_schema::script::{AgentScript, ScriptStep, ScriptTurn};
 use chatwire_schema::Id;
 
+pub use crate::plan::TurnPlan;
+
 /// Plans the answer to one user message.
 ///
 /// `plan_turn` runs while the session is locked, on the server's async runtime: it must return
@@ -29,11 +31,11 @@ pub trait Agent: Send + Sync + std::fmt::Debug {
     /// fails with reason `script_exhausted`.
     fn plan_turn(&self, turn_index: u64, user_text: &str) -> Option<ScriptTurn>;
 
-    /// [`Agent::plan_turn`] as a shared value, which the session holds while the turn runs. An
-    /// agent that keeps its plans ([`ScriptedAgent`]) hands out the one it holds, so a session
+    /// [`Agent::plan_turn`] as a shared [`TurnPlan`], which the session holds while the turn runs.
+    /// An agent that keeps its plans ([`ScriptedAgent`]) hands out the one it holds, so a session
     /// does not hold a second copy of a long script's turn.
-    fn plan_turn_shared(&self, turn_index: u64, user_text: &str) -> Option<Arc<ScriptTurn>> {
-        self.plan_turn(turn_index, user_text).map(Arc::new)
+    fn plan_turn_shared(&self, turn_index: u64, user_text: &str) -> Option<Arc<TurnPlan>> {
+        self.plan_turn(turn_index, user_text).map(|turn| Arc::new(TurnPlan::from(turn)))
     }
 
     /// The steps of the `retry_index`-th accepted retry (from 0) of the `turn_index`-th turn
@@ -47,38 +49,37 @@ pub trait Agent: Send + Sync + std::fmt::Debug {
 }
 
 /// The scripted agent (`spec/conformance-profile.md`): `turns[n]` answers the n-th message.
-/// Each turn is held once and shared with the session playing it ([`Agent::plan_turn_shared`]).
+/// Each turn is held once, as a [`TurnPlan`], and shared with the session playing it
+/// ([`Agent::plan_turn_shared`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ScriptedAgent {
-    turns: Vec<Arc<ScriptTurn>>,
+    turns: Vec<Arc<TurnPlan>>,
 }
 
 impl ScriptedAgent {
     /// The agent playing `script` (from `session.hello.script`).
     pub fn new(script: AgentScript) -> Self {
-        ScriptedAgent { turns: script.turns.into_iter().map(Arc::new).collect() }
+        ScriptedAgent { turns: script.turns.into_iter().map(|turn| Arc::new(TurnPlan::from(turn))).collect() }
     }
 
-    fn turn(&self, turn_index: u64) -> Option<&Arc<ScriptTurn>> {
+    fn turn(&self, turn_index: u64) -> Option<&Arc<TurnPlan>> {
         usize::try_from(turn_index).ok().and_then(|i| self.turns.get(i))
     }
 }
 
 impl Agent for ScriptedAgent {
     fn plan_turn(&self, turn_index: u64, _user_text: &str) -> Option<ScriptTurn> {
-        self.turn(turn_index).map(|turn| ScriptTurn::clone(turn))
+        self.turn(turn_index).map(|turn| turn.to_turn())
     }
 
-    fn plan_turn_shared(&self, turn_index: u64, _user_text: &str) -> Option<Arc<ScriptTurn>> {
+    fn plan_turn_shared(&self, turn_index: u64, _user_text: &str) -> Option<Arc<TurnPlan>> {
         self.turn(turn_index).cloned()
     }
 
     /// `turns[n].retries[k].steps`; with no `retries[k]` there is no plan, so the retry's run
     /// slice fails with reason `script_exhausted`, as a message without a turn does (`SCRIPT-020`).
     fn plan_retry(&self, turn_index: u64, retry_index: u64, _user_text: &str) -> Option<ScriptTurn> {
-        let turn = self.turn(turn_index)?;
-        let retry = usize::try_from(retry_index).ok().and_then(|k| turn.retries.get(k))?;
-        Some(ScriptTurn { steps: retry.steps.clone(), retries: Vec::new() })
+        self.turn(turn_index)?.retry(usize::try_from(retry_index).ok()?)
     }
 }
 

@@ -26,6 +26,7 @@ mod conn;
 pub mod fault;
 mod keepalive;
 mod outbox;
+pub mod plan;
 mod protocol;
 mod server;
 mod session;

@@ -4,11 +4,11 @@
 
 use std::sync::Arc;
 
-use chatwire_schema::script::ScriptTurn;
 use chatwire_schema::{ClientFrame, Id, ServerFrame};
 use serde::{Deserialize, Serialize};
 
 use crate::agent::Cursor;
+use crate::plan::TurnPlan;
 
 /// One step of a change: an event (followed by one state frame), or a batch of tool calls (one
 /// state frame after the whole batch).
@@ -47,7 +47,7 @@ pub(crate) struct Change {
     /// The request the change accepts, logged with it.
     pub requests: Vec<ClientFrame>,
     pub cursor: Option<Cursor>,
-    pub plan: Option<Option<Arc<ScriptTurn>>>,
+    pub plan: Option<Option<Arc<TurnPlan>>>,
     pub add_timers: Vec<(Id, i64)>,
     pub remove_timers: Vec<Id>,
     pub add_pending: Vec<(Id, String)>,

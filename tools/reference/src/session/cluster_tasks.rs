@@ -7,7 +7,6 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use chatwire_schema::script::ScriptTurn;
 use chatwire_schema::Id;
 
 use super::partial::ensure_full;
@@ -16,6 +15,7 @@ use super::recovery::recover;
 use super::replica::sync;
 use super::state::{Inner, Session, Shared};
 use crate::agent::Cursor;
+use crate::plan::TurnPlan;
 use crate::store::{Commit, LeaseOp, Notice, StoreError};
 
 /// How often a replica renews the leases it holds; a lease lives `LEASE_TTL` (the store's).
@@ -191,7 +191,7 @@ async fn take_over_one(shared: &Arc<Shared>, id: &Id, token: u64) -> Result<(), 
             Err(e) => eprintln!("chatwire-reference: session {id}: stored cursor unreadable: {e}"),
         }
         if let Some(plan) = stored.agent.as_ref().and_then(|a| a.turn_plan.as_deref()) {
-            match serde_json::from_str::<Option<ScriptTurn>>(plan) {
+            match serde_json::from_str::<Option<TurnPlan>>(plan) {
                 Ok(plan) => g.plan = plan.map(Arc::new),
                 Err(e) => eprintln!("chatwire-reference: session {id}: stored plan unreadable: {e}"),
             }

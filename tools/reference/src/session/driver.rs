@@ -24,6 +24,7 @@ use super::pipeline::{batch_has_room, begin_batch, commit, flush_batch};
 use super::replica::sync;
 use super::state::{DriverLaunch, Inner, Session};
 use crate::agent::{BatchCursor, Cursor, StreamCursor};
+use crate::plan::Chunks;
 use crate::protocol::{EmitError, CONFLICT_RETRIES};
 use crate::util::{now_ms, random_id, rfc3339_now};
 
@@ -272,7 +273,8 @@ async fn next_step(session: &Arc<Session>, g: &mut Inner) -> Result<Next, EmitEr
     // The plan is shared: a step is read where it is, not copied (a streamed `say`'s chunks are
     // read once per chunk).
     let plan = g.plan.clone();
-    let step = plan.as_ref().and_then(|p| p.steps.get(g.cursor.step));
+    let planned = plan.as_ref().and_then(|p| p.step(g.cursor.step));
+    let step = planned.map(|s| s.op);
     let ended = Cursor { invocation_id: None, step: 0, batch: None, stream: None, ..g.cursor.clone() };
     if let Some(batch) = &g.cursor.batch {
         let Some(ScriptStep::ToolCalls { calls, settle_order }) = step else {
@@ -308,8 +310,9 @@ async fn next_step(session: &Arc<Session>, g: &mut Inner) -> Result<Next, EmitEr
             ended,
             Vec::new(),
         ),
-        Some(ScriptStep::Say { markdown, chunks, chunk_delay_ms }) => {
-            let chunks = chunks.as_deref().unwrap_or_default();
+        Some(ScriptStep::Say { markdown, chunk_delay_ms, .. }) => {
+            // The chunks as the plan holds them (offsets into the markdown).
+            let chunks = planned.map_or(Chunks::of(&[]), |s| s.chunks);
             if !chunks.is_empty() && session.shared.streams() {
                 return stream_say(session, g, invocation, markdown, chunks, chunk_delay_ms.unwrap_or(0)).await;
             }
@@ -388,7 +391,7 @@ async fn stream_say(
     g: &mut Inner,
     invocation: Id,
     markdown: &str,
-    chunks: &[String],
+    chunks: Chunks<'_>,
     delay_ms: u64,
 ) -> Result<Next, EmitError> {
     let (item_id, sent) = match &g.cursor.stream {
@@ -413,7 +416,7 @@ async fn stream_say(
         seq: 0,
         invocation_id: invocation,
         item_id: item_id.clone(),
-        delta: chunk.clone(),
+        delta: chunk.to_owned(),
         ts,
     });
     let cursor = Cursor { stream: Some(StreamCursor { item_id, sent: sent + 1 }), ..g.cursor.clone() };

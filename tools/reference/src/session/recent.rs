@@ -4,8 +4,8 @@
 //!
 //! Bounded by [`RESUME_RETENTION`] events: a resume from before the oldest kept one, or one after a
 //! restart, takes the log's way (`catch_up.rs`). A delta's patch replaces the stream's whole text,
-//! so of a run of deltas only the last one's is kept: a long stream costs its text once, not once
-//! per delta.
+//! so of a run of deltas only the last one's is kept, and a run of them with consecutive seqs is
+//! one entry: a long stream costs its text once, not once per delta.
 
 use std::collections::VecDeque;
 
@@ -39,9 +39,27 @@ pub(crate) struct RecentEvent {
     pub stream_open_after: bool,
 }
 
+/// Recent events: one event, or a run of appending deltas of consecutive seqs (`first..=event.seq`),
+/// which read alike as a catch-up's base (the run's last patch gives the text of all of them).
+struct Entry {
+    /// The seq of the entry's first event.
+    first: u64,
+    /// The entry's last event; where the entry is a run, every event of it has its flags.
+    event: RecentEvent,
+}
+
+impl Entry {
+    /// How many events the entry stands for.
+    fn len(&self) -> u64 {
+        self.event.seq - self.first + 1
+    }
+}
+
 /// The session's recent events, oldest first.
 pub(crate) struct Recent {
-    events: VecDeque<RecentEvent>,
+    entries: VecDeque<Entry>,
+    /// How many events the entries stand for (at most [`RESUME_RETENTION`]).
+    len: u64,
     /// Every event with a greater seq is in `events`.
     floor: u64,
     /// Whether a stream was open in the state of seq `floor`.
@@ -58,22 +76,39 @@ pub(crate) struct RecentPatch {
 impl Recent {
     /// Nothing known before `floor`, the last seq the session used when it was loaded.
     pub fn new(floor: u64, stream_open: bool) -> Self {
-        Recent { events: VecDeque::new(), floor, stream_open_at_floor: stream_open }
+        Recent { entries: VecDeque::new(), len: 0, floor, stream_open_at_floor: stream_open }
     }
 
     /// Records a committed event; past the bound the oldest goes and the floor moves up to it.
     pub fn push(&mut self, event: RecentEvent) {
-        if event.appends {
-            // The delta before it in the same run is never read again (`since` takes the run's last).
-            if let Some(before) = self.events.back_mut().filter(|e| e.appends) {
-                before.seen = Vec::new();
+        self.len += 1;
+        match self.entries.back_mut().filter(|e| e.event.appends) {
+            // The same run, the next seq: the run's entry takes its patch (`since` reads only the
+            // run's last).
+            Some(run)
+                if event.appends
+                    && run.event.seq.checked_add(1) == Some(event.seq)
+                    && (run.event.delta, run.event.stream_open_after) == (event.delta, event.stream_open_after) =>
+            {
+                run.event = event;
+            }
+            before => {
+                if let Some(before) = before.filter(|_| event.appends) {
+                    // The delta before it in the same run is never read again.
+                    before.event.seen = Vec::new();
+                }
+                self.entries.push_back(Entry { first: event.seq, event });
             }
         }
-        self.events.push_back(event);
-        while self.events.len() > RESUME_RETENTION as usize {
-            if let Some(oldest) = self.events.pop_front() {
-                self.floor = oldest.seq;
-                self.stream_open_at_floor = oldest.stream_open_after;
+        while self.len > u64::from(RESUME_RETENTION) {
+            let Some(oldest) = self.entries.front_mut() else { break };
+            self.len -= 1;
+            self.floor = oldest.first;
+            self.stream_open_at_floor = oldest.event.stream_open_after;
+            if oldest.len() > 1 {
+                oldest.first += 1;
+            } else {
+                self.entries.pop_front();
             }
         }
     }
@@ -84,15 +119,19 @@ impl Recent {
         if last_seq < self.floor {
             return None;
         }
-        let first = self.events.partition_point(|e| e.seq <= last_seq);
-        let stream_open_at_base = match first.checked_sub(1) {
-            Some(index) => self.events[index].stream_open_after,
-            None => self.stream_open_at_floor,
+        let first = self.entries.partition_point(|e| e.event.seq <= last_seq);
+        let stream_open_at_base = match self.entries.get(first) {
+            // Within a run: as after any of its events.
+            Some(run) if run.first <= last_seq => run.event.stream_open_after,
+            _ => match first.checked_sub(1) {
+                Some(index) => self.entries[index].event.stream_open_after,
+                None => self.stream_open_at_floor,
+            },
         };
         let mut patch = Vec::new();
         // The last appending delta of a run of them: its text replaces all the run's.
         let mut appended: Option<&Vec<PatchOp>> = None;
-        for event in self.events.range(first..) {
+        for event in self.entries.range(first..).map(|e| &e.event) {
             match (streams, event.delta) {
                 (false, true) => continue,
                 (false, false) => patch.extend(event.unseen.as_ref().unwrap_or(&event.seen).iter().cloned()),
@@ -148,14 +187,58 @@ mod tests {
         for seq in 4..100 {
             recent.push(event(seq, true, true, "x", true));
         }
-        let kept: usize = recent.events.iter().map(|e| e.seen.len()).sum();
+        let kept: usize = recent.entries.iter().map(|e| e.event.seen.len()).sum();
         assert_eq!(kept, 2, "the delta that opened the stream and the run's last");
+        assert_eq!(recent.entries.len(), 2, "the run is one entry");
         let texts = |from| {
             let since = recent.since(from, true).unwrap();
             since.patch.iter().map(|op| serde_json::to_value(op).unwrap()["value"].clone()).collect::<Vec<_>>()
         };
         assert_eq!(texts(50), vec![json!("x")], "a catch-up from mid-run gets the run's text");
         assert_eq!(texts(2), vec![json!("a"), json!("x")]);
+    }
+
+    #[test]
+    fn a_run_past_the_bound_gives_up_its_oldest_events_one_by_one() {
+        let mut recent = Recent::new(0, false);
+        recent.push(event(1, false, false, "item", false));
+        recent.push(event(2, true, false, "a", true));
+        let last = u64::from(RESUME_RETENTION) + 10;
+        for seq in 3..=last {
+            recent.push(event(seq, true, true, "x", true));
+        }
+        assert_eq!(recent.entries.len(), 1, "the run alone, its first events gone");
+        assert_eq!(recent.len, u64::from(RESUME_RETENTION));
+        let floor = last - u64::from(RESUME_RETENTION);
+        assert_eq!(recent.floor, floor);
+        assert!(recent.since(floor - 1, true).is_none(), "an event after it is gone");
+        let at_floor = recent.since(floor, true).unwrap();
+        assert!(at_floor.stream_open_at_base);
+        assert_eq!(at_floor.patch.len(), 1);
+        assert!(recent.since(floor, false).unwrap().patch.is_empty(), "deltas are not seen without streams");
+    }
+
+    #[test]
+    fn a_gap_in_the_seqs_or_another_kind_of_event_starts_a_new_entry() {
+        let mut recent = Recent::new(0, false);
+        recent.push(event(1, true, false, "a", true));
+        recent.push(event(2, true, true, "ab", true));
+        recent.push(event(3, true, true, "abc", true));
+        // A seq taken in between (a refusal): the run does not stand for it.
+        recent.push(event(5, true, true, "abcd", true));
+        recent.push(event(6, false, false, "end", false));
+        assert_eq!(recent.entries.len(), 4);
+        assert_eq!(recent.len, 5);
+        let texts = |from| {
+            let since = recent.since(from, true).unwrap();
+            let texts: Vec<_> =
+                since.patch.iter().map(|op| serde_json::to_value(op).unwrap()["value"].clone()).collect();
+            (texts, since.stream_open_at_base)
+        };
+        assert_eq!(texts(2), (vec![json!("abcd"), json!("end")], true), "from within the run");
+        assert_eq!(texts(4), (vec![json!("abcd"), json!("end")], true), "from the gap");
+        assert_eq!(texts(0), (vec![json!("a"), json!("abcd"), json!("end")], false));
+        assert_eq!(texts(6), (vec![], false));
     }
 
     #[test]

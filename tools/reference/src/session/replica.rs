@@ -15,7 +15,6 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use chatwire_schema::script::ScriptTurn;
 use chatwire_schema::{ErrorCode, ErrorFrame, Id, ServerFrame, ToolCallStatus};
 
 use super::attachment::Attachment;
@@ -28,6 +27,7 @@ use super::pipeline::{self, base_seq, is_active, lost_lease};
 use super::state::{Inner, Session};
 use crate::agent::Cursor;
 use crate::outbox::Outgoing;
+use crate::plan::TurnPlan;
 use crate::protocol::{EmitError, Refusal, CONFLICT_RETRIES};
 use crate::store::{Commit, StoreError, StoredChange};
 
@@ -136,7 +136,7 @@ async fn replay(session: &Arc<Session>, g: &mut Inner, change: StoredChange) -> 
         g.cursor = serde_json::from_str::<Cursor>(cursor)?;
     }
     if let Some(plan) = &change.turn_plan {
-        g.plan = serde_json::from_str::<Option<ScriptTurn>>(plan)?.map(Arc::new);
+        g.plan = serde_json::from_str::<Option<TurnPlan>>(plan)?.map(Arc::new);
     }
     let record = match &change.units {
         Some(text) => serde_json::from_str::<ChangeRecord>(text)?,

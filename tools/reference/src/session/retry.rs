@@ -16,6 +16,7 @@ use super::launch::start_driver;
 use super::pipeline::commit;
 use super::state::{Inner, Session};
 use crate::agent::Cursor;
+use crate::plan::TurnPlan;
 use crate::protocol::{Negotiated, Refusal};
 use crate::util::rfc3339_now;
 
@@ -61,7 +62,9 @@ pub(crate) async fn retry(
         DisplayItem::UserMessage(m) if m.invocation_id == invocation => Some(m.text.clone()),
         _ => None,
     });
-    let plan = turn.and_then(|n| g.agent.plan_retry(n, k, user_text.as_deref().unwrap_or_default())).map(Arc::new);
+    let plan = turn
+        .and_then(|n| g.agent.plan_retry(n, k, user_text.as_deref().unwrap_or_default()))
+        .map(|turn| Arc::new(TurnPlan::from(turn)));
     change.plan = Some(plan);
     change.cursor = Some(Cursor {
         invocation_id: Some(invocation.clone()),

@@ -4,7 +4,6 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use chatwire_schema::script::ScriptTurn;
 use chatwire_schema::session::welcome::Capability;
 use chatwire_schema::{FrameValidator, Id, ProtocolVersion, SUPPORTED_VERSIONS};
 use tokio::sync::Mutex;
@@ -12,6 +11,7 @@ use tokio::sync::Mutex;
 use super::state::{Shared, Tasks};
 use crate::agent::{Agent, AgentSpec, ScriptedAgent};
 use crate::fault::Faults;
+use crate::plan::TurnPlan;
 use crate::store::{Store, StoredAgent};
 use crate::util::{hash_token, random_id};
 
@@ -120,7 +120,7 @@ impl Shared {
 
     /// The agent and the turn's plan a stored session names (unreadable ones fall back to the
     /// server's agent and no plan, said on stderr).
-    pub fn agent_and_plan(&self, id: &Id, stored: &StoredAgent) -> (Arc<dyn Agent>, Option<Arc<ScriptTurn>>) {
+    pub fn agent_and_plan(&self, id: &Id, stored: &StoredAgent) -> (Arc<dyn Agent>, Option<Arc<TurnPlan>>) {
         let parse_failed = |what: &str, e: serde_json::Error| {
             eprintln!("chatwire-reference: session {id}: stored {what} unreadable ({e}), using default");
         };
@@ -129,7 +129,7 @@ impl Shared {
             AgentSpec::Server
         }));
         let plan = match stored.turn_plan.as_deref() {
-            Some(text) => serde_json::from_str::<Option<ScriptTurn>>(text).unwrap_or_else(|e| {
+            Some(text) => serde_json::from_str::<Option<TurnPlan>>(text).unwrap_or_else(|e| {
                 parse_failed("turn plan", e);
                 None
             }),

@@ -6,7 +6,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use chatwire_schema::script::{ScriptStep, ScriptToolCall, ScriptTurn};
+use chatwire_schema::script::{ScriptStep, ScriptToolCall};
 use chatwire_schema::session::welcome::Capability;
 use chatwire_schema::{FrameValidator, Id, IndexedUiState, ProtocolVersion, ServerFrame};
 use tokio::sync::Mutex;
@@ -17,6 +17,7 @@ use super::recent::{Recent, RecentEvent};
 use crate::agent::{Agent, Cursor};
 use crate::fault::Faults;
 use crate::outbox::ConnHandle;
+use crate::plan::TurnPlan;
 use crate::store::{LogRow, Store};
 
 /// A task the server runs for a session, started by the session core without it knowing the
@@ -85,7 +86,7 @@ pub(crate) struct Inner {
     pub(super) agent: Arc<dyn Agent>,
     pub(super) cursor: Cursor,
     /// The current turn's plan, shared with the agent where it keeps it.
-    pub(super) plan: Option<Arc<ScriptTurn>>,
+    pub(super) plan: Option<Arc<TurnPlan>>,
     /// What the log says about the session's turns, kept up to date with each commit.
     pub(super) history: History,
     /// The text of the latest delta committed in this process (a planted fault repeats it).
@@ -197,7 +198,7 @@ pub(crate) enum DriverLaunch {
 impl Inner {
     /// A session's memory as its store row and its fold say: nothing attached, no driver, no
     /// deadline armed.
-    pub(super) fn new(fold: Fold, agent: Arc<dyn Agent>, cursor: Cursor, plan: Option<Arc<ScriptTurn>>) -> Inner {
+    pub(super) fn new(fold: Fold, agent: Arc<dyn Agent>, cursor: Cursor, plan: Option<Arc<TurnPlan>>) -> Inner {
         let Fold { state, history, next_seq, token_hash, since_checkpoint, partial } = fold;
         let recent = Recent::new(next_seq.saturating_sub(1), state.open_stream().is_some());
         Inner {
@@ -247,7 +248,7 @@ impl Inner {
     pub(super) fn batch_call(&self, tool_call_id: &Id) -> Option<&ScriptToolCall> {
         let batch = self.cursor.batch.as_ref()?;
         let index = batch.call_ids.iter().position(|c| c == tool_call_id)?;
-        match self.plan.as_ref()?.steps.get(self.cursor.step)? {
+        match self.plan.as_ref()?.step(self.cursor.step)?.op {
             ScriptStep::ToolCalls { calls, .. } => calls.get(index),
             _ => None,
         }
