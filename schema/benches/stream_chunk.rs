@@ -71,6 +71,7 @@ fn session(n: usize) -> IndexedUiState {
 
 fn delta(seq: u64) -> ServerFrame {
     ServerFrame::AssistantMessageDelta(AssistantMessageDelta {
+        parent_call_id: None,
         seq,
         invocation_id: id(INVOCATION),
         item_id: id(ITEM),
@@ -121,6 +122,7 @@ fn measure(n: usize) -> Figures {
     });
     let text = CHUNK.repeat(CHUNKS);
     let end = ServerFrame::AssistantMessage(AssistantMessage {
+        parent_call_id: None,
         seq: SEQ + CHUNKS as u64,
         invocation_id: id(INVOCATION),
         item_id: id(ITEM),

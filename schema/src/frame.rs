@@ -19,6 +19,8 @@ use crate::chat::rewind::Rewind;
 use crate::chat::rewind_complete::RewindComplete;
 use crate::chat::run_complete::RunComplete;
 use crate::chat::run_started::RunStarted;
+use crate::chat::subagent_complete::SubagentComplete;
+use crate::chat::subagent_started::SubagentStarted;
 use crate::chat::tool_call::ToolCall;
 use crate::chat::tool_call_complete::ToolCallComplete;
 use crate::chat::tool_call_dismiss::ToolCallDismiss;
@@ -143,6 +145,10 @@ frame_union! {
         "chat.reasoning_delta" => ReasoningDelta(ReasoningDelta),
         #[schemars(extend("x-chatwire-since" = "1.3"))]
         "chat.reasoning" => Reasoning(Reasoning),
+        #[schemars(extend("x-chatwire-since" = "1.3"))]
+        "chat.subagent_started" => SubagentStarted(SubagentStarted),
+        #[schemars(extend("x-chatwire-since" = "1.3"))]
+        "chat.subagent_complete" => SubagentComplete(SubagentComplete),
         "error" => Error(ErrorFrame),
     }
 }

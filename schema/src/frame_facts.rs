@@ -20,6 +20,8 @@ use crate::chat::rewind::Rewind;
 use crate::chat::rewind_complete::RewindComplete;
 use crate::chat::run_complete::RunComplete;
 use crate::chat::run_started::RunStarted;
+use crate::chat::subagent_complete::SubagentComplete;
+use crate::chat::subagent_started::SubagentStarted;
 use crate::chat::tool_call::ToolCall;
 use crate::chat::tool_call_complete::ToolCallComplete;
 use crate::chat::tool_call_dismiss::ToolCallDismiss;
@@ -49,7 +51,7 @@ use crate::Id;
 ///
 /// impl ServerFrameFacts for StopRequested {
 ///     fn kind() -> ServerFrameKind {
-///         ServerFrameKind { carries_state: false, event: false, introduces: &[] }
+///         ServerFrameKind { carries_state: false, event: false, introduces: &[], feature: None }
 ///     }
 ///     fn carries_state(&self) -> bool { false }
 ///     fn seq(&self) -> Option<u64> { Some(self.seq) }
@@ -57,6 +59,7 @@ use crate::Id;
 ///     fn in_reply_to(&self) -> Option<&Id> { None }
 ///     fn tool_call_id(&self) -> Option<&Id> { None }
 ///     // `invocation_id` forgotten: E0046, not all trait items implemented.
+///     fn parent_call_id(&self) -> Option<&Id> { None }
 ///     fn ui_event(&self) -> Option<UiEvent<'_>> { None }
 ///     fn introduced_ids(&self) -> IntroducedIds<'_> { IntroducedIds::default() }
 /// }
@@ -80,6 +83,10 @@ pub trait ServerFrameFacts {
     fn tool_call_id(&self) -> Option<&Id>;
     /// The turn the frame belongs to, where it names one.
     fn invocation_id(&self) -> Option<&Id>;
+    /// The host whose sub-agent transcript the frame's item goes into (since 1.3, `STATE-065`):
+    /// an item-creating frame's `parent_call_id`; `None` for the top level and for every other
+    /// frame.
+    fn parent_call_id(&self) -> Option<&Id>;
     /// The event this frame carries for the reducer, if it changes the UiState.
     fn ui_event(&self) -> Option<UiEvent<'_>>;
     /// The ids the frame introduces into its session (`ID-002`), each with the rule that says
@@ -96,6 +103,10 @@ pub struct ServerFrameKind {
     pub event: bool,
     /// The ids the frame introduces ([`ServerFrameFacts::introduced_ids`]).
     pub introduces: &'static [IdSlot],
+    /// The feature (its wire name) a connection must have in force to receive frames of this type
+    /// at all (since 1.3: `reasoning`, `subagents`); `None` for a frame every connection of its
+    /// minor may get.
+    pub feature: Option<&'static str>,
 }
 
 /// What every client frame declares about itself. A frame that leaves a fact out does not compile.
@@ -152,8 +163,10 @@ macro_rules! server_facts {
         in_reply_to: |$r:ident| $reply:expr,
         tool_call_id: |$t:ident| $call:expr,
         invocation_id: |$n:ident| $inv:expr,
+        parent_call_id: |$p:ident| $parent:expr,
         ui_event: $event:ident $(($variant:ident))?,
-        introduces: [$($kind:ident($member:ident) $rule:ident),* $(,)?] $(,)?
+        introduces: [$($kind:ident($member:ident) $rule:ident),* $(,)?],
+        feature: $feature:expr $(,)?
     }) => {
         impl ServerFrameFacts for $ty {
             fn kind() -> ServerFrameKind {
@@ -165,6 +178,7 @@ macro_rules! server_facts {
                         member: stringify!($member),
                         rule: Introduction::$rule,
                     }),*],
+                    feature: $feature,
                 }
             }
             fn carries_state(&self) -> bool {
@@ -190,6 +204,10 @@ macro_rules! server_facts {
                 let $n = self;
                 $inv
             }
+            fn parent_call_id(&self) -> Option<&Id> {
+                let $p = self;
+                $parent
+            }
             fn ui_event(&self) -> Option<UiEvent<'_>> {
                 ui_event_of!(self, $event $(($variant))?)
             }
@@ -211,8 +229,10 @@ server_facts!(SessionWelcome {
     in_reply_to: |f| Some(&f.in_reply_to),
     tool_call_id: |_f| None,
     invocation_id: |_f| None,
+    parent_call_id: |_f| None,
     ui_event: None,
     introduces: [],
+    feature: None,
 });
 server_facts!(UiStateSnapshot {
     carries_state: true,
@@ -221,8 +241,10 @@ server_facts!(UiStateSnapshot {
     in_reply_to: |_f| None,
     tool_call_id: |_f| None,
     invocation_id: |_f| None,
+    parent_call_id: |_f| None,
     ui_event: None,
     introduces: [],
+    feature: None,
 });
 server_facts!(UiStateUpdated {
     carries_state: true,
@@ -231,8 +253,10 @@ server_facts!(UiStateUpdated {
     in_reply_to: |_f| None,
     tool_call_id: |_f| None,
     invocation_id: |_f| None,
+    parent_call_id: |_f| None,
     ui_event: None,
     introduces: [],
+    feature: None,
 });
 server_facts!(UiStatePatch {
     carries_state: true,
@@ -241,8 +265,10 @@ server_facts!(UiStatePatch {
     in_reply_to: |_f| None,
     tool_call_id: |_f| None,
     invocation_id: |_f| None,
+    parent_call_id: |_f| None,
     ui_event: None,
     introduces: [],
+    feature: None,
 });
 server_facts!(UserMessageAccepted {
     carries_state: false,
@@ -251,9 +277,11 @@ server_facts!(UserMessageAccepted {
     in_reply_to: |f| Some(&f.in_reply_to),
     tool_call_id: |_f| None,
     invocation_id: |f| Some(&f.invocation_id),
+    parent_call_id: |_f| None,
     ui_event: Some(UserMessageAccepted),
     // The turn and its user message item are new (`STATE-010`).
     introduces: [Invocation(invocation_id) Always, Item(item_id) Always],
+    feature: None,
 });
 server_facts!(RunStarted {
     carries_state: false,
@@ -262,8 +290,10 @@ server_facts!(RunStarted {
     in_reply_to: |_f| None,
     tool_call_id: |_f| None,
     invocation_id: |f| Some(&f.invocation_id),
+    parent_call_id: |_f| None,
     ui_event: Some(RunStarted),
     introduces: [],
+    feature: None,
 });
 server_facts!(AssistantMessage {
     carries_state: false,
@@ -272,9 +302,11 @@ server_facts!(AssistantMessage {
     in_reply_to: |_f| None,
     tool_call_id: |_f| None,
     invocation_id: |f| Some(&f.invocation_id),
+    parent_call_id: |f| f.parent_call_id.as_ref(),
     ui_event: Some(AssistantMessage),
     // A whole message appends its item; the message that ends a stream names the stream's item.
     introduces: [Item(item_id) UnlessOpenStream],
+    feature: None,
 });
 server_facts!(AssistantMessageDelta {
     carries_state: true,
@@ -283,9 +315,11 @@ server_facts!(AssistantMessageDelta {
     in_reply_to: |_f| None,
     tool_call_id: |_f| None,
     invocation_id: |f| Some(&f.invocation_id),
+    parent_call_id: |f| f.parent_call_id.as_ref(),
     ui_event: Some(AssistantMessageDelta),
     // The first delta of a stream appends its item; the later ones name it (`STATE-042`).
     introduces: [Item(item_id) UnlessHeld],
+    feature: None,
 });
 server_facts!(ReasoningDelta {
     carries_state: true,
@@ -294,9 +328,11 @@ server_facts!(ReasoningDelta {
     in_reply_to: |_f| None,
     tool_call_id: |_f| None,
     invocation_id: |f| Some(&f.invocation_id),
+    parent_call_id: |f| f.parent_call_id.as_ref(),
     ui_event: Some(ReasoningDelta),
     // The first delta of a reasoning stream appends its item; the later ones name it (`STATE-054`).
     introduces: [Item(item_id) UnlessHeld],
+    feature: Some("reasoning"),
 });
 server_facts!(Reasoning {
     carries_state: false,
@@ -305,9 +341,11 @@ server_facts!(Reasoning {
     in_reply_to: |_f| None,
     tool_call_id: |_f| None,
     invocation_id: |f| Some(&f.invocation_id),
+    parent_call_id: |f| f.parent_call_id.as_ref(),
     ui_event: Some(Reasoning),
     // A whole reasoning appends its item; the one that ends a stream names the stream's item.
     introduces: [Item(item_id) UnlessOpenStream],
+    feature: Some("reasoning"),
 });
 server_facts!(ToolCall {
     carries_state: false,
@@ -316,9 +354,11 @@ server_facts!(ToolCall {
     in_reply_to: |_f| None,
     tool_call_id: |f| Some(&f.tool_call_id),
     invocation_id: |f| Some(&f.invocation_id),
+    parent_call_id: |f| f.parent_call_id.as_ref(),
     ui_event: Some(ToolCall),
     // The call is new; its id is also its item's (`STATE-013`).
     introduces: [ToolCall(tool_call_id) Always],
+    feature: None,
 });
 server_facts!(ToolProgress {
     carries_state: false,
@@ -327,8 +367,10 @@ server_facts!(ToolProgress {
     in_reply_to: |_f| None,
     tool_call_id: |f| Some(&f.tool_call_id),
     invocation_id: |_f| None,
+    parent_call_id: |_f| None,
     ui_event: Some(ToolProgress),
     introduces: [],
+    feature: None,
 });
 server_facts!(ToolOutput {
     carries_state: false,
@@ -337,9 +379,11 @@ server_facts!(ToolOutput {
     in_reply_to: |_f| None,
     tool_call_id: |f| Some(&f.tool_call_id),
     invocation_id: |_f| None,
+    parent_call_id: |_f| None,
     ui_event: Some(ToolOutput),
     // Its item's id is derived from the call's (`STATE-015`, `ID-003`): nothing new is chosen.
     introduces: [],
+    feature: None,
 });
 server_facts!(ToolCallComplete {
     carries_state: false,
@@ -348,8 +392,10 @@ server_facts!(ToolCallComplete {
     in_reply_to: |f| f.in_reply_to.as_ref(),
     tool_call_id: |f| Some(&f.tool_call_id),
     invocation_id: |_f| None,
+    parent_call_id: |_f| None,
     ui_event: Some(ToolCallComplete),
     introduces: [],
+    feature: None,
 });
 server_facts!(ToolCallDismiss {
     carries_state: false,
@@ -358,8 +404,10 @@ server_facts!(ToolCallDismiss {
     in_reply_to: |f| f.in_reply_to.as_ref(),
     tool_call_id: |f| Some(&f.tool_call_id),
     invocation_id: |_f| None,
+    parent_call_id: |_f| None,
     ui_event: Some(ToolCallDismiss),
     introduces: [],
+    feature: None,
 });
 server_facts!(RunComplete {
     carries_state: false,
@@ -368,8 +416,10 @@ server_facts!(RunComplete {
     in_reply_to: |_f| None,
     tool_call_id: |_f| None,
     invocation_id: |f| Some(&f.invocation_id),
+    parent_call_id: |_f| None,
     ui_event: Some(RunComplete),
     introduces: [],
+    feature: None,
 });
 server_facts!(RewindComplete {
     carries_state: false,
@@ -378,8 +428,10 @@ server_facts!(RewindComplete {
     in_reply_to: |f| Some(&f.in_reply_to),
     tool_call_id: |_f| None,
     invocation_id: |_f| None,
+    parent_call_id: |_f| None,
     ui_event: Some(RewindComplete),
     introduces: [],
+    feature: None,
 });
 server_facts!(RetryAccepted {
     carries_state: false,
@@ -388,9 +440,11 @@ server_facts!(RetryAccepted {
     in_reply_to: |f| Some(&f.in_reply_to),
     tool_call_id: |_f| None,
     invocation_id: |f| Some(&f.invocation_id),
+    parent_call_id: |_f| None,
     ui_event: Some(RetryAccepted),
     // A retry runs the same turn again (`STATE-049`): its invocation is not new.
     introduces: [],
+    feature: None,
 });
 server_facts!(CancelAccepted {
     carries_state: false,
@@ -399,8 +453,10 @@ server_facts!(CancelAccepted {
     in_reply_to: |f| Some(&f.in_reply_to),
     tool_call_id: |_f| None,
     invocation_id: |f| Some(&f.invocation_id),
+    parent_call_id: |_f| None,
     ui_event: None,
     introduces: [],
+    feature: None,
 });
 server_facts!(HistoryPage {
     carries_state: false,
@@ -409,9 +465,37 @@ server_facts!(HistoryPage {
     in_reply_to: |f| Some(&f.in_reply_to),
     tool_call_id: |_f| None,
     invocation_id: |_f| None,
+    parent_call_id: |_f| None,
     ui_event: None,
     // Its items were introduced before; a page only shows them again (`WINDOW-008`).
     introduces: [],
+    feature: None,
+});
+server_facts!(SubagentStarted {
+    carries_state: false,
+    seq: |f| Some(f.seq),
+    set_seq: |f, s| f.seq = s,
+    in_reply_to: |_f| None,
+    tool_call_id: |f| Some(&f.tool_call_id),
+    invocation_id: |_f| None,
+    parent_call_id: |_f| None,
+    ui_event: Some(SubagentStarted),
+    // The host and the thread were named before (a continued thread, `STATE-070`) or are the
+    // call's: a sub-agent's thread id is no id the session keeps unique (`ID-002`).
+    introduces: [],
+    feature: Some("subagents"),
+});
+server_facts!(SubagentComplete {
+    carries_state: false,
+    seq: |f| Some(f.seq),
+    set_seq: |f, s| f.seq = s,
+    in_reply_to: |_f| None,
+    tool_call_id: |f| Some(&f.tool_call_id),
+    invocation_id: |_f| None,
+    parent_call_id: |_f| None,
+    ui_event: Some(SubagentComplete),
+    introduces: [],
+    feature: Some("subagents"),
 });
 server_facts!(ErrorFrame {
     carries_state: false,
@@ -420,8 +504,10 @@ server_facts!(ErrorFrame {
     in_reply_to: |f| f.in_reply_to.as_ref(),
     tool_call_id: |_f| None,
     invocation_id: |_f| None,
+    parent_call_id: |_f| None,
     ui_event: None,
     introduces: [],
+    feature: None,
 });
 
 /// Implements [`ClientFrameFacts`] for one frame type; every key is required. `names` is

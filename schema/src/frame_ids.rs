@@ -66,20 +66,22 @@ impl Introduction {
 
 /// What an [`Introduction`] rule reads of a session's state before the frame.
 pub trait HeldItems {
-    /// Whether the state holds a display item with this id.
+    /// Whether the state holds a display item with this id, in any transcript.
     fn holds_item(&self, id: &Id) -> bool;
-    /// The id of the item of the stream the state holds open, if one is open.
-    fn open_stream_item(&self) -> Option<&Id>;
+    /// Whether the item with this id is an open stream: the top level's, or since 1.3 a
+    /// sub-agent transcript's (`STATE-065`).
+    fn is_open_stream_item(&self, id: &Id) -> bool;
 }
 
 impl HeldItems for UiState {
-    /// A scan of the items: O(items). [`IndexedUiState`] answers from its index.
+    /// A scan of the items of every transcript: O(items). [`IndexedUiState`] answers from its
+    /// index.
     fn holds_item(&self, id: &Id) -> bool {
-        self.items.iter().any(|item| item.id() == id)
+        self.holds_item_anywhere(id)
     }
 
-    fn open_stream_item(&self) -> Option<&Id> {
-        self.open_stream_id()
+    fn is_open_stream_item(&self, id: &Id) -> bool {
+        self.is_open_stream_anywhere(id)
     }
 }
 
@@ -88,8 +90,9 @@ impl HeldItems for IndexedUiState {
         self.has_item(id)
     }
 
-    fn open_stream_item(&self) -> Option<&Id> {
-        self.open_stream_id()
+    /// O(1) for the top level's stream and for an id the index does not hold; a scan otherwise.
+    fn is_open_stream_item(&self, id: &Id) -> bool {
+        self.open_stream_id() == Some(id) || (self.has_item(id) && self.is_open_stream_anywhere(id))
     }
 }
 
@@ -132,7 +135,7 @@ impl IntroducedId<'_> {
     pub fn is_new<S: HeldItems + ?Sized>(&self, before: Option<&S>) -> bool {
         match self.rule {
             Introduction::Always => true,
-            Introduction::UnlessOpenStream => before.and_then(HeldItems::open_stream_item) != Some(self.id),
+            Introduction::UnlessOpenStream => !before.is_some_and(|state| state.is_open_stream_item(self.id)),
             Introduction::UnlessHeld => before.is_some_and(|state| !state.holds_item(self.id)),
         }
     }

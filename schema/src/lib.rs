@@ -35,10 +35,13 @@
 //! | server → client | `chat.history_page` (since 1.2) | [`chat::history_page`] |
 //! | server → client | `chat.reasoning_delta` (since 1.3) | [`chat::reasoning_delta`] |
 //! | server → client | `chat.reasoning` (since 1.3) | [`chat::reasoning`] |
+//! | server → client | `chat.subagent_started` (since 1.3) | [`chat::subagent_started`] |
+//! | server → client | `chat.subagent_complete` (since 1.3) | [`chat::subagent_complete`] |
 //! | server → client | `error` | [`error_frame`] |
 //!
 //! Since 1.3, [`usage`] holds what a run used (`spec/usage.md`), and [`view`] what one connection
-//! sees of the session: its minor's shapes ([`older_minor`]) and only the 1.3 features in force.
+//! sees of the session: its minor's shapes ([`older_minor`]) and only the 1.3 features in force;
+//! [`subagent`] the sub-agent transcripts a tool call hosts (`spec/subagents.md`).
 #![warn(missing_docs)]
 
 pub mod chat;
@@ -63,6 +66,7 @@ mod serde_util;
 pub mod session;
 pub mod since;
 pub mod state_patch;
+pub mod subagent;
 pub mod transport;
 pub mod ui_event;
 pub mod ui_state;
@@ -86,6 +90,7 @@ pub use id::{Id, IdError};
 pub use reducer::{reduce, reduce_all, IndexedUiState, ReduceError};
 pub use req_id::{ReqId, ReqIdError};
 pub use schema_gen::Direction;
+pub use subagent::MAX_SUBAGENT_DEPTH;
 pub use transport::{
     CloseCode, HARD_CAP_FACTOR, MIN_ATTACHED_CONNECTIONS, MIN_MAX_FRAME_BYTES, REFUSED_RESUMES_PER_CONNECTION,
     SEND_QUEUE_MAX_BYTES,

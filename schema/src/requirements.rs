@@ -48,6 +48,7 @@ pub const SPEC_FILES: &[(&str, &str)] = &[
     ("streaming.md", include_str!(concat!(env!("CHATWIRE_SPEC_DIR"), "/streaming.md"))),
     ("reasoning.md", include_str!(concat!(env!("CHATWIRE_SPEC_DIR"), "/reasoning.md"))),
     ("usage.md", include_str!(concat!(env!("CHATWIRE_SPEC_DIR"), "/usage.md"))),
+    ("subagents.md", include_str!(concat!(env!("CHATWIRE_SPEC_DIR"), "/subagents.md"))),
     ("multi-tool.md", include_str!(concat!(env!("CHATWIRE_SPEC_DIR"), "/multi-tool.md"))),
     ("errors.md", include_str!(concat!(env!("CHATWIRE_SPEC_DIR"), "/errors.md"))),
     ("conformance-profile.md", include_str!(concat!(env!("CHATWIRE_SPEC_DIR"), "/conformance-profile.md"))),

@@ -45,6 +45,10 @@ enum Touched {
     StreamAppend(usize),
     /// A message ending the open stream, the item at this index.
     StreamEnd(usize),
+    /// Since 1.3: an event that changes something inside the top-level item at this index, a
+    /// sub-agent transcript or its host's `subagent` (`STATE-064` … `STATE-067`), and that item's
+    /// JSON before it. Its ops follow the path down, each changed item behind a `test` of its id.
+    Within(usize, Value),
 }
 
 impl UiState {
@@ -88,6 +92,17 @@ impl UiState {
                 }
             }
             Touched::StreamAppend(index) => self.stream_text_ops(index, &mut ops),
+            Touched::Within(index, before) => {
+                let after = item_json(&self.items[index]);
+                let mut changes = Vec::new();
+                if let (Value::Object(old), Value::Object(new)) = (&before, &after) {
+                    deep_member_ops(&item_path(index), old, new, &mut changes);
+                }
+                if !changes.is_empty() {
+                    ops.push(test_id(index, self.items[index].id()));
+                    ops.extend(changes);
+                }
+            }
             Touched::StreamEnd(index) => {
                 let DisplayItem::AssistantMarkdown(item) = &self.items[index] else {
                     unreachable!("StreamEnd names the open stream, an assistant_markdown item")
@@ -125,6 +140,9 @@ impl UiState {
     /// What `event` may change in place, read before it is applied. An event the reducer will
     /// refuse may name nothing that exists; it is refused before the result is used.
     fn touched_by(&self, event: UiEvent<'_>) -> Touched {
+        if let Some(top) = self.within(event) {
+            return Touched::Within(top, item_json(&self.items[top]));
+        }
         let call_index =
             |id: &Id| self.items.iter().rposition(|i| matches!(i, DisplayItem::ToolCall(c) if &c.id == id));
         match event {
@@ -169,13 +187,33 @@ impl UiState {
             UiEvent::Reasoning(e) if self.is_open_reasoning(&e.item_id, &e.invocation_id) => {
                 self.touch_item(Some(self.items.len() - 1))
             }
-            UiEvent::ReasoningDelta(_) | UiEvent::Reasoning(_) => Touched::Nothing,
+            UiEvent::ReasoningDelta(_)
+            | UiEvent::Reasoning(_)
+            | UiEvent::SubagentStarted(_)
+            | UiEvent::SubagentComplete(_) => Touched::Nothing,
             UiEvent::UserMessageAccepted(_)
             | UiEvent::RunStarted(_)
             | UiEvent::AssistantMessage(_)
             | UiEvent::AssistantMessageDelta(_)
             | UiEvent::ToolCall(_)
             | UiEvent::RunComplete(_) => Touched::Nothing,
+        }
+    }
+
+    /// The top-level item whose inside `event` changes (since 1.3): the host of the transcript an
+    /// item goes into, the host a sub-agent frame names, the ancestor of a nested call a call
+    /// event names. `None` for an event of the top level, and for one the reducer will refuse.
+    fn within(&self, event: UiEvent<'_>) -> Option<usize> {
+        let top_of = |id: &Id| self.find_call(id).map(|(path, _)| path[0]);
+        let nested_call = |id: &Id| self.find_call(id).filter(|(path, _)| path.len() > 1).map(|(path, _)| path[0]);
+        match event {
+            UiEvent::SubagentStarted(e) => top_of(&e.tool_call_id),
+            UiEvent::SubagentComplete(e) => top_of(&e.tool_call_id),
+            UiEvent::ToolProgress(e) => nested_call(&e.tool_call_id),
+            UiEvent::ToolOutput(e) => nested_call(&e.tool_call_id),
+            UiEvent::ToolCallComplete(e) => nested_call(&e.tool_call_id),
+            UiEvent::ToolCallDismiss(e) => nested_call(&e.tool_call_id),
+            _ => event.parent_call_id().and_then(top_of),
         }
     }
 
@@ -245,6 +283,79 @@ fn member_ops(base: &str, old: &Map<String, Value>, new: &Map<String, Value>) ->
         ops.push(PatchOp::Remove { path: format!("{base}/{}", escape(key)) });
     }
     ops
+}
+
+/// [`member_ops`] for an item that may host a sub-agent (since 1.3): a changed `subagent` is
+/// diffed member by member, and its transcript item by item ([`transcript_ops`]), so a nested
+/// change costs ops that follow the change, not the transcript.
+fn deep_member_ops(base: &str, old: &Map<String, Value>, new: &Map<String, Value>, ops: &mut Vec<PatchOp>) {
+    for (key, value) in new {
+        let path = format!("{base}/{}", escape(key));
+        match (key.as_str(), old.get(key), value) {
+            (_, Some(previous), _) if previous == value => {}
+            ("subagent", Some(Value::Object(was)), Value::Object(now)) => {
+                for (member, value) in now {
+                    let member_path = format!("{path}/{}", escape(member));
+                    match (member.as_str(), was.get(member), value) {
+                        (_, Some(previous), _) if previous == value => {}
+                        ("items", Some(Value::Array(was)), Value::Array(now)) => {
+                            transcript_ops(&member_path, was, now, ops)
+                        }
+                        (_, Some(_), _) => ops.push(PatchOp::Replace { path: member_path, value: value.clone() }),
+                        (_, None, _) => ops.push(PatchOp::Add { path: member_path, value: value.clone() }),
+                    }
+                }
+                for member in was.keys().filter(|k| !now.contains_key(*k)) {
+                    ops.push(PatchOp::Remove { path: format!("{path}/{}", escape(member)) });
+                }
+            }
+            (_, Some(_), _) => ops.push(PatchOp::Replace { path, value: value.clone() }),
+            (_, None, _) => ops.push(PatchOp::Add { path, value: value.clone() }),
+        }
+    }
+    for key in old.keys().filter(|k| !new.contains_key(*k)) {
+        ops.push(PatchOp::Remove { path: format!("{base}/{}", escape(key)) });
+    }
+}
+
+/// The ops that turn a transcript's items `old` into `new` (both at `base`): a changed item is a
+/// `test` of its id and its member ops, an item inserted (an output after its call) a `test` of
+/// the item before it and an `add`, appended items `add`s at `base/-`. A transcript never loses
+/// items (cuts remove top-level items whole); should it, the whole list is replaced.
+fn transcript_ops(base: &str, old: &[Value], new: &[Value], ops: &mut Vec<PatchOp>) {
+    let id = |v: &Value| v.get("id").cloned();
+    let (mut i, mut j) = (0, 0);
+    let mut out = Vec::new();
+    while j < new.len() {
+        if i < old.len() && id(&old[i]) == id(&new[j]) {
+            if let (Value::Object(was), Value::Object(now)) = (&old[i], &new[j]) {
+                let mut changes = Vec::new();
+                deep_member_ops(&format!("{base}/{j}"), was, now, &mut changes);
+                if !changes.is_empty() {
+                    out.push(PatchOp::Test { path: format!("{base}/{j}/id"), value: id(&new[j]).unwrap_or_default() });
+                    out.extend(changes);
+                }
+            }
+            i += 1;
+        } else if i >= old.len() {
+            out.push(PatchOp::Add { path: format!("{base}/-"), value: new[j].clone() });
+        } else if j > 0 && !old.iter().any(|o| id(o) == id(&new[j])) {
+            out.push(PatchOp::Test {
+                path: format!("{base}/{}/id", j - 1),
+                value: id(&new[j - 1]).unwrap_or_default(),
+            });
+            out.push(PatchOp::Add { path: format!("{base}/{j}"), value: new[j].clone() });
+        } else {
+            ops.push(PatchOp::Replace { path: base.to_owned(), value: Value::Array(new.to_vec()) });
+            return;
+        }
+        j += 1;
+    }
+    if i < old.len() {
+        ops.push(PatchOp::Replace { path: base.to_owned(), value: Value::Array(new.to_vec()) });
+        return;
+    }
+    ops.extend(out);
 }
 
 fn test_id(index: usize, id: &Id) -> PatchOp {
@@ -430,6 +541,8 @@ pub fn check_shape<B: PatchBase + ?Sized>(
         .saturating_sub(1);
     let mut items: Vec<Tracked> =
         (start..len).map(|i| Tracked { id: Some(base.item(i).id().to_string()), guarded: false }).collect();
+    // The hosts whose transcripts hold a named item (since 1.3), found once, when an op needs them.
+    let mut hosts: Option<std::collections::BTreeSet<String>> = None;
     for (n, op) in ops.iter().enumerate() {
         let fail = |requirement, reason: String| PatchShapeError { requirement, op: n, path: op.path().into(), reason };
         if let PatchOp::Move { .. } | PatchOp::Copy { .. } = op {
@@ -480,7 +593,13 @@ pub fn check_shape<B: PatchBase + ?Sized>(
                 if !item.guarded {
                     return Err(fail("STATE-039", format!("no test of /items/{index}/id before it")));
                 }
-                if !item.id.as_ref().is_some_and(|id| named.contains(id)) {
+                let nested = below.is_some_and(|b| b == "subagent" || b.starts_with("subagent/"));
+                let is_named = item.id.as_ref().is_some_and(|id| named.contains(id));
+                if !is_named && nested && hosts.is_none() {
+                    hosts = Some(hosts_of_named(base, &named));
+                }
+                let host_of_named = item.id.as_ref().is_some_and(|id| hosts.as_ref().is_some_and(|h| h.contains(id)));
+                if !(is_named || nested && host_of_named) {
                     return Err(fail("STATE-040", format!("item {:?} is not named by the events", item.id)));
                 }
                 if matches!(op, PatchOp::Remove { .. }) && below.is_none() {
@@ -527,7 +646,10 @@ fn named_items<B: PatchBase + ?Sized>(base: &B, events: &[UiEvent<'_>]) -> std::
             UiEvent::ToolOutput(e) => Some(&e.tool_call_id),
             UiEvent::ToolCallComplete(e) => Some(&e.tool_call_id),
             UiEvent::ToolCallDismiss(e) => Some(&e.tool_call_id),
-            _ => None,
+            // Since 1.3: the host a sub-agent frame names, the host an item goes into.
+            UiEvent::SubagentStarted(e) => Some(&e.tool_call_id),
+            UiEvent::SubagentComplete(e) => Some(&e.tool_call_id),
+            _ => event.parent_call_id(),
         };
         if let Some(call) = call {
             named.insert(call.to_string());
@@ -600,6 +722,26 @@ fn name_by_state<B: PatchBase + ?Sized>(state: &B, event: UiEvent<'_>, named: &m
         }
         _ => {}
     }
+}
+
+/// The ids of the top-level items of `base` whose transcripts hold, at any depth, an item `named`
+/// holds (since 1.3): ops below such a host's `subagent` reach a named item. A scan of the hosts'
+/// transcripts, made only for a patch that reaches into one.
+fn hosts_of_named<B: PatchBase + ?Sized>(
+    base: &B,
+    named: &std::collections::BTreeSet<String>,
+) -> std::collections::BTreeSet<String> {
+    let mut hosts = std::collections::BTreeSet::new();
+    for index in 0..base.item_count() {
+        let DisplayItem::ToolCall(call) = base.item(index) else { continue };
+        let Some(sub) = &call.subagent else { continue };
+        let mut holds = false;
+        crate::subagent::visit_items(&sub.items, &mut |item| holds |= named.contains(item.id().as_str()));
+        if holds {
+            hosts.insert(call.id.to_string());
+        }
+    }
+    hosts
 }
 
 fn new_item_id(op: &PatchOp) -> Option<String> {

@@ -11,6 +11,8 @@ use crate::chat::retry_accepted::RetryAccepted;
 use crate::chat::rewind_complete::RewindComplete;
 use crate::chat::run_complete::RunComplete;
 use crate::chat::run_started::RunStarted;
+use crate::chat::subagent_complete::SubagentComplete;
+use crate::chat::subagent_started::SubagentStarted;
 use crate::chat::tool_call::ToolCall;
 use crate::chat::tool_call_complete::ToolCallComplete;
 use crate::chat::tool_call_dismiss::ToolCallDismiss;
@@ -58,6 +60,8 @@ ui_events! {
     "chat.retry_accepted" => RetryAccepted(RetryAccepted),
     "chat.reasoning_delta" => ReasoningDelta(ReasoningDelta),
     "chat.reasoning" => Reasoning(Reasoning),
+    "chat.subagent_started" => SubagentStarted(SubagentStarted),
+    "chat.subagent_complete" => SubagentComplete(SubagentComplete),
 }
 
 impl UiEvent<'_> {
@@ -67,5 +71,53 @@ impl UiEvent<'_> {
     /// ([`crate::UiState::without_open_stream`], `spec/streaming.md`).
     pub fn is_stream_delta(&self) -> bool {
         matches!(self, UiEvent::AssistantMessageDelta(_) | UiEvent::ReasoningDelta(_))
+    }
+}
+
+impl<'a> UiEvent<'a> {
+    /// The host whose sub-agent transcript an item-creating event adds to (since 1.3,
+    /// `STATE-065`); `None` for the top level and for every event that creates no item. Exhaustive:
+    /// a new event says whether it can go into a transcript.
+    pub fn parent_call_id(&self) -> Option<&'a crate::Id> {
+        match *self {
+            UiEvent::AssistantMessage(e) => e.parent_call_id.as_ref(),
+            UiEvent::AssistantMessageDelta(e) => e.parent_call_id.as_ref(),
+            UiEvent::ToolCall(e) => e.parent_call_id.as_ref(),
+            UiEvent::ReasoningDelta(e) => e.parent_call_id.as_ref(),
+            UiEvent::Reasoning(e) => e.parent_call_id.as_ref(),
+            UiEvent::UserMessageAccepted(_)
+            | UiEvent::RunStarted(_)
+            | UiEvent::ToolProgress(_)
+            | UiEvent::ToolOutput(_)
+            | UiEvent::ToolCallComplete(_)
+            | UiEvent::ToolCallDismiss(_)
+            | UiEvent::RunComplete(_)
+            | UiEvent::RewindComplete(_)
+            | UiEvent::RetryAccepted(_)
+            | UiEvent::SubagentStarted(_)
+            | UiEvent::SubagentComplete(_) => None,
+        }
+    }
+
+    /// The turn the event names, where it names one.
+    pub fn invocation_id(&self) -> Option<&'a crate::Id> {
+        match *self {
+            UiEvent::UserMessageAccepted(e) => Some(&e.invocation_id),
+            UiEvent::RunStarted(e) => Some(&e.invocation_id),
+            UiEvent::AssistantMessage(e) => Some(&e.invocation_id),
+            UiEvent::AssistantMessageDelta(e) => Some(&e.invocation_id),
+            UiEvent::ToolCall(e) => Some(&e.invocation_id),
+            UiEvent::RunComplete(e) => Some(&e.invocation_id),
+            UiEvent::RetryAccepted(e) => Some(&e.invocation_id),
+            UiEvent::ReasoningDelta(e) => Some(&e.invocation_id),
+            UiEvent::Reasoning(e) => Some(&e.invocation_id),
+            UiEvent::ToolProgress(_)
+            | UiEvent::ToolOutput(_)
+            | UiEvent::ToolCallComplete(_)
+            | UiEvent::ToolCallDismiss(_)
+            | UiEvent::RewindComplete(_)
+            | UiEvent::SubagentStarted(_)
+            | UiEvent::SubagentComplete(_) => None,
+        }
     }
 }

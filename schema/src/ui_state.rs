@@ -56,20 +56,46 @@ impl UiState {
     }
 
     /// The view of a connection where `assistant_stream` is not in force (`spec/streaming.md`):
-    /// this state without its open stream. It equals the fold of the same events with every
-    /// `chat.assistant_message_delta` left out ([`crate::UiEvent::is_stream_delta`]), because the
-    /// `chat.assistant_message` that ends a stream then appends the whole item (`STATE-012`).
+    /// this state without its open streams, the top level's and every transcript's
+    /// (`STREAM-011`). It equals the fold of the same events with every delta left out
+    /// ([`crate::UiEvent::is_stream_delta`]), because the frame that ends a stream then appends
+    /// the whole item (`STATE-012`).
     pub fn without_open_stream(&self) -> UiState {
-        UiState { items: self.items_without_open_stream().to_vec(), run: self.run.clone(), usage: self.usage.clone() }
+        let mut items = self.items_without_open_stream().to_vec();
+        strip_nested_streams(&mut items);
+        UiState { items, run: self.run.clone(), usage: self.usage.clone() }
     }
 
-    /// The items of [`UiState::without_open_stream`], borrowed: every item but the open stream,
-    /// text or reasoning (a reasoning stream is no more seen without `assistant_stream`,
-    /// `REASON-002`).
+    /// The top-level items of [`UiState::without_open_stream`], borrowed: every item but the open
+    /// stream, text or reasoning (a reasoning stream is no more seen without `assistant_stream`,
+    /// `REASON-002`). Transcripts are as they are: where a sub-agent streams, only
+    /// [`UiState::without_open_stream`] leaves its stream out.
     pub fn items_without_open_stream(&self) -> &[DisplayItem] {
         match self.open_stream_id() {
             Some(_) => &self.items[..self.items.len() - 1],
             None => &self.items,
+        }
+    }
+}
+
+/// The open stream of a transcript (the top level's, or since 1.3 a sub-agent's): its last item,
+/// when that one is `streaming`.
+pub fn open_stream_of(items: &[DisplayItem]) -> Option<&Id> {
+    match items.last() {
+        Some(DisplayItem::AssistantMarkdown(m)) if m.streaming => Some(&m.id),
+        Some(DisplayItem::Reasoning(r)) if r.streaming => Some(&r.id),
+        _ => None,
+    }
+}
+
+/// Removes the open stream of every transcript the items host (`STREAM-011`).
+fn strip_nested_streams(items: &mut [DisplayItem]) {
+    for item in items {
+        if let DisplayItem::ToolCall(ToolCallItem { subagent: Some(sub), .. }) = item {
+            if open_stream_of(&sub.items).is_some() {
+                sub.items.pop();
+            }
+            strip_nested_streams(&mut sub.items);
         }
     }
 }
@@ -283,6 +309,11 @@ pub struct ToolCallItem {
     )]
     #[schemars(extend("format" = "date-time"))]
     pub settled_ts: Option<String>,
+    /// The sub-agent run the call hosts, with its transcript (since 1.3, feature `subagents`,
+    /// `STATE-064`); boxed, as most calls host none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-chatwire-since" = "1.3"))]
+    pub subagent: Option<Box<SubagentState>>,
 }
 
 /// The lifecycle status of a tool call (`spec/tool-calls.md#states`).
@@ -361,4 +392,69 @@ pub struct ToolOutputItem {
         skip_serializing_if = "Option::is_none"
     )]
     pub exit_code: Option<i32>,
+}
+
+/// The sub-agent run a tool call hosts (since 1.3, `STATE-064`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SubagentState {
+    /// The sub-agent's thread, the same on every call that continues it.
+    pub thread_id: Id,
+    /// What the calling agent calls the sub-agent, for display.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// What the calling agent sent the sub-agent.
+    pub input: String,
+    /// The earlier call whose thread this run continues.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub continues: Option<Id>,
+    /// Present and `true` when `input` answered the thread's pending `return` call.
+    #[serde(default, skip_serializing_if = "crate::serde_util::is_false")]
+    pub answers_return: bool,
+    /// Where the run is.
+    pub status: SubagentStatus,
+    /// The transcript: the sub-agent's items in display order, at most one open stream, its last.
+    pub items: Vec<DisplayItem>,
+    /// The sub-agent's final answer, once it ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response: Option<String>,
+    /// Present and `true` when the run ended by calling its `return` tool.
+    #[serde(default, skip_serializing_if = "crate::serde_util::is_false")]
+    pub returned: bool,
+    /// On a windowed connection, the transcript's cursor: the id of its oldest item of the window
+    /// (`WINDOW-015`); absent when the view holds the whole transcript.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before: Option<Id>,
+    /// On a windowed connection whose view leaves items of the transcript out, how many items the
+    /// transcript holds as the connection is shown it (`WINDOW-015`).
+    #[serde(
+        default,
+        deserialize_with = "crate::serde_util::optional_integer",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub total: Option<u64>,
+}
+
+/// Where a sub-agent run is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SubagentStatus {
+    /// The run goes on: its transcript may grow (since 1.3).
+    Running,
+    /// The run finished (since 1.3).
+    Completed,
+    /// The run failed (since 1.3).
+    Failed,
+    /// The run was cancelled (since 1.3, `SUBAGENT-010`).
+    Cancelled,
+}
+
+impl From<crate::chat::subagent_complete::SubagentEnd> for SubagentStatus {
+    fn from(end: crate::chat::subagent_complete::SubagentEnd) -> Self {
+        match end {
+            crate::chat::subagent_complete::SubagentEnd::Completed => SubagentStatus::Completed,
+            crate::chat::subagent_complete::SubagentEnd::Failed => SubagentStatus::Failed,
+            crate::chat::subagent_complete::SubagentEnd::Cancelled => SubagentStatus::Cancelled,
+        }
+    }
 }

@@ -1,7 +1,9 @@
 //! What one connection sees of the session: its negotiated minor's shapes (`COMPAT-005`, in
-//! [`crate::older_minor`]) and only the 1.3 features in force on it (`REASON-001`, `USAGE-004`).
+//! [`crate::older_minor`]) and only the 1.3 features in force on it (`REASON-001`, `USAGE-004`,
+//! `SUBAGENT-001`, `SUBAGENT-002`).
 //!
-//! Spec: `spec/reasoning.md#older-connections`, `spec/usage.md#older-connections`. The session has
+//! Spec: `spec/reasoning.md#older-connections`, `spec/usage.md#older-connections`,
+//! `spec/subagents.md#where-the-feature-is-not-in-force`. The session has
 //! one state, one log and one seq space; a [`ConnView`] is a function of them, so a server, a
 //! server after a restart and the conformance monitor agree on what a connection holds without
 //! remembering anything per connection:
@@ -9,7 +11,13 @@
 //!   `chat.reasoning` frame, and each patch of the state projected onto the view (indices counted
 //!   without the hidden items, ops on them dropped);
 //! - where `usage` is not in force, no `usage` on `chat.run_complete`, no `state.usage`, no op on
-//!   `/usage`.
+//!   `/usage`;
+//! - where `subagents` is not in force, no `subagent` on a tool call and no frame of a transcript:
+//!   each finished text of a top-level call's sub-agent is that call's output instead (a
+//!   `chat.tool_output` whose `stdout` is the text and a blank line), so the call reads as a tool
+//!   with streamed output. Which frame that is depends on where the host sits, so a frame of a
+//!   session with sub-agents is seen through [`ConnView::frame_at`] and its patch through
+//!   [`ConnView::patch_at`], both given the state before it.
 //!
 //! The view commutes with the reducer: the fold of the events a connection sees
 //! ([`ConnView::sees_event`], [`ConnView::frame`]) equals the view of the fold of all of them
@@ -19,17 +27,24 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
+use crate::chat::tool_output::ToolOutput;
 use crate::patch_op::PatchOp;
+use crate::reducer::{output_item_id, ReduceError};
 use crate::session::welcome::Capability;
 use crate::state_patch::USAGE_PATH;
 use crate::ui_event::UiEvent;
-use crate::ui_state::DisplayItem;
+use crate::ui_state::{DisplayItem, ToolCallItem, ToolOutputItem};
 use crate::{older_minor, ProtocolVersion, ServerFrame, UiState};
+
+/// What an older connection's output of a sub-agent's host adds per finished text: the text and
+/// a blank line (`SUBAGENT-002`).
+pub const SUBAGENT_TEXT_SEPARATOR: &str = "\n\n";
 
 /// The minor that added `reasoning` and `usage`.
 pub const REASONING_USAGE_SINCE: ProtocolVersion = ProtocolVersion { major: 1, minor: 3 };
 
-/// What a connection sees: its minor, and whether `reasoning` and `usage` are in force on it.
+/// What a connection sees: its minor, and whether `reasoning`, `usage` and `subagents` are in
+/// force on it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ConnView {
     /// The negotiated minor.
@@ -38,6 +53,8 @@ pub struct ConnView {
     pub reasoning: bool,
     /// Whether `usage` is in force (`USAGE-004`).
     pub usage: bool,
+    /// Whether `subagents` is in force (`SUBAGENT-001`).
+    pub subagents: bool,
 }
 
 impl ConnView {
@@ -45,12 +62,28 @@ impl ConnView {
     /// `features`; `None` before 1.1).
     pub fn new(version: ProtocolVersion, features: Option<&[Capability]>) -> ConnView {
         let has = |c: Capability| version >= REASONING_USAGE_SINCE && features.is_some_and(|f| f.contains(&c));
-        ConnView { version, reasoning: has(Capability::Reasoning), usage: has(Capability::Usage) }
+        ConnView {
+            version,
+            reasoning: has(Capability::Reasoning),
+            usage: has(Capability::Usage),
+            subagents: has(Capability::Subagents),
+        }
     }
 
     /// Whether the view is the whole state (the newest minor with every 1.3 feature).
     pub fn is_whole(&self) -> bool {
-        self.reasoning && self.usage && self.version >= REASONING_USAGE_SINCE
+        self.reasoning && self.usage && self.subagents && self.version >= REASONING_USAGE_SINCE
+    }
+
+    /// Whether the feature of this wire name, a frame type's
+    /// [`crate::frame_facts::ServerFrameKind::feature`], is in force.
+    fn has_feature(&self, feature: &str) -> bool {
+        match feature {
+            "reasoning" => self.reasoning,
+            "subagents" => self.subagents,
+            "usage" => self.usage,
+            _ => true,
+        }
     }
 
     /// Whether the connection sees `item`.
@@ -58,20 +91,29 @@ impl ConnView {
         self.reasoning || !matches!(item, DisplayItem::Reasoning(_))
     }
 
-    /// Whether the connection receives `event` at all (its frame may still lose members,
-    /// [`ConnView::frame`]).
+    /// Whether the connection receives `event` as itself (its frame may still lose members,
+    /// [`ConnView::frame`]). Where `subagents` is not in force, a finished text of a sub-agent
+    /// still reaches the connection, as its host's output ([`ConnView::frame_at`]).
     pub fn sees_event(&self, event: UiEvent<'_>) -> bool {
-        self.reasoning || !matches!(event, UiEvent::Reasoning(_) | UiEvent::ReasoningDelta(_))
+        let reasoning = matches!(event, UiEvent::Reasoning(_) | UiEvent::ReasoningDelta(_));
+        let subagent = matches!(event, UiEvent::SubagentStarted(_) | UiEvent::SubagentComplete(_))
+            || event.parent_call_id().is_some();
+        (self.reasoning || !reasoning) && (self.subagents || !subagent)
     }
 
     /// `state` as the connection sees it.
     pub fn state<'a>(&self, state: &'a UiState) -> Cow<'a, UiState> {
-        let hides_items = !self.reasoning && state.items.iter().any(|i| !self.sees_item(i));
+        let hides_items = (!self.reasoning && holds_reasoning_anywhere(&state.items))
+            || (!self.subagents
+                && state.items.iter().any(|i| matches!(i, DisplayItem::ToolCall(c) if c.subagent.is_some())));
         let hides_usage = !self.usage && state.usage.is_some();
         let state = match hides_items || hides_usage {
             false => Cow::Borrowed(state),
             true => Cow::Owned(UiState {
-                items: state.items.iter().filter(|i| self.sees_item(i)).cloned().collect(),
+                items: match hides_items {
+                    true => self.items(&state.items, true),
+                    false => state.items.clone(),
+                },
                 run: state.run.clone(),
                 usage: if self.usage { state.usage.clone() } else { None },
             }),
@@ -82,10 +124,83 @@ impl ConnView {
         }
     }
 
-    /// `frame` as the connection sees it; `None` for a frame it never receives.
-    pub fn frame<'a>(&self, frame: &'a ServerFrame) -> Option<Cow<'a, ServerFrame>> {
+    /// The items of a transcript (`top` for the top level) as the connection sees them: without
+    /// reasoning where `reasoning` is not in force; where `subagents` is not, every host without
+    /// its `subagent` and, at the top level, followed by the output its sub-agent's finished texts
+    /// make (`SUBAGENT-002`).
+    fn items(&self, items: &[DisplayItem], top: bool) -> Vec<DisplayItem> {
+        let mut out = Vec::with_capacity(items.len());
+        for item in items.iter().filter(|i| self.sees_item(i)) {
+            let DisplayItem::ToolCall(call) = item else {
+                out.push(item.clone());
+                continue;
+            };
+            let Some(sub) = &call.subagent else {
+                out.push(item.clone());
+                continue;
+            };
+            let mut seen = call.clone();
+            if self.subagents {
+                let mut nested = (**sub).clone();
+                nested.items = self.items(&sub.items, false);
+                seen.subagent = Some(Box::new(nested));
+                out.push(DisplayItem::ToolCall(seen));
+                continue;
+            }
+            seen.subagent = None;
+            out.push(DisplayItem::ToolCall(seen));
+            if let Some(output) = top.then(|| texts_as_output(call)).flatten() {
+                out.push(DisplayItem::ToolOutput(output));
+            }
+        }
+        out
+    }
+
+    /// `frame` as the connection sees it, `before` being the session's state before it: what
+    /// [`ConnView::frame`] gives, except that where `subagents` is not in force a text that ends
+    /// or appends an item of a top-level call's transcript becomes that call's
+    /// `chat.tool_output` (`SUBAGENT-002`), and a frame naming a call of a transcript is not sent.
+    pub fn frame_at<'a>(&self, frame: &'a ServerFrame, before: &UiState) -> Option<Cow<'a, ServerFrame>> {
+        if self.subagents {
+            return self.frame(frame);
+        }
+        let depth = |id: &crate::Id| before.find_call(id).map(|(path, _)| path.len());
         match frame {
-            ServerFrame::Reasoning(_) | ServerFrame::ReasoningDelta(_) if !self.reasoning => None,
+            ServerFrame::AssistantMessage(m) => match &m.parent_call_id {
+                Some(host) if depth(host) == Some(1) => {
+                    let output = ServerFrame::ToolOutput(ToolOutput {
+                        seq: m.seq,
+                        tool_call_id: host.clone(),
+                        command: None,
+                        approval: None,
+                        stdout: Some(format!("{}{SUBAGENT_TEXT_SEPARATOR}", m.markdown)),
+                        stderr: None,
+                        exit_code: None,
+                        ts: m.ts.clone(),
+                    });
+                    older_minor::frame(&output, self.version).map(|f| Cow::Owned(f.into_owned()))
+                }
+                _ => self.frame(frame),
+            },
+            ServerFrame::ToolProgress(f) if depth(&f.tool_call_id).is_some_and(|d| d > 1) => None,
+            ServerFrame::ToolOutput(f) if depth(&f.tool_call_id).is_some_and(|d| d > 1) => None,
+            ServerFrame::ToolCallComplete(f) if depth(&f.tool_call_id).is_some_and(|d| d > 1) => None,
+            ServerFrame::ToolCallDismiss(f) if depth(&f.tool_call_id).is_some_and(|d| d > 1) => None,
+            _ => self.frame(frame),
+        }
+    }
+
+    /// `frame` as the connection sees it; `None` for a frame it never receives. Exact for every
+    /// frame of a connection where `subagents` is in force, and for every frame of a session
+    /// without sub-agents; a frame of a transcript needs [`ConnView::frame_at`].
+    pub fn frame<'a>(&self, frame: &'a ServerFrame) -> Option<Cow<'a, ServerFrame>> {
+        if frame.kind().feature.is_some_and(|f| !self.has_feature(f)) {
+            return None;
+        }
+        if !self.subagents && frame.facts().parent_call_id().is_some() {
+            return None;
+        }
+        match frame {
             ServerFrame::RunComplete(end) if !self.usage && end.usage.is_some() => {
                 let mut seen = end.clone();
                 seen.usage = None;
@@ -93,6 +208,34 @@ impl ConnView {
             }
             _ => older_minor::frame(frame, self.version),
         }
+    }
+
+    /// The connection's patch for `frame`, whose patch of the whole state, from `before`, is
+    /// `ops`: [`ConnView::patch`] for a frame of the top level; for a frame that changes a
+    /// transcript, and where `subagents` is not in force in a session with a host, the patch of
+    /// what the connection sees of the frame ([`ConnView::frame_at`]) applied to its view of
+    /// `before` (O(items): the view is built). The view commutes with the reducer, so the two
+    /// agree.
+    pub fn patch_at(
+        &self,
+        before: &UiState,
+        frame: &ServerFrame,
+        ops: Vec<PatchOp>,
+    ) -> Result<Vec<PatchOp>, ReduceError> {
+        let inside = |id: &crate::Id| before.find_call(id).is_some_and(|(path, _)| path.len() > 1);
+        let in_transcript = frame.facts().parent_call_id().is_some()
+            || matches!(frame, ServerFrame::SubagentStarted(_) | ServerFrame::SubagentComplete(_))
+            || frame.facts().tool_call_id().is_some_and(inside);
+        // Where `subagents` is not in force, a host's output shifts the items after it: positions
+        // in the view are not positions in the state.
+        let shifted = !self.subagents
+            && before.items.iter().any(|i| matches!(i, DisplayItem::ToolCall(c) if c.subagent.is_some()));
+        if self.is_whole() || !(in_transcript || shifted) {
+            return Ok(self.patch(before, ops));
+        }
+        let Some(shown) = self.frame_at(frame, before) else { return Ok(Vec::new()) };
+        let Some(event) = shown.ui_event() else { return Ok(Vec::new()) };
+        self.state(before).into_owned().apply_with_patch(event)
     }
 
     /// The ops of a patch of the whole state, whose base is `before`, as the connection's patch
@@ -112,6 +255,42 @@ impl ConnView {
         };
         older_minor::patch(ops, self.version)
     }
+}
+
+/// Whether `items` or a transcript they host holds a `reasoning` item.
+fn holds_reasoning_anywhere(items: &[DisplayItem]) -> bool {
+    let mut found = false;
+    crate::subagent::visit_items(items, &mut |i| found |= matches!(i, DisplayItem::Reasoning(_)));
+    found
+}
+
+/// The output a connection without `subagents` sees for a top-level host: its sub-agent's
+/// finished texts, each followed by a blank line (`SUBAGENT-002`); `None` before the first.
+fn texts_as_output(call: &ToolCallItem) -> Option<ToolOutputItem> {
+    let sub = call.subagent.as_deref()?;
+    let mut stdout = String::new();
+    for item in &sub.items {
+        if let DisplayItem::AssistantMarkdown(m) = item {
+            if !m.streaming {
+                stdout.push_str(&m.markdown);
+                stdout.push_str(SUBAGENT_TEXT_SEPARATOR);
+            }
+        }
+    }
+    if stdout.is_empty() {
+        return None;
+    }
+    Some(ToolOutputItem {
+        id: output_item_id(&call.id).ok()?,
+        invocation_id: call.invocation_id.clone(),
+        tool_call_id: call.id.clone(),
+        tool_name: call.tool_name.clone(),
+        command: None,
+        approvals: Vec::new(),
+        stdout,
+        stderr: String::new(),
+        exit_code: None,
+    })
 }
 
 /// Whether `op` addresses the state's usage.

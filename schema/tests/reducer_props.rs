@@ -59,7 +59,10 @@ proptest! {
         let made: Vec<&Id> = frames
             .iter()
             .filter_map(|f| match f {
-                ServerFrame::ToolCall(c) if state.tool_call(&c.tool_call_id).is_some() => Some(&c.tool_call_id),
+                // Top-level calls: a nested one sits in its host's transcript (since 1.3).
+                ServerFrame::ToolCall(c) if c.parent_call_id.is_none() && state.tool_call(&c.tool_call_id).is_some() => {
+                    Some(&c.tool_call_id)
+                }
                 _ => None,
             })
             .collect();
@@ -144,7 +147,7 @@ proptest! {
         }
         // A call a rewind cut, or a refused probe's, is in neither.
         for id in frames.iter().filter_map(ServerFrame::tool_call_id) {
-            prop_assert_eq!(indexed.has_item(id), plain.items.iter().any(|i| i.id() == id), "{}", id);
+            prop_assert_eq!(indexed.has_item(id), plain.holds_item_anywhere(id), "{}", id);
         }
     }
 
@@ -217,6 +220,8 @@ fn kind_index(e: UiEvent<'_>) -> usize {
         UiEvent::RetryAccepted(_) => 11,
         UiEvent::ReasoningDelta(_) => 12,
         UiEvent::Reasoning(_) => 13,
+        UiEvent::SubagentStarted(_) => 14,
+        UiEvent::SubagentComplete(_) => 15,
     }
 }
 
@@ -226,7 +231,7 @@ fn generator_covers_every_event_kind() {
     const SEQUENCES: usize = 256;
     let mut runner = TestRunner::deterministic();
     let strategy = plan_strategy();
-    let mut counts = [0usize; 14];
+    let mut counts = [0usize; 16];
     let mut run_statuses = BTreeSet::new();
     let mut completion_statuses = BTreeSet::new();
     let mut superseded = 0;
@@ -268,6 +273,8 @@ fn generator_covers_every_event_kind() {
         "retry_accepted",
         "reasoning_delta",
         "reasoning",
+        "subagent_started",
+        "subagent_complete",
     ];
     for (name, count) in names.iter().zip(counts) {
         assert!(count > 0, "no {name} in {SEQUENCES} sequences: {counts:?}");

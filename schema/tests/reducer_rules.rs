@@ -49,6 +49,7 @@ fn started(invocation: &str) -> ServerFrame {
 
 fn say(invocation: &str, item: &str, markdown: &str) -> ServerFrame {
     ServerFrame::AssistantMessage(AssistantMessage {
+        parent_call_id: None,
         seq: 1,
         invocation_id: id(invocation),
         item_id: id(item),
@@ -66,6 +67,7 @@ fn tool_call_frame(invocation: &str, call: &str, awaiting: bool, call_index: u32
     ToolCall {
         seq: 1,
         invocation_id: id(invocation),
+        parent_call_id: None,
         tool_call_id: id(call),
         corr: None,
         tool_name: if awaiting { "ask_api_key".into() } else { "read_file".into() },
@@ -107,6 +109,7 @@ fn call_item(invocation: &str, call: &str, awaiting: bool) -> ToolCallItem {
         dismissal: None,
         ts: TS.into(),
         settled_ts: None,
+        subagent: None,
     }
 }
 

@@ -424,7 +424,7 @@ fn every_reducer_rule_names_its_event() {
         assert_eq!(req.section, wire.replace('.', ""), "{id} sits under the wrong heading");
         rules += 1;
     }
-    assert_eq!(rules, 14);
+    assert_eq!(rules, 16);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -28,11 +28,23 @@ fn size(v: &impl serde::Serialize) -> usize {
 /// The indices of the items `event` may touch in place, read from the state before it.
 fn named_indices(before: &UiState, event: UiEvent<'_>) -> Vec<usize> {
     let call = |id: &Id| before.items.iter().rposition(|i| matches!(i, DisplayItem::ToolCall(c) if &c.id == id));
+    // Since 1.3: an event inside a transcript touches the top-level item that holds it.
+    let top = |id: &Id| before.find_call(id).map(|(path, _)| path[0]);
+    let nested = |id: &Id| before.find_call(id).filter(|(path, _)| path.len() > 1).map(|(path, _)| path[0]);
+    if let Some(parent) = event.parent_call_id() {
+        return top(parent).into_iter().collect();
+    }
     match event {
-        UiEvent::ToolProgress(e) => call(&e.tool_call_id).into_iter().collect(),
-        UiEvent::ToolCallComplete(e) => call(&e.tool_call_id).into_iter().collect(),
-        UiEvent::ToolCallDismiss(e) => call(&e.tool_call_id).into_iter().collect(),
-        UiEvent::ToolOutput(e) => call(&e.tool_call_id).map(|c| vec![c, c + 1]).unwrap_or_default(),
+        UiEvent::SubagentStarted(e) => top(&e.tool_call_id).into_iter().collect(),
+        UiEvent::SubagentComplete(e) => top(&e.tool_call_id).into_iter().collect(),
+        UiEvent::ToolProgress(e) => call(&e.tool_call_id).or(nested(&e.tool_call_id)).into_iter().collect(),
+        UiEvent::ToolCallComplete(e) => call(&e.tool_call_id).or(nested(&e.tool_call_id)).into_iter().collect(),
+        UiEvent::ToolCallDismiss(e) => call(&e.tool_call_id).or(nested(&e.tool_call_id)).into_iter().collect(),
+        UiEvent::ToolOutput(e) => match (call(&e.tool_call_id), nested(&e.tool_call_id)) {
+            (Some(c), _) => vec![c, c + 1],
+            (None, Some(host)) => vec![host],
+            (None, None) => Vec::new(),
+        },
         UiEvent::RewindComplete(e) => {
             let cut = before.items.iter().position(|i| i.invocation_id() == &e.before_invocation_id);
             cut.map(|c| (c..before.items.len()).collect()).unwrap_or_default()
@@ -115,9 +127,12 @@ fn apply_and_check(state: &mut UiState, event: UiEvent<'_>) -> Result<Option<Vec
             return Err(format!("{event:?}: op on {path} outside the items it names {named:?}: {wire}"));
         }
     }
-    // Appending an item is one add; starting a run one replace.
+    // Appending an item is one add; starting a run one replace. Since 1.3 an item appended to a
+    // sub-agent's transcript is one add behind the test of the top-level item that holds it.
     let ends_stream = matches!(event, UiEvent::AssistantMessage(_)) && before.open_stream().is_some();
+    let nested = event.parent_call_id().is_some();
     let expected_len = match event {
+        _ if nested => None,
         UiEvent::AssistantMessage(_) if ends_stream => Some(3),
         UiEvent::UserMessageAccepted(_) | UiEvent::AssistantMessage(_) | UiEvent::ToolCall(_) => Some(1),
         UiEvent::RunStarted(_) => Some(1),
@@ -233,6 +248,7 @@ fn padded_state(n: usize) -> UiState {
             }),
             ServerFrame::RunStarted(RunStarted { seq: 2, invocation_id: inv.clone(), ts: TS.into() }),
             ServerFrame::AssistantMessage(AssistantMessage {
+                parent_call_id: None,
                 seq: 3,
                 invocation_id: inv.clone(),
                 item_id: id(format!("old-a{t}")),

@@ -1,5 +1,6 @@
-//! The checks of 1.3's reasoning and usage on hand-made traffic: a 1.3 connection where the
-//! feature is in force takes both (no finding), one where it is not gets exactly the finding meant.
+//! The checks of 1.3's reasoning, usage and sub-agents on hand-made traffic: a 1.3 connection where
+//! the feature is in force takes them (no finding), one where it is not gets exactly the finding
+//! meant.
 
 use std::sync::Arc;
 
@@ -9,7 +10,7 @@ use serde_json::{json, Value};
 use super::*;
 
 const TS: &str = "2026-01-15T10:00:00Z";
-const CAPABILITIES: &[&str] = &["reasoning", "rewind", "ui_state_patch", "usage"];
+const CAPABILITIES: &[&str] = &["reasoning", "rewind", "subagents", "ui_state_patch", "usage"];
 
 fn found(m: &mut Monitor) -> Vec<(&'static str, String)> {
     m.take_findings().into_iter().map(|f| (f.check.id, f.requirement.to_string())).collect()
@@ -86,4 +87,37 @@ fn usage_where_not_in_force_is_usage_004_alone() {
     assert!(evaluated(&m, "usage-only-in-force", "USAGE-004"), "a state without usage is evaluated");
     emit(&mut m, &mut seq, &mut state, &turn()[3..]);
     assert_eq!(found(&mut m), vec![("usage-only-in-force", "USAGE-004".to_owned())]);
+}
+
+/// A turn whose one call hosts a sub-agent that says one thing.
+fn subagent_turn() -> Vec<Value> {
+    vec![
+        json!({"type": "chat.user_message_accepted", "in_reply_to": "u1", "invocation_id": "inv-1", "item_id": "it-1", "text": "go", "ts": TS}),
+        json!({"type": "chat.run_started", "invocation_id": "inv-1", "ts": TS}),
+        json!({"type": "chat.tool_call", "invocation_id": "inv-1", "tool_call_id": "tc-1", "tool_name": "research",
+            "interaction_type": "auto_tool", "display": "inline", "awaiting_response": false, "payload": {}, "call_index": 0, "ts": TS}),
+        json!({"type": "chat.subagent_started", "tool_call_id": "tc-1", "thread_id": "th-1", "input": "look", "ts": TS}),
+        json!({"type": "chat.assistant_message", "invocation_id": "inv-1", "parent_call_id": "tc-1", "item_id": "sa-1", "markdown": "found", "ts": TS}),
+        json!({"type": "chat.subagent_complete", "tool_call_id": "tc-1", "status": "completed", "response": "found", "ts": TS}),
+        json!({"type": "chat.tool_call_complete", "tool_call_id": "tc-1", "status": "completed", "result": {"response": "found"}, "ts": TS}),
+        json!({"type": "chat.run_complete", "invocation_id": "inv-1", "status": "completed", "ts": TS}),
+    ]
+}
+
+#[test]
+fn a_sub_agent_where_subagents_is_in_force_is_no_finding() {
+    let (mut m, mut seq, mut state) = bound(&["subagents", "ui_state_patch"]);
+    emit(&mut m, &mut seq, &mut state, &subagent_turn());
+    assert_eq!(found(&mut m), vec![]);
+    assert_eq!(m.state(0), Some(&state), "the monitor folds the transcript");
+}
+
+#[test]
+fn a_sub_agent_where_subagents_is_not_in_force_is_subagent_001_alone() {
+    let (mut m, mut seq, mut state) = bound(&["ui_state_patch"]);
+    emit(&mut m, &mut seq, &mut state, &subagent_turn()[..3]);
+    assert_eq!(found(&mut m), vec![]);
+    assert!(evaluated(&m, "subagents-only-in-force", "SUBAGENT-001"), "a state without sub-agents is evaluated");
+    emit(&mut m, &mut seq, &mut state, &subagent_turn()[3..4]);
+    assert_eq!(found(&mut m), vec![("subagents-only-in-force", "SUBAGENT-001".to_owned())]);
 }

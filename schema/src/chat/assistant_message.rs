@@ -16,6 +16,11 @@ pub struct AssistantMessage {
     pub seq: u64,
     /// The turn that produced this message.
     pub invocation_id: Id,
+    /// The call whose sub-agent transcript the item belongs to (since 1.3, feature `subagents`,
+    /// `STATE-065`); absent for an item of the top level.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-chatwire-since" = "1.3"))]
+    pub parent_call_id: Option<Id>,
     /// Id of the new `assistant_markdown` display item.
     pub item_id: Id,
     /// The message body, CommonMark.

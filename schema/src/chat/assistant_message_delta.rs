@@ -23,6 +23,11 @@ pub struct AssistantMessageDelta {
     pub seq: u64,
     /// The turn whose run writes the message; its run slice is in progress (`STATE-022`).
     pub invocation_id: Id,
+    /// The call whose sub-agent transcript the item belongs to (since 1.3, feature `subagents`,
+    /// `STATE-065`); absent for an item of the top level.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-chatwire-since" = "1.3"))]
+    pub parent_call_id: Option<Id>,
     /// Id of the streaming `assistant_markdown` item, the same in every delta and in the
     /// `chat.assistant_message` that ends the stream.
     pub item_id: Id,

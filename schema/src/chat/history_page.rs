@@ -20,6 +20,11 @@ pub struct HistoryPage {
     pub seq: u64,
     /// The `id` of the `chat.history_request` this answers.
     pub in_reply_to: Id,
+    /// The request's `tool_call_id`: the page holds items of that host's transcript (since 1.3,
+    /// feature `subagents`, `WINDOW-016`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-chatwire-since" = "1.3"))]
+    pub tool_call_id: Option<Id>,
     /// The items immediately before the request's cursor, oldest first, as the state holds them
     /// now (always-held ones included, `WINDOW-008`).
     pub items: Vec<DisplayItem>,

@@ -20,6 +20,11 @@ pub struct HistoryRequest {
     /// The connection's current cursor: the `before` of its latest windowed snapshot or page
     /// (`WINDOW-010`).
     pub before: Id,
+    /// The host whose sub-agent transcript to page (since 1.3, feature `subagents`,
+    /// `WINDOW-016`); absent to page the top level.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-chatwire-since" = "1.3"))]
+    pub tool_call_id: Option<Id>,
     /// How many items at most, 1 to [`MAX_HISTORY_PAGE_ITEMS`] (`WINDOW-007`).
     #[serde(deserialize_with = "crate::window::page_limit")]
     #[schemars(range(min = 1, max = MAX_HISTORY_PAGE_ITEMS))]

@@ -1,8 +1,9 @@
 //! Chat frames: turns, streamed assistant text, tool calls and their lifecycle, run completion,
-//! rewind, retry and cancel, paged history, and reasoning.
+//! rewind, retry and cancel, paged history, reasoning, and sub-agent runs.
 //!
 //! Spec: `spec/tool-calls.md`, `spec/run-completion.md`, `spec/rewind.md`, `spec/multi-tool.md`,
-//! `spec/streaming.md`, `spec/retry.md`, `spec/cancel.md`, `spec/window.md`, `spec/reasoning.md`.
+//! `spec/streaming.md`, `spec/retry.md`, `spec/cancel.md`, `spec/window.md`, `spec/reasoning.md`,
+//! `spec/subagents.md`.
 
 pub mod assistant_message;
 pub mod assistant_message_delta;
@@ -18,6 +19,8 @@ pub mod rewind;
 pub mod rewind_complete;
 pub mod run_complete;
 pub mod run_started;
+pub mod subagent_complete;
+pub mod subagent_started;
 pub mod tool_call;
 pub mod tool_call_complete;
 pub mod tool_call_dismiss;

@@ -29,6 +29,11 @@ pub struct Reasoning {
     pub seq: u64,
     /// The turn whose run reasons; its run slice is in progress (`STATE-022`).
     pub invocation_id: Id,
+    /// The call whose sub-agent transcript the item belongs to (since 1.3, feature `subagents`,
+    /// `STATE-065`); absent for an item of the top level.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-chatwire-since" = "1.3"))]
+    pub parent_call_id: Option<Id>,
     /// Id of the `reasoning` item: the open stream it ends, or a new item.
     pub item_id: Id,
     /// The whole reasoning; `""` when `redacted` (`REASON-003`, `STATE-062`).

@@ -24,6 +24,11 @@ pub struct ReasoningDelta {
     pub seq: u64,
     /// The turn whose run reasons; its run slice is in progress (`STATE-022`).
     pub invocation_id: Id,
+    /// The call whose sub-agent transcript the item belongs to (since 1.3, feature `subagents`,
+    /// `STATE-065`); absent for an item of the top level.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-chatwire-since" = "1.3"))]
+    pub parent_call_id: Option<Id>,
     /// Id of the streaming `reasoning` item, the same in every delta and in the `chat.reasoning`
     /// that ends the stream.
     pub item_id: Id,

@@ -19,6 +19,11 @@ pub struct ToolCall {
     pub seq: u64,
     /// The turn that made this call.
     pub invocation_id: Id,
+    /// The call whose sub-agent transcript the item belongs to (since 1.3, feature `subagents`,
+    /// `STATE-065`); absent for an item of the top level.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-chatwire-since" = "1.3"))]
+    pub parent_call_id: Option<Id>,
     /// The interaction id, end to end: the item id, the id a response names, the id a completion names.
     pub tool_call_id: Id,
     /// Compatibility alias of `tool_call_id` for older consumers; when present it equals `tool_call_id` (`TOOL-004`).

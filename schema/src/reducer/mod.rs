@@ -8,13 +8,13 @@
 use std::collections::HashSet;
 
 use crate::chat::run_complete::RunCompleteStatus;
-use crate::chat::tool_call::InteractionType;
 use crate::chat::tool_call_complete::CompletionStatus;
 use crate::patch_op::PatchOp;
+use crate::subagent::{transcript_at_mut, visit_calls, visit_items};
 use crate::ui_event::UiEvent;
 use crate::ui_state::{
-    AssistantMarkdownItem, Dismissal, DisplayItem, Progress, RunState, RunStatus, ToolCallItem, ToolCallStatus,
-    ToolOutputItem, UiState, UserMessageItem,
+    Dismissal, DisplayItem, Progress, RunState, RunStatus, ToolCallItem, ToolCallStatus, ToolOutputItem, UiState,
+    UserMessageItem,
 };
 use crate::Id;
 
@@ -22,6 +22,8 @@ mod reasoning;
 mod refusals;
 mod requests;
 mod rules;
+mod subagents;
+mod transcript;
 
 pub use refusals::ReduceError;
 pub use requests::{cancel_refusals, is_open_call, retry_cut, retry_refusals, CancelScope};
@@ -71,8 +73,11 @@ struct StateIndex {
 impl StateIndex {
     fn of(state: &UiState) -> StateIndex {
         let mut index = StateIndex::default();
-        for item in &state.items {
+        // Ids are unique across every transcript; a nested item's turn is its host's.
+        visit_items(&state.items, &mut |item| {
             index.ids.insert(item.id().clone());
+        });
+        for item in &state.items {
             index.invocations.insert(item.invocation_id().clone());
         }
         index.open_calls = state.open_tool_calls(None).count();
@@ -116,7 +121,11 @@ impl StateIndex {
             }
             // A cut removes any number of items: index what is left, as loading a state does.
             UiEvent::RewindComplete(_) | UiEvent::RetryAccepted(_) => *self = StateIndex::of(state),
-            UiEvent::RunStarted(_) | UiEvent::ToolProgress(_) | UiEvent::RunComplete(_) => {}
+            UiEvent::RunStarted(_)
+            | UiEvent::ToolProgress(_)
+            | UiEvent::RunComplete(_)
+            | UiEvent::SubagentStarted(_)
+            | UiEvent::SubagentComplete(_) => {}
         }
     }
 }
@@ -232,99 +241,13 @@ impl UiState {
                 }
                 self.run = RunState { status: RunStatus::Running, invocation_id: Some(e.invocation_id.clone()) };
             }
+            // Each in the transcript its `parent_call_id` names (`transcript.rs`, STATE-065).
             // STATE-012
-            UiEvent::AssistantMessage(e) => {
-                self.ensure_running(&e.invocation_id)?;
-                // STATE-060: a reasoning stream ends before a message begins.
-                self.ensure_no_open_reasoning()?;
-                // STATE-043: the message of the open stream ends it; STATE-046: any other is refused.
-                if let Some(stream) = self.open_stream_mut() {
-                    if stream.id != e.item_id {
-                        return Err(ReduceError::StreamOpen(stream.id.clone()));
-                    }
-                    if stream.invocation_id == e.invocation_id {
-                        if stream.markdown != e.markdown {
-                            return Err(ReduceError::StreamTextMismatch(e.item_id.clone()));
-                        }
-                        stream.streaming = false;
-                        stream.ts = e.ts.clone();
-                        return Ok(());
-                    }
-                }
-                self.ensure_new_id(&e.item_id, lookup)?;
-                self.items.push(DisplayItem::AssistantMarkdown(AssistantMarkdownItem {
-                    id: e.item_id.clone(),
-                    invocation_id: e.invocation_id.clone(),
-                    markdown: e.markdown.clone(),
-                    streaming: false,
-                    ts: e.ts.clone(),
-                }));
-            }
+            UiEvent::AssistantMessage(_) => self.apply_to_transcript(event, lookup)?,
             // STATE-042
-            UiEvent::AssistantMessageDelta(e) => {
-                self.ensure_running(&e.invocation_id)?;
-                self.ensure_no_open_reasoning()?;
-                if let Some(stream) = self.open_stream_mut() {
-                    if stream.id != e.item_id {
-                        return Err(ReduceError::StreamOpen(stream.id.clone()));
-                    }
-                    if stream.invocation_id != e.invocation_id {
-                        return Err(ReduceError::NotStreaming(e.item_id.clone()));
-                    }
-                    stream.markdown.push_str(&e.delta);
-                    return Ok(());
-                }
-                if self.ensure_new_id(&e.item_id, lookup).is_err() {
-                    return Err(ReduceError::NotStreaming(e.item_id.clone()));
-                }
-                self.items.push(DisplayItem::AssistantMarkdown(AssistantMarkdownItem {
-                    id: e.item_id.clone(),
-                    invocation_id: e.invocation_id.clone(),
-                    markdown: e.delta.clone(),
-                    streaming: true,
-                    ts: e.ts.clone(),
-                }));
-            }
+            UiEvent::AssistantMessageDelta(_) => self.apply_to_transcript(event, lookup)?,
             // STATE-013
-            UiEvent::ToolCall(e) => {
-                self.ensure_running(&e.invocation_id)?;
-                // STATE-046, STATE-060: a stream ends before a tool batch starts.
-                self.ensure_no_open_stream()?;
-                self.ensure_no_open_reasoning()?;
-                if let Some(corr) = &e.corr {
-                    if corr != &e.tool_call_id {
-                        return Err(ReduceError::CorrMismatch { id: e.tool_call_id.clone(), corr: corr.clone() });
-                    }
-                }
-                let needs_component =
-                    matches!(e.interaction_type, InteractionType::UiTool | InteractionType::UiSurface);
-                if needs_component && e.component_type.is_none() {
-                    return Err(ReduceError::MissingComponentType(e.tool_call_id.clone()));
-                }
-                self.ensure_new_id(&e.tool_call_id, lookup)?;
-                let output_id = output_item_id(&e.tool_call_id)?;
-                self.ensure_new_id(&output_id, lookup)?;
-                self.items.push(DisplayItem::ToolCall(ToolCallItem {
-                    id: e.tool_call_id.clone(),
-                    invocation_id: e.invocation_id.clone(),
-                    tool_name: e.tool_name.clone(),
-                    component_type: e.component_type.clone(),
-                    workflow_name: e.workflow_name.clone(),
-                    interaction_type: e.interaction_type,
-                    display: e.display,
-                    awaiting_response: e.awaiting_response,
-                    status: if e.awaiting_response { ToolCallStatus::Pending } else { ToolCallStatus::Running },
-                    payload: e.payload.clone(),
-                    response_schema: e.response_schema.clone(),
-                    progress: None,
-                    summary: None,
-                    result: None,
-                    error: None,
-                    dismissal: None,
-                    ts: e.ts.clone(),
-                    settled_ts: None,
-                }));
-            }
+            UiEvent::ToolCall(_) => self.apply_to_transcript(event, lookup)?,
             // STATE-014
             UiEvent::ToolProgress(e) => {
                 let call = self.open_call_mut(&e.tool_call_id)?;
@@ -334,56 +257,11 @@ impl UiState {
                 call.progress = Some(Progress { message: e.message.clone(), fraction: e.fraction });
             }
             // STATE-015
-            UiEvent::ToolOutput(e) => {
-                let (call_index, tool_name, invocation_id) = {
-                    let index = self.tool_call_index(&e.tool_call_id)?;
-                    let DisplayItem::ToolCall(call) = &self.items[index] else { unreachable!("tool_call_index") };
-                    if call.status.is_terminal() {
-                        return Err(ReduceError::AlreadySettled { id: call.id.clone(), status: call.status });
-                    }
-                    (index, call.tool_name.clone(), call.invocation_id.clone())
-                };
-                let output_id = output_item_id(&e.tool_call_id)?;
-                let at = call_index + 1;
-                let exists = matches!(self.items.get(at), Some(DisplayItem::ToolOutput(o)) if o.id == output_id);
-                if !exists {
-                    // An item created after the call may have taken the id (STATE-020).
-                    self.ensure_new_id(&output_id, lookup)?;
-                    self.items.insert(
-                        at,
-                        DisplayItem::ToolOutput(ToolOutputItem {
-                            id: output_id,
-                            invocation_id,
-                            tool_call_id: e.tool_call_id.clone(),
-                            tool_name,
-                            command: None,
-                            approvals: Vec::new(),
-                            stdout: String::new(),
-                            stderr: String::new(),
-                            exit_code: None,
-                        }),
-                    );
-                }
-                let Some(DisplayItem::ToolOutput(out)) = self.items.get_mut(at) else { unreachable!("inserted above") };
-                if let Some(command) = &e.command {
-                    out.command = Some(command.clone());
-                }
-                if let Some(approval) = e.approval {
-                    out.approvals.push(approval);
-                }
-                if let Some(stdout) = &e.stdout {
-                    out.stdout.push_str(stdout);
-                }
-                if let Some(stderr) = &e.stderr {
-                    out.stderr.push_str(stderr);
-                }
-                if let Some(code) = e.exit_code {
-                    out.exit_code = Some(code);
-                }
-            }
+            UiEvent::ToolOutput(e) => self.apply_tool_output(e, lookup)?,
             // STATE-016
             UiEvent::ToolCallComplete(e) => {
                 let call = self.open_call_mut(&e.tool_call_id)?;
+                call.ensure_subagent_ended()?;
                 let status = match e.status {
                     CompletionStatus::Completed => ToolCallStatus::Completed,
                     CompletionStatus::Failed => ToolCallStatus::Failed,
@@ -403,6 +281,7 @@ impl UiState {
             // STATE-017
             UiEvent::ToolCallDismiss(e) => {
                 let call = self.open_call_mut(&e.tool_call_id)?;
+                call.ensure_subagent_ended()?;
                 call.status = ToolCallStatus::Dismissed;
                 call.dismissal = Some(Dismissal { initiated_by: e.initiated_by, reason: e.reason.clone() });
                 call.settled_ts = Some(e.ts.clone());
@@ -418,7 +297,8 @@ impl UiState {
                     RunCompleteStatus::AwaitingInput => {
                         let running: Vec<Id> = self
                             .open_calls(inv, lookup)
-                            .filter(|c| c.status == ToolCallStatus::Running)
+                            // A waiting host waits with its nested form (STATE-067).
+                            .filter(|c| c.status == ToolCallStatus::Running && !c.is_waiting_host())
                             .map(|c| c.id.clone())
                             .collect();
                         if !running.is_empty() {
@@ -512,19 +392,78 @@ impl UiState {
                 self.run = RunState::default();
             }
             // STATE-054
-            UiEvent::ReasoningDelta(e) => self.apply_reasoning_delta(e, lookup)?,
+            UiEvent::ReasoningDelta(_) => self.apply_to_transcript(event, lookup)?,
             // STATE-055
-            UiEvent::Reasoning(e) => self.apply_reasoning(e, lookup)?,
+            UiEvent::Reasoning(_) => self.apply_to_transcript(event, lookup)?,
+            // STATE-064
+            UiEvent::SubagentStarted(e) => self.apply_subagent_started(e)?,
+            // STATE-066
+            UiEvent::SubagentComplete(e) => self.apply_subagent_complete(e)?,
         }
         Ok(())
     }
 
-    /// The open stream, for the reducer to append to or end ([`UiState::open_stream`]).
-    fn open_stream_mut(&mut self) -> Option<&mut AssistantMarkdownItem> {
-        match self.items.last_mut() {
-            Some(DisplayItem::AssistantMarkdown(m)) if m.streaming => Some(m),
-            _ => None,
+    /// `STATE-015`: output of a call, in an output item right after the call in its transcript.
+    fn apply_tool_output(
+        &mut self,
+        e: &crate::chat::tool_output::ToolOutput,
+        lookup: Lookup<'_>,
+    ) -> Result<(), ReduceError> {
+        let (path, call) =
+            self.find_call(&e.tool_call_id).ok_or_else(|| ReduceError::UnknownToolCall(e.tool_call_id.clone()))?;
+        if call.status.is_terminal() {
+            return Err(ReduceError::AlreadySettled { id: call.id.clone(), status: call.status });
         }
+        // STATE-074: a host's output is its transcript.
+        if call.subagent.is_some() {
+            return Err(ReduceError::OutputOfHost(e.tool_call_id.clone()));
+        }
+        let (tool_name, invocation_id) = (call.tool_name.clone(), call.invocation_id.clone());
+        let output_id = output_item_id(&e.tool_call_id)?;
+        let (call_index, hosts) = path.split_last().expect("a found call has a path");
+        let at = call_index + 1;
+        let exists = matches!(
+            crate::subagent::transcript_at(&self.items, hosts).and_then(|t| t.get(at)),
+            Some(DisplayItem::ToolOutput(o)) if o.id == output_id
+        );
+        // An item created after the call may have taken the id (STATE-020).
+        if !exists && self.id_taken(&output_id, lookup) {
+            return Err(ReduceError::DuplicateItemId(output_id));
+        }
+        let items = transcript_at_mut(&mut self.items, hosts).expect("find_call found the transcript");
+        if !exists {
+            items.insert(
+                at,
+                DisplayItem::ToolOutput(ToolOutputItem {
+                    id: output_id,
+                    invocation_id,
+                    tool_call_id: e.tool_call_id.clone(),
+                    tool_name,
+                    command: None,
+                    approvals: Vec::new(),
+                    stdout: String::new(),
+                    stderr: String::new(),
+                    exit_code: None,
+                }),
+            );
+        }
+        let Some(DisplayItem::ToolOutput(out)) = items.get_mut(at) else { unreachable!("inserted above") };
+        if let Some(command) = &e.command {
+            out.command = Some(command.clone());
+        }
+        if let Some(approval) = e.approval {
+            out.approvals.push(approval);
+        }
+        if let Some(stdout) = &e.stdout {
+            out.stdout.push_str(stdout);
+        }
+        if let Some(stderr) = &e.stderr {
+            out.stderr.push_str(stderr);
+        }
+        if let Some(code) = e.exit_code {
+            out.exit_code = Some(code);
+        }
+        Ok(())
     }
 
     /// `STATE-046`: refuses while a stream is open.
@@ -535,12 +474,9 @@ impl UiState {
         }
     }
 
-    /// The tool call item with this id.
+    /// The tool call item with this id, in any transcript.
     pub fn tool_call(&self, id: &Id) -> Option<&ToolCallItem> {
-        self.items.iter().rev().find_map(|i| match i {
-            DisplayItem::ToolCall(c) if &c.id == id => Some(c),
-            _ => None,
-        })
+        self.find_call(id).map(|(_, call)| call)
     }
 
     /// Tool calls still `pending` or `running`, of one invocation or of all.
@@ -609,45 +545,26 @@ impl UiState {
     }
 
     fn ensure_new_id(&self, id: &Id, lookup: Lookup<'_>) -> Result<(), ReduceError> {
-        let taken = match lookup {
-            Lookup::Scan => self.items.iter().any(|i| i.id() == id),
-            Lookup::Index(index) => index.ids.contains(id),
-        };
-        if taken {
-            Err(ReduceError::DuplicateItemId(id.clone()))
-        } else {
-            Ok(())
+        match self.id_taken(id, lookup) {
+            true => Err(ReduceError::DuplicateItemId(id.clone())),
+            false => Ok(()),
         }
-    }
-
-    fn tool_call_index(&self, id: &Id) -> Result<usize, ReduceError> {
-        self.items
-            .iter()
-            .rposition(|i| matches!(i, DisplayItem::ToolCall(c) if &c.id == id))
-            .ok_or_else(|| ReduceError::UnknownToolCall(id.clone()))
-    }
-
-    fn open_call_mut(&mut self, id: &Id) -> Result<&mut ToolCallItem, ReduceError> {
-        let index = self.tool_call_index(id)?;
-        let DisplayItem::ToolCall(call) = &mut self.items[index] else { unreachable!("tool_call_index") };
-        if call.status.is_terminal() {
-            return Err(ReduceError::AlreadySettled { id: call.id.clone(), status: call.status });
-        }
-        Ok(call)
     }
 }
 
-/// The tool calls among `items` still `pending` or `running`, of one invocation or of all.
+/// The tool calls among `items` and in their transcripts still `pending` or `running`, of one
+/// invocation or of all, in display order (a host before its transcript's calls).
 fn open_calls_among<'s>(
     items: &'s [DisplayItem],
     invocation: Option<&'s Id>,
 ) -> impl Iterator<Item = &'s ToolCallItem> + 's {
-    items.iter().filter_map(move |i| match i {
-        DisplayItem::ToolCall(c) if !c.status.is_terminal() && invocation.is_none_or(|inv| &c.invocation_id == inv) => {
-            Some(c)
+    let mut open = Vec::new();
+    visit_calls(items, &mut |c| {
+        if !c.status.is_terminal() && invocation.is_none_or(|inv| &c.invocation_id == inv) {
+            open.push(c);
         }
-        _ => None,
-    })
+    });
+    open.into_iter()
 }
 
 /// The id of a tool call's `tool_output` item: the call id followed by [`OUTPUT_ID_SUFFIX`].

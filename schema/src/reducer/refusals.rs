@@ -130,6 +130,34 @@ pub enum ReduceError {
     /// A usage sum of the run slice of this invocation would exceed 2^53 − 1 (`STATE-063`).
     #[error("usage of invocation {0} makes a sum exceed 2^53 - 1")]
     UsageOverflow(Id),
+    /// A sub-agent started on a call that is not running by itself, already hosts one, or has
+    /// output (`STATE-068`).
+    #[error("tool call {0} cannot host a sub-agent")]
+    NotSubagentHost(Id),
+    /// A sub-agent would run deeper than `MAX_SUBAGENT_DEPTH` (`STATE-069`).
+    #[error("a sub-agent on tool call {0} would run too deep")]
+    SubagentTooDeep(Id),
+    /// A sub-agent's `continues` or `answers_return` breaks its thread's history (`STATE-070`); the
+    /// error names the thread.
+    #[error("thread {0} is not continued from its latest call")]
+    ThreadMismatch(Id),
+    /// An item for, or the end of, a sub-agent run that the call does not host or that ended
+    /// (`STATE-071`).
+    #[error("tool call {0} hosts no running sub-agent")]
+    SubagentNotRunning(Id),
+    /// A sub-agent run ended while its transcript had an open stream or an open call (`STATE-072`).
+    #[error("the sub-agent of tool call {0} still has an open stream or open calls")]
+    SubagentBusy(Id),
+    /// A call settled while its sub-agent runs (`STATE-073`).
+    #[error("the sub-agent of tool call {0} is still running")]
+    SubagentRunning(Id),
+    /// Output for a call that hosts a sub-agent (`STATE-074`).
+    #[error("tool call {0} hosts a sub-agent, so it has no output of its own")]
+    OutputOfHost(Id),
+    /// A sub-agent run claimed to end by its `return` tool with a status other than `completed`
+    /// (`STATE-075`).
+    #[error("the sub-agent of tool call {0} returned but did not complete")]
+    ReturnedNotCompleted(Id),
 }
 
 /// Declares [`ReduceError::kind`], [`ReduceError::requirement`] and [`ReduceError::RULES`] from one
@@ -193,4 +221,12 @@ refusal_rules! {
     ReasoningTextMismatch => "STATE-061",
     RedactedWithText => "STATE-062",
     UsageOverflow => "STATE-063",
+    NotSubagentHost => "STATE-068",
+    SubagentTooDeep => "STATE-069",
+    ThreadMismatch => "STATE-070",
+    SubagentNotRunning => "STATE-071",
+    SubagentBusy => "STATE-072",
+    SubagentRunning => "STATE-073",
+    OutputOfHost => "STATE-074",
+    ReturnedNotCompleted => "STATE-075",
 }

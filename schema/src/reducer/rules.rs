@@ -44,6 +44,14 @@ pub const REFUSAL_RULES: &[ReqId] = &[
     r("STATE-061"),
     r("STATE-062"),
     r("STATE-063"),
+    r("STATE-068"),
+    r("STATE-069"),
+    r("STATE-070"),
+    r("STATE-071"),
+    r("STATE-072"),
+    r("STATE-073"),
+    r("STATE-074"),
+    r("STATE-075"),
 ];
 
 impl UiEvent<'_> {
@@ -64,6 +72,8 @@ impl UiEvent<'_> {
             UiEvent::RetryAccepted(_) => r("STATE-044"),
             UiEvent::ReasoningDelta(_) => r("STATE-054"),
             UiEvent::Reasoning(_) => r("STATE-055"),
+            UiEvent::SubagentStarted(_) => r("STATE-064"),
+            UiEvent::SubagentComplete(_) => r("STATE-066"),
         }
     }
 
@@ -75,18 +85,30 @@ impl UiEvent<'_> {
             }
             UiEvent::RunStarted(_) => const { &[r("STATE-023"), r("STATE-024"), r("STATE-034")] },
             UiEvent::AssistantMessage(_) => {
-                const { &[r("STATE-020"), r("STATE-022"), r("STATE-046"), r("STATE-047"), r("STATE-060")] }
+                const { &[r("STATE-020"), r("STATE-022"), r("STATE-046"), r("STATE-047"), r("STATE-060"), r("STATE-071")] }
             }
             UiEvent::AssistantMessageDelta(_) => {
-                const { &[r("STATE-022"), r("STATE-045"), r("STATE-046"), r("STATE-060")] }
+                const { &[r("STATE-022"), r("STATE-045"), r("STATE-046"), r("STATE-060"), r("STATE-071")] }
             }
             UiEvent::ToolCall(_) => {
-                const { &[r("STATE-015"), r("STATE-020"), r("STATE-022"), r("STATE-035"), r("STATE-046"), r("STATE-060")] }
+                const {
+                    &[
+                        r("STATE-015"),
+                        r("STATE-020"),
+                        r("STATE-022"),
+                        r("STATE-035"),
+                        r("STATE-046"),
+                        r("STATE-060"),
+                        r("STATE-071"),
+                    ]
+                }
             }
             UiEvent::ToolProgress(_) => const { &[r("STATE-025"), r("STATE-026"), r("STATE-027")] },
-            UiEvent::ToolOutput(_) => const { &[r("STATE-015"), r("STATE-020"), r("STATE-025"), r("STATE-026")] },
-            UiEvent::ToolCallComplete(_) => const { &[r("STATE-025"), r("STATE-026"), r("STATE-028")] },
-            UiEvent::ToolCallDismiss(_) => const { &[r("STATE-025"), r("STATE-026")] },
+            UiEvent::ToolOutput(_) => {
+                const { &[r("STATE-015"), r("STATE-020"), r("STATE-025"), r("STATE-026"), r("STATE-074")] }
+            }
+            UiEvent::ToolCallComplete(_) => const { &[r("STATE-025"), r("STATE-026"), r("STATE-028"), r("STATE-073")] },
+            UiEvent::ToolCallDismiss(_) => const { &[r("STATE-025"), r("STATE-026"), r("STATE-073")] },
             UiEvent::RunComplete(_) => {
                 const {
                     &[
@@ -104,9 +126,15 @@ impl UiEvent<'_> {
             UiEvent::RetryAccepted(_) => {
                 const { &[r("STATE-023"), r("STATE-048"), r("STATE-049"), r("STATE-050"), r("STATE-051")] }
             }
-            UiEvent::ReasoningDelta(_) => const { &[r("STATE-022"), r("STATE-058"), r("STATE-060")] },
+            UiEvent::ReasoningDelta(_) => const { &[r("STATE-022"), r("STATE-058"), r("STATE-060"), r("STATE-071")] },
             UiEvent::Reasoning(_) => {
-                const { &[r("STATE-020"), r("STATE-022"), r("STATE-060"), r("STATE-061"), r("STATE-062")] }
+                const { &[r("STATE-020"), r("STATE-022"), r("STATE-060"), r("STATE-061"), r("STATE-062"), r("STATE-071")] }
+            }
+            UiEvent::SubagentStarted(_) => {
+                const { &[r("STATE-022"), r("STATE-025"), r("STATE-068"), r("STATE-069"), r("STATE-070")] }
+            }
+            UiEvent::SubagentComplete(_) => {
+                const { &[r("STATE-022"), r("STATE-025"), r("STATE-071"), r("STATE-072"), r("STATE-075")] }
             }
         }
     }

@@ -109,6 +109,9 @@ pub enum Capability {
     /// `usage` (since 1.3, a feature): what each run slice used, on its `chat.run_complete` and
     /// summed in `state.usage` (`spec/usage.md`).
     Usage,
+    /// `subagents` (since 1.3, a feature): a sub-agent's transcript inside the tool call that runs
+    /// it (`spec/subagents.md`).
+    Subagents,
     /// A capability this crate does not know.
     Other(String),
 }
@@ -131,6 +134,7 @@ impl Capability {
             Capability::StateWindow => "state_window",
             Capability::Reasoning => "reasoning",
             Capability::Usage => "usage",
+            Capability::Subagents => "subagents",
             Capability::Other(s) => s,
         }
     }
@@ -151,6 +155,7 @@ impl Capability {
         "state_window",
         "reasoning",
         "usage",
+        "subagents",
     ];
 
     /// The capabilities that are features (since 1.1): they change what the server sends, so they
@@ -163,6 +168,7 @@ impl Capability {
         "state_window",
         "reasoning",
         "usage",
+        "subagents",
     ];
 
     /// The minor version that defines this capability as a feature (`spec/session.md#features`),
@@ -173,7 +179,9 @@ impl Capability {
                 Some(ProtocolVersion { major: 1, minor: 1 })
             }
             Capability::MultiAttach | Capability::StateWindow => Some(ProtocolVersion { major: 1, minor: 2 }),
-            Capability::Reasoning | Capability::Usage => Some(ProtocolVersion { major: 1, minor: 3 }),
+            Capability::Reasoning | Capability::Usage | Capability::Subagents => {
+                Some(ProtocolVersion { major: 1, minor: 3 })
+            }
             _ => None,
         }
     }
@@ -184,7 +192,7 @@ impl Capability {
         let minor = match self {
             Capability::UiStatePatch | Capability::ResumeCatchUp | Capability::AssistantStream | Capability::Retry => 1,
             Capability::Cancel | Capability::MultiAttach | Capability::StateWindow => 2,
-            Capability::Reasoning | Capability::Usage => 3,
+            Capability::Reasoning | Capability::Usage | Capability::Subagents => 3,
             _ => 0,
         };
         ProtocolVersion { major: 1, minor }
@@ -207,6 +215,7 @@ impl Capability {
             "state_window" => Capability::StateWindow,
             "reasoning" => Capability::Reasoning,
             "usage" => Capability::Usage,
+            "subagents" => Capability::Subagents,
             other => Capability::Other(other.to_owned()),
         }
     }
@@ -270,7 +279,7 @@ impl JsonSchema for Capability {
 
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
         json_schema!({
-            "description": "An optional feature the server offers. Known names: rewind, tool_output, tool_expiry, conformance_script, restart_durability, and since 1.1 ui_state_patch, resume_catch_up, assistant_stream and retry, since 1.2 cancel, multi_attach and state_window, and since 1.3 reasoning and usage; receivers must tolerate others.",
+            "description": "An optional feature the server offers. Known names: rewind, tool_output, tool_expiry, conformance_script, restart_durability, and since 1.1 ui_state_patch, resume_catch_up, assistant_stream and retry, since 1.2 cancel, multi_attach and state_window, and since 1.3 reasoning, usage and subagents; receivers must tolerate others.",
             "type": "string",
             "minLength": 1,
             "examples": Capability::KNOWN,

@@ -1,5 +1,6 @@
 //! The view commutes with the reducer and with its patches, over random event sequences that mix
-//! reasoning (whole, streamed, redacted, with a payload), text, tool calls, usage and rewinds.
+//! reasoning (whole, streamed, redacted, with a payload), text, tool calls, usage, rewinds and
+//! sub-agents (texts whole and streamed, reasoning, a nested call hosting a sub-agent of its own).
 
 use proptest::prelude::*;
 use serde_json::{json, Value};
@@ -17,6 +18,7 @@ enum Step {
     Tool,
     Usage(u64),
     Rewind,
+    Subagent { texts: usize, streamed: bool, reason: bool, nested: bool },
 }
 
 fn step() -> impl Strategy<Value = Step> {
@@ -30,7 +32,40 @@ fn step() -> impl Strategy<Value = Step> {
         Just(Step::Tool),
         (0u64..1000).prop_map(Step::Usage),
         Just(Step::Rewind),
+        (0usize..3, any::<bool>(), any::<bool>(), any::<bool>())
+            .prop_map(|(texts, streamed, reason, nested)| Step::Subagent { texts, streamed, reason, nested }),
     ]
+}
+
+/// The frames of a sub-agent run hosted by the call `host` (at `depth`), each item id from `n`.
+fn subagent_frames(inv: &str, host: &str, step: &Step, depth: usize, out: &mut Vec<Value>) {
+    let Step::Subagent { texts, streamed, reason, nested } = step else { return };
+    let ts = "2026-01-01T00:00:00Z";
+    out.push(json!({"type": "chat.subagent_started", "seq": 1, "tool_call_id": host, "thread_id": format!("th-{host}"), "input": "go", "ts": ts}));
+    if *reason {
+        out.push(json!({"type": "chat.reasoning_delta", "seq": 1, "invocation_id": inv, "parent_call_id": host, "item_id": format!("{host}-r"), "text": "hm", "ts": ts}));
+        out.push(json!({"type": "chat.reasoning", "seq": 1, "invocation_id": inv, "parent_call_id": host, "item_id": format!("{host}-r"), "text": "hm", "ts": ts}));
+    }
+    for k in 0..*texts {
+        let item = format!("{host}-t{k}");
+        if *streamed {
+            out.push(json!({"type": "chat.assistant_message_delta", "seq": 1, "invocation_id": inv, "parent_call_id": host, "item_id": item, "delta": "pa", "ts": ts}));
+            out.push(json!({"type": "chat.assistant_message_delta", "seq": 1, "invocation_id": inv, "parent_call_id": host, "item_id": item, "delta": "rt", "ts": ts}));
+        }
+        out.push(json!({"type": "chat.assistant_message", "seq": 1, "invocation_id": inv, "parent_call_id": host, "item_id": item, "markdown": "part", "ts": ts}));
+    }
+    if *nested {
+        let call = format!("{host}-c");
+        out.push(json!({"type": "chat.tool_call", "seq": 1, "invocation_id": inv, "parent_call_id": host, "tool_call_id": call, "tool_name": "t", "interaction_type": "auto_tool", "display": "inline", "awaiting_response": false, "payload": {}, "call_index": 0, "ts": ts}));
+        out.push(json!({"type": "chat.tool_progress", "seq": 1, "tool_call_id": call, "message": "m", "ts": ts}));
+        if depth < 2 {
+            subagent_frames(inv, &call, step, depth + 1, out);
+        } else {
+            out.push(json!({"type": "chat.tool_output", "seq": 1, "tool_call_id": call, "stdout": "o", "ts": ts}));
+        }
+        out.push(json!({"type": "chat.tool_call_complete", "seq": 1, "tool_call_id": call, "status": "completed", "result": 1, "ts": ts}));
+    }
+    out.push(json!({"type": "chat.subagent_complete", "seq": 1, "tool_call_id": host, "status": "completed", "response": "r", "ts": ts}));
 }
 
 /// The frames of turns made of `steps` (each turn: user message, run, its steps, run end).
@@ -97,6 +132,21 @@ fn frames(turns: &[Vec<Step>]) -> Vec<ServerFrame> {
                     );
                 }
                 Step::Usage(tokens) => used = Some(used.unwrap_or(0) + tokens),
+                Step::Subagent { .. } => {
+                    push(
+                        json!({"type": "chat.tool_call", "seq": 1, "invocation_id": inv, "tool_call_id": item, "tool_name": "agent", "interaction_type": "auto_tool", "display": "inline", "awaiting_response": false, "payload": {}, "call_index": 0, "ts": ts}),
+                        &mut out,
+                    );
+                    let mut nested = Vec::new();
+                    subagent_frames(&inv, &item, step, 1, &mut nested);
+                    for frame in nested {
+                        push(frame, &mut out);
+                    }
+                    push(
+                        json!({"type": "chat.tool_call_complete", "seq": 1, "tool_call_id": item, "status": "completed", "result": 1, "ts": ts}),
+                        &mut out,
+                    );
+                }
                 Step::Rewind => {}
             }
         }
@@ -111,13 +161,15 @@ fn frames(turns: &[Vec<Step>]) -> Vec<ServerFrame> {
     out
 }
 
-fn views() -> [ConnView; 4] {
+fn views() -> [ConnView; 6] {
     let v13 = REASONING_USAGE_SINCE;
     [
+        ConnView::new(v13, Some(&[Capability::Reasoning, Capability::Usage, Capability::Subagents])),
         ConnView::new(v13, Some(&[Capability::Reasoning, Capability::Usage])),
+        ConnView::new(v13, Some(&[Capability::Usage, Capability::Subagents])),
         ConnView::new(v13, Some(&[Capability::Usage])),
         ConnView::new(v13, Some(&[])),
-        ConnView::new(V1_2, Some(&[Capability::Reasoning, Capability::Usage])),
+        ConnView::new(V1_2, Some(&[Capability::Reasoning, Capability::Usage, Capability::Subagents])),
     ]
 }
 
@@ -141,15 +193,18 @@ proptest! {
                 let event = frame.ui_event().expect("every generated frame is an event");
                 let before = whole.clone();
                 let ops = whole.apply_with_patch(event).expect("the generated session follows the rules");
-                if let Some(shown) = view.frame(frame) {
+                // What the connection is sent of the frame: itself, another frame (a sub-agent's
+                // text as its host's output, SUBAGENT-002), or nothing.
+                if let Some(shown) = view.frame_at(frame, &before) {
                     let shown_event = shown.ui_event().expect("an event stays an event");
-                    prop_assert!(view.sees_event(event));
+                    prop_assert!(view.sees_event(event) || shown.type_name() != frame.type_name());
                     seen.apply(shown_event).expect("the view's events follow the rules");
                 } else {
-                    prop_assert!(!view.sees_event(event));
+                    prop_assert!(!view.sees_event(event) || event.parent_call_id().is_none());
                 }
                 if !event.is_stream_delta() {
-                    held = apply(&held, &view.patch(&before, ops));
+                    let projected = view.patch_at(&before, frame, ops).expect("the view's event applies to the view");
+                    held = apply(&held, &projected);
                 } else {
                     held = view.state(&whole).into_owned();
                 }
@@ -182,8 +237,16 @@ fn a_connection_without_the_features_sees_no_reasoning_and_no_usage() {
         .filter_map(|f| none.frame(f))
         .all(|f| !matches!(&*f, ServerFrame::Reasoning(_) | ServerFrame::ReasoningDelta(_))));
     let older = ConnView::new(V1_2, Some(&[Capability::Reasoning, Capability::Usage]));
-    assert_eq!(older, ConnView { version: V1_2, reasoning: false, usage: false }, "1.2 defines neither feature");
-    assert!(ConnView::new(REASONING_USAGE_SINCE, Some(&[Capability::Reasoning, Capability::Usage])).is_whole());
+    assert_eq!(
+        older,
+        ConnView { version: V1_2, reasoning: false, usage: false, subagents: false },
+        "1.2 defines neither feature"
+    );
+    assert!(ConnView::new(
+        REASONING_USAGE_SINCE,
+        Some(&[Capability::Reasoning, Capability::Usage, Capability::Subagents])
+    )
+    .is_whole());
 }
 
 #[test]
@@ -197,4 +260,35 @@ fn a_rewind_keeps_the_total_and_drops_the_removed_turns_entries() {
     assert_eq!(usage.total.input_tokens, 13, "tokens spent stay spent");
     assert_eq!(usage.total.cost.map(|c| c.amount), Some("0.02".to_owned()));
     assert_eq!(usage.invocations.keys().map(|k| k.as_str()).collect::<Vec<_>>(), vec!["inv-1"]);
+}
+
+#[test]
+fn an_older_connection_sees_a_sub_agent_as_its_host_streaming_output() {
+    let step = Step::Subagent { texts: 2, streamed: true, reason: true, nested: true };
+    let frames = frames(&[vec![step]]);
+    let mut whole = UiState::default();
+    let older = ConnView::new(V1_2, Some(&[Capability::Reasoning, Capability::Usage, Capability::Subagents]));
+    let mut sent = Vec::new();
+    for frame in &frames {
+        if let Some(shown) = older.frame_at(frame, &whole) {
+            sent.push(shown.into_owned());
+        }
+        whole.apply(frame.ui_event().unwrap()).unwrap();
+    }
+    assert!(sent.iter().all(|f| !matches!(
+        f,
+        ServerFrame::SubagentStarted(_) | ServerFrame::SubagentComplete(_) | ServerFrame::AssistantMessageDelta(_)
+    )));
+    let outputs: Vec<&str> = sent
+        .iter()
+        .filter_map(|f| match f {
+            ServerFrame::ToolOutput(o) => o.stdout.as_deref(),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(outputs, ["part\n\n", "part\n\n"], "the depth-1 texts only, each as the host's output");
+    let seen = older.state(&whole);
+    assert_eq!(seen.items.len(), 3, "user message, host, its output: {:?}", seen.items);
+    assert!(matches!(&seen.items[2], DisplayItem::ToolOutput(o) if o.stdout == "part\n\npart\n\n"));
+    assert!(seen.items.iter().all(|i| !matches!(i, DisplayItem::ToolCall(c) if c.subagent.is_some())));
 }

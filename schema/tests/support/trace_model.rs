@@ -17,6 +17,9 @@ use chatwire_schema::chat::retry_accepted::RetryAccepted;
 use chatwire_schema::chat::rewind_complete::RewindComplete;
 use chatwire_schema::chat::run_complete::{RunComplete, RunCompleteStatus};
 use chatwire_schema::chat::run_started::RunStarted;
+use chatwire_schema::chat::subagent_complete::SubagentComplete;
+use chatwire_schema::chat::subagent_complete::SubagentEnd;
+use chatwire_schema::chat::subagent_started::SubagentStarted;
 use chatwire_schema::chat::tool_call::{DisplayMode, InteractionType, ToolCall};
 use chatwire_schema::chat::tool_call_complete::{CompletionStatus, ToolCallComplete};
 use chatwire_schema::chat::tool_call_dismiss::{Initiator, ToolCallDismiss};
@@ -74,6 +77,33 @@ pub struct CallPlan {
     pub outputs: Vec<OutputPlan>,
     pub auto_outcome: AutoOutcome,
     pub awaited_outcome: AwaitedOutcome,
+    /// The sub-agent a running call hosts (since 1.3): it plays after the call's progress, in
+    /// place of its output.
+    pub subagent: Option<SubagentPlan>,
+}
+
+/// A sub-agent run (since 1.3, `STATE-064` … `STATE-066`): its texts, reasoning and a nested call
+/// that hosts a sub-agent of its own, then how it ends.
+#[derive(Clone, Debug)]
+pub struct SubagentPlan {
+    pub says: u8,
+    pub reason: bool,
+    pub nested_call: bool,
+    pub nested_host: bool,
+    pub returned: bool,
+    pub failed: bool,
+}
+
+pub fn subagent_strategy() -> impl Strategy<Value = SubagentPlan> {
+    (0u8..3, any::<bool>(), any::<bool>(), prop::bool::weighted(0.3), any::<bool>(), prop::bool::weighted(0.2))
+        .prop_map(|(says, reason, nested_call, nested_host, returned, failed)| SubagentPlan {
+            says,
+            reason,
+            nested_call,
+            nested_host,
+            returned,
+            failed,
+        })
 }
 
 #[derive(Clone, Debug)]
@@ -153,10 +183,22 @@ pub fn call_strategy() -> impl Strategy<Value = CallPlan> {
             1 => Just(AwaitedOutcome::DismissByClient),
             1 => Just(AwaitedOutcome::Expire),
         ],
+        proptest::option::weighted(0.2, subagent_strategy()),
     )
-        .prop_map(|(awaiting, with_corr, display, progress_steps, outputs, auto_outcome, awaited_outcome)| {
-            CallPlan { awaiting, with_corr, display, progress_steps, outputs, auto_outcome, awaited_outcome }
-        })
+        .prop_map(
+            |(awaiting, with_corr, display, progress_steps, outputs, auto_outcome, awaited_outcome, subagent)| {
+                CallPlan {
+                    awaiting,
+                    with_corr,
+                    display,
+                    progress_steps,
+                    outputs,
+                    auto_outcome,
+                    awaited_outcome,
+                    subagent: subagent.filter(|_| !awaiting),
+                }
+            },
+        )
 }
 
 pub fn batch_strategy() -> impl Strategy<Value = BatchPlan> {
@@ -268,6 +310,11 @@ impl Builder {
 
     /// Reasoning (since 1.3, `STATE-054`, `STATE-055`): `how` as [`TurnPlan::reason`].
     fn reason(&mut self, invocation: &Id, item: Id, how: u8) {
+        self.reason_in(invocation, None, item, how);
+    }
+
+    /// [`Builder::reason`] in the transcript of `parent` (since 1.3, `STATE-065`).
+    fn reason_in(&mut self, invocation: &Id, parent: Option<&Id>, item: Id, how: u8) {
         let text = format!("Thinking about {item}.");
         let chunks = if how >= 2 { usize::from(self.stream_chunks.max(1)) } else { 0 };
         let mut from = 0;
@@ -275,6 +322,7 @@ impl Builder {
             let to = if k + 1 == chunks { text.len() } else { from + 3 };
             let seq = self.next_seq();
             self.push(ServerFrame::ReasoningDelta(ReasoningDelta {
+                parent_call_id: parent.cloned(),
                 seq,
                 invocation_id: invocation.clone(),
                 item_id: item.clone(),
@@ -286,6 +334,7 @@ impl Builder {
         let redacted = how == 3;
         let seq = self.next_seq();
         self.push(ServerFrame::Reasoning(Reasoning {
+            parent_call_id: parent.cloned(),
             seq,
             invocation_id: invocation.clone(),
             item_id: item,
@@ -297,6 +346,11 @@ impl Builder {
     }
 
     fn say(&mut self, invocation: &Id, item: Id) {
+        self.say_in(invocation, None, item);
+    }
+
+    /// [`Builder::say`] in the transcript of `parent` (since 1.3, `STATE-065`).
+    fn say_in(&mut self, invocation: &Id, parent: Option<&Id>, item: Id) {
         let markdown = format!("Working on it ({item}).");
         // STATE-042: the text in `stream_chunks` deltas (the last takes the rest), then the end.
         let chunks = usize::from(self.stream_chunks);
@@ -305,6 +359,7 @@ impl Builder {
             let to = if k + 1 == chunks { markdown.len() } else { from + 3 };
             let seq = self.next_seq();
             self.push(ServerFrame::AssistantMessageDelta(AssistantMessageDelta {
+                parent_call_id: parent.cloned(),
                 seq,
                 invocation_id: invocation.clone(),
                 item_id: item.clone(),
@@ -315,6 +370,7 @@ impl Builder {
         }
         let seq = self.next_seq();
         self.push(ServerFrame::AssistantMessage(AssistantMessage {
+            parent_call_id: parent.cloned(),
             seq,
             invocation_id: invocation.clone(),
             markdown,
@@ -355,6 +411,61 @@ impl Builder {
     }
 
     fn tool_call(&mut self, invocation: &Id, call_id: &Id, plan: &CallPlan, call_index: u32) {
+        self.tool_call_in(invocation, None, call_id, plan, call_index);
+    }
+
+    /// A sub-agent run in the call `host` (since 1.3): started on a new thread, its texts (and
+    /// reasoning), a nested call that may host a sub-agent of its own, then its end.
+    fn subagent(&mut self, invocation: &Id, host: &Id, plan: &SubagentPlan, depth: usize) {
+        let seq = self.next_seq();
+        self.push(ServerFrame::SubagentStarted(SubagentStarted {
+            seq,
+            tool_call_id: host.clone(),
+            thread_id: id(format!("th-{host}")),
+            name: Some("helper".into()),
+            input: format!("help with {host}"),
+            continues: None,
+            answers_return: false,
+            ts: TS.into(),
+        }));
+        if plan.reason {
+            self.reason_in(invocation, Some(host), id(format!("{host}-r")), 2);
+        }
+        for k in 0..plan.says {
+            self.say_in(invocation, Some(host), id(format!("{host}-s{k}")));
+        }
+        if plan.nested_call {
+            let nested = id(format!("{host}-n"));
+            let call = CallPlan {
+                awaiting: false,
+                with_corr: false,
+                display: DisplayMode::Inline,
+                progress_steps: 1,
+                outputs: Vec::new(),
+                auto_outcome: AutoOutcome::Complete,
+                awaited_outcome: AwaitedOutcome::Submit,
+                subagent: None,
+            };
+            self.tool_call_in(invocation, Some(host), &nested, &call, 0);
+            self.progress_and_outputs(&nested, &call);
+            if plan.nested_host && depth < chatwire_schema::MAX_SUBAGENT_DEPTH {
+                let inner = SubagentPlan { nested_host: false, ..plan.clone() };
+                self.subagent(invocation, &nested, &inner, depth + 1);
+            }
+            self.complete(&nested, CompletionStatus::Completed, Some(json!({ "nested": true })), None);
+        }
+        let seq = self.next_seq();
+        self.push(ServerFrame::SubagentComplete(SubagentComplete {
+            seq,
+            tool_call_id: host.clone(),
+            status: if plan.failed { SubagentEnd::Failed } else { SubagentEnd::Completed },
+            response: Some(format!("done with {host}")),
+            returned: plan.returned && !plan.failed,
+            ts: TS.into(),
+        }));
+    }
+
+    fn tool_call_in(&mut self, invocation: &Id, parent: Option<&Id>, call_id: &Id, plan: &CallPlan, call_index: u32) {
         let seq = self.next_seq();
         let (tool_name, interaction_type, component_type) = if plan.awaiting {
             ("ask_user", InteractionType::UiTool, Some("ConfirmForm".to_owned()))
@@ -368,6 +479,7 @@ impl Builder {
             json!({ "path": format!("/work/{call_id}"), "recursive": call_index.is_multiple_of(2) }),
         );
         self.push(ServerFrame::ToolCall(ToolCall {
+            parent_call_id: parent.cloned(),
             seq,
             invocation_id: invocation.clone(),
             tool_call_id: call_id.clone(),
@@ -429,7 +541,14 @@ impl Builder {
         let mut awaited = Vec::new();
         for &i in order {
             let (call_id, call) = (&call_ids[i], &plan.calls[i]);
-            self.progress_and_outputs(call_id, call);
+            match &call.subagent {
+                // A host's output is its transcript (STATE-074).
+                Some(sub) => {
+                    self.progress_and_outputs(call_id, &CallPlan { outputs: Vec::new(), ..call.clone() });
+                    self.subagent(invocation, call_id, sub, 1);
+                }
+                None => self.progress_and_outputs(call_id, call),
+            }
             if call.awaiting {
                 awaited.push(i);
                 continue;
@@ -600,7 +719,7 @@ pub struct ArbitraryEvent {
 }
 
 pub fn arbitrary_event_strategy() -> impl Strategy<Value = ArbitraryEvent> {
-    (0u8..14, any::<Index>(), any::<Index>(), prop::bool::weighted(0.15), any::<bool>(), any::<bool>(), 0u8..12)
+    (0u8..16, any::<Index>(), any::<Index>(), prop::bool::weighted(0.15), any::<bool>(), any::<bool>(), 0u8..12)
         .prop_map(|(kind, pick_a, pick_b, fresh_id, target_settled, flag, variant)| ArbitraryEvent {
             kind,
             pick_a,
@@ -647,6 +766,7 @@ pub fn materialize(a: &ArbitraryEvent, state: &UiState, n: usize) -> ServerFrame
         }),
         1 => ServerFrame::RunStarted(RunStarted { seq, invocation_id: invocation, ts }),
         2 => ServerFrame::AssistantMessage(AssistantMessage {
+            parent_call_id: None,
             seq,
             invocation_id: invocation,
             item_id: pick(&items, &a.pick_b, a.flag, n),
@@ -656,6 +776,7 @@ pub fn materialize(a: &ArbitraryEvent, state: &UiState, n: usize) -> ServerFrame
         3 => {
             let tool_call_id = pick(&items, &a.pick_b, a.flag, n);
             ServerFrame::ToolCall(ToolCall {
+                parent_call_id: None,
                 seq,
                 invocation_id: invocation,
                 corr: match a.variant % 3 {
@@ -736,6 +857,7 @@ pub fn materialize(a: &ArbitraryEvent, state: &UiState, n: usize) -> ServerFrame
             ts,
         }),
         12 => ServerFrame::ReasoningDelta(ReasoningDelta {
+            parent_call_id: None,
             seq,
             invocation_id: invocation,
             item_id: match state.open_reasoning() {
@@ -746,6 +868,7 @@ pub fn materialize(a: &ArbitraryEvent, state: &UiState, n: usize) -> ServerFrame
             ts,
         }),
         13 => ServerFrame::Reasoning(Reasoning {
+            parent_call_id: None,
             seq,
             invocation_id: invocation,
             item_id: match state.open_reasoning() {
@@ -758,6 +881,7 @@ pub fn materialize(a: &ArbitraryEvent, state: &UiState, n: usize) -> ServerFrame
             ts,
         }),
         10 => ServerFrame::AssistantMessageDelta(AssistantMessageDelta {
+            parent_call_id: None,
             seq,
             // Mostly the open stream's item, so that some deltas append.
             invocation_id: invocation,
@@ -790,6 +914,24 @@ pub fn materialize(a: &ArbitraryEvent, state: &UiState, n: usize) -> ServerFrame
                 ts,
             })
         }
+        14 => ServerFrame::SubagentStarted(SubagentStarted {
+            seq,
+            tool_call_id: call,
+            thread_id: id(format!("th-arb{}", a.variant % 3)),
+            name: None,
+            input: "arbitrary".into(),
+            continues: a.flag.then(|| pick(&items, &a.pick_b, a.fresh_id, n)),
+            answers_return: a.variant.is_multiple_of(5),
+            ts,
+        }),
+        15 => ServerFrame::SubagentComplete(SubagentComplete {
+            seq,
+            tool_call_id: call,
+            status: [SubagentEnd::Completed, SubagentEnd::Failed, SubagentEnd::Cancelled][usize::from(a.variant % 3)],
+            response: None,
+            returned: a.flag,
+            ts,
+        }),
         _ => {
             // Half the time claim exactly the suffix of invocations, so some rewinds succeed.
             let removed = match invocations.iter().position(|i| i == &invocation) {

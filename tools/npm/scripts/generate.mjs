@@ -14,7 +14,9 @@
 //   and the validators drop such members before handing the frame over;
 // - the frame named `error` is `ErrorFrame`, so no export shadows the global `Error`;
 // - a `$defs` entry may refer to itself (`ResponseSchema`): it becomes a recursive named type, and
-//   its null plan is null provided no optional member at any depth admits null (checked).
+//   its null plan is null when no optional member at any depth admits null; otherwise (a tool
+//   call item holds a sub-agent's items, since 1.3) its nested copies refer to it by name,
+//   `{r: name}`, and NAMED_PLANS holds its plan.
 import { readdir, readFile, writeFile, mkdir } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -174,6 +176,9 @@ function makePlanner(defs) {
   const active = new Set();
   // Recursive definitions met while their own plan is being made (`ResponseSchema` nests itself).
   const assumed = new Set();
+  // Recursive definitions whose plan is not null: their nested copies are `{r: name}`.
+  const recursing = new Set();
+  const named = {};
   function plan(schema) {
     if (!schema || typeof schema !== "object") return null;
     if (schema.$ref) {
@@ -181,17 +186,22 @@ function makePlanner(defs) {
       if (memo.has(name)) return memo.get(name);
       if (active.has(name)) {
         // A recursive definition: plan it as if its nested copies needed nothing. When the plan
-        // made that way is null, null is the plan (nothing to delete at any depth); otherwise the
-        // plan would have to refer to itself, which NullPlan cannot say: refuse, loudly.
+        // made that way is null, null is the plan (nothing to delete at any depth); otherwise
+        // plan it again with its nested copies referring to it by name.
         assumed.add(name);
-        return null;
+        return recursing.has(name) ? { r: name } : null;
       }
+      const known = new Set(memo.keys());
       active.add(name);
-      const result = plan(defs[name]);
-      active.delete(name);
+      let result = plan(defs[name]);
       if (assumed.has(name) && result !== null) {
-        fail(`recursive $defs/${name} has optional members that admit null: the null plan cannot describe it`);
+        // The definitions planned on the way assumed the nested copies needed nothing: again.
+        for (const key of [...memo.keys()].filter((k) => !known.has(k))) memo.delete(key);
+        recursing.add(name);
+        result = plan(defs[name]);
+        named[name] = result;
       }
+      active.delete(name);
       memo.set(name, result);
       return result;
     }
@@ -232,6 +242,7 @@ function makePlanner(defs) {
     }
     return null;
   }
+  plan.named = named;
   return plan;
 }
 
@@ -325,12 +336,15 @@ async function generate(facts) {
     `export const NULL_PLANS: { readonly [type: string]: NullPlan | null } = ${JSON.stringify(
       Object.fromEntries(Object.entries(frames).map(([wire, schema]) => [wire, plan(schema)])),
     )};`,
+    "/** @internal The plans of recursive definitions, which their nested copies name (`{r}`). */",
+    `export const NAMED_PLANS: { readonly [name: string]: NullPlan | null } = ${JSON.stringify(plan.named)};`,
     "/** @internal */",
     "export type NullPlan =",
     "  | { readonly o?: { readonly [member: string]: NullPlan }; readonly n?: readonly string[] }",
     "  | { readonly a: NullPlan }",
     "  | { readonly t: string; readonly v: { readonly [tag: string]: NullPlan } }",
-    "  | { readonly u: readonly NullPlan[] };",
+    "  | { readonly u: readonly NullPlan[] }",
+    "  | { readonly r: string };",
     "",
   );
   return out.join("\n");

@@ -5,6 +5,7 @@
 import { byType } from "./compiled/validators.js";
 import {
   CLIENT_FRAME_TYPES,
+  NAMED_PLANS,
   NULL_PLANS,
   SERVER_FRAME_TYPES,
   type ClientFrame,
@@ -59,6 +60,7 @@ const escapePointer = (key: string): string => key.replace(/~/g, "~0").replace(/
  */
 function dropNulls(value: unknown, plan: NullPlan | null | undefined): unknown {
   if (plan === null || plan === undefined) return value;
+  if ("r" in plan) return dropNulls(value, NAMED_PLANS[plan.r]);
   if ("a" in plan) {
     if (!Array.isArray(value)) return value;
     let copy: unknown[] | null = null;

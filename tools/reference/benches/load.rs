@@ -384,6 +384,7 @@ mod bare {
         bare.event(ServerFrame::RunStarted(RunStarted { seq: 0, invocation_id: inv.clone(), ts: ts.clone() }));
         let say = |markdown: &str| {
             ServerFrame::AssistantMessage(AssistantMessage {
+                parent_call_id: None,
                 seq: 0,
                 invocation_id: inv.clone(),
                 item_id: random_id("am", 8),
@@ -393,6 +394,7 @@ mod bare {
         };
         bare.event(say("on it"));
         bare.event(ServerFrame::ToolCall(ToolCall {
+            parent_call_id: None,
             seq: 0,
             invocation_id: inv.clone(),
             tool_call_id: tc.clone(),

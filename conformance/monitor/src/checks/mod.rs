@@ -51,6 +51,7 @@ registry! {
     monitor: [window::WINDOW_SNAPSHOT, window::WINDOW_VIEW, window::HISTORY_PAGES, oracle::EVENTS_ACCEPTED],
     reasoning::Reasoning: [reasoning::REASONING_ONLY_IN_FORCE],
     usage::Usage: [usage::USAGE_ONLY_IN_FORCE],
+    subagents::Subagents: [subagents::SUBAGENTS_ONLY_IN_FORCE],
     ids::Ids: [ids::IDS_CONSISTENT],
     batch::Batch: [batch::BATCH_ORDER],
     settled::Settled: [settled::SETTLED_STAYS_SETTLED],

@@ -327,7 +327,9 @@ export const EVENT_TYPES = [
   "chat.rewind_complete",
   "chat.retry_accepted",
   "chat.reasoning_delta",
-  "chat.reasoning"
+  "chat.reasoning",
+  "chat.subagent_started",
+  "chat.subagent_complete"
 ] as const satisfies readonly ServerFrameType[];
 /** The server frame types that answer each client frame when it is accepted; an `error` answers any it refuses (`ERROR-004`). */
 export const ANSWERED_BY = {
@@ -377,6 +379,7 @@ export const SERVER_FRAME_FACTS = {
     "members_since": {
       "state.items[].streaming": "1.1",
       "state.items[].response_schema": "1.2",
+      "state.items[].subagent": "1.3",
       "state.usage": "1.3",
       "state.usage.total": "1.3",
       "window": "1.2"
@@ -391,6 +394,7 @@ export const SERVER_FRAME_FACTS = {
     "members_since": {
       "state.items[].streaming": "1.1",
       "state.items[].response_schema": "1.2",
+      "state.items[].subagent": "1.3",
       "state.usage": "1.3",
       "state.usage.total": "1.3"
     }
@@ -442,7 +446,9 @@ export const SERVER_FRAME_FACTS = {
         "rule": "unless_open_stream"
       }
     ],
-    "members_since": {}
+    "members_since": {
+      "parent_call_id": "1.3"
+    }
   },
   "chat.assistant_message_delta": {
     "since": "1.1",
@@ -456,7 +462,9 @@ export const SERVER_FRAME_FACTS = {
         "rule": "unless_held"
       }
     ],
-    "members_since": {}
+    "members_since": {
+      "parent_call_id": "1.3"
+    }
   },
   "chat.tool_call": {
     "since": "1.0",
@@ -471,6 +479,7 @@ export const SERVER_FRAME_FACTS = {
       }
     ],
     "members_since": {
+      "parent_call_id": "1.3",
       "response_schema": "1.2"
     }
   },
@@ -546,7 +555,10 @@ export const SERVER_FRAME_FACTS = {
     "event": false,
     "answer": "always",
     "introduces": [],
-    "members_since": {}
+    "members_since": {
+      "tool_call_id": "1.3",
+      "items[].subagent": "1.3"
+    }
   },
   "chat.reasoning_delta": {
     "since": "1.3",
@@ -574,6 +586,22 @@ export const SERVER_FRAME_FACTS = {
         "rule": "unless_open_stream"
       }
     ],
+    "members_since": {}
+  },
+  "chat.subagent_started": {
+    "since": "1.3",
+    "carries_state": false,
+    "event": true,
+    "answer": "never",
+    "introduces": [],
+    "members_since": {}
+  },
+  "chat.subagent_complete": {
+    "since": "1.3",
+    "carries_state": false,
+    "event": true,
+    "answer": "never",
+    "introduces": [],
     "members_since": {}
   },
   "error": {
@@ -668,7 +696,9 @@ export const CLIENT_FRAME_FACTS = {
       "kind": "item",
       "member": "before"
     },
-    "members_since": {}
+    "members_since": {
+      "tool_call_id": "1.3"
+    }
   }
 } as const satisfies { readonly [T in ClientFrameType]: ClientFrameFacts };
 /** The reducer's refusals: the Rust variant's name (`ReduceError::kind`) and the rule it reports (spec/ui-state.md#refusals). */
@@ -702,12 +732,21 @@ export const REDUCE_REFUSALS = {
   "ReasoningStreamOpen": "STATE-060",
   "ReasoningTextMismatch": "STATE-061",
   "RedactedWithText": "STATE-062",
-  "UsageOverflow": "STATE-063"
+  "UsageOverflow": "STATE-063",
+  "NotSubagentHost": "STATE-068",
+  "SubagentTooDeep": "STATE-069",
+  "ThreadMismatch": "STATE-070",
+  "SubagentNotRunning": "STATE-071",
+  "SubagentBusy": "STATE-072",
+  "SubagentRunning": "STATE-073",
+  "OutputOfHost": "STATE-074",
+  "ReturnedNotCompleted": "STATE-075"
 } as const;
 /** The members of the UiState later minors added, by path, with that minor. */
 export const UI_STATE_MEMBERS_SINCE = {
   "items[].streaming": "1.1",
   "items[].response_schema": "1.2",
+  "items[].subagent": "1.3",
   "usage": "1.3",
   "usage.total": "1.3"
 } as const;
@@ -781,6 +820,11 @@ export const CAPABILITY_FACTS = [
   },
   {
     "name": "usage",
+    "since": "1.3",
+    "feature": true
+  },
+  {
+    "name": "subagents",
     "since": "1.3",
     "feature": true
   }
@@ -1025,6 +1069,8 @@ export const VERSION_FACTS = {
       "chat.history_page",
       "chat.reasoning_delta",
       "chat.reasoning",
+      "chat.subagent_started",
+      "chat.subagent_complete",
       "error"
     ],
     "capabilities": [
@@ -1041,7 +1087,8 @@ export const VERSION_FACTS = {
       "multi_attach",
       "state_window",
       "reasoning",
-      "usage"
+      "usage",
+      "subagents"
     ],
     "features": [
       "ui_state_patch",
@@ -1050,7 +1097,8 @@ export const VERSION_FACTS = {
       "multi_attach",
       "state_window",
       "reasoning",
-      "usage"
+      "usage",
+      "subagents"
     ],
     "error_codes": [
       "malformed_frame",

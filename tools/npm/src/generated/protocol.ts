@@ -24,7 +24,7 @@ export type ApprovalDecision = "approve" | "deny_continue" | "deny_abort";
 export const APPROVAL_DECISION_VALUES = ["approve", "deny_continue", "deny_abort"] as const satisfies readonly ApprovalDecision[];
 
 /**
- * An optional feature the server offers. Known names: rewind, tool_output, tool_expiry, conformance_script, restart_durability, and since 1.1 ui_state_patch, resume_catch_up, assistant_stream and retry, since 1.2 cancel, multi_attach and state_window, and since 1.3 reasoning and usage; receivers must tolerate others.
+ * An optional feature the server offers. Known names: rewind, tool_output, tool_expiry, conformance_script, restart_durability, and since 1.1 ui_state_patch, resume_catch_up, assistant_stream and retry, since 1.2 cancel, multi_attach and state_window, and since 1.3 reasoning, usage and subagents; receivers must tolerate others.
  */
 export type Capability = string;
 
@@ -200,6 +200,11 @@ export interface DisplayItemToolCall {
    * When the call settled (RFC 3339), once settled.
    */
   settled_ts?: string;
+  /**
+   * The sub-agent run the call hosts, with its transcript (since 1.3, feature `subagents`,
+   * `STATE-064`); boxed, as most calls host none.
+   */
+  subagent?: SubagentState;
 }
 /**
  * The output group of a tool call (approvals, stdout, stderr, exit code).
@@ -853,6 +858,81 @@ export interface ScriptTurn {
 }
 
 /**
+ * How a sub-agent run ends: the `status` of `chat.subagent_complete`.
+ *
+ * - `completed`: The run finished (since 1.3).
+ * - `failed`: The run failed (since 1.3).
+ * - `cancelled`: The run was cancelled (since 1.3).
+ */
+export type SubagentEnd = "completed" | "failed" | "cancelled";
+/** Every value of {@link SubagentEnd}, in schema order. */
+export const SUBAGENT_END_VALUES = ["completed", "failed", "cancelled"] as const satisfies readonly SubagentEnd[];
+
+/**
+ * The sub-agent run a tool call hosts (since 1.3, `STATE-064`).
+ */
+export interface SubagentState {
+  /**
+   * The sub-agent's thread, the same on every call that continues it.
+   */
+  thread_id: Id;
+  /**
+   * What the calling agent calls the sub-agent, for display.
+   */
+  name?: string;
+  /**
+   * What the calling agent sent the sub-agent.
+   */
+  input: string;
+  /**
+   * The earlier call whose thread this run continues.
+   */
+  continues?: Id;
+  /**
+   * Present and `true` when `input` answered the thread's pending `return` call.
+   */
+  answers_return?: boolean;
+  /**
+   * Where the run is.
+   */
+  status: SubagentStatus;
+  /**
+   * The transcript: the sub-agent's items in display order, at most one open stream, its last.
+   */
+  items: DisplayItem[];
+  /**
+   * The sub-agent's final answer, once it ended.
+   */
+  response?: string;
+  /**
+   * Present and `true` when the run ended by calling its `return` tool.
+   */
+  returned?: boolean;
+  /**
+   * On a windowed connection, the transcript's cursor: the id of its oldest item of the window
+   * (`WINDOW-015`); absent when the view holds the whole transcript.
+   */
+  before?: Id;
+  /**
+   * On a windowed connection whose view leaves items of the transcript out, how many items the
+   * transcript holds as the connection is shown it (`WINDOW-015`).
+   */
+  total?: number;
+}
+
+/**
+ * Where a sub-agent run is.
+ *
+ * - `running`: The run goes on: its transcript may grow (since 1.3).
+ * - `completed`: The run finished (since 1.3).
+ * - `failed`: The run failed (since 1.3).
+ * - `cancelled`: The run was cancelled (since 1.3, `SUBAGENT-010`).
+ */
+export type SubagentStatus = "running" | "completed" | "failed" | "cancelled";
+/** Every value of {@link SubagentStatus}, in schema order. */
+export const SUBAGENT_STATUS_VALUES = ["running", "completed", "failed", "cancelled"] as const satisfies readonly SubagentStatus[];
+
+/**
  * The lifecycle status of a tool call (`spec/tool-calls.md#states`).
  *
  * - `pending`: Waits for the client's response (since 1.0).
@@ -1138,6 +1218,11 @@ export interface ChatAssistantMessage {
    */
   invocation_id: Id;
   /**
+   * The call whose sub-agent transcript the item belongs to (since 1.3, feature `subagents`,
+   * `STATE-065`); absent for an item of the top level.
+   */
+  parent_call_id?: Id;
+  /**
    * Id of the new `assistant_markdown` display item.
    */
   item_id: Id;
@@ -1165,6 +1250,11 @@ export interface ChatAssistantMessageDelta {
    * The turn whose run writes the message; its run slice is in progress (`STATE-022`).
    */
   invocation_id: Id;
+  /**
+   * The call whose sub-agent transcript the item belongs to (since 1.3, feature `subagents`,
+   * `STATE-065`); absent for an item of the top level.
+   */
+  parent_call_id?: Id;
   /**
    * Id of the streaming `assistant_markdown` item, the same in every delta and in the
    * `chat.assistant_message` that ends the stream.
@@ -1195,6 +1285,11 @@ export interface ChatToolCall {
    * The turn that made this call.
    */
   invocation_id: Id;
+  /**
+   * The call whose sub-agent transcript the item belongs to (since 1.3, feature `subagents`,
+   * `STATE-065`); absent for an item of the top level.
+   */
+  parent_call_id?: Id;
   /**
    * The interaction id, end to end: the item id, the id a response names, the id a completion names.
    */
@@ -1517,6 +1612,11 @@ export interface ChatHistoryPage {
    */
   in_reply_to: Id;
   /**
+   * The request's `tool_call_id`: the page holds items of that host's transcript (since 1.3,
+   * feature `subagents`, `WINDOW-016`).
+   */
+  tool_call_id?: Id;
+  /**
    * The items immediately before the request's cursor, oldest first, as the state holds them
    * now (always-held ones included, `WINDOW-008`).
    */
@@ -1547,6 +1647,11 @@ export interface ChatReasoningDelta {
    */
   invocation_id: Id;
   /**
+   * The call whose sub-agent transcript the item belongs to (since 1.3, feature `subagents`,
+   * `STATE-065`); absent for an item of the top level.
+   */
+  parent_call_id?: Id;
+  /**
    * Id of the streaming `reasoning` item, the same in every delta and in the `chat.reasoning`
    * that ends the stream.
    */
@@ -1576,6 +1681,11 @@ export interface ChatReasoning {
    */
   invocation_id: Id;
   /**
+   * The call whose sub-agent transcript the item belongs to (since 1.3, feature `subagents`,
+   * `STATE-065`); absent for an item of the top level.
+   */
+  parent_call_id?: Id;
+  /**
    * Id of the `reasoning` item: the open stream it ends, or a new item.
    */
   item_id: Id;
@@ -1593,6 +1703,79 @@ export interface ChatReasoning {
   encrypted?: string;
   /**
    * When the reasoning ended (RFC 3339).
+   */
+  ts: string;
+}
+
+/**
+ * Starts the sub-agent run a tool call hosts.
+ */
+export interface ChatSubagentStarted {
+  type: "chat.subagent_started";
+  /**
+   * Position of this frame in the session's frame sequence.
+   */
+  seq: number;
+  /**
+   * The call that hosts the run, in any transcript.
+   */
+  tool_call_id: Id;
+  /**
+   * The sub-agent's thread: the same on every call that continues it (`SUBAGENT-004`).
+   */
+  thread_id: Id;
+  /**
+   * What the calling agent calls the sub-agent, for display.
+   */
+  name?: string;
+  /**
+   * What the calling agent sent the sub-agent.
+   */
+  input: string;
+  /**
+   * The latest earlier call hosting `thread_id`, when this run continues that thread; absent
+   * for a new thread (`STATE-070`).
+   */
+  continues?: Id;
+  /**
+   * Present and `true` when `input` is the result of the `return` call the thread's latest run
+   * left open (`SUBAGENT-005`).
+   */
+  answers_return?: boolean;
+  /**
+   * When the run started (RFC 3339).
+   */
+  ts: string;
+}
+
+/**
+ * Ends the sub-agent run a tool call hosts.
+ */
+export interface ChatSubagentComplete {
+  type: "chat.subagent_complete";
+  /**
+   * Position of this frame in the session's frame sequence.
+   */
+  seq: number;
+  /**
+   * The call that hosts the run.
+   */
+  tool_call_id: Id;
+  /**
+   * How the run ended.
+   */
+  status: SubagentEnd;
+  /**
+   * The sub-agent's final answer.
+   */
+  response?: string;
+  /**
+   * Present and `true` when the run ended by calling its `return` tool; only with `completed`
+   * (`STATE-075`).
+   */
+  returned?: boolean;
+  /**
+   * When the run ended (RFC 3339).
    */
   ts: string;
 }
@@ -1766,6 +1949,11 @@ export interface ChatHistoryRequest {
    */
   before: Id;
   /**
+   * The host whose sub-agent transcript to page (since 1.3, feature `subagents`,
+   * `WINDOW-016`); absent to page the top level.
+   */
+  tool_call_id?: Id;
+  /**
    * How many items at most, 1 to [`MAX_HISTORY_PAGE_ITEMS`] (`WINDOW-007`).
    */
   limit: number;
@@ -1793,6 +1981,8 @@ export type ServerFrame =
   | ChatHistoryPage
   | ChatReasoningDelta
   | ChatReasoning
+  | ChatSubagentStarted
+  | ChatSubagentComplete
   | ErrorFrame;
 /** Any frame a client sends to a server, tagged on `type`. */
 export type ClientFrame =
@@ -1815,15 +2005,18 @@ export type FrameOf<T extends FrameType> = Extract<Frame, { type: T }>;
 export type ItemOf<K extends DisplayItem["kind"]> = Extract<DisplayItem, { kind: K }>;
 
 /** Every server frame type, in schema order. */
-export const SERVER_FRAME_TYPES = ["session.welcome","ui_state_snapshot","ui_state_updated","ui_state_patch","chat.user_message_accepted","chat.run_started","chat.assistant_message","chat.assistant_message_delta","chat.tool_call","chat.tool_progress","chat.tool_output","chat.tool_call_complete","chat.tool_call_dismiss","chat.run_complete","chat.rewind_complete","chat.retry_accepted","chat.cancel_accepted","chat.history_page","chat.reasoning_delta","chat.reasoning","error"] as const satisfies readonly ServerFrameType[];
+export const SERVER_FRAME_TYPES = ["session.welcome","ui_state_snapshot","ui_state_updated","ui_state_patch","chat.user_message_accepted","chat.run_started","chat.assistant_message","chat.assistant_message_delta","chat.tool_call","chat.tool_progress","chat.tool_output","chat.tool_call_complete","chat.tool_call_dismiss","chat.run_complete","chat.rewind_complete","chat.retry_accepted","chat.cancel_accepted","chat.history_page","chat.reasoning_delta","chat.reasoning","chat.subagent_started","chat.subagent_complete","error"] as const satisfies readonly ServerFrameType[];
 /** Every client frame type, in schema order. */
 export const CLIENT_FRAME_TYPES = ["session.hello","chat.user_message","chat.tool_call_response","chat.rewind","chat.retry","chat.cancel","chat.history_request"] as const satisfies readonly ClientFrameType[];
 
 /** @internal Which optional members admit null, per frame type (see validate.ts). */
-export const NULL_PLANS: { readonly [type: string]: NullPlan | null } = {"session.welcome":{"o":{"limits":{"n":["max_attached_connections"]}},"n":["server","features","resume_retention"]},"ui_state_snapshot":{"o":{"state":{"o":{"items":{"a":{"t":"kind","v":{"tool_call":{"o":{"progress":{"n":["message","fraction"]},"dismissal":{"n":["reason"]}},"n":["component_type","workflow_name","response_schema","progress","summary","error","dismissal","settled_ts"]},"tool_output":{"n":["command","exit_code"]},"reasoning":{"n":["encrypted"]}}}},"run":{"n":["invocation_id"]},"usage":{"o":{"total":{"n":["reasoning_tokens","cached_input_tokens","cost"]}}}},"n":["usage"]},"window":{"n":["before"]}},"n":["window"]},"ui_state_updated":{"o":{"state":{"o":{"items":{"a":{"t":"kind","v":{"tool_call":{"o":{"progress":{"n":["message","fraction"]},"dismissal":{"n":["reason"]}},"n":["component_type","workflow_name","response_schema","progress","summary","error","dismissal","settled_ts"]},"tool_output":{"n":["command","exit_code"]},"reasoning":{"n":["encrypted"]}}}},"run":{"n":["invocation_id"]},"usage":{"o":{"total":{"n":["reasoning_tokens","cached_input_tokens","cost"]}}}},"n":["usage"]}}},"ui_state_patch":null,"chat.user_message_accepted":null,"chat.run_started":null,"chat.assistant_message":null,"chat.assistant_message_delta":null,"chat.tool_call":{"n":["corr","component_type","workflow_name","response_schema"]},"chat.tool_progress":{"n":["message","fraction"]},"chat.tool_output":{"n":["command","approval","stdout","stderr","exit_code"]},"chat.tool_call_complete":{"n":["error","summary","in_reply_to"]},"chat.tool_call_dismiss":{"n":["reason","in_reply_to"]},"chat.run_complete":{"o":{"usage":{"n":["reasoning_tokens","cached_input_tokens","cost"]}},"n":["reason","error","usage"]},"chat.rewind_complete":null,"chat.retry_accepted":null,"chat.cancel_accepted":null,"chat.history_page":{"o":{"items":{"a":{"t":"kind","v":{"tool_call":{"o":{"progress":{"n":["message","fraction"]},"dismissal":{"n":["reason"]}},"n":["component_type","workflow_name","response_schema","progress","summary","error","dismissal","settled_ts"]},"tool_output":{"n":["command","exit_code"]},"reasoning":{"n":["encrypted"]}}}}},"n":["before"]},"chat.reasoning_delta":null,"chat.reasoning":{"n":["encrypted"]},"error":{"n":["seq","in_reply_to","supported_versions"]},"session.hello":{"o":{"resume":{"n":["before"]},"script":{"o":{"turns":{"a":{"o":{"steps":{"a":{"t":"op","v":{"say":{"n":["chunks","chunk_delay_ms"]},"tool_calls":{"o":{"calls":{"a":{"o":{"progress":{"a":{"n":["message","fraction"]}},"output":{"n":["command","stdout","stderr","exit_code"]},"outcome":{"t":"kind","v":{"result":{"n":["summary"]},"await_response":{"n":["expire_after_ms","summary"]},"dismiss":{"n":["reason"]}}}},"n":["component_type","workflow_name","output","response_schema"]}}},"n":["settle_order"]},"end":{"n":["error"]}}}},"retries":{"a":{"o":{"steps":{"a":{"t":"op","v":{"say":{"n":["chunks","chunk_delay_ms"]},"tool_calls":{"o":{"calls":{"a":{"o":{"progress":{"a":{"n":["message","fraction"]}},"output":{"n":["command","stdout","stderr","exit_code"]},"outcome":{"t":"kind","v":{"result":{"n":["summary"]},"await_response":{"n":["expire_after_ms","summary"]},"dismiss":{"n":["reason"]}}}},"n":["component_type","workflow_name","output","response_schema"]}}},"n":["settle_order"]},"end":{"n":["error"]}}}}}}}}}}}}},"n":["resume","script","client","features","window"]},"chat.user_message":null,"chat.tool_call_response":{"o":{"outcome":{"t":"action","v":{"dismiss":{"n":["reason"]}}}}},"chat.rewind":null,"chat.retry":null,"chat.cancel":null,"chat.history_request":null};
+export const NULL_PLANS: { readonly [type: string]: NullPlan | null } = {"session.welcome":{"o":{"limits":{"n":["max_attached_connections"]}},"n":["server","features","resume_retention"]},"ui_state_snapshot":{"o":{"state":{"o":{"items":{"a":{"t":"kind","v":{"tool_call":{"o":{"progress":{"n":["message","fraction"]},"dismissal":{"n":["reason"]},"subagent":{"o":{"items":{"a":{"r":"DisplayItem"}}},"n":["name","continues","response","before","total"]}},"n":["component_type","workflow_name","response_schema","progress","summary","error","dismissal","settled_ts","subagent"]},"tool_output":{"n":["command","exit_code"]},"reasoning":{"n":["encrypted"]}}}},"run":{"n":["invocation_id"]},"usage":{"o":{"total":{"n":["reasoning_tokens","cached_input_tokens","cost"]}}}},"n":["usage"]},"window":{"n":["before"]}},"n":["window"]},"ui_state_updated":{"o":{"state":{"o":{"items":{"a":{"t":"kind","v":{"tool_call":{"o":{"progress":{"n":["message","fraction"]},"dismissal":{"n":["reason"]},"subagent":{"o":{"items":{"a":{"r":"DisplayItem"}}},"n":["name","continues","response","before","total"]}},"n":["component_type","workflow_name","response_schema","progress","summary","error","dismissal","settled_ts","subagent"]},"tool_output":{"n":["command","exit_code"]},"reasoning":{"n":["encrypted"]}}}},"run":{"n":["invocation_id"]},"usage":{"o":{"total":{"n":["reasoning_tokens","cached_input_tokens","cost"]}}}},"n":["usage"]}}},"ui_state_patch":null,"chat.user_message_accepted":null,"chat.run_started":null,"chat.assistant_message":{"n":["parent_call_id"]},"chat.assistant_message_delta":{"n":["parent_call_id"]},"chat.tool_call":{"n":["parent_call_id","corr","component_type","workflow_name","response_schema"]},"chat.tool_progress":{"n":["message","fraction"]},"chat.tool_output":{"n":["command","approval","stdout","stderr","exit_code"]},"chat.tool_call_complete":{"n":["error","summary","in_reply_to"]},"chat.tool_call_dismiss":{"n":["reason","in_reply_to"]},"chat.run_complete":{"o":{"usage":{"n":["reasoning_tokens","cached_input_tokens","cost"]}},"n":["reason","error","usage"]},"chat.rewind_complete":null,"chat.retry_accepted":null,"chat.cancel_accepted":null,"chat.history_page":{"o":{"items":{"a":{"t":"kind","v":{"tool_call":{"o":{"progress":{"n":["message","fraction"]},"dismissal":{"n":["reason"]},"subagent":{"o":{"items":{"a":{"r":"DisplayItem"}}},"n":["name","continues","response","before","total"]}},"n":["component_type","workflow_name","response_schema","progress","summary","error","dismissal","settled_ts","subagent"]},"tool_output":{"n":["command","exit_code"]},"reasoning":{"n":["encrypted"]}}}}},"n":["tool_call_id","before"]},"chat.reasoning_delta":{"n":["parent_call_id"]},"chat.reasoning":{"n":["parent_call_id","encrypted"]},"chat.subagent_started":{"n":["name","continues"]},"chat.subagent_complete":{"n":["response"]},"error":{"n":["seq","in_reply_to","supported_versions"]},"session.hello":{"o":{"resume":{"n":["before"]},"script":{"o":{"turns":{"a":{"o":{"steps":{"a":{"t":"op","v":{"say":{"n":["chunks","chunk_delay_ms"]},"tool_calls":{"o":{"calls":{"a":{"o":{"progress":{"a":{"n":["message","fraction"]}},"output":{"n":["command","stdout","stderr","exit_code"]},"outcome":{"t":"kind","v":{"result":{"n":["summary"]},"await_response":{"n":["expire_after_ms","summary"]},"dismiss":{"n":["reason"]}}}},"n":["component_type","workflow_name","output","response_schema"]}}},"n":["settle_order"]},"end":{"n":["error"]}}}},"retries":{"a":{"o":{"steps":{"a":{"t":"op","v":{"say":{"n":["chunks","chunk_delay_ms"]},"tool_calls":{"o":{"calls":{"a":{"o":{"progress":{"a":{"n":["message","fraction"]}},"output":{"n":["command","stdout","stderr","exit_code"]},"outcome":{"t":"kind","v":{"result":{"n":["summary"]},"await_response":{"n":["expire_after_ms","summary"]},"dismiss":{"n":["reason"]}}}},"n":["component_type","workflow_name","output","response_schema"]}}},"n":["settle_order"]},"end":{"n":["error"]}}}}}}}}}}}}},"n":["resume","script","client","features","window"]},"chat.user_message":null,"chat.tool_call_response":{"o":{"outcome":{"t":"action","v":{"dismiss":{"n":["reason"]}}}}},"chat.rewind":null,"chat.retry":null,"chat.cancel":null,"chat.history_request":{"n":["tool_call_id"]}};
+/** @internal The plans of recursive definitions, which their nested copies name (`{r}`). */
+export const NAMED_PLANS: { readonly [name: string]: NullPlan | null } = {"DisplayItem":{"t":"kind","v":{"tool_call":{"o":{"progress":{"n":["message","fraction"]},"dismissal":{"n":["reason"]},"subagent":{"o":{"items":{"a":{"r":"DisplayItem"}}},"n":["name","continues","response","before","total"]}},"n":["component_type","workflow_name","response_schema","progress","summary","error","dismissal","settled_ts","subagent"]},"tool_output":{"n":["command","exit_code"]},"reasoning":{"n":["encrypted"]}}}};
 /** @internal */
 export type NullPlan =
   | { readonly o?: { readonly [member: string]: NullPlan }; readonly n?: readonly string[] }
   | { readonly a: NullPlan }
   | { readonly t: string; readonly v: { readonly [tag: string]: NullPlan } }
-  | { readonly u: readonly NullPlan[] };
+  | { readonly u: readonly NullPlan[] }
+  | { readonly r: string };

@@ -78,6 +78,10 @@ export function describe(frame: ServerFrame): string {
       return `reasoning ${frame.item_id} +${frame.text.length}`;
     case "chat.reasoning":
       return `reasoning ${frame.item_id}${frame.redacted ? " (redacted)" : ""}`;
+    case "chat.subagent_started":
+      return `sub-agent ${frame.thread_id} in ${frame.tool_call_id}`;
+    case "chat.subagent_complete":
+      return `sub-agent of ${frame.tool_call_id} ${frame.status}`;
     case "error":
       return `error ${frame.code}${frame.fatal ? " (fatal)" : ""}`;
     default:

@@ -135,6 +135,8 @@ EVENT_TYPES: Final[tuple[str, ...]] = (
     'chat.retry_accepted',
     'chat.reasoning_delta',
     'chat.reasoning',
+    'chat.subagent_started',
+    'chat.subagent_complete',
 )
 #: The keywords a response schema may use (TOOL-022), in the spec's order.
 RESPONSE_SCHEMA_KEYWORDS: Final[tuple[str, ...]] = (
@@ -258,6 +260,14 @@ REDUCE_REFUSALS: Final[dict[str, str]] = {
     'ReasoningTextMismatch': 'STATE-061',
     'RedactedWithText': 'STATE-062',
     'UsageOverflow': 'STATE-063',
+    'NotSubagentHost': 'STATE-068',
+    'SubagentTooDeep': 'STATE-069',
+    'ThreadMismatch': 'STATE-070',
+    'SubagentNotRunning': 'STATE-071',
+    'SubagentBusy': 'STATE-072',
+    'SubagentRunning': 'STATE-073',
+    'OutputOfHost': 'STATE-074',
+    'ReturnedNotCompleted': 'STATE-075',
 }
 #: Every capability, with the minor that defines it and whether it is a feature.
 CAPABILITY_FACTS: Final[tuple[CapabilityFact, ...]] = (
@@ -275,6 +285,7 @@ CAPABILITY_FACTS: Final[tuple[CapabilityFact, ...]] = (
     CapabilityFact('state_window', '1.2', True),
     CapabilityFact('reasoning', '1.3', True),
     CapabilityFact('usage', '1.3', True),
+    CapabilityFact('subagents', '1.3', True),
 )
 #: The server frame types that answer each client frame when it is accepted (ERROR-004: an error answers a refusal).
 ANSWERED_BY: Final[dict[str, tuple[str, ...]]] = {
@@ -296,6 +307,7 @@ SERVER_FRAME_FACTS: Final[dict[str, ServerFrameFacts]] = {
     'ui_state_snapshot': ServerFrameFacts(since='1.0', carries_state=True, event=False, answer='never', introduces=(), members_since={
         'state.items[].streaming': '1.1',
         'state.items[].response_schema': '1.2',
+        'state.items[].subagent': '1.3',
         'state.usage': '1.3',
         'state.usage.total': '1.3',
         'window': '1.2',
@@ -303,15 +315,21 @@ SERVER_FRAME_FACTS: Final[dict[str, ServerFrameFacts]] = {
     'ui_state_updated': ServerFrameFacts(since='1.0', carries_state=True, event=False, answer='never', introduces=(), members_since={
         'state.items[].streaming': '1.1',
         'state.items[].response_schema': '1.2',
+        'state.items[].subagent': '1.3',
         'state.usage': '1.3',
         'state.usage.total': '1.3',
     }),
     'ui_state_patch': ServerFrameFacts(since='1.1', carries_state=True, event=False, answer='never', introduces=(), members_since={}),
     'chat.user_message_accepted': ServerFrameFacts(since='1.0', carries_state=False, event=True, answer='always', introduces=(IdSlot('invocation', 'invocation_id', 'always'), IdSlot('item', 'item_id', 'always')), members_since={}),
     'chat.run_started': ServerFrameFacts(since='1.0', carries_state=False, event=True, answer='never', introduces=(), members_since={}),
-    'chat.assistant_message': ServerFrameFacts(since='1.0', carries_state=False, event=True, answer='never', introduces=(IdSlot('item', 'item_id', 'unless_open_stream'),), members_since={}),
-    'chat.assistant_message_delta': ServerFrameFacts(since='1.1', carries_state=True, event=True, answer='never', introduces=(IdSlot('item', 'item_id', 'unless_held'),), members_since={}),
+    'chat.assistant_message': ServerFrameFacts(since='1.0', carries_state=False, event=True, answer='never', introduces=(IdSlot('item', 'item_id', 'unless_open_stream'),), members_since={
+        'parent_call_id': '1.3',
+    }),
+    'chat.assistant_message_delta': ServerFrameFacts(since='1.1', carries_state=True, event=True, answer='never', introduces=(IdSlot('item', 'item_id', 'unless_held'),), members_since={
+        'parent_call_id': '1.3',
+    }),
     'chat.tool_call': ServerFrameFacts(since='1.0', carries_state=False, event=True, answer='never', introduces=(IdSlot('tool_call', 'tool_call_id', 'always'),), members_since={
+        'parent_call_id': '1.3',
         'response_schema': '1.2',
     }),
     'chat.tool_progress': ServerFrameFacts(since='1.0', carries_state=False, event=True, answer='never', introduces=(), members_since={}),
@@ -324,9 +342,14 @@ SERVER_FRAME_FACTS: Final[dict[str, ServerFrameFacts]] = {
     'chat.rewind_complete': ServerFrameFacts(since='1.0', carries_state=False, event=True, answer='always', introduces=(), members_since={}),
     'chat.retry_accepted': ServerFrameFacts(since='1.1', carries_state=False, event=True, answer='always', introduces=(), members_since={}),
     'chat.cancel_accepted': ServerFrameFacts(since='1.2', carries_state=False, event=False, answer='always', introduces=(), members_since={}),
-    'chat.history_page': ServerFrameFacts(since='1.2', carries_state=False, event=False, answer='always', introduces=(), members_since={}),
+    'chat.history_page': ServerFrameFacts(since='1.2', carries_state=False, event=False, answer='always', introduces=(), members_since={
+        'tool_call_id': '1.3',
+        'items[].subagent': '1.3',
+    }),
     'chat.reasoning_delta': ServerFrameFacts(since='1.3', carries_state=True, event=True, answer='never', introduces=(IdSlot('item', 'item_id', 'unless_held'),), members_since={}),
     'chat.reasoning': ServerFrameFacts(since='1.3', carries_state=False, event=True, answer='never', introduces=(IdSlot('item', 'item_id', 'unless_open_stream'),), members_since={}),
+    'chat.subagent_started': ServerFrameFacts(since='1.3', carries_state=False, event=True, answer='never', introduces=(), members_since={}),
+    'chat.subagent_complete': ServerFrameFacts(since='1.3', carries_state=False, event=True, answer='never', introduces=(), members_since={}),
     'error': ServerFrameFacts(since='1.0', carries_state=False, event=False, answer='sometimes', introduces=(), members_since={}),
 }
 #: Per client frame type, what its frames share.
@@ -348,13 +371,15 @@ CLIENT_FRAME_FACTS: Final[dict[str, ClientFrameFacts]] = {
     'chat.rewind': ClientFrameFacts(since='1.0', answered_by=('chat.rewind_complete',), names=NamedId('invocation', 'before_invocation_id'), members_since={}),
     'chat.retry': ClientFrameFacts(since='1.1', answered_by=('chat.retry_accepted',), names=NamedId('item', 'after_item_id'), members_since={}),
     'chat.cancel': ClientFrameFacts(since='1.2', answered_by=('chat.cancel_accepted',), names=NamedId('invocation', 'invocation_id'), members_since={}),
-    'chat.history_request': ClientFrameFacts(since='1.2', answered_by=('chat.history_page',), names=NamedId('item', 'before'), members_since={}),
+    'chat.history_request': ClientFrameFacts(since='1.2', answered_by=('chat.history_page',), names=NamedId('item', 'before'), members_since={
+        'tool_call_id': '1.3',
+    }),
 }
 #: Each display item kind's members, in the order the crate serializes them (patch member ops follow it).
 ITEM_MEMBERS: Final[dict[str, tuple[str, ...]]] = {
     'user_message': ('kind', 'id', 'invocation_id', 'client_message_id', 'text', 'ts'),
     'assistant_markdown': ('kind', 'id', 'invocation_id', 'markdown', 'streaming', 'ts'),
-    'tool_call': ('kind', 'id', 'invocation_id', 'tool_name', 'component_type', 'workflow_name', 'interaction_type', 'display', 'awaiting_response', 'status', 'payload', 'response_schema', 'progress', 'summary', 'result', 'error', 'dismissal', 'ts', 'settled_ts'),
+    'tool_call': ('kind', 'id', 'invocation_id', 'tool_name', 'component_type', 'workflow_name', 'interaction_type', 'display', 'awaiting_response', 'status', 'payload', 'response_schema', 'progress', 'summary', 'result', 'error', 'dismissal', 'ts', 'settled_ts', 'subagent'),
     'tool_output': ('kind', 'id', 'invocation_id', 'tool_call_id', 'tool_name', 'command', 'approvals', 'stdout', 'stderr', 'exit_code'),
     'reasoning': ('kind', 'id', 'invocation_id', 'text', 'streaming', 'redacted', 'encrypted', 'ts'),
 }
@@ -362,6 +387,7 @@ ITEM_MEMBERS: Final[dict[str, tuple[str, ...]]] = {
 UI_STATE_MEMBERS_SINCE: Final[dict[str, str]] = {
     'items[].streaming': '1.1',
     'items[].response_schema': '1.2',
+    'items[].subagent': '1.3',
     'usage': '1.3',
     'usage.total': '1.3',
 }
@@ -390,9 +416,9 @@ VERSION_FACTS: Final[dict[str, VersionFacts]] = {
     ),
     '1.3': VersionFacts(
         client_frames=('session.hello', 'chat.user_message', 'chat.tool_call_response', 'chat.rewind', 'chat.retry', 'chat.cancel', 'chat.history_request'),
-        server_frames=('session.welcome', 'ui_state_snapshot', 'ui_state_updated', 'ui_state_patch', 'chat.user_message_accepted', 'chat.run_started', 'chat.assistant_message', 'chat.assistant_message_delta', 'chat.tool_call', 'chat.tool_progress', 'chat.tool_output', 'chat.tool_call_complete', 'chat.tool_call_dismiss', 'chat.run_complete', 'chat.rewind_complete', 'chat.retry_accepted', 'chat.cancel_accepted', 'chat.history_page', 'chat.reasoning_delta', 'chat.reasoning', 'error'),
-        capabilities=('rewind', 'tool_output', 'tool_expiry', 'conformance_script', 'restart_durability', 'ui_state_patch', 'resume_catch_up', 'assistant_stream', 'retry', 'cancel', 'multi_attach', 'state_window', 'reasoning', 'usage'),
-        features=('ui_state_patch', 'resume_catch_up', 'assistant_stream', 'multi_attach', 'state_window', 'reasoning', 'usage'),
+        server_frames=('session.welcome', 'ui_state_snapshot', 'ui_state_updated', 'ui_state_patch', 'chat.user_message_accepted', 'chat.run_started', 'chat.assistant_message', 'chat.assistant_message_delta', 'chat.tool_call', 'chat.tool_progress', 'chat.tool_output', 'chat.tool_call_complete', 'chat.tool_call_dismiss', 'chat.run_complete', 'chat.rewind_complete', 'chat.retry_accepted', 'chat.cancel_accepted', 'chat.history_page', 'chat.reasoning_delta', 'chat.reasoning', 'chat.subagent_started', 'chat.subagent_complete', 'error'),
+        capabilities=('rewind', 'tool_output', 'tool_expiry', 'conformance_script', 'restart_durability', 'ui_state_patch', 'resume_catch_up', 'assistant_stream', 'retry', 'cancel', 'multi_attach', 'state_window', 'reasoning', 'usage', 'subagents'),
+        features=('ui_state_patch', 'resume_catch_up', 'assistant_stream', 'multi_attach', 'state_window', 'reasoning', 'usage', 'subagents'),
         error_codes=('malformed_frame', 'binary_frame', 'unknown_type', 'invalid_frame', 'frame_too_large', 'hello_required', 'already_open', 'unsupported_version', 'resume_rejected', 'resume_cursor_ahead', 'script_not_allowed', 'invalid_script', 'duplicate_message', 'run_in_progress', 'unknown_tool_call', 'tool_call_settled', 'tool_call_not_awaiting', 'unknown_invocation', 'session_taken_over', 'internal_error', 'capability_not_offered', 'unknown_item', 'item_not_in_latest_turn', 'retry_keeps_open_call', 'run_not_active', 'response_invalid', 'session_detached', 'stale_cursor'),
     ),
 }

@@ -55,6 +55,7 @@ pub(crate) async fn cancel(
         }
         if let Some((item_id, streamed)) = scope.stream {
             change.units.push(Unit::Event(ServerFrame::AssistantMessage(AssistantMessage {
+                parent_call_id: None,
                 seq: 0,
                 invocation_id: invocation.clone(),
                 item_id,

@@ -317,6 +317,7 @@ async fn next_step(session: &Arc<Session>, g: &mut Inner) -> Result<Next, EmitEr
                 return stream_say(session, g, invocation, markdown, chunks, chunk_delay_ms.unwrap_or(0)).await;
             }
             let frame = ServerFrame::AssistantMessage(AssistantMessage {
+                parent_call_id: None,
                 seq: 0,
                 invocation_id: invocation.clone(),
                 item_id: random_id("am", 8),
@@ -346,6 +347,7 @@ async fn next_step(session: &Arc<Session>, g: &mut Inner) -> Result<Next, EmitEr
                 .enumerate()
                 .map(|(index, (c, id))| {
                     ServerFrame::ToolCall(ToolCall {
+                        parent_call_id: None,
                         seq: 0,
                         invocation_id: invocation.clone(),
                         tool_call_id: id.clone(),
@@ -401,6 +403,7 @@ async fn stream_say(
     let ts = rfc3339_now();
     let Some(chunk) = chunks.get(sent) else {
         let frame = ServerFrame::AssistantMessage(AssistantMessage {
+            parent_call_id: None,
             seq: 0,
             invocation_id: invocation,
             item_id,
@@ -413,6 +416,7 @@ async fn stream_say(
         return Ok(Next::Continue);
     };
     let frame = ServerFrame::AssistantMessageDelta(AssistantMessageDelta {
+        parent_call_id: None,
         seq: 0,
         invocation_id: invocation,
         item_id: item_id.clone(),
@@ -561,6 +565,7 @@ fn run_failed(g: &mut Inner, invocation: Id, reason: &str, error: &str) -> Chang
     let mut change = Change::default();
     if let Some(open) = g.state.open_stream().filter(|s| s.invocation_id == invocation) {
         change.units.push(Unit::Event(ServerFrame::AssistantMessage(AssistantMessage {
+            parent_call_id: None,
             seq: 0,
             invocation_id: invocation.clone(),
             item_id: open.id.clone(),

@@ -37,7 +37,9 @@ pub(crate) async fn history(
     if !negotiated.has(&Capability::StateWindow) {
         failing.push(ErrorCode::CapabilityNotOffered);
     }
-    if current.as_ref() != Some(&request.before) && cached.is_none() {
+    // A transcript's page (since 1.3, WINDOW-016) names a host; the reference offers no
+    // sub-agents, so no connection holds one.
+    if (current.as_ref() != Some(&request.before) && cached.is_none()) || request.tool_call_id.is_some() {
         failing.push(ErrorCode::StaleCursor);
     }
     if let Some(code) = first_failing("chat.history_request", &failing) {
@@ -60,7 +62,14 @@ pub(crate) async fn history(
             (items, before)
         }
     };
-    let page = HistoryPage { seq: 0, in_reply_to: request.id, items, before, total: seen.items.len() as u64 };
+    let page = HistoryPage {
+        seq: 0,
+        in_reply_to: request.id,
+        tool_call_id: None,
+        items,
+        before,
+        total: seen.items.len() as u64,
+    };
     drop(seen);
     send_outside_state(session, g, conn, ServerFrame::HistoryPage(page)).await;
     Ok(())

@@ -245,8 +245,8 @@ class Capability(RootModel[StrictStr]):
     root: Annotated[
         StrictStr,
         Field(
-            description='An optional feature the server offers. Known names: rewind, tool_output, tool_expiry, conformance_script, restart_durability, and since 1.1 ui_state_patch, resume_catch_up, assistant_stream and retry, since 1.2 cancel, multi_attach and state_window, and since 1.3 reasoning and usage; receivers must tolerate others.',
-            examples=['rewind', 'tool_output', 'tool_expiry', 'conformance_script', 'restart_durability', 'ui_state_patch', 'resume_catch_up', 'assistant_stream', 'retry', 'cancel', 'multi_attach', 'state_window', 'reasoning', 'usage'],
+            description='An optional feature the server offers. Known names: rewind, tool_output, tool_expiry, conformance_script, restart_durability, and since 1.1 ui_state_patch, resume_catch_up, assistant_stream and retry, since 1.2 cancel, multi_attach and state_window, and since 1.3 reasoning, usage and subagents; receivers must tolerate others.',
+            examples=['rewind', 'tool_output', 'tool_expiry', 'conformance_script', 'restart_durability', 'ui_state_patch', 'resume_catch_up', 'assistant_stream', 'retry', 'cancel', 'multi_attach', 'state_window', 'reasoning', 'usage', 'subagents'],
             min_length=1,
         ),
     ]
@@ -401,6 +401,12 @@ class ClientFrameChatHistoryRequest(BaseModel):
             pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
         ),
     ]
+    tool_call_id: Annotated[
+        Id | None,
+        Field(
+            description='The host whose sub-agent transcript to page (since 1.3, feature `subagents`,\n`WINDOW-016`); absent to page the top level.'
+        ),
+    ] = None
     limit: Annotated[
         int,
         Field(

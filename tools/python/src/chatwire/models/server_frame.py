@@ -41,8 +41,8 @@ class Capability(RootModel[StrictStr]):
     root: Annotated[
         StrictStr,
         Field(
-            description='An optional feature the server offers. Known names: rewind, tool_output, tool_expiry, conformance_script, restart_durability, and since 1.1 ui_state_patch, resume_catch_up, assistant_stream and retry, since 1.2 cancel, multi_attach and state_window, and since 1.3 reasoning and usage; receivers must tolerate others.',
-            examples=['rewind', 'tool_output', 'tool_expiry', 'conformance_script', 'restart_durability', 'ui_state_patch', 'resume_catch_up', 'assistant_stream', 'retry', 'cancel', 'multi_attach', 'state_window', 'reasoning', 'usage'],
+            description='An optional feature the server offers. Known names: rewind, tool_output, tool_expiry, conformance_script, restart_durability, and since 1.1 ui_state_patch, resume_catch_up, assistant_stream and retry, since 1.2 cancel, multi_attach and state_window, and since 1.3 reasoning, usage and subagents; receivers must tolerate others.',
+            examples=['rewind', 'tool_output', 'tool_expiry', 'conformance_script', 'restart_durability', 'ui_state_patch', 'resume_catch_up', 'assistant_stream', 'retry', 'cancel', 'multi_attach', 'state_window', 'reasoning', 'usage', 'subagents'],
             min_length=1,
         ),
     ]
@@ -273,6 +273,13 @@ class Initiator(str, Enum):
     client = 'client'
 
 
+class SubagentStatus(str, Enum):
+    running = 'running'
+    completed = 'completed'
+    failed = 'failed'
+    cancelled = 'cancelled'
+
+
 class ApprovalDecision(str, Enum):
     approve = 'approve'
     deny_continue = 'deny_continue'
@@ -397,6 +404,12 @@ class CompletionStatus(str, Enum):
 
 class RunCompleteStatus(str, Enum):
     awaiting_input = 'awaiting_input'
+    completed = 'completed'
+    failed = 'failed'
+    cancelled = 'cancelled'
+
+
+class SubagentEnd(str, Enum):
     completed = 'completed'
     failed = 'failed'
     cancelled = 'cancelled'
@@ -627,6 +640,12 @@ class ServerFrameChatAssistantMessage(BaseModel):
             pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
         ),
     ]
+    parent_call_id: Annotated[
+        Id | None,
+        Field(
+            description='The call whose sub-agent transcript the item belongs to (since 1.3, feature `subagents`,\n`STATE-065`); absent for an item of the top level.'
+        ),
+    ] = None
     item_id: Annotated[
         StrictStr,
         Field(
@@ -659,6 +678,12 @@ class ServerFrameChatAssistantMessageDelta(BaseModel):
             pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
         ),
     ]
+    parent_call_id: Annotated[
+        Id | None,
+        Field(
+            description='The call whose sub-agent transcript the item belongs to (since 1.3, feature `subagents`,\n`STATE-065`); absent for an item of the top level.'
+        ),
+    ] = None
     item_id: Annotated[
         StrictStr,
         Field(
@@ -702,6 +727,12 @@ class ServerFrameChatToolCall(BaseModel):
             pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
         ),
     ]
+    parent_call_id: Annotated[
+        Id | None,
+        Field(
+            description='The call whose sub-agent transcript the item belongs to (since 1.3, feature `subagents`,\n`STATE-065`); absent for an item of the top level.'
+        ),
+    ] = None
     tool_call_id: Annotated[
         StrictStr,
         Field(
@@ -1061,6 +1092,12 @@ class ServerFrameChatReasoningDelta(BaseModel):
             pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
         ),
     ]
+    parent_call_id: Annotated[
+        Id | None,
+        Field(
+            description='The call whose sub-agent transcript the item belongs to (since 1.3, feature `subagents`,\n`STATE-065`); absent for an item of the top level.'
+        ),
+    ] = None
     item_id: Annotated[
         StrictStr,
         Field(
@@ -1104,6 +1141,12 @@ class ServerFrameChatReasoning(BaseModel):
             pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
         ),
     ]
+    parent_call_id: Annotated[
+        Id | None,
+        Field(
+            description='The call whose sub-agent transcript the item belongs to (since 1.3, feature `subagents`,\n`STATE-065`); absent for an item of the top level.'
+        ),
+    ] = None
     item_id: Annotated[
         StrictStr,
         Field(
@@ -1132,6 +1175,90 @@ class ServerFrameChatReasoning(BaseModel):
         ),
     ] = None
     ts: Annotated[StrictStr, Field(description='When the reasoning ended (RFC 3339).')]
+
+
+class ServerFrameChatSubagentStarted(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    type: Literal['chat.subagent_started']
+    seq: Annotated[
+        int,
+        Field(
+            description="Position of this frame in the session's frame sequence.",
+            ge=0,
+            le=9007199254740991,
+        ),
+    ]
+    tool_call_id: Annotated[
+        StrictStr,
+        Field(
+            description='The call that hosts the run, in any transcript.',
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+    thread_id: Annotated[
+        StrictStr,
+        Field(
+            description="The sub-agent's thread: the same on every call that continues it (`SUBAGENT-004`).",
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+    name: Annotated[
+        StrictStr | None,
+        Field(description='What the calling agent calls the sub-agent, for display.'),
+    ] = None
+    input: Annotated[
+        StrictStr, Field(description='What the calling agent sent the sub-agent.')
+    ]
+    continues: Annotated[
+        Id | None,
+        Field(
+            description='The latest earlier call hosting `thread_id`, when this run continues that thread; absent\nfor a new thread (`STATE-070`).'
+        ),
+    ] = None
+    answers_return: Annotated[
+        StrictBool | None,
+        Field(
+            description="Present and `true` when `input` is the result of the `return` call the thread's latest run\nleft open (`SUBAGENT-005`)."
+        ),
+    ] = None
+    ts: Annotated[StrictStr, Field(description='When the run started (RFC 3339).')]
+
+
+class ServerFrameChatSubagentComplete(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    type: Literal['chat.subagent_complete']
+    seq: Annotated[
+        int,
+        Field(
+            description="Position of this frame in the session's frame sequence.",
+            ge=0,
+            le=9007199254740991,
+        ),
+    ]
+    tool_call_id: Annotated[
+        StrictStr,
+        Field(
+            description='The call that hosts the run.',
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+    status: Annotated[SubagentEnd, Field(description='How the run ended.')]
+    response: Annotated[
+        StrictStr | None, Field(description="The sub-agent's final answer.")
+    ] = None
+    returned: Annotated[
+        StrictBool | None,
+        Field(
+            description='Present and `true` when the run ended by calling its `return` tool; only with `completed`\n(`STATE-075`).'
+        ),
+    ] = None
+    ts: Annotated[StrictStr, Field(description='When the run ended (RFC 3339).')]
 
 
 class ServerFrameError(BaseModel):
@@ -1336,6 +1463,139 @@ class ServerFrameChatRunComplete(BaseModel):
     ts: Annotated[StrictStr, Field(description='When the slice ended (RFC 3339).')]
 
 
+class UsageState(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    total: Annotated[
+        Usage,
+        Field(
+            description='Every run slice of the session ever completed with usage, summed; never lowered.'
+        ),
+    ]
+    invocations: Annotated[
+        dict[Annotated[str, StringConstraints(pattern=r'^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$', strict=True)], Usage],
+        Field(
+            description="Per invocation the state holds, its run slices' usage summed."
+        ),
+    ]
+
+
+class ServerFrameUiStateSnapshot(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    type: Literal['ui_state_snapshot']
+    seq: Annotated[
+        int,
+        Field(
+            description="Position of this frame in the session's frame sequence.",
+            ge=0,
+            le=9007199254740991,
+        ),
+    ]
+    v: Annotated[Literal['ui_state_v1'], Field(description='The UiState format.')]
+    state: Annotated[
+        UiState,
+        Field(
+            description="The session's effective state; on a windowed connection, the view its window holds\n(`WINDOW-002`)."
+        ),
+    ]
+    window: Annotated[
+        Window | None,
+        Field(
+            description='Present exactly on a connection that asked for a window where `state_window` is in force\n(since 1.2, `WINDOW-002`): where the window starts and how many items the state holds.'
+        ),
+    ] = None
+
+
+class ServerFrameUiStateUpdated(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    type: Literal['ui_state_updated']
+    seq: Annotated[
+        int,
+        Field(
+            description="Position of this frame in the session's frame sequence.",
+            ge=0,
+            le=9007199254740991,
+        ),
+    ]
+    v: Annotated[Literal['ui_state_v1'], Field(description='The UiState format.')]
+    state: Annotated[UiState, Field(description="The session's effective state.")]
+
+
+class ServerFrameChatHistoryPage(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    type: Literal['chat.history_page']
+    seq: Annotated[
+        int,
+        Field(
+            description="Position of this frame in the session's frame sequence.",
+            ge=0,
+            le=9007199254740991,
+        ),
+    ]
+    in_reply_to: Annotated[
+        StrictStr,
+        Field(
+            description='The `id` of the `chat.history_request` this answers.',
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+    tool_call_id: Annotated[
+        Id | None,
+        Field(
+            description="The request's `tool_call_id`: the page holds items of that host's transcript (since 1.3,\nfeature `subagents`, `WINDOW-016`)."
+        ),
+    ] = None
+    items: Annotated[
+        list[DisplayItemUserMessage | DisplayItemAssistantMarkdown | DisplayItemToolCall | DisplayItemToolOutput | DisplayItemReasoning],
+        Field(
+            description="The items immediately before the request's cursor, oldest first, as the state holds them\nnow (always-held ones included, `WINDOW-008`)."
+        ),
+    ]
+    before: Annotated[
+        Id | None,
+        Field(
+            description="The cursor for the next older page: the id of the first item of this page. Absent once the\npage reaches the session's first item."
+        ),
+    ] = None
+    total: Annotated[
+        int,
+        Field(
+            description='How many items the whole state holds.',
+            ge=0,
+            le=9007199254740991,
+        ),
+    ]
+
+
+class UiState(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    items: Annotated[
+        list[DisplayItemUserMessage | DisplayItemAssistantMarkdown | DisplayItemToolCall | DisplayItemToolOutput | DisplayItemReasoning],
+        Field(description='Display items in the order the client shows them.'),
+    ]
+    run: Annotated[RunState, Field(description='The current run.')]
+    usage: Annotated[
+        UsageState | None,
+        Field(
+            description="What the session's runs used (since 1.3, feature `usage`): absent until the first run\nslice that reported usage (`STATE-056`)."
+        ),
+    ] = None
+
+
 class DisplayItemToolCall(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -1407,133 +1667,74 @@ class DisplayItemToolCall(BaseModel):
         StrictStr | None,
         Field(description='When the call settled (RFC 3339), once settled.'),
     ] = None
+    subagent: Annotated[
+        SubagentState | None,
+        Field(
+            description='The sub-agent run the call hosts, with its transcript (since 1.3, feature `subagents`,\n`STATE-064`); boxed, as most calls host none.'
+        ),
+    ] = None
 
 
-class UsageState(BaseModel):
+class SubagentState(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
         populate_by_name=True,
     )
-    total: Annotated[
-        Usage,
-        Field(
-            description='Every run slice of the session ever completed with usage, summed; never lowered.'
-        ),
-    ]
-    invocations: Annotated[
-        dict[Annotated[str, StringConstraints(pattern=r'^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$', strict=True)], Usage],
-        Field(
-            description="Per invocation the state holds, its run slices' usage summed."
-        ),
-    ]
-
-
-class ServerFrameChatHistoryPage(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
-    type: Literal['chat.history_page']
-    seq: Annotated[
-        int,
-        Field(
-            description="Position of this frame in the session's frame sequence.",
-            ge=0,
-            le=9007199254740991,
-        ),
-    ]
-    in_reply_to: Annotated[
+    thread_id: Annotated[
         StrictStr,
         Field(
-            description='The `id` of the `chat.history_request` this answers.',
+            description="The sub-agent's thread, the same on every call that continues it.",
             pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
         ),
     ]
+    name: Annotated[
+        StrictStr | None,
+        Field(description='What the calling agent calls the sub-agent, for display.'),
+    ] = None
+    input: Annotated[
+        StrictStr, Field(description='What the calling agent sent the sub-agent.')
+    ]
+    continues: Annotated[
+        Id | None,
+        Field(description='The earlier call whose thread this run continues.'),
+    ] = None
+    answers_return: Annotated[
+        StrictBool | None,
+        Field(
+            description="Present and `true` when `input` answered the thread's pending `return` call."
+        ),
+    ] = None
+    status: Annotated[SubagentStatus, Field(description='Where the run is.')]
     items: Annotated[
         list[DisplayItemUserMessage | DisplayItemAssistantMarkdown | DisplayItemToolCall | DisplayItemToolOutput | DisplayItemReasoning],
         Field(
-            description="The items immediately before the request's cursor, oldest first, as the state holds them\nnow (always-held ones included, `WINDOW-008`)."
+            description="The transcript: the sub-agent's items in display order, at most one open stream, its last."
         ),
     ]
+    response: Annotated[
+        StrictStr | None,
+        Field(description="The sub-agent's final answer, once it ended."),
+    ] = None
+    returned: Annotated[
+        StrictBool | None,
+        Field(
+            description='Present and `true` when the run ended by calling its `return` tool.'
+        ),
+    ] = None
     before: Annotated[
         Id | None,
         Field(
-            description="The cursor for the next older page: the id of the first item of this page. Absent once the\npage reaches the session's first item."
+            description="On a windowed connection, the transcript's cursor: the id of its oldest item of the window\n(`WINDOW-015`); absent when the view holds the whole transcript."
         ),
     ] = None
     total: Annotated[
-        int,
+        int | None,
         Field(
-            description='How many items the whole state holds.',
+            description='On a windowed connection whose view leaves items of the transcript out, how many items the\ntranscript holds as the connection is shown it (`WINDOW-015`).',
             ge=0,
             le=9007199254740991,
-        ),
-    ]
-
-
-class UiState(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
-    items: Annotated[
-        list[DisplayItemUserMessage | DisplayItemAssistantMarkdown | DisplayItemToolCall | DisplayItemToolOutput | DisplayItemReasoning],
-        Field(description='Display items in the order the client shows them.'),
-    ]
-    run: Annotated[RunState, Field(description='The current run.')]
-    usage: Annotated[
-        UsageState | None,
-        Field(
-            description="What the session's runs used (since 1.3, feature `usage`): absent until the first run\nslice that reported usage (`STATE-056`)."
         ),
     ] = None
-
-
-class ServerFrameUiStateSnapshot(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
-    type: Literal['ui_state_snapshot']
-    seq: Annotated[
-        int,
-        Field(
-            description="Position of this frame in the session's frame sequence.",
-            ge=0,
-            le=9007199254740991,
-        ),
-    ]
-    v: Annotated[Literal['ui_state_v1'], Field(description='The UiState format.')]
-    state: Annotated[
-        UiState,
-        Field(
-            description="The session's effective state; on a windowed connection, the view its window holds\n(`WINDOW-002`)."
-        ),
-    ]
-    window: Annotated[
-        Window | None,
-        Field(
-            description='Present exactly on a connection that asked for a window where `state_window` is in force\n(since 1.2, `WINDOW-002`): where the window starts and how many items the state holds.'
-        ),
-    ] = None
-
-
-class ServerFrameUiStateUpdated(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
-    type: Literal['ui_state_updated']
-    seq: Annotated[
-        int,
-        Field(
-            description="Position of this frame in the session's frame sequence.",
-            ge=0,
-            le=9007199254740991,
-        ),
-    ]
-    v: Annotated[Literal['ui_state_v1'], Field(description='The UiState format.')]
-    state: Annotated[UiState, Field(description="The session's effective state.")]
 
 
 class ServerFrame(
@@ -1558,13 +1759,20 @@ class ServerFrame(
         | ServerFrameChatHistoryPage
         | ServerFrameChatReasoningDelta
         | ServerFrameChatReasoning
+        | ServerFrameChatSubagentStarted
+        | ServerFrameChatSubagentComplete
         | ServerFrameError
     ]
 ):
     root: Annotated[
-        ServerFrameSessionWelcome | ServerFrameUiStateSnapshot | ServerFrameUiStateUpdated | ServerFrameUiStatePatch | ServerFrameChatUserMessageAccepted | ServerFrameChatRunStarted | ServerFrameChatAssistantMessage | ServerFrameChatAssistantMessageDelta | ServerFrameChatToolCall | ServerFrameChatToolProgress | ServerFrameChatToolOutput | ServerFrameChatToolCallComplete | ServerFrameChatToolCallDismiss | ServerFrameChatRunComplete | ServerFrameChatRewindComplete | ServerFrameChatRetryAccepted | ServerFrameChatCancelAccepted | ServerFrameChatHistoryPage | ServerFrameChatReasoningDelta | ServerFrameChatReasoning | ServerFrameError,
+        ServerFrameSessionWelcome | ServerFrameUiStateSnapshot | ServerFrameUiStateUpdated | ServerFrameUiStatePatch | ServerFrameChatUserMessageAccepted | ServerFrameChatRunStarted | ServerFrameChatAssistantMessage | ServerFrameChatAssistantMessageDelta | ServerFrameChatToolCall | ServerFrameChatToolProgress | ServerFrameChatToolOutput | ServerFrameChatToolCallComplete | ServerFrameChatToolCallDismiss | ServerFrameChatRunComplete | ServerFrameChatRewindComplete | ServerFrameChatRetryAccepted | ServerFrameChatCancelAccepted | ServerFrameChatHistoryPage | ServerFrameChatReasoningDelta | ServerFrameChatReasoning | ServerFrameChatSubagentStarted | ServerFrameChatSubagentComplete | ServerFrameError,
         Field(description='Any frame a server sends to a client.', title='ServerFrame'),
     ]
 
 
 ResponseSchema.model_rebuild()
+ServerFrameUiStateSnapshot.model_rebuild()
+ServerFrameUiStateUpdated.model_rebuild()
+ServerFrameChatHistoryPage.model_rebuild()
+UiState.model_rebuild()
+DisplayItemToolCall.model_rebuild()

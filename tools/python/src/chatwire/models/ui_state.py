@@ -107,6 +107,13 @@ class Initiator(str, Enum):
     client = 'client'
 
 
+class SubagentStatus(str, Enum):
+    running = 'running'
+    completed = 'completed'
+    failed = 'failed'
+    cancelled = 'cancelled'
+
+
 class ApprovalDecision(str, Enum):
     approve = 'approve'
     deny_continue = 'deny_continue'
@@ -383,6 +390,43 @@ class Usage(BaseModel):
     ] = None
 
 
+class UsageState(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    total: Annotated[
+        Usage,
+        Field(
+            description='Every run slice of the session ever completed with usage, summed; never lowered.'
+        ),
+    ]
+    invocations: Annotated[
+        dict[Annotated[str, StringConstraints(pattern=r'^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$', strict=True)], Usage],
+        Field(
+            description="Per invocation the state holds, its run slices' usage summed."
+        ),
+    ]
+
+
+class UiState(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    items: Annotated[
+        list[DisplayItemUserMessage | DisplayItemAssistantMarkdown | DisplayItemToolCall | DisplayItemToolOutput | DisplayItemReasoning],
+        Field(description='Display items in the order the client shows them.'),
+    ]
+    run: Annotated[RunState, Field(description='The current run.')]
+    usage: Annotated[
+        UsageState | None,
+        Field(
+            description="What the session's runs used (since 1.3, feature `usage`): absent until the first run\nslice that reported usage (`STATE-056`)."
+        ),
+    ] = None
+
+
 class DisplayItemToolCall(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -454,43 +498,76 @@ class DisplayItemToolCall(BaseModel):
         StrictStr | None,
         Field(description='When the call settled (RFC 3339), once settled.'),
     ] = None
+    subagent: Annotated[
+        SubagentState | None,
+        Field(
+            description='The sub-agent run the call hosts, with its transcript (since 1.3, feature `subagents`,\n`STATE-064`); boxed, as most calls host none.'
+        ),
+    ] = None
 
 
-class UsageState(BaseModel):
+class SubagentState(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
         populate_by_name=True,
     )
-    total: Annotated[
-        Usage,
+    thread_id: Annotated[
+        StrictStr,
         Field(
-            description='Every run slice of the session ever completed with usage, summed; never lowered.'
+            description="The sub-agent's thread, the same on every call that continues it.",
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
         ),
     ]
-    invocations: Annotated[
-        dict[Annotated[str, StringConstraints(pattern=r'^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$', strict=True)], Usage],
-        Field(
-            description="Per invocation the state holds, its run slices' usage summed."
-        ),
+    name: Annotated[
+        StrictStr | None,
+        Field(description='What the calling agent calls the sub-agent, for display.'),
+    ] = None
+    input: Annotated[
+        StrictStr, Field(description='What the calling agent sent the sub-agent.')
     ]
-
-
-class UiState(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
+    continues: Annotated[
+        Id | None,
+        Field(description='The earlier call whose thread this run continues.'),
+    ] = None
+    answers_return: Annotated[
+        StrictBool | None,
+        Field(
+            description="Present and `true` when `input` answered the thread's pending `return` call."
+        ),
+    ] = None
+    status: Annotated[SubagentStatus, Field(description='Where the run is.')]
     items: Annotated[
         list[DisplayItemUserMessage | DisplayItemAssistantMarkdown | DisplayItemToolCall | DisplayItemToolOutput | DisplayItemReasoning],
-        Field(description='Display items in the order the client shows them.'),
-    ]
-    run: Annotated[RunState, Field(description='The current run.')]
-    usage: Annotated[
-        UsageState | None,
         Field(
-            description="What the session's runs used (since 1.3, feature `usage`): absent until the first run\nslice that reported usage (`STATE-056`)."
+            description="The transcript: the sub-agent's items in display order, at most one open stream, its last."
+        ),
+    ]
+    response: Annotated[
+        StrictStr | None,
+        Field(description="The sub-agent's final answer, once it ended."),
+    ] = None
+    returned: Annotated[
+        StrictBool | None,
+        Field(
+            description='Present and `true` when the run ended by calling its `return` tool.'
+        ),
+    ] = None
+    before: Annotated[
+        Id | None,
+        Field(
+            description="On a windowed connection, the transcript's cursor: the id of its oldest item of the window\n(`WINDOW-015`); absent when the view holds the whole transcript."
+        ),
+    ] = None
+    total: Annotated[
+        int | None,
+        Field(
+            description='On a windowed connection whose view leaves items of the transcript out, how many items the\ntranscript holds as the connection is shown it (`WINDOW-015`).',
+            ge=0,
+            le=9007199254740991,
         ),
     ] = None
 
 
 ResponseSchema.model_rebuild()
+UiState.model_rebuild()
+DisplayItemToolCall.model_rebuild()
