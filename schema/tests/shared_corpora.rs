@@ -17,12 +17,18 @@ use chatwire_schema::script::{AgentScript, ScriptError};
 use chatwire_schema::{ClientFrame, Direction, DisplayItem, FrameValidator, ServerFrame, ToolCallStatus, UiState};
 use serde_json::{json, Map, Value};
 
+#[path = "support/corpus_13.rs"]
+mod corpus_13;
+use corpus_13::{usage_trace, IDLE_EVENTS_13, RUNNING_EVENTS_13};
+
 const UPDATE_ENV: &str = "CHATWIRE_UPDATE_CORPORA";
 const TRACES: &str = "fixtures/reducer-traces/traces.jsonl";
 const SCRIPTS: &str = "fixtures/agent-scripts/cases.jsonl";
 const FACTS: &str = chatwire_schema::protocol_facts::FILE;
 const PATCHES: &str = "fixtures/state-patches/patches.jsonl";
 const TRACE_COUNT: usize = 160;
+/// Traces drawing from the 1.3 events too (reasoning, usage), written after the others.
+const TRACE_COUNT_13: usize = 60;
 const TRACE_LEN: usize = 36;
 const SCRIPT_COUNT: usize = 300;
 
@@ -69,7 +75,46 @@ struct TraceGen<'v> {
     rng: Rng,
     validator: &'v FrameValidator,
     fresh: u64,
+    /// Draw the 1.3 events too: `chat.reasoning_delta`, `chat.reasoning`, `chat.run_complete.usage`.
+    /// Without it the generator draws exactly what it drew before 1.3, so those traces stay as they were.
+    v13: bool,
 }
+
+/// The events a running state draws from, each as often as it is listed.
+const RUNNING_EVENTS: &[&str] = &[
+    "chat.assistant_message",
+    "chat.assistant_message_delta",
+    "chat.assistant_message_delta",
+    "chat.retry_accepted",
+    "chat.tool_call",
+    "chat.tool_call",
+    "chat.tool_progress",
+    "chat.tool_output",
+    "chat.tool_output",
+    "chat.tool_call_complete",
+    "chat.tool_call_dismiss",
+    "chat.run_complete",
+    "chat.run_complete",
+    "chat.user_message_accepted",
+    "chat.rewind_complete",
+    "chat.run_started",
+];
+
+/// The events a state without a running run draws from.
+const IDLE_EVENTS: &[&str] = &[
+    "chat.user_message_accepted",
+    "chat.user_message_accepted",
+    "chat.run_started",
+    "chat.run_started",
+    "chat.rewind_complete",
+    "chat.tool_call_complete",
+    "chat.tool_call_dismiss",
+    "chat.tool_output",
+    "chat.assistant_message",
+    "chat.retry_accepted",
+    "chat.retry_accepted",
+    "chat.assistant_message_delta",
+];
 
 impl TraceGen<'_> {
     fn fresh(&mut self, prefix: &str) -> String {
@@ -122,39 +167,15 @@ impl TraceGen<'_> {
     fn event(&mut self, state: &UiState, seq: u64) -> Value {
         let ts = format!("2026-11-22T10:{:02}:{:02}Z", (seq / 60) % 60, seq % 60);
         let mut f = Map::new();
-        let kind = match state.run.status {
-            chatwire_schema::RunStatus::Running => *self.rng.pick(&[
-                "chat.assistant_message",
-                "chat.assistant_message_delta",
-                "chat.assistant_message_delta",
-                "chat.retry_accepted",
-                "chat.tool_call",
-                "chat.tool_call",
-                "chat.tool_progress",
-                "chat.tool_output",
-                "chat.tool_output",
-                "chat.tool_call_complete",
-                "chat.tool_call_dismiss",
-                "chat.run_complete",
-                "chat.run_complete",
-                "chat.user_message_accepted",
-                "chat.rewind_complete",
-                "chat.run_started",
-            ]),
-            _ => *self.rng.pick(&[
-                "chat.user_message_accepted",
-                "chat.user_message_accepted",
-                "chat.run_started",
-                "chat.run_started",
-                "chat.rewind_complete",
-                "chat.tool_call_complete",
-                "chat.tool_call_dismiss",
-                "chat.tool_output",
-                "chat.assistant_message",
-                "chat.retry_accepted",
-                "chat.retry_accepted",
-                "chat.assistant_message_delta",
-            ]),
+        let (events, events_13) = match state.run.status {
+            chatwire_schema::RunStatus::Running => (RUNNING_EVENTS, RUNNING_EVENTS_13),
+            _ => (IDLE_EVENTS, IDLE_EVENTS_13),
+        };
+        let kind = if self.v13 {
+            let all: Vec<&str> = events.iter().chain(events_13).copied().collect();
+            *self.rng.pick(&all)
+        } else {
+            *self.rng.pick(events)
         };
         f.insert("type".into(), json!(kind));
         f.insert("seq".into(), json!(seq));
@@ -319,7 +340,22 @@ impl TraceGen<'_> {
                 f.insert("status".into(), json!(status));
                 optional(&mut self.rng, &mut f, "reason", json!("because"));
                 optional(&mut self.rng, &mut f, "error", json!("boom"));
+                if self.v13 && self.rng.chance(85) {
+                    let usage = self.usage();
+                    optional(&mut self.rng, &mut f, "usage", usage);
+                }
             }
+            "chat.reasoning_delta" => {
+                f.insert("invocation_id".into(), json!(self.invocation(state)));
+                let item = match state.open_stream_id() {
+                    Some(open) if self.rng.chance(80) => open.to_string(),
+                    _ if self.rng.chance(80) => self.fresh("rs"),
+                    _ => self.some_id(state, |i| Some(i.id().to_string()), "rs"),
+                };
+                f.insert("item_id".into(), json!(item));
+                f.insert("text".into(), json!(format!("thought {seq} ")));
+            }
+            "chat.reasoning" => self.reasoning(state, &mut f, seq),
             "chat.rewind_complete" => {
                 let invocations: Vec<String> = state.invocations().iter().map(ToString::to_string).collect();
                 let before = if !invocations.is_empty() && self.rng.chance(85) {
@@ -370,16 +406,7 @@ impl TraceGen<'_> {
             if self.validator.check(Direction::ServerToClient, &frame).is_err() {
                 continue;
             }
-            let parsed: ServerFrame = serde_json::from_value(frame.clone()).expect("a schema-valid frame deserializes");
-            let event = parsed.ui_event().expect("only events are generated");
-            let verdict = match chatwire_schema::reduce(&state, event) {
-                Ok(next) => {
-                    state = next;
-                    Value::Null
-                }
-                Err(e) => json!({"requirement": e.requirement(), "kind": e.kind()}),
-            };
-            steps.push(json!({"event": frame, "refused": verdict}));
+            steps.push(step(&mut state, frame));
             seq += 1;
         }
         let open =
@@ -394,14 +421,38 @@ impl TraceGen<'_> {
     }
 }
 
+/// Folds one schema-valid event frame over `state` and returns its step: the frame and `null`, or the
+/// refusal (the state then unchanged).
+fn step(state: &mut UiState, frame: Value) -> Value {
+    let parsed: ServerFrame = serde_json::from_value(frame.clone()).expect("a schema-valid frame deserializes");
+    let event = parsed.ui_event().expect("only events are generated");
+    let verdict = match chatwire_schema::reduce(state, event) {
+        Ok(next) => {
+            *state = next;
+            Value::Null
+        }
+        Err(e) => json!({"requirement": e.requirement(), "kind": e.kind()}),
+    };
+    json!({"event": frame, "refused": verdict})
+}
+
 fn traces(validator: &FrameValidator) -> String {
-    let mut generator = TraceGen { rng: Rng(0x9E37_79B9_7F4A_7C15), validator, fresh: 0 };
+    let mut generator = TraceGen { rng: Rng(0x9E37_79B9_7F4A_7C15), validator, fresh: 0, v13: false };
     let mut out = String::new();
     for n in 0..TRACE_COUNT {
         let trace = generator.trace(format!("random-{n:03}"));
         out.push_str(&serde_json::to_string(&trace).expect("a trace serializes"));
         out.push('\n');
     }
+    // Since 1.3: traces that reason and report usage, from a seed of their own.
+    let mut generator = TraceGen { rng: Rng(0x2545_F491_4F6C_DD1D), validator, fresh: 0, v13: true };
+    for n in 0..TRACE_COUNT_13 {
+        let trace = generator.trace(format!("reasoning-usage-{n:03}"));
+        out.push_str(&serde_json::to_string(&trace).expect("a trace serializes"));
+        out.push('\n');
+    }
+    out.push_str(&serde_json::to_string(&usage_trace(validator)).expect("a trace serializes"));
+    out.push('\n');
     out
 }
 
@@ -605,14 +656,27 @@ fn reducer_trace_corpus_is_what_the_rust_reducer_says() {
             }
         }
     }
-    // The refusal rules of spec/ui-state.md: STATE-015 (the output id), STATE-020 to STATE-035 and
-    // STATE-045 to STATE-051.
+    // The refusal rules of spec/ui-state.md: STATE-015 (the output id), STATE-020 to STATE-035,
+    // STATE-045 to STATE-051 and, since 1.3, STATE-058 to STATE-063.
     let every: std::collections::BTreeSet<String> = std::iter::once("STATE-015".to_owned())
-        .chain((20..=35).chain(45..=51).map(|n| format!("STATE-0{n}")))
+        .chain((20..=35).chain(45..=51).chain(58..=63).map(|n| format!("STATE-0{n}")))
         .collect();
     let missing: Vec<_> = every.difference(&refusals).collect();
     assert!(missing.is_empty(), "the trace corpus never exercises {missing:?}");
-    assert!(applied > TRACE_COUNT * TRACE_LEN / 4, "only {applied} events were applied");
+    assert!(applied > (TRACE_COUNT + TRACE_COUNT_13) * TRACE_LEN / 4, "only {applied} events were applied");
+    // The 1.3 traces hold reasoning items and usage sums, or agreeing on them proves little.
+    let finals_13: Vec<Value> = generated
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).expect("a trace parses"))
+        .filter(|t| t["name"].as_str().is_some_and(|n| n.starts_with("reasoning-usage-")))
+        .map(|t| t["final"].clone())
+        .collect();
+    let reasoning = finals_13.iter().filter(|f| f["items"].to_string().contains("\"kind\":\"reasoning\"")).count();
+    let usage = finals_13.iter().filter(|f| f.get("usage").is_some()).count();
+    assert!(
+        reasoning > TRACE_COUNT_13 / 4 && usage > TRACE_COUNT_13 / 4,
+        "{reasoning} traces reason, {usage} report usage"
+    );
     check_or_update(TRACES, &generated);
 }
 

@@ -1,13 +1,14 @@
 //! Writes and drift-checks `fixtures/stream-deltas/cases.jsonl`: what `STATE-042`
 //! (`spec/ui-state.md#chatassistant_message_delta`) makes of a `chat.assistant_message_delta` in
-//! a state, as this crate's reducer says. A 1.1 client applies deltas itself (`STREAM-007`); the npm
-//! package's copy of the rule (`tools/npm/src/stream.ts`) replays the corpus in
-//! `tools/npm/test/stream-deltas.test.mjs`.
+//! a state, and (since 1.3) `STATE-054` of a `chat.reasoning_delta`, as this crate's reducer says. A
+//! client applies deltas itself (`STREAM-007`); the npm package's copy of the rules
+//! (`tools/npm/src/stream.ts`) replays the corpus in `tools/npm/test/stream-deltas.test.mjs`.
 //!
 //! The cases are systematic, not random: every state of a small set reached by folding the reducer
-//! over a few sessions (no stream, an open stream, a finished one, another turn, a pending call),
-//! crossed with every item id of the state and a fresh one, and with the running invocation and
-//! others. Then whole streams folded delta by delta. After a deliberate change of the rule:
+//! over a few sessions (no stream, an open stream, a finished one, another turn, a pending call, an
+//! open or finished reasoning stream), crossed with every item id of the state and a fresh one, and
+//! with the running invocation and others; first with text deltas, then (the 1.3 cases, after them)
+//! with reasoning deltas. Then whole streams folded delta by delta. After a deliberate change of the rule:
 //! `CHATWIRE_UPDATE_CORPORA=1 cargo test -p chatwire-schema --test stream_deltas_corpus`.
 
 use std::collections::BTreeSet;
@@ -33,6 +34,11 @@ fn frame(value: Value) -> ServerFrame {
 
 fn delta(seq: u64, invocation_id: &str, item_id: &str, text: &str) -> Value {
     json!({"type": "chat.assistant_message_delta", "seq": seq, "invocation_id": invocation_id, "item_id": item_id, "delta": text, "ts": TS})
+}
+
+/// A `chat.reasoning_delta` (since 1.3, `STATE-054`).
+fn reasoning_delta(seq: u64, invocation_id: &str, item_id: &str, text: &str) -> Value {
+    json!({"type": "chat.reasoning_delta", "seq": seq, "invocation_id": invocation_id, "item_id": item_id, "text": text, "ts": TS})
 }
 
 /// A session folded event by event; every event must be accepted.
@@ -89,6 +95,29 @@ impl Session {
     fn complete(&mut self, id: &str) -> &mut Self {
         self.apply(json!({"type": "chat.tool_call_complete", "tool_call_id": id, "status": "completed", "result": {"bytes": 3}}))
     }
+
+    fn think(&mut self, n: u32, id: &str, text: &str) -> &mut Self {
+        self.apply(reasoning_delta(0, &format!("inv-{n}"), id, text))
+    }
+
+    fn reason(&mut self, n: u32, id: &str, text: &str, redacted: bool) -> &mut Self {
+        self.apply(json!({"type": "chat.reasoning", "invocation_id": format!("inv-{n}"), "item_id": id, "text": text, "redacted": redacted, "encrypted": "RW5jcnlwdGVk"}))
+    }
+}
+
+/// The states of the 1.3 cases (reasoning, `spec/reasoning.md`), after those of [`states`].
+fn reasoning_states() -> Vec<(&'static str, UiState)> {
+    let mut out = Vec::new();
+    let mut s = Session::new();
+    s.user(1).run(1).think(1, "r-1", "The user wants");
+    out.push(("a reasoning stream open", s.state.clone()));
+    s.think(1, "r-1", " the cheapest fare.").reason(1, "r-1", "The user wants the cheapest fare.", false);
+    out.push(("running after a finished reasoning stream", s.state.clone()));
+    s.reason(1, "r-2", "", true).chunk(1, "a-1", "Cheapest");
+    out.push(("a text stream open after a redacted reasoning item", s.state.clone()));
+    s.say(1, "a-1", "Cheapest").end_run(1, "completed").user(2).run(2).think(2, "r-3", "Again");
+    out.push(("second turn, a reasoning stream open", s.state.clone()));
+    out
 }
 
 /// The states the single-delta cases start from, by name.
@@ -121,11 +150,18 @@ fn states() -> Vec<(&'static str, UiState)> {
     out
 }
 
-/// One delta applied to one state: `{"kind": "step", …, "result": {"state"} | {"refused"}}`.
+/// One delta applied to one state: `{"kind": "step", …, "result": {"state"} | {"refused"}}`: text
+/// deltas on every state, then reasoning deltas on every state (since 1.3).
 fn step_cases() -> Vec<Value> {
     let mut out = Vec::new();
     let mut seq = 1000;
-    for (name, state) in states() {
+    let all: Vec<_> = states().into_iter().chain(reasoning_states()).collect();
+    let text_cases =
+        all.iter().map(|(name, state)| (*name, state, "delta", delta as fn(u64, &str, &str, &str) -> Value));
+    let reasoning_cases = all
+        .iter()
+        .map(|(name, state)| (*name, state, "reasoning delta", reasoning_delta as fn(u64, &str, &str, &str) -> Value));
+    for (name, state, what, make) in text_cases.chain(reasoning_cases) {
         let mut ids: Vec<String> = state.items.iter().map(|i| i.id().to_string()).collect();
         ids.push("a-new".into());
         let mut invocations = vec!["inv-1".to_owned(), "inv-2".to_owned(), "inv-9".to_owned()];
@@ -137,13 +173,13 @@ fn step_cases() -> Vec<Value> {
             for (j, invocation) in invocations.iter().enumerate() {
                 seq += 1;
                 let text = TEXTS[(i + j) % TEXTS.len()];
-                let event = delta(seq, invocation, id, text);
+                let event = make(seq, invocation, id, text);
                 let parsed = frame(event.clone());
-                let result = match reduce(&state, parsed.ui_event().expect("a delta is an event")) {
+                let result = match reduce(state, parsed.ui_event().expect("a delta is an event")) {
                     Ok(next) => json!({"state": next}),
                     Err(e) => json!({"refused": e.requirement()}),
                 };
-                out.push(json!({"kind": "step", "name": format!("{name}: delta for {id} of {invocation}"), "state": state, "delta": event, "result": result}));
+                out.push(json!({"kind": "step", "name": format!("{name}: {what} for {id} of {invocation}"), "state": state, "delta": event, "result": result}));
             }
         }
     }
@@ -180,6 +216,20 @@ fn fold_cases() -> Vec<Value> {
         }
         out.push(json!({"kind": "fold", "name": name, "state": start, "deltas": deltas, "final": state}));
     }
+    // Since 1.3: a reasoning stream, then the answer's text stream after it.
+    let mut s = Session::new();
+    s.user(1).run(1);
+    let start = s.state.clone();
+    let deltas = vec![
+        reasoning_delta(201, "inv-1", "r-1", "The user wants "),
+        reasoning_delta(202, "inv-1", "r-1", "the cheapest fare 🌍."),
+    ];
+    let mut state = start.clone();
+    for d in &deltas {
+        state =
+            reduce(&state, frame(d.clone()).ui_event().expect("an event")).expect("every delta of a stream applies");
+    }
+    out.push(json!({"kind": "fold", "name": "a reasoning stream", "state": start, "deltas": deltas, "final": state}));
     out
 }
 
@@ -213,7 +263,10 @@ fn stream_delta_corpus_is_what_the_rust_reducer_says() {
         };
     }
     let expected: BTreeSet<String> =
-        ["opens", "appends", "STATE-022", "STATE-045", "STATE-046"].iter().map(|s| s.to_string()).collect();
+        ["opens", "appends", "STATE-022", "STATE-045", "STATE-046", "STATE-058", "STATE-060"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
     assert_eq!(outcomes, expected);
 
     let path = repo_path(CORPUS);

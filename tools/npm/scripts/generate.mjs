@@ -149,7 +149,12 @@ function members(schema, indent) {
     out.push(`${doc(raw.description, indent)}${indent}${key}${optional ? "?" : ""}: ${tsType(prop, indent)};`);
   }
   const extra = schema.additionalProperties;
-  if (extra !== false && (extra !== undefined || !schema.properties)) {
+  // Members named by a pattern (an id-keyed map, e.g. `usage.invocations`): keys are strings, the
+  // pattern checked by the validators.
+  const patterned = Object.values(schema.patternProperties ?? {});
+  if (patterned.length > 0) {
+    out.push(`${indent}[key: string]: ${patterned.map((p) => tsType(p, indent)).join(" | ")};`);
+  } else if (extra !== false && (extra !== undefined || !schema.properties)) {
     const value = extra === undefined || extra === true ? "unknown" : tsType(extra, indent);
     out.push(`${indent}[key: string]: ${value};`);
   }

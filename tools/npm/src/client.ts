@@ -1,11 +1,12 @@
 // ChatwireClient: one Chatwire session kept alive over WebSocket connections. It opens each
-// connection with the subprotocol, sends `session.hello` (offering 1.2, 1.1 and 1.0; resuming with the
+// connection with the subprotocol, sends `session.hello` (offering 1.3 down to 1.0; resuming with the
 // latest token and the `seq` of the state it holds), reconnects with bounded exponential backoff,
 // stops for good on fatal errors and takeover, correlates answers to requests by `in_reply_to` with
 // a deadline, and hands the application the current UiState, which 1.1's `ui_state_patch` frames
 // change in place of whole states (a patch that does not fit the state held: resume, `STATE-041`)
 // and whose streamed assistant text 1.1's deltas grow (`STATE-042`, the one reducer rule a client
-// runs; a refused delta is handled like a failing patch, `STREAM-007`). With 1.2's `cancel` it stops
+// runs; a refused delta is handled like a failing patch, `STREAM-007`), and whose reasoning items
+// 1.3's `chat.reasoning_delta` grows alike (`STATE-054`, feature `reasoning`). With 1.2's `cancel` it stops
 // the current run (`chat.cancel`, answered by `chat.cancel_accepted`, which changes no state).
 // Where 1.2's `multi_attach` is in force its resume attaches beside the session's other tabs
 // (`ATTACH-001`): they all stay live, each folding the same state frames; `takeOver()` resumes
@@ -17,6 +18,9 @@
 // merged from its `chat.history_page`), takes a fresh window's snapshot after a cut like any
 // snapshot, and resumes naming its cursor (`resume.before`) so a catch-up patches that view.
 //
+// With 1.3's `usage` each run slice's `chat.run_complete` says what it used (the `usage` event) and
+// the state sums it (`state.usage`).
+//
 // The socket is injected: browsers use the global WebSocket; Node 20 has none, so pass
 // `(url, protocols) => new WebSocket(url, protocols)` from the `ws` package.
 import {
@@ -26,6 +30,7 @@ import {
   type ChatHistoryPage,
   type ChatRetryAccepted,
   type ChatRewindComplete,
+  type ChatRunComplete,
   type ChatToolCallComplete,
   type ChatToolCallDismiss,
   type ChatUserMessageAccepted,
@@ -38,6 +43,7 @@ import {
   type SessionHello,
   type SessionWelcome,
   type UiState,
+  type Usage,
 } from "./generated/protocol.js";
 import {
   ANSWERED_BY,
@@ -102,15 +108,15 @@ export interface SessionInfo extends SessionResume {
 }
 
 /**
- * The newest version this client speaks. Protocol 1.3 is in progress and the client does not
- * apply its `chat.reasoning_delta` yet, so it offers no version above 1.2 until it does.
+ * The newest version this client speaks: the protocol's own (1.3: it applies
+ * `chat.reasoning_delta` as it applies text deltas, and everything else of 1.3 reaches it as state).
  */
-const NEWEST_SPOKEN = "1.2";
+const NEWEST_SPOKEN = PROTOCOL_VERSION;
 
 /**
- * The versions a client offers by default, newest first: a 1.2 server answers 1.2 (`cancel`,
- * `response_schema`), a 1.1 server 1.1 (patches and catch-up resumes, every feature it implements
- * in force), a 1.0 server 1.0 (`SESSION-012`).
+ * The versions a client offers by default, newest first: a 1.3 server answers 1.3 (`reasoning`,
+ * `usage`), a 1.2 server 1.2 (`cancel`, `response_schema`), a 1.1 server 1.1 (patches and catch-up
+ * resumes, every feature it implements in force), a 1.0 server 1.0 (`SESSION-012`).
  */
 export const OFFERED_VERSIONS: readonly string[] = SUPPORTED_VERSIONS.slice(SUPPORTED_VERSIONS.indexOf(NEWEST_SPOKEN));
 
@@ -329,6 +335,12 @@ export interface ClientEvents {
   session: (session: SessionInfo) => void;
   /** A problem not tied to a request: an uncorrelated server error, a resume the server refused, an invalid frame. */
   error: (error: ChatwireError) => void;
+  /**
+   * A run slice ended and said what it used (1.3, feature `usage`: `chat.run_complete.usage`).
+   * The sums, per invocation and for the session, are the state's `usage` once the state frame
+   * that follows arrives: show those, which a reload and every tab show alike.
+   */
+  usage: (usage: Usage, frame: ChatRunComplete) => void;
 }
 
 /**
@@ -438,6 +450,7 @@ export class ChatwireClient {
     reconnect: new Set(),
     session: new Set(),
     error: new Set(),
+    usage: new Set(),
   };
   readonly #pending = new Map<string, Pending>();
   readonly #tracker = new StateTracker();
@@ -466,7 +479,7 @@ export class ChatwireClient {
   #window: number | undefined;
   /** The offer without a window, for a server that speaks no version from 1.2 on; null: no fallback. */
   #windowFallback: string[] | null = null;
-  /** The hello in flight asks for a window with the defaulted 1.2 offer (its `unsupported_version` is not final). */
+  /** The hello in flight asks for a window with the defaulted 1.2 offer (its `unsupported_version` or `invalid_frame` is not final). */
   #helloWindowed = false;
   /**
    * The view's cursor, and how many items older than it the view does not hold (the latest windowed
@@ -930,7 +943,7 @@ export class ChatwireClient {
       return;
     }
     const frame = parsed.frame;
-    if (frame.type === "ui_state_patch" || frame.type === "chat.assistant_message_delta") {
+    if (frame.type === "ui_state_patch" || frame.type === "chat.assistant_message_delta" || frame.type === "chat.reasoning_delta") {
       const result = frame.type === "ui_state_patch" ? this.#tracker.patch(frame) : this.#tracker.delta(frame);
       if (!result.ok) {
         // The frame and every later frame of this connection are discarded (STATE-041, STREAM-007).
@@ -960,6 +973,7 @@ export class ChatwireClient {
         break;
       case "ui_state_patch":
       case "chat.assistant_message_delta":
+      case "chat.reasoning_delta":
         // Applied above; a patch or delta that did not apply never gets here.
         if (this.#tracker.state !== null) this.#emit("state", this.#tracker.state);
         break;
@@ -969,6 +983,9 @@ export class ChatwireClient {
       case "chat.cancel_accepted":
         // An answer, like an error: it changes no state (`CANCEL-002`) and only settles the
         // request below. The frames that close the run follow, each with its state frame.
+        break;
+      case "chat.run_complete":
+        if (frame.usage !== undefined) this.#emit("usage", frame.usage, frame);
         break;
       default:
         break;
@@ -1058,9 +1075,11 @@ export class ChatwireClient {
       this.#open();
       return;
     }
-    if (toHello && this.#helloWindowed && frame.code === "unsupported_version" && this.#windowFallback !== null) {
+    if (toHello && this.#helloWindowed && (frame.code === "unsupported_version" || frame.code === "invalid_frame") && this.#windowFallback !== null) {
       // The server speaks no version from 1.2 on, so no window: offer every version without one
-      // and hold the whole state.
+      // and hold the whole state. A 1.0 or 1.1 server may say so as `invalid_frame` instead: it
+      // checks the hello against its own schema, which has no `window`, before the versions
+      // (frame checks come first, spec/errors.md).
       this.#options.versions = this.#windowFallback;
       this.#windowFallback = null;
       this.#window = undefined;
@@ -1126,7 +1145,7 @@ export class ChatwireClient {
           ? `a ui_state_patch did not apply: ${refusal.error.message}`
           : refusal.reason === "page_mismatch"
             ? `a chat.history_page before ${refusal.before} does not fit the view held`
-            : `a chat.assistant_message_delta was refused (${refusal.refusal}): ${refusal.message}`;
+            : `a stream's delta was refused (${refusal.refusal}): ${refusal.message}`;
     this.#resyncs += 1;
     if (this.#resyncs > MAX_RESYNCS) {
       this.#finish(new ChatwireError("protocol_violation", `${why}; gave up after ${MAX_RESYNCS} resumes`));

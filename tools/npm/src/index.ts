@@ -13,7 +13,7 @@ export {
 } from "./validate.js";
 export { isDateTime } from "./formats.js";
 export { applyJsonPatch, jsonEqual, JsonPatchError, type JsonPatchErrorKind } from "./json_patch.js";
-export { applyDelta, type DeltaRefusal, type DeltaResult } from "./stream.js";
+export { applyDelta, applyReasoningDelta, type DeltaRefusal, type DeltaResult } from "./stream.js";
 export {
   checkResponse,
   parseResponseSchema,

@@ -3,12 +3,13 @@
 // `seq` (`STATE-037`). A patch for another base, or one that fails, is refused and leaves the state
 // as it was: the client then resumes (`STATE-041`) naming the held state's `seq`, and gets a
 // catch-up patch from it or a snapshot (`RESUME-017`, `RESUME-018`). A 1.1 stream's delta is a
-// state change of its own (`STREAM-002`): applied with `STATE-042`, it gives the state of its `seq`.
+// state change of its own (`STREAM-002`): applied with `STATE-042`, it gives the state of its `seq`;
+// so is a 1.3 reasoning delta, applied with `STATE-054`.
 // On a windowed connection (1.2, `state_window`) the state is the view the connection holds, and a
 // `chat.history_page` joins it without changing its `seq` (`WINDOW-008`).
-import type { ChatAssistantMessageDelta, DisplayItem, UiState, UiStatePatch, UiStateSnapshot, UiStateUpdated } from "./generated/protocol.js";
+import type { ChatAssistantMessageDelta, ChatReasoningDelta, DisplayItem, UiState, UiStatePatch, UiStateSnapshot, UiStateUpdated } from "./generated/protocol.js";
 import { applyJsonPatch, JsonPatchError } from "./json_patch.js";
-import { applyDelta, type DeltaRefusal } from "./stream.js";
+import { applyDelta, applyReasoningDelta, type DeltaRefusal } from "./stream.js";
 import { mergePage } from "./window.js";
 
 /** Why a patch or a delta was not applied: no state is held, a patch's base is not the state held, a patch op failed, or the reducer refused a delta. */
@@ -66,12 +67,12 @@ export class StateTracker {
   }
 
   /**
-   * Applies a stream's delta to the held state (`STATE-042`); refused, the state stays as it was
-   * and the client resumes as for a failing patch (`STREAM-007`).
+   * Applies a stream's delta to the held state (`STATE-042`, or `STATE-054` for reasoning); refused,
+   * the state stays as it was and the client resumes as for a failing patch (`STREAM-007`).
    */
-  delta(frame: ChatAssistantMessageDelta): { ok: true; state: UiState } | ({ ok: false } & PatchRefusal) {
+  delta(frame: ChatAssistantMessageDelta | ChatReasoningDelta): { ok: true; state: UiState } | ({ ok: false } & PatchRefusal) {
     if (this.#state === null) return { ok: false, reason: "delta_refused", refusal: "no_state", message: "no state is held" };
-    const result = applyDelta(this.#state, frame);
+    const result = frame.type === "chat.reasoning_delta" ? applyReasoningDelta(this.#state, frame) : applyDelta(this.#state, frame);
     if (!result.ok) return { ok: false, reason: "delta_refused", refusal: result.refusal, message: result.message };
     this.#state = result.state;
     this.#seq = frame.seq;

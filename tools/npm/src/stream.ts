@@ -1,26 +1,45 @@
-// STATE-042 in TypeScript: the one reducer rule a client runs itself. A 1.1 server sends no state
-// frame for a `chat.assistant_message_delta` (STREAM-002); the client applies the delta to the state
-// it holds (STREAM-007). The rule's reference is `chatwire_schema::reduce`; this copy is proven
-// equal to it on fixtures/stream-deltas/cases.jsonl, which the Rust crate writes
-// (test/stream-deltas.test.mjs).
+// STATE-042 and STATE-054 in TypeScript: the reducer rules a client runs itself. A server sends no
+// state frame for a `chat.assistant_message_delta` (1.1, STREAM-002) or a `chat.reasoning_delta`
+// (1.3, feature `reasoning`, spec/reasoning.md); the client applies the delta to the state it holds
+// (STREAM-007). The rules' reference is `chatwire_schema::reduce`; this copy is proven equal to it
+// on fixtures/stream-deltas/cases.jsonl, which the Rust crate writes (test/stream-deltas.test.mjs).
 import { REDUCE_REFUSALS } from "./generated/facts.js";
-import type { ChatAssistantMessageDelta, DisplayItem, ItemOf, UiState } from "./generated/protocol.js";
+import type { ChatAssistantMessageDelta, ChatReasoningDelta, DisplayItem, ItemOf, UiState } from "./generated/protocol.js";
 
 /**
  * Why a delta was refused, by the requirement that refuses it (spec/ui-state.md#refusals): the run
  * is not in progress for the delta's invocation (`NotInRun`, STATE-022), the delta names an item
  * that is not the open stream (`NotStreaming`, STATE-045), or it opens a stream while another one
- * is open (`StreamOpen`, STATE-046).
+ * is open (`StreamOpen`, STATE-046); since 1.3, a reasoning delta names an item that is not an open
+ * reasoning stream (`NotReasoningStream`, STATE-058), or a delta comes while another stream than
+ * its own is open, or a text delta while a reasoning stream is (`ReasoningStreamOpen`, STATE-060).
  */
-export type DeltaRefusal = (typeof REDUCE_REFUSALS)["NotInRun" | "NotStreaming" | "StreamOpen"];
+export type DeltaRefusal = (typeof REDUCE_REFUSALS)["NotInRun" | "NotStreaming" | "StreamOpen" | "NotReasoningStream" | "ReasoningStreamOpen"];
 
 /** The outcome of applying a delta: the new state, or the refusal that left the state as it was. */
 export type DeltaResult = { ok: true; state: UiState } | { ok: false; refusal: DeltaRefusal; message: string };
 
 type Markdown = ItemOf<"assistant_markdown">;
+type Reasoning = ItemOf<"reasoning">;
 
 function isOpenStream(item: DisplayItem): item is Markdown {
   return item.kind === "assistant_markdown" && item.streaming === true;
+}
+
+function isOpenReasoning(item: DisplayItem): item is Reasoning {
+  return item.kind === "reasoning" && item.streaming === true;
+}
+
+function notInRun(state: UiState, invocationId: string): DeltaResult | null {
+  if (state.run.status === "running" && state.run.invocation_id === invocationId) return null;
+  return { ok: false, refusal: REDUCE_REFUSALS.NotInRun, message: `invocation ${invocationId} has no run in progress` };
+}
+
+/** A copy of `state` whose last item is `last`; every other item is shared. */
+function withLast(state: UiState, last: DisplayItem): UiState {
+  const next = state.items.slice();
+  next[next.length - 1] = last;
+  return { ...state, items: next };
 }
 
 /**
@@ -30,12 +49,14 @@ function isOpenStream(item: DisplayItem): item is Markdown {
  * rules is refused by the same one as in Rust.
  */
 export function applyDelta(state: UiState, delta: ChatAssistantMessageDelta): DeltaResult {
-  if (state.run.status !== "running" || state.run.invocation_id !== delta.invocation_id) {
-    return { ok: false, refusal: REDUCE_REFUSALS.NotInRun, message: `invocation ${delta.invocation_id} has no run in progress` };
-  }
+  const refused = notInRun(state, delta.invocation_id);
+  if (refused !== null) return refused;
   const items = state.items;
   // The open stream, when there is one, is the last item (spec/streaming.md#the-frames).
   const last = items.at(-1);
+  if (last !== undefined && isOpenReasoning(last)) {
+    return { ok: false, refusal: REDUCE_REFUSALS.ReasoningStreamOpen, message: `reasoning ${last.id} is still streaming` };
+  }
   if (last !== undefined && isOpenStream(last)) {
     if (last.id !== delta.item_id) {
       return { ok: false, refusal: REDUCE_REFUSALS.StreamOpen, message: `item ${last.id} is still streaming` };
@@ -43,9 +64,7 @@ export function applyDelta(state: UiState, delta: ChatAssistantMessageDelta): De
     if (last.invocation_id !== delta.invocation_id) {
       return { ok: false, refusal: REDUCE_REFUSALS.NotStreaming, message: `item ${delta.item_id} is not an open stream of invocation ${delta.invocation_id}` };
     }
-    const next = items.slice();
-    next[next.length - 1] = { ...last, markdown: last.markdown + delta.delta };
-    return { ok: true, state: { ...state, items: next } };
+    return { ok: true, state: withLast(state, { ...last, markdown: last.markdown + delta.delta }) };
   }
   if (items.some((item) => item.id === delta.item_id)) {
     return { ok: false, refusal: REDUCE_REFUSALS.NotStreaming, message: `item ${delta.item_id} is not an open stream` };
@@ -55,6 +74,41 @@ export function applyDelta(state: UiState, delta: ChatAssistantMessageDelta): De
     id: delta.item_id,
     invocation_id: delta.invocation_id,
     markdown: delta.delta,
+    streaming: true,
+    ts: delta.ts,
+  };
+  return { ok: true, state: { ...state, items: [...items, opened] } };
+}
+
+/**
+ * Applies a reasoning delta (STATE-054, since 1.3): appends its text to the open reasoning stream
+ * it names, or opens one with it as a new last item (`streaming: true`). As {@link applyDelta}:
+ * the input is never changed, the new state shares every item but the one that grew, and the
+ * checks come in the Rust reducer's order.
+ */
+export function applyReasoningDelta(state: UiState, delta: ChatReasoningDelta): DeltaResult {
+  const refused = notInRun(state, delta.invocation_id);
+  if (refused !== null) return refused;
+  const items = state.items;
+  const last = items.at(-1);
+  if (last !== undefined && (isOpenStream(last) || isOpenReasoning(last))) {
+    if (last.id !== delta.item_id) {
+      return { ok: false, refusal: REDUCE_REFUSALS.ReasoningStreamOpen, message: `item ${last.id} is still streaming` };
+    }
+    if (!isOpenReasoning(last) || last.invocation_id !== delta.invocation_id) {
+      // The open stream is a text stream, or another invocation's.
+      return { ok: false, refusal: REDUCE_REFUSALS.NotReasoningStream, message: `item ${delta.item_id} is not an open reasoning stream of invocation ${delta.invocation_id}` };
+    }
+    return { ok: true, state: withLast(state, { ...last, text: last.text + delta.text }) };
+  }
+  if (items.some((item) => item.id === delta.item_id)) {
+    return { ok: false, refusal: REDUCE_REFUSALS.NotReasoningStream, message: `item ${delta.item_id} is not an open reasoning stream` };
+  }
+  const opened: Reasoning = {
+    kind: "reasoning",
+    id: delta.item_id,
+    invocation_id: delta.invocation_id,
+    text: delta.text,
     streaming: true,
     ts: delta.ts,
   };

@@ -78,14 +78,14 @@ describe("attach (1.2, multi_attach)", () => {
   test("a second tab attaches by default: both stay live and see one turn, the other's message as state alone", async () => {
     const a = tab({ script: { turns: [{ steps: [say("Hello from the agent.")] }] } });
     const opened = await a.client.connect();
-    assert.equal(opened.version, "1.2");
+    assert.equal(opened.version, "1.3");
     assert.ok(opened.features.includes("multi_attach"), "a 1.2 offer without features gets multi_attach");
     assert.ok(opened.limits.max_attached_connections >= 8, `limits.max_attached_connections: ${opened.limits.max_attached_connections}`);
     assert.equal(a.client.attached, true);
 
     const b = await second(a.client);
     assert.equal(b.welcome.resumed, true);
-    assert.deepEqual(b.sent[0].versions, ["1.2", "1.1", "1.0"], "the ordinary offer");
+    assert.deepEqual(b.sent[0].versions, ["1.3", "1.2", "1.1", "1.0"], "the ordinary offer");
     assert.equal("features" in b.sent[0], false, "no features: every one is in force, multi_attach too");
     assert.equal(b.client.attached, true);
     await pause(100);
@@ -227,7 +227,7 @@ describe("attach (1.2, multi_attach)", () => {
     const welcome = await b.client.takeOver();
     assert.equal(welcome.resumed, true);
     const hello = b.sent.filter((f) => f.type === "session.hello").at(-1);
-    assert.deepEqual(hello.versions, ["1.2"]);
+    assert.deepEqual(hello.versions, ["1.3", "1.2"]);
     assert.ok(Array.isArray(hello.features) && !hello.features.includes("multi_attach") && hello.features.includes("ui_state_patch"), JSON.stringify(hello.features));
     assert.equal(b.client.attached, false, "multi_attach is not in force on the takeover connection");
     await until("tabs A and C taken over", () => a.client.displaced === "session_taken_over" && c.client.displaced === "session_taken_over");
@@ -247,7 +247,7 @@ describe("attach (1.2, multi_attach)", () => {
     b.sockets.cut();
     await until("tab B back", () => b.sockets.sockets.length === before + 1 && b.client.status === "open");
     const hello2 = b.sent.filter((f) => f.type === "session.hello").at(-1);
-    assert.deepEqual(hello2.versions, ["1.2", "1.1", "1.0"]);
+    assert.deepEqual(hello2.versions, ["1.3", "1.2", "1.1", "1.0"]);
     assert.equal(b.client.attached, true);
     const d = await second(b.client);
     await pause(100);
@@ -265,7 +265,7 @@ describe("attach (1.2, multi_attach)", () => {
     const c = tab({ resume: { session_id, resume_token, last_seq }, takeOver: true });
     await c.client.connect();
     await until("tab B taken over", () => b.client.displaced === "session_taken_over");
-    assert.deepEqual(c.sent[0].versions, ["1.2"]);
+    assert.deepEqual(c.sent[0].versions, ["1.3", "1.2"]);
     await assert.rejects(tab({}).client.takeOver(), (e) => e instanceof ChatwireError && e.code === "no_session");
     const closed = tab({});
     await closed.client.connect();
@@ -285,7 +285,7 @@ describe("attach (1.2, multi_attach)", () => {
     const y = await second(x.client, {}, v11);
     await until("the first 1.1 tab taken over", () => x.client.displaced === "session_taken_over");
     await x.client.takeOver();
-    assert.deepEqual(x.sent.filter((f) => f.type === "session.hello").at(-1).versions, ["1.2", "1.1", "1.0"]);
+    assert.deepEqual(x.sent.filter((f) => f.type === "session.hello").at(-1).versions, ["1.3", "1.2", "1.1", "1.0"]);
     await until("the second 1.1 tab taken over", () => y.client.displaced === "session_taken_over");
   });
 });

@@ -72,7 +72,7 @@ describe("cancel (1.2)", () => {
   test("a run stopped mid-stream keeps exactly the text streamed so far, ends cancelled, and a reload shows the same", async () => {
     const c = client(servers.all, { script: { turns: [{ steps: [slowSay, { op: "say", markdown: "Never said." }] }] } });
     const welcome = await c.connect();
-    assert.equal(welcome.version, "1.2");
+    assert.equal(welcome.version, "1.3");
     assert.ok(c.session.capabilities.includes("cancel"), "the reference offers cancel");
     const frames = [];
     c.on("frame", (f) => frames.push(f));

@@ -271,11 +271,11 @@ describe("protocol 1.1: versions, features, patches", () => {
     return { ...h, base: seq };
   }
 
-  test("offers 1.2, 1.1 then 1.0 without features by default; features only with 1.1 or later alone (SESSION-014)", async () => {
-    assert.deepEqual(OFFERED_VERSIONS, ["1.2", "1.1", "1.0"]);
+  test("offers 1.3, 1.2, 1.1 then 1.0 without features by default; features only with 1.1 or later alone (SESSION-014)", async () => {
+    assert.deepEqual(OFFERED_VERSIONS, ["1.3", "1.2", "1.1", "1.0"]);
     const { client, socket } = await opened11();
     const hello = socket().sent[0];
-    assert.deepEqual(hello.versions, ["1.2", "1.1", "1.0"]);
+    assert.deepEqual(hello.versions, ["1.3", "1.2", "1.1", "1.0"]);
     assert.equal("features" in hello, false);
     assert.deepEqual(client.session.features, ["ui_state_patch", "resume_catch_up"]);
     assert.equal(client.session.resume_retention, 500);
@@ -554,7 +554,7 @@ describe("protocol 1.2: attach and take over (multi_attach)", () => {
     assert.ok(sockets[0].closed !== null, "the old connection is closed");
     socket().open();
     const hello = socket().last("session.hello");
-    assert.deepEqual(hello.versions, ["1.2"]);
+    assert.deepEqual(hello.versions, ["1.3", "1.2"]);
     assert.deepEqual(hello.features, ["ui_state_patch", "resume_catch_up", "assistant_stream"]);
     assert.equal(hello.resume.session_id, "s-1");
     welcome12(socket(), hello.features);
@@ -563,7 +563,7 @@ describe("protocol 1.2: attach and take over (multi_attach)", () => {
     socket().drop();
     await until("a reconnection", () => sockets.length === 3);
     socket().open();
-    assert.deepEqual(socket().last("session.hello").versions, ["1.2", "1.1", "1.0"]);
+    assert.deepEqual(socket().last("session.hello").versions, ["1.3", "1.2", "1.1", "1.0"]);
     assert.equal("features" in socket().last("session.hello"), false);
     client.close();
   });
@@ -593,7 +593,7 @@ describe("protocol 1.2: attach and take over (multi_attach)", () => {
     socket().deliver({ type: "error", code: "unsupported_version", message: "no", in_reply_to: hello.id, fatal: true, supported_versions: ["1.1", "1.0"] });
     assert.equal(sockets.length, 3, "a new connection");
     socket().open();
-    assert.deepEqual(socket().last("session.hello").versions, ["1.2", "1.1", "1.0"]);
+    assert.deepEqual(socket().last("session.hello").versions, ["1.3", "1.2", "1.1", "1.0"]);
     welcome11(socket());
     await taking;
     assert.equal(client.status, "open");

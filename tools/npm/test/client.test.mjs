@@ -177,7 +177,7 @@ describe("streamed text and retry (1.1)", () => {
     };
     const { client: c } = client({ script });
     const welcome = await c.connect();
-    assert.equal(welcome.version, "1.2", "the reference speaks the newest version the client offers");
+    assert.equal(welcome.version, "1.3", "the reference speaks the newest version the client offers");
     assert.ok(c.session.capabilities.includes("retry"), "the reference offers retry");
     assert.ok(c.session.features.includes("assistant_stream"), "streams are in force by default (with ui_state_patch)");
     const seen = [];

@@ -28,8 +28,7 @@ test("versions, limits and codes are the crate's", () => {
   assert.equal(PROTOCOL_VERSION, facts.protocol_version);
   assert.equal(SUBPROTOCOL, facts.subprotocol);
   assert.deepEqual([...SUPPORTED_VERSIONS], facts.supported_versions);
-  // 1.3 is in progress and the client does not apply chat.reasoning_delta yet: it offers 1.2 down.
-  assert.deepEqual([...OFFERED_VERSIONS], facts.supported_versions.filter((v) => v !== "1.3"), "the client offers every version it speaks");
+  assert.deepEqual([...OFFERED_VERSIONS], facts.supported_versions, "the client offers every version it speaks");
   assert.equal(MAX_WINDOW_ITEMS, facts.max_window_items);
   assert.equal(MAX_HISTORY_PAGE_ITEMS, facts.max_history_page_items);
   assert.deepEqual(CLOSE_CODES, facts.close_codes);

@@ -1,13 +1,14 @@
-// applyDelta (STATE-042, the one reducer rule the client runs: STREAM-007) against the Rust reducer
-// on the shared corpus fixtures/stream-deltas/cases.jsonl, which schema/tests/stream_deltas_corpus.rs
-// writes and drift-checks: the same new state, or a refusal by the same requirement, for every case;
-// whole streams folded delta by delta end in the same state; no input is ever changed.
+// applyDelta (STATE-042) and applyReasoningDelta (STATE-054, since 1.3), the reducer rules the client
+// runs (STREAM-007), against the Rust reducer on the shared corpus fixtures/stream-deltas/cases.jsonl,
+// which schema/tests/stream_deltas_corpus.rs writes and drift-checks: the same new state, or a refusal
+// by the same requirement, for every case; whole streams folded delta by delta end in the same
+// state; no input is ever changed.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { applyDelta } from "../dist/index.js";
+import { applyDelta, applyReasoningDelta } from "../dist/index.js";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 const corpus = readFileSync(path.join(root, "fixtures/stream-deltas/cases.jsonl"), "utf8")
@@ -16,6 +17,11 @@ const corpus = readFileSync(path.join(root, "fixtures/stream-deltas/cases.jsonl"
   .map((line) => JSON.parse(line));
 const steps = corpus.filter((c) => c.kind === "step");
 const folds = corpus.filter((c) => c.kind === "fold");
+
+/** The rule of the delta's type: text (STATE-042) or reasoning (STATE-054). */
+const apply = (state, delta) => (delta.type === "chat.reasoning_delta" ? applyReasoningDelta(state, delta) : applyDelta(state, delta));
+/** What a delta appends: a text delta's `delta`, a reasoning delta's `text`. */
+const chunk = (delta) => (delta.type === "chat.reasoning_delta" ? delta.text : delta.delta);
 
 /** Deep-freezes a document, so that a rule that changed its input would throw. */
 function frozen(value) {
@@ -31,7 +37,9 @@ describe("the shared stream-delta corpus", () => {
     assert.ok(steps.length >= 100, `${steps.length} cases`);
     assert.ok(folds.length >= 3, `${folds.length} folds`);
     const refused = new Set(steps.filter((c) => "refused" in c.result).map((c) => c.result.refused));
-    assert.deepEqual([...refused].sort(), ["STATE-022", "STATE-045", "STATE-046"]);
+    assert.deepEqual([...refused].sort(), ["STATE-022", "STATE-045", "STATE-046", "STATE-058", "STATE-060"]);
+    assert.ok(steps.some((c) => c.delta.type === "chat.reasoning_delta" && "state" in c.result), "a reasoning delta applies");
+    assert.ok(folds.some((c) => c.deltas.every((d) => d.type === "chat.reasoning_delta")), "a reasoning stream is folded");
     assert.ok(steps.some((c) => "state" in c.result && c.result.state.items.length > c.state.items.length), "a delta opens a stream");
     assert.ok(steps.some((c) => "state" in c.result && c.result.state.items.length === c.state.items.length), "a delta grows a stream");
   });
@@ -39,7 +47,7 @@ describe("the shared stream-delta corpus", () => {
   test("every case: the same state as Rust, or a refusal by the same requirement that changes nothing", () => {
     for (const c of steps) {
       const state = frozen(structuredClone(c.state));
-      const result = applyDelta(state, frozen(structuredClone(c.delta)));
+      const result = apply(state, frozen(structuredClone(c.delta)));
       if ("refused" in c.result) {
         assert.equal(result.ok, false, `${c.name}: Rust refuses with ${c.result.refused}`);
         assert.equal(result.refusal, c.result.refused, c.name);
@@ -57,12 +65,13 @@ describe("the shared stream-delta corpus", () => {
     for (const c of folds) {
       let state = frozen(structuredClone(c.state));
       for (const d of c.deltas) {
-        const result = applyDelta(state, d);
+        const result = apply(state, d);
         assert.equal(result.ok, true, `${c.name}: ${result.message}`);
         state = frozen(result.state);
       }
       assert.deepStrictEqual(state, c.final, c.name);
-      assert.equal(state.items.at(-1).markdown, c.deltas.map((d) => d.delta).join(""), c.name);
+      const last = state.items.at(-1);
+      assert.equal(last.kind === "reasoning" ? last.text : last.markdown, c.deltas.map(chunk).join(""), c.name);
     }
   });
 });

@@ -89,7 +89,7 @@ describe("windows (1.2, state_window): the client", () => {
     socket().open();
     const hello = socket().last("session.hello");
     assert.equal(hello.window, 200);
-    assert.deepEqual(hello.versions, ["1.2"]);
+    assert.deepEqual(hello.versions, ["1.3", "1.2"]);
     assert.equal("features" in hello, false);
     client.close();
     for (const bad of [0, 1001, 2.5, Number.NaN]) assert.throws(() => harness({ window: bad }), RangeError);
@@ -113,13 +113,38 @@ describe("windows (1.2, state_window): the client", () => {
     assert.equal(sockets.length, 2, "a new connection");
     socket().open();
     const again = socket().last("session.hello");
-    assert.deepEqual(again.versions, ["1.2", "1.1", "1.0"]);
+    assert.deepEqual(again.versions, ["1.3", "1.2", "1.1", "1.0"]);
     assert.equal("window" in again, false);
     welcome(socket(), { version: "1.1", features: ["ui_state_patch", "resume_catch_up"] });
     snapshot(socket(), [msg("m1")]);
     await connected;
     assert.equal(client.window, null);
     assert.equal(await client.loadOlder(), null, "the whole state is held: nothing to load");
+    client.close();
+  });
+
+  test("a 1.0 or 1.1 server that refuses the windowed hello as invalid_frame (no `window` in its schema) gets the whole offer without a window", async () => {
+    const { client, sockets, socket } = harness({ window: 50 });
+    const connected = client.connect();
+    socket().open();
+    const hello = socket().last("session.hello");
+    socket().deliver({ type: "error", code: "invalid_frame", message: "window was unexpected", in_reply_to: hello.id, fatal: false });
+    assert.equal(sockets.length, 2, "a new connection");
+    socket().open();
+    const again = socket().last("session.hello");
+    assert.deepEqual(again.versions, ["1.3", "1.2", "1.1", "1.0"]);
+    assert.equal("window" in again, false);
+    welcome(socket(), { version: "1.0", features: [] });
+    snapshot(socket(), [msg("m1")]);
+    await connected;
+    assert.equal(client.window, null);
+    // An explicit offer is the caller's: its refusal stays final.
+    const pinned = harness({ window: 50, versions: ["1.2"] });
+    const refused = pinned.client.connect();
+    pinned.socket().open();
+    pinned.socket().deliver({ type: "error", code: "invalid_frame", message: "no", in_reply_to: pinned.socket().last("session.hello").id, fatal: false });
+    await assert.rejects(refused, { code: "invalid_frame" });
+    assert.equal(pinned.sockets.length, 1);
     client.close();
   });
 

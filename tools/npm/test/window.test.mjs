@@ -114,7 +114,7 @@ describe("windows and paged history (1.2, state_window)", () => {
     const { client: w, sent } = await attachWindowed(full, 50);
     const hello = sent.find((f) => f.type === "session.hello");
     assert.equal(hello.window, 50);
-    assert.deepEqual(hello.versions, ["1.2"], "a window is asked for with a 1.2 offer alone (WINDOW-001)");
+    assert.deepEqual(hello.versions, ["1.3", "1.2"], "a window is asked for with an offer of 1.2 and later alone (WINDOW-001)");
     assert.ok(w.session.features.includes("state_window"));
     const pending = full.state.items.find((item) => item.kind === "tool_call" && item.status === "pending");
     const output = full.state.items.find((item) => item.kind === "tool_output" && item.tool_call_id === pending.id);

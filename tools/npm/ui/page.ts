@@ -148,6 +148,7 @@ function start(): void {
       composer: byId("composer"),
       inputRequest: byId("input-request"),
       run: byId("run"),
+      usageTotal: byId("usage-total"),
     },
     { submit: (id, value) => client.submit(id, value).catch(settledElsewhere), dismiss: (id) => client.dismiss(id).catch(settledElsewhere) },
     showError,

@@ -2,9 +2,12 @@
 // UiState the client holds (never from individual frames), so what the page shows after a reload
 // is exactly what it showed before: a settled call is a chip, never a form again (TOOL-008). The
 // one exception is a failed run's error, which only `chat.run_complete` carries (see runFailed).
-import type { DisplayItem, UiState } from "../dist/index.js";
+// Protocol 1.3: reasoning items are disclosures, collapsed by default, and each run's usage is a
+// quiet line after its last item, the session's total in the footer (ui/reasoning.ts).
+import type { DisplayItem, ItemOf, UiState } from "../dist/index.js";
 import { type Answer, el } from "./dom.js";
 import { type ToolCallItem, SETTLED, assistant, card, chip, output, title, userMessage } from "./items.js";
+import { reasoning, runUsage, updateReasoning, usageText } from "./reasoning.js";
 
 /** The page's fixed elements. */
 export interface Regions {
@@ -21,6 +24,8 @@ export interface Regions {
   run: HTMLElement;
   /** The line shown where a windowed view's window starts while older items exist (ui/older.ts). */
   older: HTMLElement;
+  /** What the whole session used (1.3, `state.usage.total`); hidden while the state has no usage. */
+  usageTotal: HTMLElement;
 }
 
 
@@ -46,6 +51,10 @@ export class Renderer {
   #last: UiState | null = null;
   /** The cursor item of a windowed view with older items to load: the older line goes before it. */
   #cursor: string | null = null;
+  /** The reasoning items the reader opened: they stay open as they stream and after a render. */
+  readonly #openReasoning = new Set<string>();
+  /** Each invocation's usage line, kept while its text is the same. */
+  readonly #usageLines = new Map<string, { text: string; node: HTMLElement }>();
 
   /** `showArtifact` brings an artifact into sight (on a narrow screen, opens the panel first). */
   constructor(regions: Regions, answer: Answer, onError: (message: string) => void, showArtifact: (callId: string) => void) {
@@ -100,6 +109,62 @@ export class Renderer {
     if (slot === "t") node.dataset["itemId"] = item.id;
     this.#nodes.set(id, { key, node, item });
     return node;
+  }
+
+  /**
+   * A reasoning item's disclosure: one node for the item's whole life, updated in place as it
+   * streams, so the reader's open disclosure and focus survive every delta.
+   */
+  #reasoningNode(item: ItemOf<"reasoning">, seen: Set<string>): HTMLElement {
+    const id = `t:${item.id}`;
+    seen.add(id);
+    const held = this.#nodes.get(id);
+    if (held !== undefined && held.item.kind === "reasoning") {
+      if (held.item !== item) updateReasoning(held.node, item);
+      held.item = item;
+      return held.node;
+    }
+    const node = reasoning(item, this.#openReasoning.has(item.id), (open) => {
+      if (open) this.#openReasoning.add(item.id);
+      else this.#openReasoning.delete(item.id);
+    });
+    this.#nodes.set(id, { key: "", node, item });
+    return node;
+  }
+
+  /**
+   * Places each invocation's usage line (1.3, `state.usage.invocations`) after the last line of
+   * that invocation in the transcript (its items, or the mark of its stop), and shows the total.
+   */
+  #placeUsage(state: UiState, transcript: HTMLElement[]): void {
+    const total = state.usage?.total;
+    this.#regions.usageTotal.hidden = total === undefined;
+    const said = total === undefined ? "" : `This conversation: ${usageText(total)}`;
+    if (this.#regions.usageTotal.textContent !== said) this.#regions.usageTotal.textContent = said;
+    const invocations = state.usage?.invocations ?? {};
+    const invocationOf = new Map(state.items.map((item) => [item.id, item.invocation_id]));
+    // The last transcript line of each invocation, in one pass: a long thread has many of both.
+    const lastLine = new Map<string, number>();
+    transcript.forEach((node, i) => {
+      const itemId = node.dataset["itemId"];
+      const invocation = (itemId === undefined ? undefined : invocationOf.get(itemId)) ?? node.dataset["invocation"];
+      if (invocation !== undefined) lastLine.set(invocation, i);
+    });
+    const lines: { at: number; node: HTMLElement }[] = [];
+    for (const [invocation, usage] of Object.entries(invocations)) {
+      const at = lastLine.get(invocation);
+      if (at === undefined) continue;
+      const text = JSON.stringify(usage);
+      let held = this.#usageLines.get(invocation);
+      if (held?.text !== text) {
+        held = { text, node: runUsage(invocation, usage) };
+        this.#usageLines.set(invocation, held);
+      }
+      lines.push({ at: at + 1, node: held.node });
+    }
+    for (const invocation of [...this.#usageLines.keys()]) if (!(invocation in invocations)) this.#usageLines.delete(invocation);
+    lines.sort((a, b) => b.at - a.at);
+    for (const { at, node } of lines) transcript.splice(at, 0, node);
   }
 
   /** The transcript's line for a pending view: where it stands, and a button that opens it. */
@@ -170,6 +235,9 @@ export class Renderer {
         case "tool_output":
           transcript.push(this.#node("t", item, () => output(item), seen));
           break;
+        case "reasoning":
+          transcript.push(this.#reasoningNode(item, seen));
+          break;
         case "tool_call": {
           const settled = SETTLED.has(item.status);
           const live = () => card(item, this.#answer, this.#onError, this.#answerable);
@@ -194,7 +262,9 @@ export class Renderer {
     if (failure !== null) transcript.push(failure);
     const mark = this.#stoppedMark(state, transcript);
     if (mark !== null) transcript.splice(mark.at, 0, mark.node);
+    this.#placeUsage(state, transcript);
     for (const id of [...this.#nodes.keys()]) if (!seen.has(id)) this.#nodes.delete(id);
+    for (const id of this.#openReasoning) if (!seen.has(`t:${id}`)) this.#openReasoning.delete(id);
     // The first pending view the user has not stepped back from takes the transcript's place.
     for (const id of this.#leftViews) if (!views.some(({ call }) => call.id === id)) this.#leftViews.delete(id);
     const view = views.find(({ call }) => !this.#leftViews.has(call.id)) ?? null;

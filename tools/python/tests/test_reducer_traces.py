@@ -22,7 +22,11 @@ TRACES = [json.loads(line) for line in (FIXTURES / "reducer-traces" / "traces.js
 def test_the_corpus_is_there_and_exercises_every_refusal() -> None:
     refusals = {s["refused"]["requirement"] for t in TRACES for s in t["steps"] if s["refused"]}
     assert len(TRACES) >= 100
-    assert refusals == {"STATE-015", *(f"STATE-0{n}" for n in [*range(20, 36), *range(45, 52)])}
+    assert refusals == {"STATE-015", *(f"STATE-0{n}" for n in [*range(20, 36), *range(45, 52), *range(58, 64)])}
+    # Since 1.3: traces that reason and report usage, and end holding both.
+    finals = [t["final"] for t in TRACES if t["name"].startswith("reasoning-usage-")]
+    assert sum(any(i["kind"] == "reasoning" for i in f["items"]) for f in finals) > len(finals) // 4
+    assert sum("usage" in f for f in finals) > len(finals) // 4
 
 
 @pytest.mark.parametrize("trace", TRACES, ids=[t["name"] for t in TRACES])
@@ -45,7 +49,8 @@ def test_python_reducer_agrees_with_rust(trace: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize("trace", TRACES, ids=[t["name"] for t in TRACES])
 def test_the_fold_without_deltas_is_the_state_without_its_open_stream(trace: dict[str, Any]) -> None:
-    """The view of a connection without `assistant_stream` (spec/streaming.md), after every prefix."""
+    """The view of a connection without `assistant_stream` (spec/streaming.md, and REASON-002 for
+    reasoning), after every prefix."""
     full = trace["initial"]
     plain = trace["initial"]
     for step in trace["steps"]:
@@ -53,6 +58,6 @@ def test_the_fold_without_deltas_is_the_state_without_its_open_stream(trace: dic
             continue
         event = step["event"]
         full = reduce(full, event)
-        if event["type"] != "chat.assistant_message_delta":
+        if event["type"] not in ("chat.assistant_message_delta", "chat.reasoning_delta"):
             plain = reduce(plain, event)
         assert plain == without_open_stream(full)

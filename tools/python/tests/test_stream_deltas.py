@@ -23,7 +23,9 @@ FOLDS = [c for c in CASES if c["kind"] == "fold"]
 
 def test_the_corpus_has_both_kinds_and_every_refusal_of_a_delta() -> None:
     assert STEPS and FOLDS
-    assert {c["result"]["refused"] for c in STEPS if "refused" in c["result"]} == {"STATE-022", "STATE-045", "STATE-046"}
+    refused = {c["result"]["refused"] for c in STEPS if "refused" in c["result"]}
+    assert refused == {"STATE-022", "STATE-045", "STATE-046", "STATE-058", "STATE-060"}
+    assert any(c["delta"]["type"] == "chat.reasoning_delta" and "state" in c["result"] for c in STEPS)
 
 
 @pytest.mark.parametrize("case", STEPS, ids=[c["name"] for c in STEPS])
@@ -49,4 +51,4 @@ def test_a_whole_stream_folds_to_the_rust_state_and_catches_up_in_one_replace(ca
     reached, patch = catch_up(case["state"], case["deltas"])
     assert reached == case["final"]
     # However many deltas append to an open stream, its text is replaced once (O(text), not O(text^2)).
-    assert sum(op["op"] == "replace" and op["path"].endswith("/markdown") for op in patch) <= 1
+    assert sum(op["op"] == "replace" and op["path"].endswith(("/markdown", "/text")) for op in patch) <= 1

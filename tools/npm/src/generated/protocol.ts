@@ -1066,7 +1066,9 @@ export interface UsageState {
   /**
    * Per invocation the state holds, its run slices' usage summed.
    */
-  invocations: { [key: string]: unknown };
+  invocations: {
+    [key: string]: Usage;
+  };
 }
 
 /**

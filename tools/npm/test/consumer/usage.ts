@@ -2,6 +2,7 @@
 // packed tarball: dispatch over server frames is exhaustive, frames it builds type-check, and
 // malformed ones do not (each `@ts-expect-error` fails the build if the types ever accept it).
 import {
+  applyReasoningDelta,
   checkResponse,
   ERROR_CODE_VALUES,
   parseResponseSchema,
@@ -29,6 +30,10 @@ import {
   type SessionHello,
   type ToolCallStatus,
   type UiState,
+  type Cost,
+  type DeltaResult,
+  type Usage,
+  type UsageState,
 } from "@chatwire/protocol";
 
 function unreachable(value: never): never {
@@ -218,3 +223,28 @@ export const windowedHello: SessionHello = { type: "session.hello", id: "h-2", v
 export const merged: UiState | null = mergePage({ items: [], run: { status: "idle" } }, "item-9", []);
 // @ts-expect-error a history request names the cursor it pages from
 export const noCursor: ChatHistoryRequest = { type: "chat.history_request", id: "p-2", limit: 100 };
+
+// 1.3 reasoning and usage: a reasoning item is shown collapsed and its payload never read; each run
+// slice's usage arrives as a typed event, the sums in the state are keyed by invocation.
+export function reasoningLabel(item: ItemOf<"reasoning">): string {
+  if (item.redacted === true) return "reasoning (redacted)";
+  return item.streaming === true ? `thinking… ${item.text.length} characters` : "reasoning";
+}
+export function spentOn(state: UiState, invocationId: string): string | null {
+  const usage: Usage | undefined = state.usage?.invocations[invocationId];
+  if (usage === undefined) return null;
+  const cost: Cost | undefined = usage.cost;
+  return `${usage.input_tokens} in, ${usage.output_tokens} out${cost === undefined ? "" : `, ${cost.amount} ${cost.currency}`}`;
+}
+export function onUsage(client: ChatwireClient): () => void {
+  return client.on("usage", (usage: Usage, frame: FrameOf<"chat.run_complete">) => {
+    console.log(`${frame.invocation_id} used ${usage.input_tokens + usage.output_tokens} tokens`);
+  });
+}
+export const grown: DeltaResult = applyReasoningDelta(
+  { items: [], run: { status: "running", invocation_id: "inv-1" } },
+  { type: "chat.reasoning_delta", seq: 7, invocation_id: "inv-1", item_id: "r-1", text: "First,", ts: "2026-11-23T10:00:00Z" },
+);
+export const totals: UsageState = { total: { input_tokens: 12, output_tokens: 3 }, invocations: { "inv-1": { input_tokens: 12, output_tokens: 3 } } };
+// @ts-expect-error an amount is a decimal string, never a number (no float rounding of money)
+export const floatCost: Cost = { amount: 0.01, currency: "USD" };

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from typing import Any, Final, Literal
 
 from chatwire.facts import ITEM_MEMBERS
-from chatwire.reducer import JsonObject, ReduceError, _apply, open_stream, retry_cut
+from chatwire.reducer import JsonObject, ReduceError, _apply, open_reasoning, open_stream, retry_cut
 
 __all__ = ["CatchUpError", "PatchError", "apply_patch", "apply_with_patch", "catch_up"]
 
@@ -24,6 +24,10 @@ PatchOp = JsonObject
 # The order in which Rust serializes each item's members: member ops follow it, so that a patch
 # equals the Rust one op for op (a Python dict keeps the order members were added in instead).
 _MEMBER_ORDER: Final[dict[str, tuple[str, ...]]] = ITEM_MEMBERS
+
+
+#: The path of the state's usage sums (since 1.3, `spec/usage.md`).
+USAGE_PATH: Final = "/usage"
 
 
 class PatchError(ValueError):
@@ -64,7 +68,7 @@ def catch_up(base: JsonObject, events: Iterable[JsonObject]) -> tuple[JsonObject
     stale_text: int | None = None  # the open stream whose text deltas changed since the last op
     for position, event in enumerate(events):
         try:
-            if event["type"] == "chat.assistant_message_delta" and _is_open_stream(state, event):
+            if _appends_to_stream(state, event):
                 _apply(state, event)
                 stale_text = len(state["items"]) - 1
                 continue
@@ -95,6 +99,12 @@ def _patched(state: JsonObject, event: JsonObject) -> list[PatchOp]:
     items: list[JsonObject] = state["items"]
     len_before = len(items)
     run_before = copy.deepcopy(state["run"])
+    usage_before = state.get("usage")
+    # Since 1.3 (STATE-056, STATE-057): only a run's end with usage, or a rewind, changes the sums.
+    usage_changes = (event["type"] == "chat.run_complete" and event.get("usage") is not None) or (
+        event["type"] == "chat.rewind_complete" and usage_before is not None
+    )
+    usage_was = copy.deepcopy(usage_before) if usage_changes else None
     touched = _touched_by(state, event)
     _apply(state, event)
     items = state["items"]
@@ -128,6 +138,10 @@ def _patched(state: JsonObject, event: JsonObject) -> list[PatchOp]:
         ops.append({"op": "add", "path": "/items/-", "value": copy.deepcopy(item)})
     if state["run"] != run_before:
         ops.append({"op": "replace", "path": "/run", "value": copy.deepcopy(state["run"])})
+    usage = state.get("usage")
+    if usage_changes and usage is not None and usage != usage_was:
+        # The sums whole: their size follows the invocations the state holds, not its items.
+        ops.append({"op": "replace" if usage_before is not None else "add", "path": USAGE_PATH, "value": copy.deepcopy(usage)})
     return ops
 
 
@@ -163,6 +177,11 @@ def _touched_by(state: JsonObject, e: JsonObject) -> tuple[Any, ...]:
         return ("stream_append", len(items) - 1)
     if kind == "chat.assistant_message" and _is_open_stream(state, e):
         return ("stream_end", len(items) - 1)
+    if kind == "chat.reasoning_delta" and _is_open_reasoning(state, e):
+        return ("stream_append", len(items) - 1)
+    if kind == "chat.reasoning" and _is_open_reasoning(state, e):
+        # The end of a reasoning stream may also redact it and add its payload: member ops.
+        return ("item", len(items) - 1, copy.deepcopy(items[-1]))
     return ("nothing",)
 
 
@@ -171,9 +190,24 @@ def _is_open_stream(state: JsonObject, e: JsonObject) -> bool:
     return stream is not None and stream["id"] == e["item_id"] and stream["invocation_id"] == e["invocation_id"]
 
 
+def _is_open_reasoning(state: JsonObject, e: JsonObject) -> bool:
+    stream = open_reasoning(state)
+    return stream is not None and stream["id"] == e["item_id"] and stream["invocation_id"] == e["invocation_id"]
+
+
+def _appends_to_stream(state: JsonObject, e: JsonObject) -> bool:
+    """Whether `e` is a delta that appends to the open stream, text or reasoning (since 1.3)."""
+    if e["type"] == "chat.assistant_message_delta":
+        return _is_open_stream(state, e)
+    return e["type"] == "chat.reasoning_delta" and _is_open_reasoning(state, e)
+
+
 def _stream_text_ops(state: JsonObject, index: int) -> list[PatchOp]:
+    """A `test` of the stream's id and a `replace` of its whole text: an assistant message's
+    `markdown`, a reasoning item's `text`."""
     item = state["items"][index]
-    return [_test_id(index, item["id"]), {"op": "replace", "path": f"{_item_path(index)}/markdown", "value": item["markdown"]}]
+    member = "text" if item["kind"] == "reasoning" else "markdown"
+    return [_test_id(index, item["id"]), {"op": "replace", "path": f"{_item_path(index)}/{member}", "value": item[member]}]
 
 
 def _item_ops(items: list[JsonObject], index: int, before: JsonObject) -> list[PatchOp]:

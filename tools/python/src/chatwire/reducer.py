@@ -20,6 +20,7 @@ from typing import Any, Final
 
 from chatwire import facts
 from chatwire.facts import ID_PATTERN, OUTPUT_ID_SUFFIX
+from chatwire.usage import UsageError, usage_added
 
 __all__ = [
     "EVENT_TYPES",
@@ -29,7 +30,9 @@ __all__ = [
     "cancel_refusals",
     "empty_state",
     "latest_user_invocation",
+    "open_reasoning",
     "open_stream",
+    "open_stream_id",
     "output_item_id",
     "reduce",
     "reduce_all",
@@ -213,10 +216,27 @@ def open_stream(state: JsonObject) -> JsonObject | None:
     return None
 
 
+def open_reasoning(state: JsonObject) -> JsonObject | None:
+    """The open reasoning stream (`STATE-054`, since 1.3): the last item, when it is a `reasoning`
+    item still streaming."""
+    items: list[JsonObject] = state["items"]
+    if items and items[-1]["kind"] == "reasoning" and items[-1].get("streaming") is True:
+        return items[-1]
+    return None
+
+
+def open_stream_id(state: JsonObject) -> str | None:
+    """The id of the open stream of either kind, text or reasoning: at most one is open, always the
+    last item (`STATE-046`, `STATE-060`)."""
+    stream = open_stream(state) or open_reasoning(state)
+    return None if stream is None else str(stream["id"])
+
+
 def without_open_stream(state: JsonObject) -> JsonObject:
-    """The view of a connection without `assistant_stream`: `state` without its open stream."""
+    """The view of a connection without `assistant_stream`: `state` without its open stream, text
+    or reasoning (`REASON-002`)."""
     view = copy.deepcopy(state)
-    if open_stream(view) is not None:
+    if open_stream_id(view) is not None:
         view["items"].pop()
     return view
 
@@ -225,6 +245,81 @@ def _ensure_no_open_stream(state: JsonObject) -> None:
     stream = open_stream(state)
     if stream is not None:
         raise ReduceError("StreamOpen", f"assistant message {stream['id']} is still streaming")
+
+
+def _ensure_no_open_reasoning(state: JsonObject) -> None:
+    stream = open_reasoning(state)
+    if stream is not None:
+        raise ReduceError("ReasoningStreamOpen", f"reasoning {stream['id']} is still streaming")
+
+
+def _apply_reasoning_delta(state: JsonObject, e: JsonObject) -> None:
+    """`STATE-054`: a reasoning delta opens or grows the open reasoning stream."""
+    _ensure_running(state, e["invocation_id"])
+    item_id = e["item_id"]
+    open_id = open_stream_id(state)
+    if open_id is not None:
+        if open_id != item_id:
+            raise ReduceError("ReasoningStreamOpen", f"item {open_id} is still streaming")
+        stream = open_reasoning(state)
+        if stream is None or stream["invocation_id"] != e["invocation_id"]:
+            # The open stream is a text stream, or another invocation's.
+            raise ReduceError("NotReasoningStream", f"item {item_id} is not an open reasoning stream of this invocation")
+        stream["text"] += e["text"]
+        return
+    if any(i["id"] == item_id for i in state["items"]):
+        raise ReduceError("NotReasoningStream", f"item {item_id} exists and is not an open reasoning stream")
+    state["items"].append(
+        {"kind": "reasoning", "id": item_id, "invocation_id": e["invocation_id"], "text": e["text"], "streaming": True, "ts": e["ts"]}
+    )
+
+
+def _apply_reasoning(state: JsonObject, e: JsonObject) -> None:
+    """`STATE-055`: a whole reasoning item, or the end of the open reasoning stream."""
+    _ensure_running(state, e["invocation_id"])
+    item_id = e["item_id"]
+    redacted = _opt(e, "redacted") is True
+    encrypted = _opt(e, "encrypted")
+    if redacted and e["text"] != "":
+        raise ReduceError("RedactedWithText", f"reasoning {item_id} is redacted but carries text")
+    open_id = open_stream_id(state)
+    if open_id is not None:
+        if open_id != item_id:
+            raise ReduceError("ReasoningStreamOpen", f"item {open_id} is still streaming")
+        stream = open_reasoning(state)
+        if stream is None:
+            # The open stream is a text stream: a reasoning frame cannot end it.
+            raise ReduceError("NotReasoningStream", f"item {item_id} is not an open reasoning stream")
+        if stream["invocation_id"] == e["invocation_id"]:
+            if not redacted and stream["text"] != e["text"]:
+                raise ReduceError("ReasoningTextMismatch", f"the text ending reasoning {item_id} differs from its deltas")
+            del stream["streaming"]
+            if redacted:
+                stream["redacted"] = True
+                stream["text"] = ""
+            if encrypted is not None:
+                stream["encrypted"] = encrypted
+            stream["ts"] = e["ts"]
+            return
+    _ensure_new_id(state, item_id)
+    item: JsonObject = {"kind": "reasoning", "id": item_id, "invocation_id": e["invocation_id"], "text": e["text"]}
+    if redacted:
+        item["redacted"] = True
+    _set_opt(item, "encrypted", encrypted)
+    item["ts"] = e["ts"]
+    state["items"].append(item)
+
+
+def _usage_after(state: JsonObject, e: JsonObject) -> JsonObject | None:
+    """`STATE-056`: the state's usage after `e`, computed before anything changes so that a refusal
+    (`STATE-059`, `STATE-063`) leaves the state as it was; None when `e` carries no usage."""
+    usage = _opt(e, "usage")
+    if usage is None:
+        return None
+    try:
+        return usage_added(state.get("usage"), e["invocation_id"], usage)
+    except UsageError as error:
+        raise ReduceError(error.kind, str(error)) from None
 
 
 def _apply(state: JsonObject, e: JsonObject) -> None:
@@ -260,6 +355,7 @@ def _apply(state: JsonObject, e: JsonObject) -> None:
         state["run"] = {"status": "running", "invocation_id": invocation}
     elif kind == "chat.assistant_message":  # STATE-012
         _ensure_running(state, e["invocation_id"])
+        _ensure_no_open_reasoning(state)  # STATE-060
         stream = open_stream(state)
         if stream is not None:  # STATE-043 ends the open stream, STATE-046 refuses any other message
             if stream["id"] != e["item_id"]:
@@ -282,6 +378,7 @@ def _apply(state: JsonObject, e: JsonObject) -> None:
         )
     elif kind == "chat.assistant_message_delta":  # STATE-042
         _ensure_running(state, e["invocation_id"])
+        _ensure_no_open_reasoning(state)  # STATE-060
         stream = open_stream(state)
         if stream is not None:
             if stream["id"] != e["item_id"]:
@@ -306,6 +403,7 @@ def _apply(state: JsonObject, e: JsonObject) -> None:
         call_id = e["tool_call_id"]
         _ensure_running(state, e["invocation_id"])
         _ensure_no_open_stream(state)  # STATE-046
+        _ensure_no_open_reasoning(state)  # STATE-060
         corr = _opt(e, "corr")
         if corr is not None and corr != call_id:
             raise ReduceError("CorrMismatch", f"corr {corr} differs from tool_call_id {call_id}")
@@ -400,6 +498,7 @@ def _apply(state: JsonObject, e: JsonObject) -> None:
         invocation = e["invocation_id"]
         _ensure_running(state, invocation)
         _ensure_no_open_stream(state)  # STATE-046
+        _ensure_no_open_reasoning(state)  # STATE-060
         status = e["status"]
         open_calls_of_run = _open_calls(state, invocation)
         if status == "awaiting_input":
@@ -411,6 +510,9 @@ def _apply(state: JsonObject, e: JsonObject) -> None:
         elif open_calls_of_run:
             ids = [c["id"] for c in open_calls_of_run]
             raise ReduceError("OpenToolCalls", f"run of invocation {invocation} ended {status} while tool calls are open: {ids}")
+        usage = _usage_after(state, e)  # STATE-056, checked before anything changes
+        if usage is not None:
+            state["usage"] = usage
         state["run"]["status"] = status
     elif kind == "chat.rewind_complete":  # STATE-019
         if _active(state):
@@ -426,6 +528,9 @@ def _apply(state: JsonObject, e: JsonObject) -> None:
         if removed != list(e["removed_invocation_ids"]):
             raise ReduceError("RewindMismatch", f"rewind removes {removed} but the frame says {e['removed_invocation_ids']}")
         del items[cut:]
+        if "usage" in state:  # STATE-057: the turns' entries go, the total stays
+            for gone in removed:
+                state["usage"]["invocations"].pop(gone, None)
         state["run"] = {"status": "idle"}
     elif kind == "chat.retry_accepted":  # STATE-044
         if _active(state):
@@ -446,5 +551,9 @@ def _apply(state: JsonObject, e: JsonObject) -> None:
             raise ReduceError("RetryMismatch", f"retry removes {removed_ids} but the frame says {e['removed_item_ids']}")
         del items[kept + 1 :]
         state["run"] = {"status": "idle"}
+    elif kind == "chat.reasoning_delta":  # STATE-054
+        _apply_reasoning_delta(state, e)
+    elif kind == "chat.reasoning":  # STATE-055
+        _apply_reasoning(state, e)
     else:
         raise ValueError(f"{kind!r} is not an event frame")

@@ -120,8 +120,11 @@ class WindowView:
         return [items[i] for i in self.pinned if i < len(items)] + items[start:]
 
     def view(self, state: JsonObject) -> JsonObject:
-        """The view itself: the held items and the whole run."""
-        return {"items": self.items(state), "run": state["run"]}
+        """The view itself: the held items, the whole run and, since 1.3, the whole usage."""
+        view: JsonObject = {"items": self.items(state), "run": state["run"]}
+        if "usage" in state:
+            view["usage"] = state["usage"]
+        return view
 
     def page(self, state: JsonObject, limit: int) -> tuple[list[JsonObject], str | None]:
         """The page of up to `limit` items just before the cursor and the next cursor, moving the
