@@ -203,36 +203,22 @@ impl Scenario {
         caps
     }
 
-    /// The oldest version a server must negotiate for the scenario to apply: 1.2 where it sends
-    /// `chat.cancel` or its script gives a call a `response_schema` (1.2 members a server speaking
-    /// only 1.1 refuses); 1.1 where it needs a feature, sends `chat.retry`, or its script uses 1.1
-    /// members (`chunks`, `retries`); else 1.0. Where the offer negotiates an older version the
-    /// scenario is not applicable (the runner asks on a connection of its own first).
+    /// The oldest version a server must negotiate for the scenario to apply: the newest of what
+    /// its script's members need ([`AgentScript::since`](chatwire_schema::script::AgentScript::since)),
+    /// what its features need ([`features_since`](Self::features_since); any feature needs 1.1),
+    /// 1.2 where it sends `chat.cancel`, pages or asks for a window, 1.1 where it sends
+    /// `chat.retry`, and the oldest version a connection of it offers at the least. Where the
+    /// offer negotiates an older version the scenario is not applicable (the runner asks on a
+    /// connection of its own first).
     pub fn needs_version(&self) -> chatwire_schema::ProtocolVersion {
-        use chatwire_schema::script::ScriptStep;
         let v = |minor| chatwire_schema::ProtocolVersion { major: 1, minor };
-        let turns = self.script.iter().flat_map(|s| s.turns.iter());
-        let steps = || turns.clone().flat_map(|t| t.steps.iter().chain(t.retries.iter().flat_map(|r| r.steps.iter())));
-        let typed = steps().any(
-            |s| matches!(s, ScriptStep::ToolCalls { calls, .. } if calls.iter().any(|c| c.response_schema.is_some())),
-        );
+        let script = self.script.as_ref().map(|s| s.since());
         let windowed = self.window.is_some() || self.steps.iter().any(|s| {
             matches!(s, Step::Cancel { .. } | Step::PageThrough { .. })
                 || matches!(s, Step::Connect { window: Some(n), .. } | Step::Resume { window: Some(n), .. } if *n > 0)
         });
-        if typed || windowed {
-            return v(2);
-        }
-        let script_1_1 = turns.clone().any(|t| !t.retries.is_empty())
-            || steps().any(|s| {
-                matches!(s, ScriptStep::Say { chunks: Some(_), .. } | ScriptStep::Say { chunk_delay_ms: Some(_), .. })
-            });
-        if let Some(since) = self.features_since().filter(|since| since.minor >= 2) {
-            return since;
-        }
-        if script_1_1 || !self.features.is_empty() || self.steps.iter().any(|s| matches!(s, Step::Retry { .. })) {
-            return v(1);
-        }
+        let features = self.features_since().map(|since| since.max(v(1))).or((!self.features.is_empty()).then(|| v(1)));
+        let retry = self.steps.iter().any(|s| matches!(s, Step::Retry { .. }));
         // A connection that offers only later versions needs a server that speaks one of them.
         let offered = self.steps.iter().filter_map(|s| match s {
             Step::Connect { versions: Some(versions), .. } => {
@@ -240,7 +226,12 @@ impl Scenario {
             }
             _ => None,
         });
-        offered.max().unwrap_or(v(0))
+        [script, windowed.then(|| v(2)), features, retry.then(|| v(1))]
+            .into_iter()
+            .flatten()
+            .chain(offered)
+            .max()
+            .unwrap_or(v(0))
     }
 
     /// The newest minor among those that define the scenario's features, if it names any.

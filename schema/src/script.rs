@@ -15,6 +15,7 @@ use crate::chat::tool_output::ApprovalDecision;
 use crate::chat::tool_progress::Fraction;
 use crate::response_schema::ResponseSchema;
 use crate::usage::Usage;
+use crate::version::ProtocolVersion;
 
 /// A whole script: `turns[n]` answers the n-th user message the session accepts (rewound ones included).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -146,6 +147,40 @@ impl ScriptStep {
     /// A `say` of the whole `markdown` at once, not streamed.
     pub fn say(markdown: impl Into<String>) -> Self {
         ScriptStep::Say { markdown: markdown.into(), chunks: None, chunk_delay_ms: None }
+    }
+
+    /// The oldest minor whose script schema accepts this step: the `x-chatwire-since` of its op and
+    /// members (`spec/versioning.md#since-annotations`). A server speaking an older minor refuses
+    /// the hello carrying it as an invalid frame.
+    pub fn since(&self) -> ProtocolVersion {
+        let minor = match self {
+            ScriptStep::Reason { .. } | ScriptStep::Usage(_) => 3,
+            ScriptStep::ToolCalls { calls, .. } if calls.iter().any(|c| c.response_schema.is_some()) => 2,
+            ScriptStep::Say { chunks, chunk_delay_ms, .. } if chunks.is_some() || chunk_delay_ms.is_some() => 1,
+            ScriptStep::Say { .. }
+            | ScriptStep::ToolCalls { .. }
+            | ScriptStep::Wait { .. }
+            | ScriptStep::End { .. } => 0,
+        };
+        ProtocolVersion { major: 1, minor }
+    }
+}
+
+impl AgentScript {
+    /// The oldest minor whose script schema accepts the whole script: the newest
+    /// [`ScriptStep::since`] of its steps and retries' steps, and 1.1 where a turn has `retries`.
+    pub fn since(&self) -> ProtocolVersion {
+        let retries = ProtocolVersion { major: 1, minor: 1 };
+        let base = ProtocolVersion { major: 1, minor: 0 };
+        self.turns
+            .iter()
+            .flat_map(|t| {
+                let own = if t.retries.is_empty() { base } else { retries };
+                let steps = t.steps.iter().chain(t.retries.iter().flat_map(|r| r.steps.iter()));
+                std::iter::once(own).chain(steps.map(ScriptStep::since))
+            })
+            .max()
+            .unwrap_or(base)
     }
 }
 
