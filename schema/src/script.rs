@@ -17,6 +17,11 @@ use crate::response_schema::ResponseSchema;
 use crate::usage::Usage;
 use crate::version::ProtocolVersion;
 
+mod subagent;
+
+use subagent::{validate_host, CallAt, Walk};
+pub use subagent::{ScriptSubagent, ScriptSubagentEnd, ScriptSubagentStatus};
+
 /// A whole script: `turns[n]` answers the n-th user message the session accepts (rewound ones included).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -155,6 +160,7 @@ impl ScriptStep {
     pub fn since(&self) -> ProtocolVersion {
         let minor = match self {
             ScriptStep::Reason { .. } | ScriptStep::Usage(_) => 3,
+            ScriptStep::ToolCalls { calls, .. } if calls.iter().any(|c| c.subagent.is_some()) => 3,
             ScriptStep::ToolCalls { calls, .. } if calls.iter().any(|c| c.response_schema.is_some()) => 2,
             ScriptStep::Say { chunks, chunk_delay_ms, .. } if chunks.is_some() || chunk_delay_ms.is_some() => 1,
             ScriptStep::Say { .. }
@@ -231,6 +237,11 @@ pub struct ScriptToolCall {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("x-chatwire-since" = "1.2"))]
     pub response_schema: Option<ResponseSchema>,
+    /// The sub-agent run the call hosts (since 1.3, `SCRIPT-029`): only on a call that runs by
+    /// itself and has no `output` (`NotSubagentHost`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-chatwire-since" = "1.3"))]
+    pub subagent: Option<Box<ScriptSubagent>>,
 }
 
 /// One scripted progress report.
@@ -432,6 +443,84 @@ pub enum ScriptError {
         /// This step's.
         found: String,
     },
+    /// A call that carries `subagent` awaits a response or has `output` (since 1.3, rule 12): a
+    /// host runs by itself and its output is its transcript.
+    #[error("turn {turn} step {step} call {call}: a sub-agent host settles by itself (result, error or dismiss) and has no output")]
+    NotSubagentHost {
+        /// Turn index.
+        turn: usize,
+        /// Step index.
+        step: usize,
+        /// Index of the call in `calls`.
+        call: usize,
+    },
+    /// A `subagent`'s steps hold an `end` step (since 1.3, rule 13): a sub-agent ends by its `end`.
+    #[error("turn {turn} step {step}: a sub-agent's steps hold no end step")]
+    EndInSubagent {
+        /// Turn index.
+        turn: usize,
+        /// Index of the `end` step in the sub-agent's steps.
+        step: usize,
+    },
+    /// A `subagent` runs more than `MAX_SUBAGENT_DEPTH` levels below the top level (since 1.3,
+    /// rule 13, `STATE-069`).
+    #[error("turn {turn} step {step} call {call}: a sub-agent at this depth may not host another")]
+    SubagentTooDeep {
+        /// Turn index.
+        turn: usize,
+        /// Step index.
+        step: usize,
+        /// Index of the call in `calls`.
+        call: usize,
+    },
+    /// A `subagent` with `continue: true` names a thread no call before it hosts (since 1.3, rule 14).
+    #[error("turn {turn} step {step} call {call}: continues thread {thread}, which no earlier call hosts")]
+    UnknownThread {
+        /// Turn index.
+        turn: usize,
+        /// Step index.
+        step: usize,
+        /// Index of the call in `calls`.
+        call: usize,
+        /// The thread.
+        thread: String,
+    },
+    /// A `subagent` without `continue` names a thread a call before it hosts (since 1.3, rule 14).
+    #[error("turn {turn} step {step} call {call}: starts thread {thread}, which an earlier call hosts")]
+    ThreadReused {
+        /// Turn index.
+        turn: usize,
+        /// Step index.
+        step: usize,
+        /// Index of the call in `calls`.
+        call: usize,
+        /// The thread.
+        thread: String,
+    },
+    /// A `subagent`'s `end` carries `returned: true` with `status: "failed"` (since 1.3, rule 14,
+    /// `STATE-075`).
+    #[error("turn {turn} step {step} call {call}: only a completed sub-agent run has returned")]
+    ReturnedNotCompleted {
+        /// Turn index.
+        turn: usize,
+        /// Step index.
+        step: usize,
+        /// Index of the call in `calls`.
+        call: usize,
+    },
+    /// A nested step of a call's `subagent` breaks a rule (since 1.3); `error` locates it within
+    /// the sub-agent's steps.
+    #[error("turn {turn} step {step} call {call} subagent: {error}")]
+    InSubagent {
+        /// Turn index.
+        turn: usize,
+        /// Step index of the host's `tool_calls`.
+        step: usize,
+        /// Index of the host in `calls`.
+        call: usize,
+        /// The broken rule, its `turn` the same and its `step` an index into the sub-agent's steps.
+        error: Box<ScriptError>,
+    },
     /// A `ui_tool` or `ui_surface` call has no non-empty `component_type` (`SCRIPT-018`): the
     /// server could not send it without breaking `TOOL-005`.
     #[error("turn {turn} step {step} call {call}: a ui_tool or ui_surface call needs a non-empty component_type")]
@@ -450,12 +539,13 @@ impl AgentScript {
     /// These are all the rules, listed in `spec/conformance-profile.md#script-validity`; the
     /// limits are inclusive.
     pub fn validate(&self) -> Result<(), ScriptError> {
-        // The script's one currency (rule 11), fixed by its first cost, retries included.
-        let mut currency = None;
+        // The script's one currency (rule 11), fixed by its first cost, retries included, and its
+        // threads (rule 14), both in reading order.
+        let mut walk = Walk::default();
         for (turn, t) in self.turns.iter().enumerate() {
-            validate_steps(turn, &t.steps, &mut currency)?;
+            validate_steps(turn, &t.steps, &mut walk)?;
             for (retry, r) in t.retries.iter().enumerate() {
-                validate_steps(turn, &r.steps, &mut currency).map_err(|error| ScriptError::InRetry {
+                validate_steps(turn, &r.steps, &mut walk).map_err(|error| ScriptError::InRetry {
                     turn,
                     retry,
                     error: Box::new(error),
@@ -466,9 +556,9 @@ impl AgentScript {
     }
 }
 
-/// The rules of one list of steps, a turn's or one of its retries'; `currency`: the script's, once
-/// a cost named it.
-fn validate_steps(turn: usize, steps: &[ScriptStep], currency: &mut Option<String>) -> Result<(), ScriptError> {
+/// The rules of one list of steps, a turn's, one of its retries' or a sub-agent's; `walk`: what the
+/// script's earlier steps fixed (its currency, its threads) and the depth of these steps.
+fn validate_steps(turn: usize, steps: &[ScriptStep], walk: &mut Walk) -> Result<(), ScriptError> {
     let mut ended = false;
     for (step, s) in steps.iter().enumerate() {
         if ended {
@@ -486,7 +576,7 @@ fn validate_steps(turn: usize, steps: &[ScriptStep], currency: &mut Option<Strin
             }
             ScriptStep::Usage(usage) => {
                 if let Some(cost) = &usage.cost {
-                    match currency {
+                    match &walk.currency {
                         Some(expected) if *expected != cost.currency => {
                             return Err(ScriptError::MixedCurrencies {
                                 turn,
@@ -496,7 +586,7 @@ fn validate_steps(turn: usize, steps: &[ScriptStep], currency: &mut Option<Strin
                             })
                         }
                         Some(_) => {}
-                        None => *currency = Some(cost.currency.clone()),
+                        None => walk.currency = Some(cost.currency.clone()),
                     }
                 }
             }
@@ -526,6 +616,9 @@ fn validate_steps(turn: usize, steps: &[ScriptStep], currency: &mut Option<Strin
                         if ms > MAX_EXPIRY_MS {
                             return Err(ScriptError::DelayTooLong { turn, step, ms });
                         }
+                    }
+                    if let Some(subagent) = &c.subagent {
+                        validate_host(CallAt { turn, step, call }, c, subagent, walk)?;
                     }
                 }
                 if let Some(order) = settle_order {

@@ -52,6 +52,12 @@ fn corpus() -> Vec<(String, Value)> {
         ),
         ("reason", json!({"steps": [{"op": "reason", "text": "because"}]})),
         ("usage", json!({"steps": [{"op": "usage", "input_tokens": 1, "output_tokens": 2}]})),
+        (
+            "a call hosting a sub-agent",
+            json!({"steps": [{"op": "tool_calls", "calls": [{"tool_name": "t", "interaction_type": "auto_tool",
+                "display": "inline", "outcome": {"kind": "result", "value": 1},
+                "subagent": {"thread": "th-1", "input": "go", "steps": [say], "end": {"status": "completed"}}}]}]}),
+        ),
         ("wait and end", json!({"steps": [{"op": "wait", "ms": 1}, {"op": "end", "status": "failed", "error": "x"}]})),
     ] {
         out.push((name.to_owned(), json!({"turns": [turn]})));

@@ -572,6 +572,17 @@ fn script_verdict(e: &ScriptError) -> Value {
         ScriptError::ChunksDiffer { turn, step } => ("ChunksDiffer", turn, step, None, None, None),
         ScriptError::ChunksOfRedacted { turn, step } => ("ChunksOfRedacted", turn, step, None, None, None),
         ScriptError::MixedCurrencies { turn, step, .. } => ("MixedCurrencies", turn, step, None, None, None),
+        // Sub-agent rules (since 1.3): the corpus's generator writes no `subagent` yet (the Python
+        // rules do not know it), so these name the host's call and leave the nested location out.
+        ScriptError::NotSubagentHost { turn, step, call } => ("NotSubagentHost", turn, step, None, Some(call), None),
+        ScriptError::EndInSubagent { turn, step } => ("EndInSubagent", turn, step, None, None, None),
+        ScriptError::SubagentTooDeep { turn, step, call } => ("SubagentTooDeep", turn, step, None, Some(call), None),
+        ScriptError::UnknownThread { turn, step, call, .. } => ("UnknownThread", turn, step, None, Some(call), None),
+        ScriptError::ThreadReused { turn, step, call, .. } => ("ThreadReused", turn, step, None, Some(call), None),
+        ScriptError::ReturnedNotCompleted { turn, step, call } => {
+            ("ReturnedNotCompleted", turn, step, None, Some(call), None)
+        }
+        ScriptError::InSubagent { turn, step, call, .. } => ("InSubagent", turn, step, None, Some(call), None),
         ScriptError::InRetry { .. } => unreachable!("a retry's steps hold no retries"),
     };
     let mut verdict = json!({"valid": false, "kind": kind, "turn": turn, "step": step, "ms": ms, "call": call});

@@ -626,10 +626,12 @@ export const CLIENT_FRAME_FACTS = {
       "script.turns[].steps[].chunks": "1.1",
       "script.turns[].steps[].chunk_delay_ms": "1.1",
       "script.turns[].steps[].calls[].response_schema": "1.2",
+      "script.turns[].steps[].calls[].subagent": "1.3",
       "script.turns[].retries": "1.1",
       "script.turns[].retries[].steps[].chunks": "1.1",
       "script.turns[].retries[].steps[].chunk_delay_ms": "1.1",
       "script.turns[].retries[].steps[].calls[].response_schema": "1.2",
+      "script.turns[].retries[].steps[].calls[].subagent": "1.3",
       "features": "1.1",
       "window": "1.2"
     }

@@ -843,6 +843,67 @@ export interface ScriptStepUsage {
 export type ScriptStep = ScriptStepSay | ScriptStepToolCalls | ScriptStepWait | ScriptStepEnd | ScriptStepReason | ScriptStepUsage;
 
 /**
+ * The sub-agent run a scripted call hosts (since 1.3, `SCRIPT-029`): played after the call's
+ * `chat.tool_call` and progress as `chat.subagent_started`, the nested steps, then
+ * `chat.subagent_complete`; the call's `outcome` settles it afterwards.
+ */
+export interface ScriptSubagent {
+  /**
+   * The sub-agent's `thread_id`.
+   */
+  thread: Id;
+  /**
+   * Continue `thread` from its latest call (`SUBAGENT-004`) instead of starting it.
+   */
+  continue?: boolean;
+  /**
+   * The `name` of `chat.subagent_started`.
+   */
+  name?: string;
+  /**
+   * The `input` of `chat.subagent_started`.
+   */
+  input: string;
+  /**
+   * The sub-agent's steps, each played as at top level with the host as `parent_call_id`:
+   * `say`, `reason`, `tool_calls`, `wait`, `usage`; never `end` (`EndInSubagent`).
+   */
+  steps?: ScriptStep[];
+  /**
+   * How the run ends: its `chat.subagent_complete`.
+   */
+  end: ScriptSubagentEnd;
+}
+
+/**
+ * How a scripted sub-agent run ends: the members of its `chat.subagent_complete`.
+ */
+export interface ScriptSubagentEnd {
+  /**
+   * The run's status.
+   */
+  status: ScriptSubagentStatus;
+  /**
+   * The sub-agent's final answer.
+   */
+  response?: string;
+  /**
+   * The run ended by calling its `return` tool; only with `completed` (`ReturnedNotCompleted`).
+   */
+  returned?: boolean;
+}
+
+/**
+ * How a scripted sub-agent run ends (a cancel, not the script, ends one `cancelled`).
+ *
+ * - `completed`: `chat.subagent_complete` with status `completed`.
+ * - `failed`: `chat.subagent_complete` with status `failed`.
+ */
+export type ScriptSubagentStatus = "completed" | "failed";
+/** Every value of {@link ScriptSubagentStatus}, in schema order. */
+export const SCRIPT_SUBAGENT_STATUS_VALUES = ["completed", "failed"] as const satisfies readonly ScriptSubagentStatus[];
+
+/**
  * One scripted tool call.
  */
 export interface ScriptToolCall {
@@ -893,6 +954,11 @@ export interface ScriptToolCall {
    * `await_response`; a server sends it only to connections that negotiated 1.2 (`COMPAT-005`).
    */
   response_schema?: ResponseSchema;
+  /**
+   * The sub-agent run the call hosts (since 1.3, `SCRIPT-029`): only on a call that runs by
+   * itself and has no `output` (`NotSubagentHost`).
+   */
+  subagent?: ScriptSubagent;
 }
 
 /**
@@ -2065,9 +2131,9 @@ export const SERVER_FRAME_TYPES = ["session.welcome","ui_state_snapshot","ui_sta
 export const CLIENT_FRAME_TYPES = ["session.hello","chat.user_message","chat.tool_call_response","chat.rewind","chat.retry","chat.cancel","chat.history_request"] as const satisfies readonly ClientFrameType[];
 
 /** @internal Which optional members admit null, per frame type (see validate.ts). */
-export const NULL_PLANS: { readonly [type: string]: NullPlan | null } = {"session.welcome":{"o":{"limits":{"n":["max_attached_connections"]}},"n":["server","features","resume_retention"]},"ui_state_snapshot":{"o":{"state":{"o":{"items":{"a":{"t":"kind","v":{"tool_call":{"o":{"progress":{"n":["message","fraction"]},"dismissal":{"n":["reason"]},"subagent":{"o":{"items":{"a":{"r":"DisplayItem"}}},"n":["name","continues","response","before","total"]}},"n":["component_type","workflow_name","response_schema","progress","summary","error","dismissal","settled_ts","subagent"]},"tool_output":{"n":["command","exit_code"]},"reasoning":{"n":["encrypted"]}}}},"run":{"n":["invocation_id"]},"usage":{"o":{"total":{"n":["reasoning_tokens","cached_input_tokens","cost"]}}}},"n":["usage"]},"window":{"n":["before"]}},"n":["window"]},"ui_state_updated":{"o":{"state":{"o":{"items":{"a":{"t":"kind","v":{"tool_call":{"o":{"progress":{"n":["message","fraction"]},"dismissal":{"n":["reason"]},"subagent":{"o":{"items":{"a":{"r":"DisplayItem"}}},"n":["name","continues","response","before","total"]}},"n":["component_type","workflow_name","response_schema","progress","summary","error","dismissal","settled_ts","subagent"]},"tool_output":{"n":["command","exit_code"]},"reasoning":{"n":["encrypted"]}}}},"run":{"n":["invocation_id"]},"usage":{"o":{"total":{"n":["reasoning_tokens","cached_input_tokens","cost"]}}}},"n":["usage"]}}},"ui_state_patch":null,"chat.user_message_accepted":null,"chat.run_started":null,"chat.assistant_message":{"n":["parent_call_id"]},"chat.assistant_message_delta":{"n":["parent_call_id"]},"chat.tool_call":{"n":["parent_call_id","corr","component_type","workflow_name","response_schema"]},"chat.tool_progress":{"n":["message","fraction"]},"chat.tool_output":{"n":["command","approval","stdout","stderr","exit_code"]},"chat.tool_call_complete":{"n":["error","summary","in_reply_to"]},"chat.tool_call_dismiss":{"n":["reason","in_reply_to"]},"chat.run_complete":{"o":{"usage":{"n":["reasoning_tokens","cached_input_tokens","cost"]}},"n":["reason","error","usage"]},"chat.rewind_complete":null,"chat.retry_accepted":null,"chat.cancel_accepted":null,"chat.history_page":{"o":{"items":{"a":{"t":"kind","v":{"tool_call":{"o":{"progress":{"n":["message","fraction"]},"dismissal":{"n":["reason"]},"subagent":{"o":{"items":{"a":{"r":"DisplayItem"}}},"n":["name","continues","response","before","total"]}},"n":["component_type","workflow_name","response_schema","progress","summary","error","dismissal","settled_ts","subagent"]},"tool_output":{"n":["command","exit_code"]},"reasoning":{"n":["encrypted"]}}}}},"n":["tool_call_id","before"]},"chat.reasoning_delta":{"n":["parent_call_id"]},"chat.reasoning":{"n":["parent_call_id","encrypted"]},"chat.subagent_started":{"n":["name","continues"]},"chat.subagent_complete":{"n":["response"]},"error":{"n":["seq","in_reply_to","supported_versions"]},"session.hello":{"o":{"resume":{"n":["before"]},"script":{"o":{"turns":{"a":{"o":{"steps":{"a":{"t":"op","v":{"say":{"n":["chunks","chunk_delay_ms"]},"tool_calls":{"o":{"calls":{"a":{"o":{"progress":{"a":{"n":["message","fraction"]}},"output":{"n":["command","stdout","stderr","exit_code"]},"outcome":{"t":"kind","v":{"result":{"n":["summary"]},"await_response":{"n":["expire_after_ms","summary"]},"dismiss":{"n":["reason"]}}}},"n":["component_type","workflow_name","output","response_schema"]}}},"n":["settle_order"]},"end":{"n":["error"]},"reason":{"n":["chunks","chunk_delay_ms","encrypted"]},"usage":{"n":["reasoning_tokens","cached_input_tokens","cost"]}}}},"retries":{"a":{"o":{"steps":{"a":{"t":"op","v":{"say":{"n":["chunks","chunk_delay_ms"]},"tool_calls":{"o":{"calls":{"a":{"o":{"progress":{"a":{"n":["message","fraction"]}},"output":{"n":["command","stdout","stderr","exit_code"]},"outcome":{"t":"kind","v":{"result":{"n":["summary"]},"await_response":{"n":["expire_after_ms","summary"]},"dismiss":{"n":["reason"]}}}},"n":["component_type","workflow_name","output","response_schema"]}}},"n":["settle_order"]},"end":{"n":["error"]},"reason":{"n":["chunks","chunk_delay_ms","encrypted"]},"usage":{"n":["reasoning_tokens","cached_input_tokens","cost"]}}}}}}}}}}}}},"n":["resume","script","client","features","window"]},"chat.user_message":null,"chat.tool_call_response":{"o":{"outcome":{"t":"action","v":{"dismiss":{"n":["reason"]}}}}},"chat.rewind":null,"chat.retry":null,"chat.cancel":null,"chat.history_request":{"n":["tool_call_id"]}};
+export const NULL_PLANS: { readonly [type: string]: NullPlan | null } = {"session.welcome":{"o":{"limits":{"n":["max_attached_connections"]}},"n":["server","features","resume_retention"]},"ui_state_snapshot":{"o":{"state":{"o":{"items":{"a":{"t":"kind","v":{"tool_call":{"o":{"progress":{"n":["message","fraction"]},"dismissal":{"n":["reason"]},"subagent":{"o":{"items":{"a":{"r":"DisplayItem"}}},"n":["name","continues","response","before","total"]}},"n":["component_type","workflow_name","response_schema","progress","summary","error","dismissal","settled_ts","subagent"]},"tool_output":{"n":["command","exit_code"]},"reasoning":{"n":["encrypted"]}}}},"run":{"n":["invocation_id"]},"usage":{"o":{"total":{"n":["reasoning_tokens","cached_input_tokens","cost"]}}}},"n":["usage"]},"window":{"n":["before"]}},"n":["window"]},"ui_state_updated":{"o":{"state":{"o":{"items":{"a":{"t":"kind","v":{"tool_call":{"o":{"progress":{"n":["message","fraction"]},"dismissal":{"n":["reason"]},"subagent":{"o":{"items":{"a":{"r":"DisplayItem"}}},"n":["name","continues","response","before","total"]}},"n":["component_type","workflow_name","response_schema","progress","summary","error","dismissal","settled_ts","subagent"]},"tool_output":{"n":["command","exit_code"]},"reasoning":{"n":["encrypted"]}}}},"run":{"n":["invocation_id"]},"usage":{"o":{"total":{"n":["reasoning_tokens","cached_input_tokens","cost"]}}}},"n":["usage"]}}},"ui_state_patch":null,"chat.user_message_accepted":null,"chat.run_started":null,"chat.assistant_message":{"n":["parent_call_id"]},"chat.assistant_message_delta":{"n":["parent_call_id"]},"chat.tool_call":{"n":["parent_call_id","corr","component_type","workflow_name","response_schema"]},"chat.tool_progress":{"n":["message","fraction"]},"chat.tool_output":{"n":["command","approval","stdout","stderr","exit_code"]},"chat.tool_call_complete":{"n":["error","summary","in_reply_to"]},"chat.tool_call_dismiss":{"n":["reason","in_reply_to"]},"chat.run_complete":{"o":{"usage":{"n":["reasoning_tokens","cached_input_tokens","cost"]}},"n":["reason","error","usage"]},"chat.rewind_complete":null,"chat.retry_accepted":null,"chat.cancel_accepted":null,"chat.history_page":{"o":{"items":{"a":{"t":"kind","v":{"tool_call":{"o":{"progress":{"n":["message","fraction"]},"dismissal":{"n":["reason"]},"subagent":{"o":{"items":{"a":{"r":"DisplayItem"}}},"n":["name","continues","response","before","total"]}},"n":["component_type","workflow_name","response_schema","progress","summary","error","dismissal","settled_ts","subagent"]},"tool_output":{"n":["command","exit_code"]},"reasoning":{"n":["encrypted"]}}}}},"n":["tool_call_id","before"]},"chat.reasoning_delta":{"n":["parent_call_id"]},"chat.reasoning":{"n":["parent_call_id","encrypted"]},"chat.subagent_started":{"n":["name","continues"]},"chat.subagent_complete":{"n":["response"]},"error":{"n":["seq","in_reply_to","supported_versions"]},"session.hello":{"o":{"resume":{"n":["before"]},"script":{"o":{"turns":{"a":{"o":{"steps":{"a":{"t":"op","v":{"say":{"n":["chunks","chunk_delay_ms"]},"tool_calls":{"o":{"calls":{"a":{"o":{"progress":{"a":{"n":["message","fraction"]}},"output":{"n":["command","stdout","stderr","exit_code"]},"outcome":{"t":"kind","v":{"result":{"n":["summary"]},"await_response":{"n":["expire_after_ms","summary"]},"dismiss":{"n":["reason"]}}},"subagent":{"o":{"steps":{"a":{"r":"ScriptStep"}},"end":{"n":["response"]}},"n":["name"]}},"n":["component_type","workflow_name","output","response_schema","subagent"]}}},"n":["settle_order"]},"end":{"n":["error"]},"reason":{"n":["chunks","chunk_delay_ms","encrypted"]},"usage":{"n":["reasoning_tokens","cached_input_tokens","cost"]}}}},"retries":{"a":{"o":{"steps":{"a":{"t":"op","v":{"say":{"n":["chunks","chunk_delay_ms"]},"tool_calls":{"o":{"calls":{"a":{"o":{"progress":{"a":{"n":["message","fraction"]}},"output":{"n":["command","stdout","stderr","exit_code"]},"outcome":{"t":"kind","v":{"result":{"n":["summary"]},"await_response":{"n":["expire_after_ms","summary"]},"dismiss":{"n":["reason"]}}},"subagent":{"o":{"steps":{"a":{"r":"ScriptStep"}},"end":{"n":["response"]}},"n":["name"]}},"n":["component_type","workflow_name","output","response_schema","subagent"]}}},"n":["settle_order"]},"end":{"n":["error"]},"reason":{"n":["chunks","chunk_delay_ms","encrypted"]},"usage":{"n":["reasoning_tokens","cached_input_tokens","cost"]}}}}}}}}}}}}},"n":["resume","script","client","features","window"]},"chat.user_message":null,"chat.tool_call_response":{"o":{"outcome":{"t":"action","v":{"dismiss":{"n":["reason"]}}}}},"chat.rewind":null,"chat.retry":null,"chat.cancel":null,"chat.history_request":{"n":["tool_call_id"]}};
 /** @internal The plans of recursive definitions, which their nested copies name (`{r}`). */
-export const NAMED_PLANS: { readonly [name: string]: NullPlan | null } = {"DisplayItem":{"t":"kind","v":{"tool_call":{"o":{"progress":{"n":["message","fraction"]},"dismissal":{"n":["reason"]},"subagent":{"o":{"items":{"a":{"r":"DisplayItem"}}},"n":["name","continues","response","before","total"]}},"n":["component_type","workflow_name","response_schema","progress","summary","error","dismissal","settled_ts","subagent"]},"tool_output":{"n":["command","exit_code"]},"reasoning":{"n":["encrypted"]}}}};
+export const NAMED_PLANS: { readonly [name: string]: NullPlan | null } = {"DisplayItem":{"t":"kind","v":{"tool_call":{"o":{"progress":{"n":["message","fraction"]},"dismissal":{"n":["reason"]},"subagent":{"o":{"items":{"a":{"r":"DisplayItem"}}},"n":["name","continues","response","before","total"]}},"n":["component_type","workflow_name","response_schema","progress","summary","error","dismissal","settled_ts","subagent"]},"tool_output":{"n":["command","exit_code"]},"reasoning":{"n":["encrypted"]}}},"ScriptStep":{"t":"op","v":{"say":{"n":["chunks","chunk_delay_ms"]},"tool_calls":{"o":{"calls":{"a":{"o":{"progress":{"a":{"n":["message","fraction"]}},"output":{"n":["command","stdout","stderr","exit_code"]},"outcome":{"t":"kind","v":{"result":{"n":["summary"]},"await_response":{"n":["expire_after_ms","summary"]},"dismiss":{"n":["reason"]}}},"subagent":{"o":{"steps":{"a":{"r":"ScriptStep"}},"end":{"n":["response"]}},"n":["name"]}},"n":["component_type","workflow_name","output","response_schema","subagent"]}}},"n":["settle_order"]},"end":{"n":["error"]},"reason":{"n":["chunks","chunk_delay_ms","encrypted"]},"usage":{"n":["reasoning_tokens","cached_input_tokens","cost"]}}}};
 /** @internal */
 export type NullPlan =
   | { readonly o?: { readonly [member: string]: NullPlan }; readonly n?: readonly string[] }

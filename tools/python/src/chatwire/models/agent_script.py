@@ -220,6 +220,11 @@ class ResponseSchema(BaseModel):
     description: StrictStr | None = None
 
 
+class ScriptSubagentStatus(str, Enum):
+    completed = 'completed'
+    failed = 'failed'
+
+
 class ScriptEnd(str, Enum):
     completed = 'completed'
     failed = 'failed'
@@ -318,6 +323,70 @@ class ScriptOutput(BaseModel):
     ] = None
 
 
+class ScriptSubagentEnd(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    status: Annotated[ScriptSubagentStatus, Field(description="The run's status.")]
+    response: Annotated[
+        StrictStr | None, Field(description="The sub-agent's final answer.")
+    ] = None
+    returned: Annotated[
+        StrictBool | None,
+        Field(
+            description='The run ended by calling its `return` tool; only with `completed` (`ReturnedNotCompleted`).'
+        ),
+    ] = None
+
+
+class AgentScript(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    turns: Annotated[
+        list[ScriptTurn],
+        Field(description='One entry per accepted user message, in order.'),
+    ]
+
+
+class ScriptTurn(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    steps: Annotated[
+        list[ScriptStepSay | ScriptStepToolCalls | ScriptStepWait | ScriptStepEnd | ScriptStepReason | ScriptStepUsage],
+        Field(
+            description='Steps in order. A turn without an `end` step ends `completed`.'
+        ),
+    ]
+    retries: Annotated[
+        list[ScriptRetry] | None,
+        Field(
+            description='What the agent plays when the turn is retried (since 1.1, `SCRIPT-020`): the k-th accepted\n`chat.retry` of the turn, counted from 0 over the session\'s log (`SCRIPT-023`), plays\n`retries[k]` in a new run slice; without a `retries[k]` that slice ends at once with\n`chat.run_complete` `status: "failed"` and `reason: "script_exhausted"`.'
+        ),
+    ] = None
+
+
+class ScriptStepToolCalls(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    op: Literal['tool_calls']
+    calls: Annotated[
+        list[ScriptToolCall], Field(description='The calls, in call order.')
+    ]
+    settle_order: Annotated[
+        list[SettleOrderItem] | None,
+        Field(
+            description='Indices of the calls that settle by themselves (every outcome but `await_response`),\nin the order they settle; default: call order.'
+        ),
+    ] = None
+
+
 class ScriptToolCall(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -361,23 +430,50 @@ class ScriptToolCall(BaseModel):
             description='The `response_schema` to send (since 1.2, `SCRIPT-022`): only on a call whose outcome is\n`await_response`; a server sends it only to connections that negotiated 1.2 (`COMPAT-005`).'
         ),
     ] = None
+    subagent: Annotated[
+        ScriptSubagent | None,
+        Field(
+            description='The sub-agent run the call hosts (since 1.3, `SCRIPT-029`): only on a call that runs by\nitself and has no `output` (`NotSubagentHost`).'
+        ),
+    ] = None
 
 
-class ScriptStepToolCalls(BaseModel):
+class ScriptSubagent(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
         populate_by_name=True,
     )
-    op: Literal['tool_calls']
-    calls: Annotated[
-        list[ScriptToolCall], Field(description='The calls, in call order.')
-    ]
-    settle_order: Annotated[
-        list[SettleOrderItem] | None,
+    thread: Annotated[
+        StrictStr,
         Field(
-            description='Indices of the calls that settle by themselves (every outcome but `await_response`),\nin the order they settle; default: call order.'
+            description="The sub-agent's `thread_id`.",
+            pattern='^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$',
+        ),
+    ]
+    continue_: Annotated[
+        StrictBool | None,
+        Field(
+            alias='continue',
+            description='Continue `thread` from its latest call (`SUBAGENT-004`) instead of starting it.',
         ),
     ] = None
+    name: Annotated[
+        StrictStr | None, Field(description='The `name` of `chat.subagent_started`.')
+    ] = None
+    input: Annotated[
+        StrictStr, Field(description='The `input` of `chat.subagent_started`.')
+    ]
+    steps: Annotated[
+        list[ScriptStepSay | ScriptStepToolCalls | ScriptStepWait | ScriptStepEnd | ScriptStepReason | ScriptStepUsage],
+        Field(
+            description="The sub-agent's steps, each played as at top level with the host as `parent_call_id`:\n`say`, `reason`, `tool_calls`, `wait`, `usage`; never `end` (`EndInSubagent`).",
+            validate_default=True,
+        ),
+    ] = []
+    end: Annotated[
+        ScriptSubagentEnd,
+        Field(description='How the run ends: its `chat.subagent_complete`.'),
+    ]
 
 
 class ScriptRetry(BaseModel):
@@ -393,34 +489,8 @@ class ScriptRetry(BaseModel):
     ]
 
 
-class ScriptTurn(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
-    steps: Annotated[
-        list[ScriptStepSay | ScriptStepToolCalls | ScriptStepWait | ScriptStepEnd | ScriptStepReason | ScriptStepUsage],
-        Field(
-            description='Steps in order. A turn without an `end` step ends `completed`.'
-        ),
-    ]
-    retries: Annotated[
-        list[ScriptRetry] | None,
-        Field(
-            description='What the agent plays when the turn is retried (since 1.1, `SCRIPT-020`): the k-th accepted\n`chat.retry` of the turn, counted from 0 over the session\'s log (`SCRIPT-023`), plays\n`retries[k]` in a new run slice; without a `retries[k]` that slice ends at once with\n`chat.run_complete` `status: "failed"` and `reason: "script_exhausted"`.'
-        ),
-    ] = None
-
-
-class AgentScript(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
-    turns: Annotated[
-        list[ScriptTurn],
-        Field(description='One entry per accepted user message, in order.'),
-    ]
-
-
 ResponseSchema.model_rebuild()
+AgentScript.model_rebuild()
+ScriptTurn.model_rebuild()
+ScriptStepToolCalls.model_rebuild()
+ScriptToolCall.model_rebuild()
