@@ -122,6 +122,44 @@ async fn every_requirement_a_check_declares_is_evaluated_in_a_passing_run() {
         eprintln!("left out, their feature is offered by no welcome of the reference: {}", left_out.join(", "));
     }
     assert!(gaps.is_empty(), "MUSTs a check declares but no passing run evaluated:\n{}", gaps.join("\n"));
+    held_whole(&registry, &measured);
+}
+
+/// The features whose every testable MUST a passing run asserts, or `reference/unasserted.txt`
+/// lists with the reason it does not yet: a rule no check declares is not left out silently.
+const HELD_WHOLE: &[&str] = &["subagents"];
+
+/// [`HELD_WHOLE`]'s check: every testable MUST of those features asserted or listed, and nothing
+/// listed that is asserted (a stale entry) or that is no such MUST.
+fn held_whole(registry: &[chatwire_schema::requirements::Requirement], measured: &coverage::CoverageMap) {
+    let text = include_str!("reference/unasserted.txt");
+    let listed: Vec<(&str, &str)> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| l.split_once(' ').map_or((l, ""), |(id, why)| (id, why.trim())))
+        .collect();
+    let held: Vec<&str> = registry
+        .iter()
+        .filter(|r| r.level == Level::Must && r.untestable.is_none() && HELD_WHOLE.contains(&r.group.as_str()))
+        .map(|r| r.id.as_str())
+        .collect();
+    let asserted = |id: &str| ReqId::parse(id).is_ok_and(|id| measured.contains_key(&id));
+    let mut wrong = Vec::new();
+    for (id, why) in &listed {
+        eprintln!("expected unasserted: {id}: {why}");
+        if why.is_empty() {
+            wrong.push(format!("{id}: listed without a reason"));
+        } else if !held.contains(id) {
+            wrong.push(format!("{id}: listed, but no testable MUST of {HELD_WHOLE:?}"));
+        } else if asserted(id) {
+            wrong.push(format!("{id}: listed, but a passing run asserts it now: delete its line"));
+        }
+    }
+    for id in held.iter().filter(|id| !asserted(id) && !listed.iter().any(|(l, _)| l == *id)) {
+        wrong.push(format!("{id}: no passing run asserts it: assert it, or list it with the reason"));
+    }
+    assert!(wrong.is_empty(), "conformance/tests/reference/unasserted.txt:\n{}", wrong.join("\n"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -137,3 +137,78 @@ pub fn visit_items<'a>(items: &'a [DisplayItem], f: &mut impl FnMut(&'a DisplayI
         }
     }
 }
+
+/// A running transcript as a run that ends early must close it (a cancel, `SUBAGENT-010`; a
+/// restart, `SUBAGENT-009`): its open stream, then its open calls, then its run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OpenTranscript {
+    /// The call hosting it.
+    pub host: Id,
+    /// Its open stream: the item, the text it holds and whether it is a reasoning stream.
+    pub stream: Option<(Id, String, bool)>,
+    /// Its `pending` and `running` calls, in display order, with their status.
+    pub open_calls: Vec<(Id, crate::ToolCallStatus)>,
+}
+
+impl UiState {
+    /// Every running transcript hosted by a call of `invocation`, in the order they close: the
+    /// deepest first and, at one depth, in display order (`SUBAGENT-009`, `SUBAGENT-010`). A host
+    /// is an open call of the transcript above it, closed after its own transcript.
+    pub fn open_transcripts(&self, invocation: &Id) -> Vec<OpenTranscript> {
+        let mut found: Vec<(usize, OpenTranscript)> = Vec::new();
+        collect_open(&self.items, invocation, 1, &mut found);
+        // Stable: display order is kept within a depth.
+        found.sort_by_key(|(depth, _)| std::cmp::Reverse(*depth));
+        found.into_iter().map(|(_, t)| t).collect()
+    }
+}
+
+fn collect_open(items: &[DisplayItem], invocation: &Id, depth: usize, found: &mut Vec<(usize, OpenTranscript)>) {
+    for item in items {
+        let DisplayItem::ToolCall(call) = item else { continue };
+        let Some(sub) = call.subagent.as_deref() else { continue };
+        if &call.invocation_id == invocation && sub.status == SubagentStatus::Running {
+            let stream = match sub.items.last() {
+                Some(DisplayItem::AssistantMarkdown(m)) if m.streaming => {
+                    Some((m.id.clone(), m.markdown.clone(), false))
+                }
+                Some(DisplayItem::Reasoning(r)) if r.streaming => Some((r.id.clone(), r.text.clone(), true)),
+                _ => None,
+            };
+            let open_calls = sub
+                .items
+                .iter()
+                .filter_map(|i| match i {
+                    DisplayItem::ToolCall(c)
+                        if matches!(c.status, crate::ToolCallStatus::Pending | crate::ToolCallStatus::Running) =>
+                    {
+                        Some((c.id.clone(), c.status))
+                    }
+                    _ => None,
+                })
+                .collect();
+            found.push((depth, OpenTranscript { host: call.id.clone(), stream, open_calls }));
+        }
+        collect_open(&sub.items, invocation, depth + 1, found);
+    }
+}
+
+impl UiState {
+    /// Whether any transcript, the top level included, has an open stream.
+    pub fn has_open_stream_anywhere(&self) -> bool {
+        fn nested(items: &[DisplayItem]) -> bool {
+            items.iter().any(|i| match i {
+                DisplayItem::ToolCall(ToolCallItem { subagent: Some(sub), .. }) => {
+                    open_stream_of(&sub.items).is_some() || nested(&sub.items)
+                }
+                _ => false,
+            })
+        }
+        self.open_stream_id().is_some() || nested(&self.items)
+    }
+
+    /// Whether some call, in any transcript, hosts a sub-agent run.
+    pub fn holds_subagents(&self) -> bool {
+        self.items.iter().any(|i| matches!(i, DisplayItem::ToolCall(c) if c.subagent.is_some()))
+    }
+}

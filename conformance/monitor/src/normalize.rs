@@ -99,7 +99,7 @@ fn kind_of_key(key: &str) -> Option<KeyKind> {
         "resume_token" => KeyKind::Secret,
         "session_id" => KeyKind::Id("session"),
         "invocation_id" | "before_invocation_id" | "removed_invocation_ids" => KeyKind::Id("invocation"),
-        "tool_call_id" | "corr" => KeyKind::Id("tool_call"),
+        "tool_call_id" | "corr" | "parent_call_id" | "continues" => KeyKind::Id("tool_call"),
         "item_id" => KeyKind::Id("item"),
         _ => return None,
     })

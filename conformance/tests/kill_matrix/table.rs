@@ -748,6 +748,16 @@ pub const TABLE: &[Expectation] = &[
         caught_by: Caught::MustFailure,
         offer: Offer::Default,
     },
+    // A continued thread whose latest run returned is started without answers_return: the
+    // reference's own reducer refuses the frame (STATE-070), so the turn is abandoned there.
+    Expectation {
+        fault: "continued-thread-new-prompt",
+        scenarios: &["subagent-continue-answers-return"],
+        violates: &["SUBAGENT-005"],
+        cascades: &[],
+        caught_by: Caught::MustFailure,
+        offer: Offer::Default,
+    },
     // Each replica numbers frames from its own counter: the two tabs get different frames under
     // one seq (CLUSTER-002, and ATTACH-006 for the two attached tabs). Genuine too: the replica
     // behind reads the others' commits from its own counter, so its tab misses what they committed

@@ -148,6 +148,23 @@ pub struct Cursor {
     /// repeats a step's usage.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
+    /// The levels above the one `step`, `batch` and `stream` describe, outermost first, while the
+    /// turn plays inside sub-agents (`SCRIPT-029`): each the `tool_calls` step whose call hosts
+    /// the level below. Empty at the top level.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outer: Vec<OuterLevel>,
+}
+
+/// A level of the plan the driver stepped into a sub-agent from: the batch, and its call hosting
+/// the sub-agent that plays now.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OuterLevel {
+    /// Index of the `tool_calls` step in its level's steps.
+    pub step: usize,
+    /// Progress through that batch (the host is the call its settle sequence is at).
+    pub batch: BatchCursor,
+    /// The id of the call hosting the level below.
+    pub host: Id,
 }
 
 impl Cursor {

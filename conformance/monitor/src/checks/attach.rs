@@ -428,5 +428,14 @@ fn answer_check(tabs: &SessionTabs, conn: u64, reply: &str, frame: &ServerFrame,
 
 /// Whether two connections' frames of one seq are the same frame, as far as both show it.
 fn same_frame(a: &ServerFrame, b: &ServerFrame) -> bool {
-    a.type_name() == b.type_name() && a.invocation_id() == b.invocation_id() && a.tool_call_id() == b.tool_call_id()
+    let same =
+        a.type_name() == b.type_name() && a.invocation_id() == b.invocation_id() && a.tool_call_id() == b.tool_call_id();
+    same || as_host_output(a, b) || as_host_output(b, a)
+}
+
+/// Whether `output` is `text` as a connection without `subagents` gets it: a text of a sub-agent's
+/// transcript reaches it as its host's `chat.tool_output` under the same seq (`SUBAGENT-002`).
+fn as_host_output(text: &ServerFrame, output: &ServerFrame) -> bool {
+    matches!((text, output), (ServerFrame::AssistantMessage(m), ServerFrame::ToolOutput(o))
+        if m.parent_call_id.as_ref() == Some(&o.tool_call_id))
 }

@@ -61,6 +61,12 @@ pub(crate) trait DecisionFaults: Send + Sync + std::fmt::Debug {
     fn ends_open_streams(&self) -> bool {
         true
     }
+
+    /// Whether a run continuing a thread whose latest run returned answers that `return`
+    /// (`SUBAGENT-005`) rather than starting as a new prompt.
+    fn answers_return(&self) -> bool {
+        true
+    }
 }
 
 impl DecisionFaults for NoFault {}
@@ -116,6 +122,10 @@ impl DecisionFaults for Fault {
 
     fn ends_open_streams(&self) -> bool {
         *self != Fault::StreamLeftOpenAfterRestart
+    }
+
+    fn answers_return(&self) -> bool {
+        *self != Fault::ContinuedThreadNewPrompt
     }
 }
 

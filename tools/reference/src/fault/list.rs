@@ -219,6 +219,9 @@ faults! {
     /// A run slice's usage is its last usage step's, not their sum.
     UsageNotSummed = "usage-not-summed":
         "a run slice's chat.run_complete carries the usage of its last usage step instead of the sum of all of them",
+    /// A continued sub-agent thread whose latest run returned starts as a new prompt.
+    ContinuedThreadNewPrompt = "continued-thread-new-prompt":
+        "a call continuing a sub-agent thread whose latest run ended with its return call sends chat.subagent_started without answers_return: the input goes to the sub-agent as a new prompt, not as the return call's result",
 }
 
 /// `--fault` named no known fault.

@@ -17,6 +17,7 @@ use chatwire_schema::{ClientFrame, ErrorCode, ServerFrame};
 
 use super::change::{Change, Unit};
 use super::driver::{run_started, slice_end};
+use super::nested::{close_transcripts, is_top_level, Closing};
 use super::pipeline::commit;
 use super::state::{Inner, Session};
 use crate::protocol::{Negotiated, Refusal};
@@ -53,6 +54,12 @@ pub(crate) async fn cancel(
         if scope.reopens {
             change.units.push(Unit::Event(run_started(&invocation)));
         }
+        // Running transcripts close first, the deepest first (SUBAGENT-010); their hosts are then
+        // open calls of the top level, dismissed with the others.
+        let (closing, timers) = close_transcripts(&g.state, &invocation, Closing::Cancelled { reason: CANCELLED });
+        change.units.extend(closing.into_iter().map(Unit::Event));
+        change.remove_timers.extend(timers.iter().cloned());
+        change.remove_pending.extend(timers);
         if let Some((item_id, streamed)) = scope.stream {
             // The open stream ends with the text so far (CANCEL-003), as the kind it is.
             let text = decide.cancelled_stream_text(streamed);
@@ -79,7 +86,7 @@ pub(crate) async fn cancel(
             };
             change.units.push(Unit::Event(end));
         }
-        for call in scope.open_calls {
+        for call in scope.open_calls.into_iter().filter(|id| is_top_level(&g.state, id)) {
             change.remove_timers.push(call.clone());
             change.remove_pending.push(call.clone());
             change.units.push(Unit::Event(ServerFrame::ToolCallDismiss(ToolCallDismiss {

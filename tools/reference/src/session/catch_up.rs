@@ -60,7 +60,12 @@ pub(super) async fn catch_up(
     // The events committed in this process, put together: no fold of the log (issue #22). A
     // windowed client's view is placed by positions in the base, which only the fold gives; one
     // that does not see reasoning counts its items without them, which only the fold knows.
-    let from_memory = held.is_none() && (view.reasoning || !g.recent.reasoning_seen);
+    // The patches kept there are those of a connection that sees transcripts and streams: one
+    // without `subagents` gets a host's texts as its output, one without streams no open nested
+    // stream (SUBAGENT-001, SUBAGENT-002), which only the fold gives.
+    let from_memory = held.is_none()
+        && (view.reasoning || !g.recent.reasoning_seen)
+        && ((view.subagents && streams) || !g.recent.subagents_seen);
     if from_memory && faults.resume.catch_up_from_memory() {
         if let Some(recent) = g.recent.since(last_seq, streams) {
             let Some(streamed) = session.shared.store.state_frame(session.id.as_str(), last_seq).await? else {
@@ -83,15 +88,28 @@ pub(super) async fn catch_up(
     // and the resumed one see streams. The store says so of every state frame: a delta's seq, and
     // the snapshot or catch-up a streaming connection got when it resumed mid-stream, which a
     // second resume from it is owed a catch-up for (RESUME-017).
-    if base.open_stream_id().is_some() && !(streams && streamed) {
+    if base.state().has_open_stream_anywhere() && !(streams && streamed) {
         return Ok(None);
     }
     let mut frames = Vec::with_capacity(before.len() - split + after.len());
+    // Where `subagents` is not in force and a sub-agent shows, a frame is seen as the state before
+    // it says (a host's text becomes its output, SUBAGENT-002): the whole state is folded along.
+    let mut whole = (!view.subagents).then(|| base.state().clone());
     for text in before[split..].iter().chain(&after) {
         let frame = serde_json::from_str::<ServerFrame>(text)?;
-        if let Some(seen) = view.frame(&frame) {
-            frames.push(seen.into_owned());
-        }
+        let seen = match whole.as_mut() {
+            Some(whole) => {
+                let seen = view.frame_at(&frame, whole).map(|f| f.into_owned());
+                if let Some(event) = frame.ui_event() {
+                    if whole.apply_with_patch(event).is_err() {
+                        return Ok(None);
+                    }
+                }
+                seen
+            }
+            None => view.frame(&frame).map(|f| f.into_owned()),
+        };
+        frames.extend(seen);
     }
     let events = frames.iter().filter_map(ServerFrame::ui_event).filter(|e| streams || !e.is_stream_delta());
     let base = match streams {

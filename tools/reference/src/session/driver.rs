@@ -23,6 +23,7 @@ use chatwire_schema::usage::Usage;
 use chatwire_schema::{DisplayItem, Id, RunStatus, ServerFrame, ToolCallStatus};
 
 use super::change::{Change, Unit};
+use super::nested::{self, Closing};
 use super::outside::send_outside_state;
 use super::pipeline::{batch_has_room, begin_batch, commit, flush_batch};
 use super::replica::sync;
@@ -293,7 +294,9 @@ async fn next_step(session: &Arc<Session>, g: &mut Inner) -> Result<Next, EmitEr
     // The plan is shared: a step is read where it is, not copied (a streamed `say`'s chunks are
     // read once per chunk).
     let plan = g.plan.clone();
-    let planned = plan.as_ref().and_then(|p| p.step(g.cursor.step));
+    let planned = plan.as_ref().and_then(|p| nested::current_step(p, &g.cursor));
+    // The call whose sub-agent plays now: every item the step makes goes into its transcript.
+    let parent = nested::host(&g.cursor).cloned();
     let step = planned.map(|s| s.op);
     let ended = g.cursor.ended();
     if let Some(batch) = &g.cursor.batch {
@@ -305,7 +308,11 @@ async fn next_step(session: &Arc<Session>, g: &mut Inner) -> Result<Next, EmitEr
             let index = index as usize;
             return Ok(Next::RunTool { call: Box::new(calls[index].clone()), id: batch.call_ids[index].clone() });
         }
-        if g.state.open_tool_calls(Some(&invocation)).next().is_some() {
+        let waits = match &parent {
+            Some(host) => nested::transcript_has_open_call(&g.state, host),
+            None => g.state.open_tool_calls(Some(&invocation)).next().is_some(),
+        };
+        if waits {
             let frame =
                 slice_end(&g.cursor, &invocation, RunCompleteStatus::AwaitingInput, "awaiting_user_input", None);
             // The next slice (after the answer) adds up its own usage.
@@ -329,6 +336,19 @@ async fn next_step(session: &Arc<Session>, g: &mut Inner) -> Result<Next, EmitEr
             );
             (vec![Unit::Event(frame)], ended, Vec::new())
         }
+        None if parent.is_some() => {
+            // The sub-agent's steps are over: its run ends, then its host settles (SCRIPT-029).
+            let (Some(sub), Some(call), Some(host), Some(cursor)) = (
+                plan.as_deref().and_then(|p| nested::playing_subagent(p, &g.cursor)),
+                plan.as_deref().and_then(|p| nested::playing_host(p, &g.cursor)),
+                parent.as_ref(),
+                nested::left(&g.cursor),
+            ) else {
+                return Err(EmitError::NotAnEvent("the cursor is inside a sub-agent the plan does not hold"));
+            };
+            let units = vec![Unit::Event(nested::completed(host, sub)), Unit::Event(settlement(call, host, ts)?)];
+            (units, cursor, Vec::new())
+        }
         None => (
             vec![Unit::Event(slice_end(&g.cursor, &invocation, RunCompleteStatus::Completed, "completed", None))],
             ended,
@@ -342,7 +362,7 @@ async fn next_step(session: &Arc<Session>, g: &mut Inner) -> Result<Next, EmitEr
                 return stream_step(session, g, invocation, streamed, chunks, chunk_delay_ms.unwrap_or(0)).await;
             }
             let frame = ServerFrame::AssistantMessage(AssistantMessage {
-                parent_call_id: None,
+                parent_call_id: parent.clone(),
                 seq: 0,
                 invocation_id: invocation.clone(),
                 item_id: random_id("am", 8),
@@ -364,6 +384,7 @@ async fn next_step(session: &Arc<Session>, g: &mut Inner) -> Result<Next, EmitEr
                 return stream_step(session, g, invocation, streamed, chunks, chunk_delay_ms.unwrap_or(0)).await;
             }
             let frame = streamed.end(invocation.clone(), random_id(streamed.id_prefix(), 8), ts);
+            let frame = nested::in_transcript(frame, parent.as_ref());
             (vec![Unit::Event(frame)], Cursor { step: g.cursor.step + 1, ..g.cursor.clone() }, Vec::new())
         }
         Some(ScriptStep::Usage(usage)) => {
@@ -378,6 +399,9 @@ async fn next_step(session: &Arc<Session>, g: &mut Inner) -> Result<Next, EmitEr
             // Not committed on its own: after a crash during the wait, the wait is redone.
             g.cursor.step += 1;
             return Ok(Next::Sleep(*ms));
+        }
+        Some(ScriptStep::End { .. }) if parent.is_some() => {
+            return Err(EmitError::NotAnEvent("a sub-agent's steps hold no end step (EndInSubagent)"));
         }
         Some(ScriptStep::End { status, error }) => {
             let (status, reason) = match status {
@@ -396,7 +420,7 @@ async fn next_step(session: &Arc<Session>, g: &mut Inner) -> Result<Next, EmitEr
                 .enumerate()
                 .map(|(index, (c, id))| {
                     ServerFrame::ToolCall(ToolCall {
-                        parent_call_id: None,
+                        parent_call_id: parent.clone(),
                         seq: 0,
                         invocation_id: invocation.clone(),
                         tool_call_id: id.clone(),
@@ -515,14 +539,15 @@ async fn stream_step(
         None => (random_id(streamed.id_prefix(), 8), 0),
     };
     let ts = rfc3339_now();
+    let parent = nested::host(&g.cursor).cloned();
     let Some(chunk) = chunks.get(sent) else {
-        let frame = streamed.end(invocation, item_id, ts);
+        let frame = nested::in_transcript(streamed.end(invocation, item_id, ts), parent.as_ref());
         let cursor = Cursor { step: g.cursor.step + 1, stream: None, ..g.cursor.clone() };
         commit(session, g, Change { units: vec![Unit::Event(frame)], cursor: Some(cursor), ..Change::default() })
             .await?;
         return Ok(Next::Continue);
     };
-    let frame = streamed.delta(invocation, item_id.clone(), chunk, ts);
+    let frame = nested::in_transcript(streamed.delta(invocation, item_id.clone(), chunk, ts), parent.as_ref());
     let cursor = Cursor { stream: Some(StreamCursor { item_id, sent: sent + 1 }), ..g.cursor.clone() };
     commit(session, g, Change { units: vec![Unit::Event(frame)], cursor: Some(cursor), ..Change::default() }).await?;
     Ok(if sent + 1 < chunks.len() { Next::Sleep(delay_ms) } else { Next::Continue })
@@ -577,7 +602,8 @@ fn output_units(call: &ScriptToolCall, id: &Id, ts: &str) -> Vec<Unit> {
     units
 }
 
-/// Reports a self-settling tool's progress and output, then settles it per its outcome.
+/// Reports a self-settling tool's progress and output, then settles it per its outcome; a call
+/// hosting a sub-agent starts it instead, and settles once its steps are played (`SCRIPT-029`).
 async fn settle_tool(session: &Arc<Session>, g: &mut Inner, call: &ScriptToolCall, id: &Id) -> Result<(), EmitError> {
     let Some(batch) = g.cursor.batch.clone() else { return Ok(()) };
     let ts = rfc3339_now();
@@ -594,8 +620,21 @@ async fn settle_tool(session: &Arc<Session>, g: &mut Inner, call: &ScriptToolCal
             }))
         })
         .collect();
+    if let Some(sub) = call.subagent.as_deref().filter(|_| session.shared.implements(&Capability::Subagents)) {
+        let answers = session.shared.faults.decide.answers_return();
+        units.push(Unit::Event(nested::started(&g.state, id, sub, answers)));
+        let cursor = nested::entered(&g.cursor, id).ok_or(EmitError::NotAnEvent("a sub-agent starts from a batch"))?;
+        return commit(session, g, Change { units, cursor: Some(cursor), ..Change::default() }).await;
+    }
     units.extend(output_units(call, id, &ts));
-    let settlement = match &call.outcome {
+    units.push(Unit::Event(settlement(call, id, ts)?));
+    let cursor = Cursor { batch: Some(BatchCursor { settled: batch.settled + 1, ..batch }), ..g.cursor.clone() };
+    commit(session, g, Change { units, cursor: Some(cursor), ..Change::default() }).await
+}
+
+/// The frame that settles a self-settling call per its outcome.
+fn settlement(call: &ScriptToolCall, id: &Id, ts: String) -> Result<ServerFrame, EmitError> {
+    Ok(match &call.outcome {
         ScriptOutcome::Result { value, summary } => ServerFrame::ToolCallComplete(ToolCallComplete {
             seq: 0,
             tool_call_id: id.clone(),
@@ -625,10 +664,7 @@ async fn settle_tool(session: &Arc<Session>, g: &mut Inner, call: &ScriptToolCal
             ts,
         }),
         ScriptOutcome::AwaitResponse { .. } => return Err(EmitError::NotAnEvent("an awaited call cannot self-settle")),
-    };
-    units.push(Unit::Event(settlement));
-    let cursor = Cursor { batch: Some(BatchCursor { settled: batch.settled + 1, ..batch }), ..g.cursor.clone() };
-    commit(session, g, Change { units, cursor: Some(cursor), ..Change::default() }).await
+    })
 }
 
 /// A planted fault's settlement of a tool whose run was cancelled: sent outside the state, as the
@@ -674,10 +710,15 @@ pub(super) async fn end_run_failed(
 fn run_failed(g: &mut Inner, invocation: Id, reason: &str, error: &str) -> Change {
     let ts = rfc3339_now();
     let mut change = Change::default();
+    // Transcripts first, from the deepest up (SUBAGENT-009): each host is then an open call above.
+    let (closing, timers) = nested::close_transcripts(&g.state, &invocation, Closing::Failed { reason, error });
+    change.units.extend(closing.into_iter().map(Unit::Event));
+    change.remove_timers.extend(timers);
     if let Some(end) = open_stream_end(&g.state, &invocation, &ts) {
         change.units.push(Unit::Event(end));
     }
-    for call in g.state.open_tool_calls(Some(&invocation)) {
+    let top_level = g.state.open_tool_calls(Some(&invocation)).filter(|c| nested::is_top_level(&g.state, &c.id));
+    for call in top_level.collect::<Vec<_>>() {
         let frame = if call.status == ToolCallStatus::Running {
             ServerFrame::ToolCallComplete(ToolCallComplete {
                 seq: 0,

@@ -103,7 +103,9 @@ fn greet(
     let view = negotiated.view();
     // The deltas that follow continue the text this state frame holds (STREAM-003, ATTACH-008,
     // REASON-007), where the connection sees the open stream.
-    let open_seen = g.state.open_stream().is_some() || (view.reasoning && g.state.open_reasoning().is_some());
+    let open_seen = g.state.open_stream().is_some()
+        || (view.reasoning && g.state.open_reasoning().is_some())
+        || (view.subagents && g.state.open_stream_id().is_none() && g.state.has_open_stream_anywhere());
     let resumed_mid_stream = w.resumed && streams && open_seen;
     let mut window = None;
     let mut page_cache = None;

@@ -35,6 +35,7 @@ mod handshake;
 mod history;
 mod launch;
 mod lifecycle;
+mod nested;
 mod outside;
 mod partial;
 mod pipeline;

@@ -40,6 +40,9 @@ pub(crate) struct RecentEvent {
     /// A reasoning frame (since 1.3): its patches are not those of a connection that does not
     /// see reasoning (`REASON-001`).
     pub reasoning: bool,
+    /// A frame of a transcript, or one of a session holding a sub-agent (since 1.3): its patches
+    /// are those of a connection where `subagents` is in force and that sees streams.
+    pub nested: bool,
 }
 
 /// Recent events: one event, or a run of appending deltas of consecutive seqs (`first..=event.seq`),
@@ -71,6 +74,10 @@ pub(crate) struct Recent {
     /// then no catch-up for a connection that does not see reasoning, whose indices count without
     /// them (`REASON-001`); it takes the log's way.
     pub reasoning_seen: bool,
+    /// Whether a state of the session known here held a sub-agent, or an event of a transcript was
+    /// kept: the patches kept here are then no catch-up for a connection where `subagents` is not
+    /// in force, nor for one that does not see streams (`SUBAGENT-001`, `SUBAGENT-002`).
+    pub subagents_seen: bool,
 }
 
 /// A catch-up from the recent events.
@@ -83,12 +90,20 @@ pub(crate) struct RecentPatch {
 impl Recent {
     /// Nothing known before `floor`, the last seq the session used when it was loaded.
     pub fn new(floor: u64, stream_open: bool) -> Self {
-        Recent { entries: VecDeque::new(), len: 0, floor, stream_open_at_floor: stream_open, reasoning_seen: false }
+        Recent {
+            entries: VecDeque::new(),
+            len: 0,
+            floor,
+            stream_open_at_floor: stream_open,
+            reasoning_seen: false,
+            subagents_seen: false,
+        }
     }
 
     /// Records a committed event; past the bound the oldest goes and the floor moves up to it.
     pub fn push(&mut self, event: RecentEvent) {
         self.reasoning_seen |= event.reasoning;
+        self.subagents_seen |= event.nested;
         self.len += 1;
         match self.entries.back_mut().filter(|e| e.event.appends) {
             // The same run, the next seq: the run's entry takes its patch (`since` reads only the
@@ -170,6 +185,7 @@ mod tests {
             unseen: delta.then(Vec::new),
             stream_open_after: open,
             reasoning: false,
+            nested: false,
         }
     }
 

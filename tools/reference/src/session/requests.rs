@@ -67,6 +67,7 @@ pub(crate) async fn user_message(session: &Arc<Session>, g: &mut Inner, msg: Use
         batch: None,
         stream: None,
         usage: None,
+        outer: Vec::new(),
     });
     change.plan = Some(plan);
     let id = msg.id.clone();

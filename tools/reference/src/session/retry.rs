@@ -72,6 +72,7 @@ pub(crate) async fn retry(
         batch: None,
         stream: None,
         usage: None,
+        outer: Vec::new(),
         ..g.cursor.clone()
     });
     change.requests.push(ClientFrame::Retry(retry));

@@ -79,6 +79,7 @@ impl Shared {
             Capability::StateWindow,
             Capability::Reasoning,
             Capability::Usage,
+            Capability::Subagents,
         ] {
             if feature.feature_since().is_some_and(|since| since <= version) {
                 caps.push(feature);

@@ -200,8 +200,11 @@ impl Inner {
     /// deadline armed.
     pub(super) fn new(fold: Fold, agent: Arc<dyn Agent>, cursor: Cursor, plan: Option<Arc<TurnPlan>>) -> Inner {
         let Fold { state, history, next_seq, token_hash, since_checkpoint, partial } = fold;
-        let mut recent = Recent::new(next_seq.saturating_sub(1), state.open_stream_id().is_some());
-        recent.reasoning_seen = state.items.iter().any(|i| matches!(i, DisplayItem::Reasoning(_)));
+        let mut recent = Recent::new(next_seq.saturating_sub(1), state.has_open_stream_anywhere());
+        recent.subagents_seen = state.holds_subagents();
+        // A transcript may hold reasoning too: the log's way for a connection without it.
+        recent.reasoning_seen =
+            recent.subagents_seen || state.items.iter().any(|i| matches!(i, DisplayItem::Reasoning(_)));
         Inner {
             state,
             next_seq,

@@ -52,7 +52,7 @@ pub(crate) fn open_window(faults: &Faults, state: &UiState, size: u32) -> Window
 /// (`STREAM-005`), without what the 1.3 features not in force on it hold (`REASON-001`,
 /// `USAGE-004`), and as its negotiated minor defines it (`COMPAT-005`): [`ConnView::state`].
 pub(crate) fn seen_state(state: &UiState, streams: bool, view: ConnView) -> Cow<'_, UiState> {
-    match streams || state.open_stream_id().is_none() {
+    match streams || !state.has_open_stream_anywhere() {
         true => view.state(state),
         false => Cow::Owned(view.state(&state.without_open_stream()).into_owned()),
     }
@@ -98,8 +98,19 @@ pub(crate) fn patch_frame(
 
 /// A frame as the connection's view defines it ([`ConnView::frame`]); `None` where it never
 /// receives such a frame (its minor has none, or its feature is not in force).
-pub(crate) fn announced_text(frame: &ServerFrame, view: ConnView) -> Result<Option<String>, serde_json::Error> {
-    view.frame(frame).map(|f| serde_json::to_string(&*f)).transpose()
+/// `before`: the state before the frame, where the connection sees it by that state
+/// ([`ConnView::frame_at`]: a sub-agent's text as its host's output where `subagents` is not in
+/// force, `SUBAGENT-002`).
+pub(crate) fn announced_text(
+    frame: &ServerFrame,
+    view: ConnView,
+    before: Option<&UiState>,
+) -> Result<Option<String>, serde_json::Error> {
+    let seen = match before {
+        Some(before) if !view.subagents => view.frame_at(frame, before),
+        _ => view.frame(frame),
+    };
+    seen.map(|f| serde_json::to_string(&*f)).transpose()
 }
 
 #[cfg(test)]

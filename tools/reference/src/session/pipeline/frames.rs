@@ -22,25 +22,28 @@ use crate::session::view::{
 #[derive(Default)]
 pub(crate) struct UnitOps {
     /// Indexed by [`UnitOps::index`].
-    pub lists: [Vec<PatchOp>; 4],
+    pub lists: [Vec<PatchOp>; 8],
     /// Which of the lists are built.
-    pub wanted: [bool; 4],
+    pub wanted: [bool; 8],
 }
 
 impl UnitOps {
-    /// The list for connections that see streams (`streams`) and reasoning (`reasoning`).
-    pub fn index(streams: bool, reasoning: bool) -> usize {
-        usize::from(streams) * 2 + usize::from(reasoning)
+    /// The list for connections that see streams (`streams`), reasoning (`reasoning`) and
+    /// sub-agents' transcripts (`subagents`).
+    pub fn index(streams: bool, reasoning: bool, subagents: bool) -> usize {
+        usize::from(subagents) * 4 + usize::from(streams) * 2 + usize::from(reasoning)
     }
 
     /// Whether a list for connections that do not see reasoning is built.
     pub fn wants_plain(&self) -> bool {
-        self.wanted[Self::index(false, false)] || self.wanted[Self::index(true, false)]
+        [false, true]
+            .iter()
+            .any(|&streams| [false, true].iter().any(|&sub| self.wanted[Self::index(streams, false, sub)]))
     }
 
     /// The list `view` gets.
     fn of(&self, view: View) -> &[PatchOp] {
-        &self.lists[Self::index(view.streams, view.conn.reasoning)]
+        &self.lists[Self::index(view.streams, view.conn.reasoning, view.conn.subagents)]
     }
 }
 
@@ -74,12 +77,18 @@ impl<'f> Frames<'f> {
     }
 
     /// Which of a unit's op lists some group needs ([`UnitOps::index`]); only those are built.
-    pub fn wanted_ops(&self) -> [bool; 4] {
-        let mut wanted = [false; 4];
+    pub fn wanted_ops(&self) -> [bool; 8] {
+        let mut wanted = [false; 8];
         for gr in self.groups.iter().filter(|gr| gr.view.patches || gr.window.is_some()) {
-            wanted[UnitOps::index(gr.view.streams, gr.view.conn.reasoning)] = true;
+            wanted[UnitOps::index(gr.view.streams, gr.view.conn.reasoning, gr.view.conn.subagents)] = true;
         }
         wanted
+    }
+
+    /// Whether a group does not see sub-agents' transcripts (`SUBAGENT-001`): frames of a session
+    /// holding one are then seen by the state before them ([`ConnView::frame_at`]).
+    pub fn has_blind(&self) -> bool {
+        self.groups.iter().any(|gr| !gr.view.conn.subagents)
     }
 
     /// The groups and their frames.
@@ -89,12 +98,17 @@ impl<'f> Frames<'f> {
 
     /// Stages `frame` for `group` as its minor defines it: for every member, or for the
     /// requester alone where it is an answer and the requester is attached (`ATTACH-005`).
-    fn push_frame(&self, group: &mut Group, frame: &ServerFrame) -> Result<(), serde_json::Error> {
+    fn push_frame(
+        &self,
+        group: &mut Group,
+        frame: &ServerFrame,
+        before: Option<&UiState>,
+    ) -> Result<(), serde_json::Error> {
         if self.replay && frame.is_answer() {
             return Ok(());
         }
         let only = if frame.is_answer() && !self.faults.fanout.answers_to_all() { self.requester } else { None };
-        if let Some(text) = announced_text(frame, group.view.conn)? {
+        if let Some(text) = announced_text(frame, group.view.conn, before)? {
             group.push(only, text);
         }
         Ok(())
@@ -104,7 +118,7 @@ impl<'f> Frames<'f> {
     pub fn answer(&mut self, frame: ServerFrame) -> Result<(), serde_json::Error> {
         let frame = self.faults.fanout.announce(frame);
         let mut groups = std::mem::take(&mut self.groups);
-        let pushed = groups.iter_mut().try_for_each(|group| self.push_frame(group, &frame));
+        let pushed = groups.iter_mut().try_for_each(|group| self.push_frame(group, &frame, None));
         self.groups = groups;
         pushed
     }
@@ -115,8 +129,14 @@ impl<'f> Frames<'f> {
     }
 
     /// An event that is not a delta, announced to every group (to the requester alone under the
-    /// planted fault `event-only-to-requester`).
-    pub fn event(&mut self, frame: ServerFrame, ends_stream: bool) -> Result<(), serde_json::Error> {
+    /// planted fault `event-only-to-requester`); `before`: the state before it, where a group
+    /// sees it by that state ([`ConnView::frame_at`]).
+    pub fn event(
+        &mut self,
+        frame: ServerFrame,
+        ends_stream: bool,
+        before: Option<&UiState>,
+    ) -> Result<(), serde_json::Error> {
         let fanout = &self.faults.fanout;
         let announced = match ends_stream {
             true => fanout.announce_stream_end(fanout.announce(frame)),
@@ -126,12 +146,12 @@ impl<'f> Frames<'f> {
         let mut groups = std::mem::take(&mut self.groups);
         let pushed = groups.iter_mut().try_for_each(|group| match only_requester {
             Some(id) if !announced.is_answer() => {
-                if let Some(text) = announced_text(&announced, group.view.conn)? {
+                if let Some(text) = announced_text(&announced, group.view.conn, before)? {
                     group.push(Some(id), text);
                 }
                 Ok(())
             }
-            _ => self.push_frame(group, &announced),
+            _ => self.push_frame(group, &announced, before),
         });
         self.groups = groups;
         pushed
@@ -139,7 +159,12 @@ impl<'f> Frames<'f> {
 
     /// A delta, to the groups that see streams (and reasoning, for a reasoning delta); `previous`
     /// is the text of the delta committed before it (a planted fault repeats it after a resume).
-    pub fn delta(&mut self, frame: &ServerFrame, previous: Option<&str>) -> Result<(), serde_json::Error> {
+    pub fn delta(
+        &mut self,
+        frame: &ServerFrame,
+        previous: Option<&str>,
+        before: Option<&UiState>,
+    ) -> Result<(), serde_json::Error> {
         let fanout = &self.faults.fanout;
         let receives = |view: View| view.streams && frame.ui_event().is_some_and(|e| view.conn.sees_event(e));
         let mut groups = std::mem::take(&mut self.groups);
@@ -149,7 +174,7 @@ impl<'f> Frames<'f> {
                 false => Some(frame.clone()),
             };
             match announced {
-                Some(frame) => self.push_frame(group, &fanout.announce(frame)),
+                Some(frame) => self.push_frame(group, &fanout.announce(frame), before),
                 None => Ok(()),
             }
         });
@@ -160,8 +185,9 @@ impl<'f> Frames<'f> {
     /// After a unit of deltas only (`STREAM-002`): the delta is the state frame of a connection
     /// that received it, the base of its next patch; a connection that did not (it does not see
     /// streams, or reasoning for a reasoning delta) has not moved.
-    pub fn after_deltas(&mut self, seq: u64, reasoning: bool) {
-        let received = |view: View| view.streams && (!reasoning || view.conn.reasoning);
+    pub fn after_deltas(&mut self, seq: u64, reasoning: bool, nested: bool) {
+        let received =
+            |view: View| view.streams && (!reasoning || view.conn.reasoning) && (!nested || view.conn.subagents);
         self.groups.iter_mut().filter(|gr| received(gr.view)).for_each(|gr| gr.base = seq);
     }
 
@@ -177,10 +203,11 @@ impl<'f> Frames<'f> {
         seq: u64,
         ops: &UnitOps,
         reasoning_only: bool,
+        hidden_from_blind: bool,
     ) -> Result<bool, serde_json::Error> {
         let fanout = &self.faults.fanout;
         for group in &mut self.groups {
-            if reasoning_only && !group.view.conn.reasoning {
+            if (reasoning_only && !group.view.conn.reasoning) || (hidden_from_blind && !group.view.conn.subagents) {
                 continue;
             }
             let View { patches, streams, conn } = group.view;

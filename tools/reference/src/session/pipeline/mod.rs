@@ -13,6 +13,7 @@ mod checkpoint;
 mod commit;
 mod frames;
 mod lease;
+mod nested_view;
 mod stage;
 
 pub(crate) use batch::{begin as begin_batch, flush as flush_batch, has_room as batch_has_room};

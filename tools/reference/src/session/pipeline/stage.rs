@@ -11,6 +11,7 @@ use chatwire_schema::view::ConnView;
 use chatwire_schema::{ClientFrame, DisplayItem, ServerFrame, UiEvent, UiState, PROTOCOL_VERSION};
 
 use super::frames::{Frames, UnitOps};
+use super::nested_view::{in_transcript, view_ops, BLIND};
 use crate::protocol::EmitError;
 use crate::session::attachment::Group;
 use crate::session::change::Unit;
@@ -109,20 +110,26 @@ fn stage_units(
         // Whether every event is a reasoning frame, which a connection without `reasoning` never
         // receives (`REASON-001`): it then gets no state frame for the unit either.
         let mut reasoning_only = true;
+        // Likewise for every event of a transcript that a connection without `subagents` never
+        // receives (`SUBAGENT-001`).
+        let mut hidden_from_blind = true;
+        let blind = frames.has_blind();
         // A unit of one delta has no state frame but itself (`STREAM-002`): no ops are built.
         let lone = events.len() == 1;
         for mut frame in events {
             let seq = staged.next_seq;
             frame.set_seq(seq);
-            let applied = apply(session, g, &frame, wants_ops.then_some(&mut ops), lone, staged)?;
+            let applied = apply(session, g, &frame, wants_ops.then_some(&mut ops), lone, blind, staged)?;
             staged.next_seq += 1;
             reasoning_only &= applied.is_reasoning;
+            hidden_from_blind &= applied.hidden_from_blind;
             if applied.ends_stream {
                 frames.stream_ended();
             }
+            let before = applied.before.as_ref();
             if !applied.is_delta {
                 only_deltas = false;
-                frames.event(frame, applied.ends_stream)?;
+                frames.event(frame, applied.ends_stream, before)?;
                 continue;
             }
             let previous = match &frame {
@@ -130,17 +137,17 @@ fn stage_units(
                 ServerFrame::ReasoningDelta(d) => g.last_delta.replace(d.text.clone()),
                 _ => None,
             };
-            frames.delta(&frame, previous.as_deref())?;
+            frames.delta(&frame, previous.as_deref(), before)?;
         }
         if only_deltas {
             let seq = staged.next_seq - 1;
             staged.state_seqs.push(seq);
             staged.streamed_state_seqs.push(seq);
-            frames.after_deltas(seq, reasoning_only);
+            frames.after_deltas(seq, reasoning_only, hidden_from_blind);
             continue;
         }
         let seq = staged.next_seq;
-        if frames.unit_state(&g.state, seq, &ops, reasoning_only)? {
+        if frames.unit_state(&g.state, seq, &ops, reasoning_only, hidden_from_blind)? {
             staged.streamed_state_seqs.push(seq);
         }
         staged.state_seqs.push(seq);
@@ -155,6 +162,10 @@ struct Applied {
     ends_stream: bool,
     /// A reasoning frame (`REASON-001`: only connections where `reasoning` is in force get it).
     is_reasoning: bool,
+    /// A frame no connection without `subagents` gets (`SUBAGENT-001`).
+    hidden_from_blind: bool,
+    /// The state before it, where a connection needs it to see the frame (`nested_view.rs`).
+    before: Option<UiState>,
 }
 
 /// Applies one event to the state (what a planted fault applies instead, where it does), keeps
@@ -166,6 +177,7 @@ fn apply(
     frame: &ServerFrame,
     ops: Option<&mut UnitOps>,
     lone: bool,
+    blind: bool,
     staged: &mut Staged,
 ) -> Result<Applied, EmitError> {
     let faults = &session.shared.faults;
@@ -181,6 +193,12 @@ fn apply(
     };
     let appends = is_delta && g.state.open_stream_id().is_some();
     let ops = ops.filter(|_| !(lone && is_delta));
+    // Sub-agents: the state before the event, where a connection is seen a frame of a transcript
+    // or a session holding one by it (`nested_view.rs`).
+    let nested = in_transcript(applied, &g.state);
+    let holds_subagents = g.state.holds_subagents();
+    let before = ((nested || holds_subagents) && (blind || (nested && ops.is_some()))).then(|| g.state.state().clone());
+    let hidden_from_blind = before.as_ref().is_some_and(|b| BLIND.frame_at(applied, b).is_none());
     // Where a connection that does not see reasoning wants the ops and the state holds reasoning
     // items, its ops are projected onto its view, which needs the items before the event.
     let plain_before = match &ops {
@@ -200,18 +218,25 @@ fn apply(
         (false, false) => None,
     };
     if let Some(ops) = ops {
+        let done = match &before {
+            Some(before) => nested_ops(ops, before, applied, nested)?,
+            None => [false; 8],
+        };
         let unseen_ops = unseen.as_ref().unwrap_or(&seen);
         for (streams, list) in [(true, &seen), (false, unseen_ops)] {
-            if ops.wanted[UnitOps::index(streams, true)] {
-                ops.lists[UnitOps::index(streams, true)].extend(list.iter().cloned());
-            }
-            let plain = UnitOps::index(streams, false);
-            if !ops.wanted[plain] || is_reasoning {
-                continue;
-            }
-            match &plain_before {
-                Some(items) => ops.lists[plain].extend(without_reasoning(items, streams, list.clone())),
-                None => ops.lists[plain].extend(list.iter().cloned()),
+            for subagents in [true, false] {
+                let whole = UnitOps::index(streams, true, subagents);
+                if ops.wanted[whole] && !done[whole] {
+                    ops.lists[whole].extend(list.iter().cloned());
+                }
+                let plain = UnitOps::index(streams, false, subagents);
+                if !ops.wanted[plain] || done[plain] || is_reasoning {
+                    continue;
+                }
+                match &plain_before {
+                    Some(items) => ops.lists[plain].extend(without_reasoning(items, streams, list.clone())),
+                    None => ops.lists[plain].extend(list.iter().cloned()),
+                }
             }
         }
     }
@@ -222,8 +247,9 @@ fn apply(
         appends,
         seen,
         unseen,
-        stream_open_after: g.state.open_stream_id().is_some(),
+        stream_open_after: g.state.has_open_stream_anywhere(),
         reasoning: is_reasoning,
+        nested: nested || holds_subagents,
     });
     if faults.commit.persists(applied) {
         staged.log.push(LogRow {
@@ -233,7 +259,29 @@ fn apply(
             frame: serde_json::to_string(applied)?,
         });
     }
-    Ok(Applied { is_delta, ends_stream, is_reasoning })
+    Ok(Applied { is_delta, ends_stream, is_reasoning, hidden_from_blind, before })
+}
+
+/// The ops of an event for each wanted list that the whole state's ops do not give (`before`: the
+/// state before it, `nested`: it changes a transcript): every list of connections without
+/// `subagents`, and, for an event of a transcript, every list but the whole view's. Returns which
+/// lists it filled.
+fn nested_ops(ops: &mut UnitOps, before: &UiState, frame: &ServerFrame, nested: bool) -> Result<[bool; 8], EmitError> {
+    let mut done = [false; 8];
+    for streams in [true, false] {
+        for reasoning in [true, false] {
+            for subagents in [true, false] {
+                let index = UnitOps::index(streams, reasoning, subagents);
+                let whole = streams && reasoning && subagents;
+                if !ops.wanted[index] || (subagents && (whole || !nested)) {
+                    continue;
+                }
+                ops.lists[index].extend(view_ops(before, frame, streams, reasoning, subagents)?);
+                done[index] = true;
+            }
+        }
+    }
+    Ok(done)
 }
 
 /// The view of a connection where `reasoning` is not in force, as far as the ops of an event go
