@@ -17,10 +17,8 @@ use crate::response_schema::ResponseSchema;
 use crate::usage::Usage;
 use crate::version::ProtocolVersion;
 
-mod subagent;
-
-use subagent::{validate_host, CallAt, Walk};
-pub use subagent::{ScriptSubagent, ScriptSubagentEnd, ScriptSubagentStatus};
+use crate::subagent::MAX_SUBAGENT_DEPTH;
+use crate::Id;
 
 /// A whole script: `turns[n]` answers the n-th user message the session accepts (rewound ones included).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -673,238 +671,111 @@ pub fn settle_sequence(calls: &[ScriptToolCall], settle_order: Option<&[u32]>) -
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use serde_json::json;
+// Sub-agents (since 1.3): the `subagent` member and rules 12-14.
 
-    use super::*;
+/// The sub-agent run a scripted call hosts (since 1.3, `SCRIPT-029`): played after the call's
+/// `chat.tool_call` and progress as `chat.subagent_started`, the nested steps, then
+/// `chat.subagent_complete`; the call's `outcome` settles it afterwards.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptSubagent {
+    /// The sub-agent's `thread_id`.
+    pub thread: Id,
+    /// Continue `thread` from its latest call (`SUBAGENT-004`) instead of starting it.
+    #[serde(default, rename = "continue", skip_serializing_if = "crate::serde_util::is_false")]
+    pub continues: bool,
+    /// The `name` of `chat.subagent_started`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The `input` of `chat.subagent_started`.
+    pub input: String,
+    /// The sub-agent's steps, each played as at top level with the host as `parent_call_id`:
+    /// `say`, `reason`, `tool_calls`, `wait`, `usage`; never `end` (`EndInSubagent`).
+    #[serde(default)]
+    pub steps: Vec<ScriptStep>,
+    /// How the run ends: its `chat.subagent_complete`.
+    pub end: ScriptSubagentEnd,
+}
 
-    fn script(steps: serde_json::Value) -> AgentScript {
-        serde_json::from_value(json!({"turns": [{"steps": steps}]})).expect("fits agent-script.json")
+/// How a scripted sub-agent run ends: the members of its `chat.subagent_complete`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptSubagentEnd {
+    /// The run's status.
+    pub status: ScriptSubagentStatus,
+    /// The sub-agent's final answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response: Option<String>,
+    /// The run ended by calling its `return` tool; only with `completed` (`ReturnedNotCompleted`).
+    #[serde(default, skip_serializing_if = "crate::serde_util::is_false")]
+    pub returned: bool,
+}
+
+/// How a scripted sub-agent run ends (a cancel, not the script, ends one `cancelled`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ScriptSubagentStatus {
+    /// `chat.subagent_complete` with status `completed`.
+    Completed,
+    /// `chat.subagent_complete` with status `failed`.
+    Failed,
+}
+
+/// Where a call sits, for its errors: turn, step and call index.
+#[derive(Clone, Copy)]
+struct CallAt {
+    pub turn: usize,
+    pub step: usize,
+    pub call: usize,
+}
+
+/// What validation carries from one step to the next across the whole script, in its reading
+/// order (turns in order, a turn's steps before its retries, nested steps where they stand).
+#[derive(Default)]
+struct Walk {
+    /// The script's one currency (rule 11), once a cost named it.
+    pub currency: Option<String>,
+    /// The threads hosted so far (rule 14).
+    pub threads: HashSet<Id>,
+    /// The depth of the steps being read: 0 for a turn's, d for a depth-d sub-agent's.
+    pub depth: usize,
+}
+
+/// Rules 12–14 for a call that carries `subagent`, then its nested steps by rules 1–11 (an error
+/// among them located by [`ScriptError::InSubagent`]).
+fn validate_host(
+    at: CallAt,
+    call: &ScriptToolCall,
+    subagent: &ScriptSubagent,
+    walk: &mut Walk,
+) -> Result<(), ScriptError> {
+    let CallAt { turn, step, call: index } = at;
+    if call.outcome.awaits_response() || call.output.is_some() {
+        return Err(ScriptError::NotSubagentHost { turn, step, call: index });
     }
-
-    fn auto(extra: serde_json::Value) -> serde_json::Value {
-        let mut call = json!({"tool_name": "t", "interaction_type": "auto_tool", "display": "inline",
-            "outcome": {"kind": "result", "value": 1}});
-        if let (Some(call), Some(extra)) = (call.as_object_mut(), extra.as_object()) {
-            call.extend(extra.clone());
+    if walk.depth + 1 > MAX_SUBAGENT_DEPTH {
+        return Err(ScriptError::SubagentTooDeep { turn, step, call: index });
+    }
+    let known = walk.threads.contains(&subagent.thread);
+    match (subagent.continues, known) {
+        (true, false) => {
+            return Err(ScriptError::UnknownThread { turn, step, call: index, thread: subagent.thread.to_string() })
         }
-        call
-    }
-
-    fn awaited() -> serde_json::Value {
-        json!({"tool_name": "ask", "interaction_type": "ui_tool", "component_type": "Form", "display": "inline",
-            "outcome": {"kind": "await_response"}})
-    }
-
-    // Every rule of spec/conformance-profile.md#script-validity, on both sides of its boundary.
-    #[test]
-    fn validate_applies_every_rule_of_the_spec_and_nothing_else() {
-        let cases: Vec<(serde_json::Value, Result<(), ScriptError>)> = vec![
-            // 1. an empty batch
-            (json!([{"op": "tool_calls", "calls": []}]), Err(ScriptError::EmptyBatch { turn: 0, step: 0 })),
-            // 2. delays of calls, inclusive limits
-            (json!([{"op": "tool_calls", "calls": [auto(json!({"run_ms": 60000}))]}]), Ok(())),
-            (
-                json!([{"op": "tool_calls", "calls": [auto(json!({"run_ms": 60001}))]}]),
-                Err(ScriptError::DelayTooLong { turn: 0, step: 0, ms: 60001 }),
-            ),
-            (
-                json!([{"op": "tool_calls", "calls": [{"tool_name": "ask", "interaction_type": "input_request",
-                    "display": "composer", "outcome": {"kind": "await_response", "expire_after_ms": 600000}}]}]),
-                Ok(()),
-            ),
-            (
-                json!([{"op": "tool_calls", "calls": [{"tool_name": "ask", "interaction_type": "input_request",
-                    "display": "composer", "outcome": {"kind": "await_response", "expire_after_ms": 600001}}]}]),
-                Err(ScriptError::DelayTooLong { turn: 0, step: 0, ms: 600001 }),
-            ),
-            // 3. a component for ui_tool and ui_surface, non-empty
-            (
-                json!([{"op": "tool_calls", "calls": [{"tool_name": "ask", "interaction_type": "ui_tool",
-                    "display": "inline", "outcome": {"kind": "await_response"}}]}]),
-                Err(ScriptError::MissingComponentType { turn: 0, step: 0, call: 0 }),
-            ),
-            (
-                json!([{"op": "tool_calls", "calls": [auto(json!({})), auto(json!({"interaction_type": "ui_surface",
-                    "component_type": ""}))]}]),
-                Err(ScriptError::MissingComponentType { turn: 0, step: 0, call: 1 }),
-            ),
-            (
-                json!([{"op": "tool_calls", "calls": [auto(json!({"interaction_type": "ui_surface", "component_type": "R"}))]}]),
-                Ok(()),
-            ),
-            // 4. settle_order: a permutation of the self-settling calls
-            (
-                json!([{"op": "tool_calls", "calls": [auto(json!({})), awaited(), auto(json!({}))], "settle_order": [2, 0]}]),
-                Ok(()),
-            ),
-            (
-                json!([{"op": "tool_calls", "calls": [auto(json!({})), auto(json!({}))], "settle_order": [0, 0]}]),
-                Err(ScriptError::BadSettleOrder { turn: 0, step: 0 }),
-            ),
-            (
-                json!([{"op": "tool_calls", "calls": [auto(json!({})), awaited()], "settle_order": [0, 1]}]),
-                Err(ScriptError::BadSettleOrder { turn: 0, step: 0 }),
-            ),
-            (
-                json!([{"op": "tool_calls", "calls": [auto(json!({}))], "settle_order": [1]}]),
-                Err(ScriptError::BadSettleOrder { turn: 0, step: 0 }),
-            ),
-            (
-                json!([{"op": "tool_calls", "calls": [auto(json!({})), auto(json!({}))], "settle_order": [1]}]),
-                Err(ScriptError::BadSettleOrder { turn: 0, step: 0 }),
-            ),
-            (json!([{"op": "tool_calls", "calls": [awaited()], "settle_order": []}]), Ok(())),
-            // 5. wait, inclusive limit
-            (json!([{"op": "wait", "ms": 60000}]), Ok(())),
-            (
-                json!([{"op": "say", "markdown": "x"}, {"op": "wait", "ms": 60001}]),
-                Err(ScriptError::DelayTooLong { turn: 0, step: 1, ms: 60001 }),
-            ),
-            // 6. nothing after end
-            (
-                json!([{"op": "end", "status": "completed"}, {"op": "say", "markdown": "x"}]),
-                Err(ScriptError::StepAfterEnd { turn: 0, step: 1 }),
-            ),
-            // valid without further rules
-            (json!([]), Ok(())),
-            (json!([{"op": "end", "status": "cancelled", "error": "not only for failed"}]), Ok(())),
-            // 7. chunks (since 1.1): non-empty, concatenating to the markdown, at most MAX_SAY_CHUNKS
-            (json!([{"op": "say", "markdown": "héllo", "chunks": ["hé", "llo"], "chunk_delay_ms": 60000}]), Ok(())),
-            (json!([{"op": "say", "markdown": "", "chunks": []}]), Ok(())),
-            (
-                json!([{"op": "say", "markdown": "hello", "chunks": ["he", "", "llo"]}]),
-                Err(ScriptError::EmptyChunk { turn: 0, step: 0, chunk: 1 }),
-            ),
-            (
-                json!([{"op": "say", "markdown": "hello", "chunks": ["he", "lo"]}]),
-                Err(ScriptError::ChunksDiffer { turn: 0, step: 0 }),
-            ),
-            (
-                json!([{"op": "say", "markdown": "hello", "chunks": ["llo", "he"]}]),
-                Err(ScriptError::ChunksDiffer { turn: 0, step: 0 }),
-            ),
-            (
-                json!([{"op": "say", "markdown": "x", "chunk_delay_ms": 60001}]),
-                Err(ScriptError::DelayTooLong { turn: 0, step: 0, ms: 60001 }),
-            ),
-            (
-                json!([{"op": "say", "markdown": "x".repeat(MAX_SAY_CHUNKS), "chunks": vec!["x"; MAX_SAY_CHUNKS]}]),
-                Ok(()),
-            ),
-            (
-                json!([{"op": "say", "markdown": "x".repeat(MAX_SAY_CHUNKS + 1), "chunks": vec!["x"; MAX_SAY_CHUNKS + 1]}]),
-                Err(ScriptError::TooManyChunks { turn: 0, step: 0, count: MAX_SAY_CHUNKS + 1 }),
-            ),
-        ];
-        for (steps, expected) in cases {
-            assert_eq!(script(steps.clone()).validate(), expected, "{steps}");
+        (false, true) => {
+            return Err(ScriptError::ThreadReused { turn, step, call: index, thread: subagent.thread.to_string() })
         }
-        assert_eq!(AgentScript { turns: vec![] }.validate(), Ok(()));
+        _ => {}
     }
-
-    // Rules 10 and 11 (since 1.3): a reason step's chunks as a say's, none when redacted; one
-    // currency in the whole script, retries included.
-    #[test]
-    fn reason_and_usage_steps_follow_rules_10_and_11() {
-        let usd = json!({"op": "usage", "input_tokens": 1, "output_tokens": 2, "cost": {"amount": "0.01", "currency": "USD"}});
-        let eur = json!({"op": "usage", "input_tokens": 1, "output_tokens": 2, "cost": {"amount": "0.01", "currency": "EUR"}});
-        let cases: Vec<(serde_json::Value, Result<(), ScriptError>)> = vec![
-            (
-                json!([{"op": "reason", "text": "hmm", "chunks": ["h", "mm"], "chunk_delay_ms": 60000, "encrypted": "QUJD"}]),
-                Ok(()),
-            ),
-            (json!([{"op": "reason", "text": "secret", "redacted": true, "encrypted": "QUJD"}]), Ok(())),
-            (
-                json!([{"op": "reason", "text": "hmm", "chunks": ["h", ""]}]),
-                Err(ScriptError::EmptyChunk { turn: 0, step: 0, chunk: 1 }),
-            ),
-            (
-                json!([{"op": "reason", "text": "hmm", "chunks": ["m", "hm"]}]),
-                Err(ScriptError::ChunksDiffer { turn: 0, step: 0 }),
-            ),
-            (
-                json!([{"op": "reason", "text": "x", "chunk_delay_ms": 60001}]),
-                Err(ScriptError::DelayTooLong { turn: 0, step: 0, ms: 60001 }),
-            ),
-            (
-                json!([{"op": "reason", "text": "x".repeat(MAX_SAY_CHUNKS + 1), "chunks": vec!["x"; MAX_SAY_CHUNKS + 1]}]),
-                Err(ScriptError::TooManyChunks { turn: 0, step: 0, count: MAX_SAY_CHUNKS + 1 }),
-            ),
-            (
-                json!([{"op": "reason", "text": "ab", "chunks": ["a", "b"], "redacted": true}]),
-                Err(ScriptError::ChunksOfRedacted { turn: 0, step: 0 }),
-            ),
-            (json!([usd, {"op": "usage", "input_tokens": 0, "output_tokens": 0}, usd]), Ok(())),
-            (
-                json!([usd, {"op": "say", "markdown": "x"}, eur]),
-                Err(ScriptError::MixedCurrencies { turn: 0, step: 2, expected: "USD".into(), found: "EUR".into() }),
-            ),
-        ];
-        for (steps, expected) in cases {
-            assert_eq!(script(steps.clone()).validate(), expected, "{steps}");
-        }
-        // The currency is the script's: a retry's cost in another one is located in the retry.
-        let mixed: AgentScript =
-            serde_json::from_value(json!({"turns": [{"steps": [usd], "retries": [{"steps": [eur]}]}]})).unwrap();
-        assert_eq!(
-            mixed.validate(),
-            Err(ScriptError::InRetry {
-                turn: 0,
-                retry: 0,
-                error: Box::new(ScriptError::MixedCurrencies {
-                    turn: 0,
-                    step: 0,
-                    expected: "USD".into(),
-                    found: "EUR".into()
-                })
-            })
-        );
-        // Their shape is the schema's: an unknown member, a payload outside the alphabet.
-        for bad in [
-            json!({"turns": [{"steps": [{"op": "reason", "text": "x", "extra": 1}]}]}),
-            json!({"turns": [{"steps": [{"op": "reason", "text": "x", "encrypted": "not base64!"}]}]}),
-            json!({"turns": [{"steps": [{"op": "usage", "input_tokens": 1}]}]}),
-            json!({"turns": [{"steps": [{"op": "usage", "input_tokens": 1, "output_tokens": 1, "extra": 1}]}]}),
-        ] {
-            assert!(serde_json::from_value::<AgentScript>(bad.clone()).is_err(), "{bad}");
-        }
-        let round: AgentScript = serde_json::from_value(json!({"turns": [{"steps": [usd]}]})).unwrap();
-        assert_eq!(serde_json::to_value(&round).unwrap(), json!({"turns": [{"steps": [usd]}]}));
+    if subagent.end.returned && subagent.end.status != ScriptSubagentStatus::Completed {
+        return Err(ScriptError::ReturnedNotCompleted { turn, step, call: index });
     }
-
-    // The steps of a retry follow the rules of a turn's steps, and an error says which retry.
-    #[test]
-    fn retries_are_validated_like_turns_and_located() {
-        let with_retries = |retries: serde_json::Value| -> AgentScript {
-            serde_json::from_value(json!({"turns": [
-                {"steps": [{"op": "say", "markdown": "a"}]},
-                {"steps": [], "retries": retries}
-            ]}))
-            .expect("fits agent-script.json")
-        };
-        assert_eq!(
-            with_retries(json!([{"steps": []}, {"steps": [{"op": "end", "status": "failed"}]}])).validate(),
-            Ok(())
-        );
-        assert_eq!(
-            with_retries(
-                json!([{"steps": []}, {"steps": [{"op": "end", "status": "failed"}, {"op": "wait", "ms": 1}]}])
-            )
-            .validate(),
-            Err(ScriptError::InRetry {
-                turn: 1,
-                retry: 1,
-                error: Box::new(ScriptError::StepAfterEnd { turn: 1, step: 1 })
-            })
-        );
-        let chunked = with_retries(json!([{"steps": [{"op": "say", "markdown": "ab", "chunks": ["a", "c"]}]}]));
-        let error = chunked.validate().expect_err("the chunks differ");
-        assert_eq!(error.to_string(), "turn 1 retry 0: turn 1 step 0: the chunks do not concatenate to the markdown");
-        // A retry is written only when there is one: a 1.0 script round-trips unchanged.
-        let plain = json!({"turns": [{"steps": [{"op": "say", "markdown": "a"}]}]});
-        let parsed: AgentScript = serde_json::from_value(plain.clone()).unwrap();
-        assert_eq!(serde_json::to_value(&parsed).unwrap(), plain);
+    walk.threads.insert(subagent.thread.clone());
+    if let Some(end) = subagent.steps.iter().position(|s| matches!(s, ScriptStep::End { .. })) {
+        let error = Box::new(ScriptError::EndInSubagent { turn, step: end });
+        return Err(ScriptError::InSubagent { turn, step, call: index, error });
     }
+    walk.depth += 1;
+    let nested = validate_steps(turn, &subagent.steps, walk);
+    walk.depth -= 1;
+    nested.map_err(|error| ScriptError::InSubagent { turn, step, call: index, error: Box::new(error) })
 }
