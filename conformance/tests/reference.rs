@@ -22,7 +22,8 @@ fn bundled(snapshots: SnapshotMode) -> RunOptions {
     set_bundled_executable(env!("CARGO_BIN_EXE_chatwire-conformance"));
     RunOptions {
         target: Target::Bundled { fault: None },
-        jobs: 2,
+        // A scenario mostly waits (scripted delays), so four at a time leave 2 cores far from busy.
+        jobs: 4,
         // Debug builds on a shared machine: generous deadlines (they only matter when something hangs).
         driver: DriverConfig { timeout_scale: 3.0, snapshots, ..DriverConfig::default() },
         scenario_timeout: Duration::from_secs(60),

@@ -5,7 +5,10 @@ use std::time::Duration;
 
 use chatwire_schema::Id;
 
+use serde_json::Value;
+
 use super::describe::describe;
+use super::outcome::{unexpected, Next, StepError};
 use super::sweep_track::SweepBaseline;
 use super::Driver;
 use crate::pattern;
@@ -64,6 +67,14 @@ impl Driver<'_> {
                 break;
             }
             let id = format!("sweep-step-{:02}-{}", self.step, step.kind());
+            let is_action = matches!(
+                step,
+                Step::UserMessage { .. }
+                    | Step::Respond { .. }
+                    | Step::Rewind { .. }
+                    | Step::Retry { .. }
+                    | Step::Cancel { .. }
+            );
             let replayed = match step {
                 Step::UserMessage { .. }
                 | Step::Respond { .. }
@@ -95,6 +106,9 @@ impl Driver<'_> {
             };
             let summary = format!("replayed: {}", describe(step));
             if !self.recovery_step(&id, &summary, &replayed).await {
+                return true;
+            }
+            if is_action && !self.recovery_answer(&id, &summary, &replayed).await {
                 return true;
             }
         }
@@ -129,6 +143,46 @@ impl Driver<'_> {
                     self.level_verdict(if e.verdict == Verdict::NotApplicable { Verdict::Fail } else { e.verdict });
                 let f = self.finding(e.message, e.frame, e.requirement);
                 self.checks.record(id, requirements, summary, verdict, Some(f));
+                false
+            }
+        }
+    }
+
+    /// After a replayed action: read its connection until the frame answering it (`in_reply_to`
+    /// its `id`). Its expectations are not replayed, so without this the next wait for an idle run
+    /// could end before the server read the action (the state still shows the call pending, the run
+    /// awaiting input), and the variant would be compared with the uninterrupted run too early on
+    /// a slow machine. A missing answer is a failure of the replayed step, under its requirements.
+    async fn recovery_answer(&mut self, id: &str, summary: &str, step: &Step) -> bool {
+        let conn = step.conn().unwrap_or(DEFAULT_CONN).to_owned();
+        let Some(sent) = self.conns.get(&conn).and_then(|c| c.last_sent_id.clone()) else { return true };
+        let deadline = self.step_deadline(None);
+        let answered = loop {
+            match self.next(&conn, deadline).await {
+                Ok(Next::Frame(frame)) if frame.get("in_reply_to").and_then(Value::as_str) == Some(sent.as_str()) => {
+                    break Ok(());
+                }
+                Ok(Next::Frame(_) | Next::NotJson(_)) => {}
+                Ok(Next::Deadline) => {
+                    break Err(StepError::new(
+                        Verdict::Timeout,
+                        format!(
+                            "no frame answered the replayed {} (in_reply_to {sent}) before the deadline",
+                            step.kind()
+                        ),
+                    ))
+                }
+                Ok(other) => break Err(unexpected(other, "the answer to the replayed action")),
+                Err(e) => break Err(e),
+            }
+        };
+        match answered {
+            Ok(()) => true,
+            Err(e) => {
+                let requirements = self.requirements_of(step);
+                let verdict = self.level_verdict(e.verdict);
+                let f = self.finding(e.message, e.frame, e.requirement);
+                self.checks.record(id, &requirements, summary, verdict, Some(f));
                 false
             }
         }
