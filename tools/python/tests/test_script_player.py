@@ -168,3 +168,18 @@ def test_rules_10_and_11_refuse_chunks_of_a_redacted_reasoning_and_a_second_curr
         check_script(mixed)
     assert (refused.value.kind, refused.value.turn, refused.value.retry, refused.value.step) == ("MixedCurrencies", 1, 0, 1)
     check_script({"turns": [{"steps": [cost, cost]}]})
+
+
+def test_a_call_hosting_a_sub_agent_is_played_without_it() -> None:
+    # SCRIPT-029: a server that does not implement subagents (this kit's player, the template) plays
+    # the call without its `subagent`: the call, then its outcome.
+    host = {"tool_name": "research", "interaction_type": "auto_tool", "display": "inline", "payload": {"q": "fares"},
+            "subagent": {"thread": "th-1", "input": "Find fares", "steps": [{"op": "say", "markdown": "Checking."}],
+                         "end": {"status": "completed", "response": "TAP", "returned": True}},
+            "outcome": {"kind": "result", "value": {"response": "TAP"}}}  # fmt: skip
+    script = {"turns": [{"steps": [{"op": "tool_calls", "calls": [host]}]}]}
+    check_script(script)
+    batch, run, end = plan_turn(script, 0)
+    assert isinstance(batch, ToolBatch) and "subagent" not in batch.calls[0].tool_call
+    assert run == RunTool(0, 0, (), (), Settlement("chat.tool_call_complete", {"status": "completed", "result": {"response": "TAP"}}))
+    assert end == End("completed", None, "completed")
