@@ -748,6 +748,27 @@ pub const TABLE: &[Expectation] = &[
         caught_by: Caught::MustFailure,
         offer: Offer::Default,
     },
+    // A resume snapshot restores a redacted reasoning's text from its encrypted copy: the state a
+    // reload gives holds what the run withheld (REASON-003); a catch-up gives the state's own
+    // item, so only the reload variant sees it.
+    Expectation {
+        fault: "redacted-reasoning-reloaded",
+        scenarios: &["reasoning-redacted-stays-redacted-on-reload"],
+        violates: &["REASON-003"],
+        cascades: &[],
+        caught_by: Caught::MustFailure,
+        offer: Offer::Default,
+    },
+    // The answer's first chunk goes out before the end of the reasoning stream it follows: a text
+    // stream opens while the reasoning stream is open (STATE-060).
+    Expectation {
+        fault: "reasoning-left-open-under-answer",
+        scenarios: &["reasoning-ends-before-the-answer-streams"],
+        violates: &["STATE-060"],
+        cascades: &[],
+        caught_by: Caught::MustFailure,
+        offer: Offer::Default,
+    },
     // Each replica numbers frames from its own counter: the two tabs get different frames under
     // one seq (CLUSTER-002, and ATTACH-006 for the two attached tabs). Genuine too: the replica
     // behind reads the others' commits from its own counter, so its tab misses what they committed

@@ -55,8 +55,8 @@ import {
   PROTOCOL_VERSION,
   SUBPROTOCOL,
   SUPPORTED_VERSIONS,
-  VERSION_FACTS,
 } from "./generated/facts.js";
+import { FOLDED_FEATURES } from "./folded.js";
 import { StateTracker, type PatchRefusal } from "./state.js";
 import { parseServerFrame, type FrameError } from "./validate.js";
 
@@ -116,19 +116,19 @@ const NEWEST_SPOKEN = PROTOCOL_VERSION;
 /**
  * The versions a client offers by default, newest first: a 1.3 server answers 1.3 (`reasoning`,
  * `usage`), a 1.2 server 1.2 (`cancel`, `response_schema`), a 1.1 server 1.1 (patches and catch-up
- * resumes, every feature it implements in force), a 1.0 server 1.0 (`SESSION-012`).
+ * resumes), a 1.0 server 1.0 (`SESSION-012`). The first hello offers those from 1.1 on with the
+ * features the client folds ({@link FOLDED_FEATURES}); 1.0 comes in the whole offer a server that
+ * speaks none of them gets next.
  */
 export const OFFERED_VERSIONS: readonly string[] = SUPPORTED_VERSIONS.slice(SUPPORTED_VERSIONS.indexOf(NEWEST_SPOKEN));
 
 /**
  * The features a takeover asks for when the client has no list of its own and no welcome to copy
- * one from: every feature of the newest version it speaks but `multi_attach` (a takeover closes the other
- * tabs) and `state_window` (a windowed client names its own features), and a server ignores names
- * it does not implement.
+ * one from: every feature it folds but `multi_attach` (a takeover closes the other tabs) and
+ * `state_window` (a windowed client names its own features), and a server ignores names it does
+ * not implement.
  */
-const TAKEOVER_FEATURES: readonly Capability[] = VERSION_FACTS[NEWEST_SPOKEN].features.filter(
-  (f) => f !== "multi_attach" && f !== "state_window",
-);
+const TAKEOVER_FEATURES: readonly Capability[] = FOLDED_FEATURES.filter((f) => f !== "multi_attach" && f !== "state_window");
 
 /**
  * Why a client stopped because its session lives on elsewhere: another connection took it over
@@ -201,9 +201,12 @@ export interface ClientOptions {
   /** Protocol versions offered in `session.hello`, newest first; default {@link OFFERED_VERSIONS}. `["1.0"]` pins 1.0. */
   versions?: string[];
   /**
-   * The 1.1 features to ask for (`hello.features`); absent, every feature the server implements is
-   * in force. Only with an offer of 1.1 or later alone: a 1.0 server refuses the member
-   * (`SESSION-014`), so the constructor throws when a version below 1.1 is offered with it.
+   * The 1.1 features to ask for (`hello.features`). Only with an offer of 1.1 or later alone: a 1.0
+   * server refuses the member (`SESSION-014`), so the constructor throws when a version below 1.1
+   * is offered with it. Absent, the hello asks for {@link FOLDED_FEATURES}, every feature the
+   * client folds (a server puts in force those it implements): the offer is then narrowed to 1.1
+   * and later, and a server that speaks none of those versions gets the whole offer without
+   * features on a new connection (it has no feature to put in force).
    */
   features?: Capability[];
   /** Free-form client name for the server's logs. */
@@ -442,6 +445,8 @@ export class ChatwireClient {
   };
   readonly #script: AgentScript | undefined;
   readonly #features: Capability[] | undefined;
+  /** No `features` were given: the hello asks for {@link FOLDED_FEATURES} (false once the offer fell back below 1.1). */
+  #foldedOffer = false;
   readonly #clientName: string | undefined;
   readonly #listeners: Listeners = {
     frame: new Set(),
@@ -477,10 +482,13 @@ export class ChatwireClient {
   #helloTakesOver = false;
   /** The window every hello asks for; undefined: none (or dropped for a server without 1.2). */
   #window: number | undefined;
-  /** The offer without a window, for a server that speaks no version from 1.2 on; null: no fallback. */
-  #windowFallback: string[] | null = null;
-  /** The hello in flight asks for a window with the defaulted 1.2 offer (its `unsupported_version` or `invalid_frame` is not final). */
-  #helloWindowed = false;
+  /**
+   * The whole offer, for a server that speaks none of the versions the defaulted offer was narrowed
+   * to (from 1.2 on for a window, from 1.1 on for the folded features); null: no fallback.
+   */
+  #offerFallback: string[] | null = null;
+  /** The hello in flight makes the narrowed offer (its `unsupported_version` or `invalid_frame` is not final). */
+  #helloNarrowed = false;
   /**
    * The view's cursor, and how many items older than it the view does not hold (the latest windowed
    * snapshot's or page's `total` less the items held then); null: the whole state is held.
@@ -509,7 +517,7 @@ export class ChatwireClient {
         throw new RangeError(`window must be an integer from 1 to ${MAX_WINDOW_ITEMS} (WINDOW-001), not ${size}`);
       }
       if (options.versions === undefined) {
-        this.#windowFallback = this.#options.versions;
+        this.#offerFallback = this.#options.versions;
         this.#options.versions = this.#options.versions.filter((v) => !before12(v));
       } else if (options.versions.some(before12)) {
         throw new TypeError("window needs an offer of 1.2 or later only: hello.window is a 1.2 member (WINDOW-001)");
@@ -523,6 +531,14 @@ export class ChatwireClient {
       throw new TypeError("features need an offer of 1.1 or later only: a 1.0 server refuses hello.features (SESSION-014)");
     }
     this.#features = options.features === undefined ? undefined : [...options.features];
+    if (options.features === undefined && this.#options.versions.some((v) => !before11(v))) {
+      // Only what the client folds may be put in force (`subagents` is not, yet).
+      if (this.#options.versions.some(before11)) {
+        this.#offerFallback ??= this.#options.versions;
+        this.#options.versions = this.#options.versions.filter((v) => !before11(v));
+      }
+      this.#foldedOffer = true;
+    }
     this.#script = options.script;
     this.#clientName = options.clientName;
     this.#resume = options.resume ?? null;
@@ -812,8 +828,9 @@ export class ChatwireClient {
     const hello: SessionHello = { type: "session.hello", id: this.#options.newId(), versions: this.#options.versions };
     if (this.#clientName !== undefined) hello.client = this.#clientName;
     if (this.#features !== undefined) hello.features = [...this.#features];
+    else if (this.#foldedOffer) hello.features = [...FOLDED_FEATURES];
     this.#helloTakesOver = false;
-    this.#helloWindowed = this.#window !== undefined && this.#windowFallback !== null;
+    this.#helloNarrowed = this.#offerFallback !== null;
     if (this.#window !== undefined) hello.window = this.#window;
     if (this.#resume !== null) {
       hello.resume = { ...this.#resume, last_seq: this.#resumeSeq(this.#resume) };
@@ -1075,15 +1092,18 @@ export class ChatwireClient {
       this.#open();
       return;
     }
-    if (toHello && this.#helloWindowed && (frame.code === "unsupported_version" || frame.code === "invalid_frame") && this.#windowFallback !== null) {
-      // The server speaks no version from 1.2 on, so no window: offer every version without one
-      // and hold the whole state. A 1.0 or 1.1 server may say so as `invalid_frame` instead: it
-      // checks the hello against its own schema, which has no `window`, before the versions
-      // (frame checks come first, spec/errors.md).
-      this.#options.versions = this.#windowFallback;
-      this.#windowFallback = null;
+    if (toHello && this.#helloNarrowed && (frame.code === "unsupported_version" || frame.code === "invalid_frame") && this.#offerFallback !== null) {
+      // The server speaks none of the narrowed offer's versions: offer every version without a
+      // window (the whole state is held) and, where the offer reaches below 1.1, without features
+      // (`SESSION-014`). A 1.0 or 1.1 server may say so as `invalid_frame` instead: it checks the
+      // hello against its own schema, which has no `window` (nor, for 1.0, `features`), before the
+      // versions (frame checks come first, spec/errors.md).
+      const fallback = this.#offerFallback;
+      this.#options.versions = this.#features === undefined ? fallback : fallback.filter((v) => !before11(v));
+      if (fallback.some(before11)) this.#foldedOffer = false;
+      this.#offerFallback = null;
       this.#window = undefined;
-      this.#helloWindowed = false;
+      this.#helloNarrowed = false;
       if (this.#socket !== null) this.#discard(this.#socket, 1000, "offering older versions");
       this.#clearTimers();
       this.#open();

@@ -25,6 +25,7 @@ export {
   type ResponseViolationKeyword,
 } from "./response_schema.js";
 export { mergePage } from "./window.js";
+export { FOLDED_FEATURES } from "./folded.js";
 export {
   ChatwireClient,
   ChatwireError,

@@ -7,7 +7,7 @@
 // every other tab instead of attaching.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { ChatwireClient, ChatwireError } from "../dist/index.js";
+import { ChatwireClient, ChatwireError, FOLDED_FEATURES } from "../dist/index.js";
 import { startReference, toolCalls, until, wsSockets } from "./helpers.mjs";
 
 let server;
@@ -85,8 +85,8 @@ describe("attach (1.2, multi_attach)", () => {
 
     const b = await second(a.client);
     assert.equal(b.welcome.resumed, true);
-    assert.deepEqual(b.sent[0].versions, ["1.3", "1.2", "1.1", "1.0"], "the ordinary offer");
-    assert.equal("features" in b.sent[0], false, "no features: every one is in force, multi_attach too");
+    assert.deepEqual(b.sent[0].versions, ["1.3", "1.2", "1.1"], "the ordinary offer");
+    assert.deepEqual(b.sent[0].features, [...FOLDED_FEATURES], "the features the client folds, multi_attach among them");
     assert.equal(b.client.attached, true);
     await pause(100);
     assert.equal(a.client.status, "open", "the first tab is not taken over (ATTACH-001)");
@@ -247,7 +247,7 @@ describe("attach (1.2, multi_attach)", () => {
     b.sockets.cut();
     await until("tab B back", () => b.sockets.sockets.length === before + 1 && b.client.status === "open");
     const hello2 = b.sent.filter((f) => f.type === "session.hello").at(-1);
-    assert.deepEqual(hello2.versions, ["1.3", "1.2", "1.1", "1.0"]);
+    assert.deepEqual(hello2.versions, ["1.3", "1.2", "1.1"]);
     assert.equal(b.client.attached, true);
     const d = await second(b.client);
     await pause(100);
@@ -285,7 +285,7 @@ describe("attach (1.2, multi_attach)", () => {
     const y = await second(x.client, {}, v11);
     await until("the first 1.1 tab taken over", () => x.client.displaced === "session_taken_over");
     await x.client.takeOver();
-    assert.deepEqual(x.sent.filter((f) => f.type === "session.hello").at(-1).versions, ["1.3", "1.2", "1.1", "1.0"]);
+    assert.deepEqual(x.sent.filter((f) => f.type === "session.hello").at(-1).versions, ["1.3", "1.2", "1.1"]);
     await until("the second 1.1 tab taken over", () => y.client.displaced === "session_taken_over");
   });
 });

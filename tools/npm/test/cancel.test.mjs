@@ -7,41 +7,19 @@
 // against servers that speak only 1.1 or 1.0: it negotiates them, runs a turn, and its cancel gets
 // the answer those versions give a frame they do not define (unknown_type).
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
-import { ChatwireClient, ChatwireError, checkResponse } from "../dist/index.js";
-import { startReference, toolCalls, until, wsSockets } from "./helpers.mjs";
+import { describe, test } from "node:test";
+import { ChatwireError, checkResponse } from "../dist/index.js";
+import { toolCalls, until } from "./helpers.mjs";
+import { useReferences } from "./support/reference.mjs";
 
 /** One reference per configuration, started once. */
-const servers = {};
-before(async () => {
-  [servers.all, servers.v11, servers.v10, servers.withoutCancel] = await Promise.all([
-    startReference(["--conformance"]),
-    startReference(["--conformance", "--versions", "1.1"]),
-    startReference(["--conformance", "--versions", "1.0"]),
-    startReference(["--conformance", "--without", "cancel"]),
-  ]);
+const { servers, connect } = useReferences({
+  all: ["--conformance"],
+  v11: ["--conformance", "--versions", "1.1"],
+  v10: ["--conformance", "--versions", "1.0"],
+  withoutCancel: ["--conformance", "--without", "cancel"],
 });
-after(async () => {
-  await Promise.all(Object.values(servers).map((s) => s.stop()));
-});
-
-const clients = [];
-function client(server, options = {}) {
-  const sockets = wsSockets();
-  const c = new ChatwireClient({
-    url: server.url,
-    socket: sockets.factory,
-    clientName: "chatwire-npm-tests",
-    requestTimeoutMs: 10_000,
-    reconnect: { initialDelayMs: 20, maxDelayMs: 200, maxAttempts: 5 },
-    ...options,
-  });
-  clients.push(c);
-  return c;
-}
-after(() => {
-  for (const c of clients) c.close();
-});
+const client = (server, options) => connect(server, options).client;
 
 /** A state as a fresh connection to the same session gets it (a reload). */
 async function reloaded(server, c) {

@@ -4,7 +4,7 @@
 // client resume (STATE-041) from it (RESUME-017) or for a snapshot (RESUME-018).
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { ChatwireClient, ChatwireError, ERROR_CODE_VALUES, ERROR_HANDLING, OFFERED_VERSIONS, SUBPROTOCOL } from "../dist/index.js";
+import { ChatwireClient, ChatwireError, ERROR_CODE_VALUES, ERROR_HANDLING, FOLDED_FEATURES, OFFERED_VERSIONS, SUBPROTOCOL, VERSION_FACTS } from "../dist/index.js";
 import { until } from "./helpers.mjs";
 
 const TS = "2026-01-15T10:00:00Z";
@@ -271,12 +271,12 @@ describe("protocol 1.1: versions, features, patches", () => {
     return { ...h, base: seq };
   }
 
-  test("offers 1.3, 1.2, 1.1 then 1.0 without features by default; features only with 1.1 or later alone (SESSION-014)", async () => {
+  test("offers 1.3, 1.2, 1.1 with the folded features by default, 1.0 in the whole offer after; features only with 1.1 or later alone (SESSION-014)", async () => {
     assert.deepEqual(OFFERED_VERSIONS, ["1.3", "1.2", "1.1", "1.0"]);
     const { client, socket } = await opened11();
     const hello = socket().sent[0];
-    assert.deepEqual(hello.versions, ["1.3", "1.2", "1.1", "1.0"]);
-    assert.equal("features" in hello, false);
+    assert.deepEqual(hello.versions, ["1.3", "1.2", "1.1"]);
+    assert.deepEqual(hello.features, [...FOLDED_FEATURES]);
     assert.deepEqual(client.session.features, ["ui_state_patch", "resume_catch_up"]);
     assert.equal(client.session.resume_retention, 500);
     client.close();
@@ -296,6 +296,42 @@ describe("protocol 1.1: versions, features, patches", () => {
     welcome(old.socket());
     assert.deepEqual(old.client.session.features, [], "a 1.0 welcome has no features");
     old.client.close();
+  });
+
+  test("a 1.0 server that refuses the hello with features (invalid_frame) or its versions gets the whole offer without features", async () => {
+    for (const code of ["invalid_frame", "unsupported_version"]) {
+      const { client, sockets, socket } = harness();
+      const connected = client.connect();
+      socket().open();
+      const hello = socket().last("session.hello");
+      socket().deliver({ type: "error", code, message: "no", in_reply_to: hello.id, fatal: false, ...(code === "unsupported_version" ? { supported_versions: ["1.0"] } : {}) });
+      assert.equal(sockets.length, 2, `${code}: a new connection`);
+      socket().open();
+      const again = socket().last("session.hello");
+      assert.deepEqual(again.versions, ["1.3", "1.2", "1.1", "1.0"], code);
+      assert.equal("features" in again, false, `${code}: SESSION-014`);
+      welcome(socket());
+      await connected;
+      assert.equal(client.session.version, "1.0");
+      client.close();
+    }
+  });
+
+  test("a 1.3 server that implements subagents does not put it in force: the client cannot fold nested frames", async () => {
+    // A server as session.md has it: `features` absent, every feature it implements is in force;
+    // listed, those of them it implements (SESSION-012).
+    const implemented = VERSION_FACTS["1.3"].features;
+    assert.ok(implemented.includes("subagents"));
+    const { client, socket } = harness();
+    const connected = client.connect();
+    socket().open();
+    const hello = socket().last("session.hello");
+    const inForce = hello.features === undefined ? implemented : implemented.filter((f) => hello.features.includes(f));
+    welcome(socket(), { version: "1.3", capabilities: ["rewind", ...implemented], limits: { max_frame_bytes: 1 << 20, max_attached_connections: 8 }, features: inForce });
+    await connected;
+    assert.ok(!client.session.features.includes("subagents"), JSON.stringify(client.session.features));
+    assert.deepEqual(client.session.features, [...FOLDED_FEATURES]);
+    client.close();
   });
 
   test("a patch on the state held applies; the old state object is left as it was", async () => {
@@ -563,8 +599,8 @@ describe("protocol 1.2: attach and take over (multi_attach)", () => {
     socket().drop();
     await until("a reconnection", () => sockets.length === 3);
     socket().open();
-    assert.deepEqual(socket().last("session.hello").versions, ["1.3", "1.2", "1.1", "1.0"]);
-    assert.equal("features" in socket().last("session.hello"), false);
+    assert.deepEqual(socket().last("session.hello").versions, ["1.3", "1.2", "1.1"]);
+    assert.deepEqual(socket().last("session.hello").features, [...FOLDED_FEATURES], "the ordinary offer again");
     client.close();
   });
 
@@ -593,7 +629,7 @@ describe("protocol 1.2: attach and take over (multi_attach)", () => {
     socket().deliver({ type: "error", code: "unsupported_version", message: "no", in_reply_to: hello.id, fatal: true, supported_versions: ["1.1", "1.0"] });
     assert.equal(sockets.length, 3, "a new connection");
     socket().open();
-    assert.deepEqual(socket().last("session.hello").versions, ["1.3", "1.2", "1.1", "1.0"]);
+    assert.deepEqual(socket().last("session.hello").versions, ["1.3", "1.2", "1.1"], "the ordinary offer");
     welcome11(socket());
     await taking;
     assert.equal(client.status, "open");

@@ -2,35 +2,13 @@
 // human-in-the-loop turn, a multi-tool turn, a disconnect mid-turn and resume, a retry whose
 // reply streams (1.1), rewind, takeover, and the server errors a client can provoke.
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
-import { ChatwireClient } from "../dist/index.js";
-import { startReference, toolCalls, until, wsSockets } from "./helpers.mjs";
+import { describe, test } from "node:test";
+import { toolCalls, until, wsSockets } from "./helpers.mjs";
+import { useReferences } from "./support/reference.mjs";
 
-let server;
-before(async () => {
-  server = await startReference();
-});
-after(async () => {
-  await server?.stop();
-});
-
-const clients = [];
-function client(options = {}) {
-  const sockets = wsSockets();
-  const c = new ChatwireClient({
-    url: server.url,
-    socket: sockets.factory,
-    clientName: "chatwire-npm-tests",
-    requestTimeoutMs: 10_000,
-    reconnect: { initialDelayMs: 20, maxDelayMs: 200, maxAttempts: 5 },
-    ...options,
-  });
-  clients.push(c);
-  return { client: c, sockets };
-}
-after(() => {
-  for (const c of clients) c.close();
-});
+const { servers, connect } = useReferences({ main: ["--conformance"] });
+/** A client of the reference, as `{ client, sockets }`. */
+const client = (options) => connect(servers.main, options);
 
 const say = (markdown) => ({ op: "say", markdown });
 const askYesNo = {

@@ -6,40 +6,27 @@
 // `usage` out, and a 1.2 one, see the same turn without either (REASON-001, USAGE-004).
 // Both are skipped, saying so, against a reference that does not offer the two features yet.
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
-import { ChatwireClient } from "../dist/index.js";
-import { startReference, until, wsSockets } from "./helpers.mjs";
+import { before, test } from "node:test";
+import { until } from "./helpers.mjs";
+import { useReferences } from "./support/reference.mjs";
 
-let server;
+const { servers, ready, connect } = useReferences({ main: ["--conformance"] });
+/** A client of the reference, and the frames it sent. */
+function client(options) {
+  const { client: c, sockets } = connect(servers.main, options);
+  return { c, sent: sockets.sent };
+}
+
 /** Why the tests cannot run here, or null: the reference must offer reasoning and usage. */
 let missing = null;
 before(async () => {
-  server = await startReference(["--conformance"]);
+  await ready();
   const { c } = client({ reconnect: false });
   const welcome = await c.connect();
   c.close();
   const absent = ["reasoning", "usage"].filter((f) => !welcome.capabilities.includes(f));
   if (absent.length > 0) missing = `the reference offers no ${absent.join(" or ")} yet`;
 });
-after(async () => {
-  for (const c of clients) c.close();
-  await server.stop();
-});
-
-const clients = [];
-function client(options = {}) {
-  const sockets = wsSockets();
-  const c = new ChatwireClient({
-    url: server.url,
-    socket: sockets.factory,
-    clientName: "chatwire-npm-tests",
-    requestTimeoutMs: 10_000,
-    reconnect: { initialDelayMs: 20, maxDelayMs: 200, maxAttempts: 5 },
-    ...options,
-  });
-  clients.push(c);
-  return { c, sent: sockets.sent };
-}
 
 const PAYLOAD = "RW5jcnlwdGVkLXJlYXNvbmluZw==";
 const chunks = ["The user wants ", "the cheapest fare, ", "so compare carriers."];

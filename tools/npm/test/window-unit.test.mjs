@@ -3,7 +3,7 @@
 // fallback for a server without 1.2, and a page that does not fit the view (a resume for a snapshot).
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { ChatwireClient, ChatwireError, mergePage, SUBPROTOCOL } from "../dist/index.js";
+import { ChatwireClient, ChatwireError, FOLDED_FEATURES, mergePage, SUBPROTOCOL } from "../dist/index.js";
 
 const TS = "2026-01-15T10:00:00Z";
 
@@ -90,7 +90,7 @@ describe("windows (1.2, state_window): the client", () => {
     const hello = socket().last("session.hello");
     assert.equal(hello.window, 200);
     assert.deepEqual(hello.versions, ["1.3", "1.2"]);
-    assert.equal("features" in hello, false);
+    assert.deepEqual(hello.features, [...FOLDED_FEATURES], "what the client folds, state_window among it");
     client.close();
     for (const bad of [0, 1001, 2.5, Number.NaN]) assert.throws(() => harness({ window: bad }), RangeError);
     assert.throws(() => harness({ window: 10, versions: ["1.2", "1.1"] }), TypeError, "WINDOW-001: no window with an offer below 1.2");

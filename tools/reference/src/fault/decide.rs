@@ -61,6 +61,12 @@ pub(crate) trait DecisionFaults: Send + Sync + std::fmt::Debug {
     fn ends_open_streams(&self) -> bool {
         true
     }
+
+    /// Whether the first chunk of a streamed `say` goes out before the end of the streamed
+    /// reasoning right before it (`STATE-060`: one stream at a time).
+    fn opens_answer_before_reasoning_ends(&self) -> bool {
+        false
+    }
 }
 
 impl DecisionFaults for NoFault {}
@@ -116,6 +122,10 @@ impl DecisionFaults for Fault {
 
     fn ends_open_streams(&self) -> bool {
         *self != Fault::StreamLeftOpenAfterRestart
+    }
+
+    fn opens_answer_before_reasoning_ends(&self) -> bool {
+        *self == Fault::ReasoningLeftOpenUnderAnswer
     }
 }
 

@@ -219,6 +219,12 @@ faults! {
     /// A run slice's usage is its last usage step's, not their sum.
     UsageNotSummed = "usage-not-summed":
         "a run slice's chat.run_complete carries the usage of its last usage step instead of the sum of all of them",
+    /// A resume snapshot restores the text of redacted reasoning from its encrypted copy.
+    RedactedReasoningReloaded = "redacted-reasoning-reloaded":
+        "the resume snapshot holds each redacted reasoning item's withheld text, decoded from its encrypted payload",
+    /// A streamed answer opens while the streamed reasoning before it is still open.
+    ReasoningLeftOpenUnderAnswer = "reasoning-left-open-under-answer":
+        "the first chunk of a streamed answer goes out before the end of the streamed reasoning it follows",
 }
 
 /// `--fault` named no known fault.
