@@ -31,6 +31,8 @@ const TRACE_COUNT: usize = 160;
 const TRACE_COUNT_13: usize = 60;
 const TRACE_LEN: usize = 36;
 const SCRIPT_COUNT: usize = 300;
+/// Scripts drawing `reason` and `usage` steps too (since 1.3, rules 10 and 11), written after the others.
+const SCRIPT_COUNT_13: usize = 120;
 
 fn repo_path(rel: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").join(rel)
@@ -549,6 +551,52 @@ fn script_step(rng: &mut Rng) -> Value {
     }
 }
 
+/// A step of a 1.3 script: often a `reason` (streamed or not, mostly right, sometimes with a broken
+/// chunk, a delay over the limit, or chunks beside `redacted`) or a `usage` (sometimes with a cost
+/// in a second currency), else any older step.
+fn script_step_13(rng: &mut Rng) -> Value {
+    match rng.below(8) {
+        0..=2 => {
+            let mut chunks: Vec<String> = vec!["thin".into(), "king".into()];
+            match rng.below(8) {
+                0 => chunks.insert(1, String::new()),
+                1 => {
+                    chunks.pop();
+                }
+                2 => chunks.push("!".into()),
+                3 => chunks = vec!["x".into(); 1001],
+                _ => {}
+            }
+            let text = if chunks.len() > 1000 { "x".repeat(1001) } else { "thinking".to_owned() };
+            let mut step = json!({"op": "reason", "text": text});
+            if rng.chance(60) {
+                step["chunks"] = json!(chunks);
+            }
+            if rng.chance(40) {
+                step["chunk_delay_ms"] = rng.pick(&[json!(0), json!(250), json!(60000), json!(60001)]).clone();
+            }
+            if rng.chance(30) {
+                step["redacted"] = json!(true);
+            }
+            if rng.chance(40) {
+                step["encrypted"] = json!("EiQKIgoaZ2VtaW5pLTI=");
+            }
+            step
+        }
+        3..=5 => {
+            let mut step = json!({"op": "usage", "input_tokens": rng.below(2000), "output_tokens": rng.below(500)});
+            if rng.chance(40) {
+                step["reasoning_tokens"] = json!(rng.below(300));
+            }
+            if rng.chance(60) {
+                step["cost"] = json!({"amount": "0.0123", "currency": *rng.pick(&["USD", "USD", "USD", "EUR"])});
+            }
+            step
+        }
+        _ => script_step(rng),
+    }
+}
+
 /// The language-neutral verdict of a refused script: the variant's name and its location; a refusal
 /// inside a turn's retry is the refusal of the retry's steps, with `retry` set.
 fn script_verdict(e: &ScriptError) -> Value {
@@ -596,16 +644,23 @@ fn script_verdict(e: &ScriptError) -> Value {
 }
 
 fn scripts(validator: &FrameValidator) -> String {
-    let mut rng = Rng(0xD1B5_4A32_D192_ED03);
+    let mut out = scripts_drawn(validator, Rng(0xD1B5_4A32_D192_ED03), SCRIPT_COUNT, script_step);
+    // Since 1.3: scripts that reason and report usage, from a seed of their own.
+    out.push_str(&scripts_drawn(validator, Rng(0x9E37_79B9_7F4A_7C15), SCRIPT_COUNT_13, script_step_13));
+    out
+}
+
+/// `count` schema-valid scripts whose steps `step` draws, each with the verdict of `AgentScript::validate`.
+fn scripts_drawn(validator: &FrameValidator, mut rng: Rng, count: usize, step: fn(&mut Rng) -> Value) -> String {
     let mut out = String::new();
     let mut written = 0;
-    while written < SCRIPT_COUNT {
+    while written < count {
         let turns: Vec<Value> = (0..1 + rng.below(3))
             .map(|_| {
-                let mut turn = json!({"steps": (0..rng.below(5)).map(|_| script_step(&mut rng)).collect::<Vec<_>>()});
+                let mut turn = json!({"steps": (0..rng.below(5)).map(|_| step(&mut rng)).collect::<Vec<_>>()});
                 if rng.chance(25) {
                     let retries: Vec<Value> = (0..1 + rng.below(2))
-                        .map(|_| json!({"steps": (0..rng.below(3)).map(|_| script_step(&mut rng)).collect::<Vec<_>>()}))
+                        .map(|_| json!({"steps": (0..rng.below(3)).map(|_| step(&mut rng)).collect::<Vec<_>>()}))
                         .collect();
                     turn["retries"] = json!(retries);
                 }
@@ -746,6 +801,8 @@ fn agent_script_corpus_is_what_agent_script_validate_says() {
         "TooManyChunks",
         "EmptyChunk",
         "ChunksDiffer",
+        "ChunksOfRedacted",
+        "MixedCurrencies",
     ] {
         assert!(kinds.contains(kind), "the script corpus has no case of {kind}");
     }

@@ -85,7 +85,7 @@ pub fn problems(corpus: &Corpus, known_ids: &BTreeSet<String>) -> Vec<String> {
         if !["default", "1.0"].contains(&row.offer.as_str()) {
             problems.push(format!("{f}: offer {:?} is neither \"default\" nor \"1.0\"", row.offer));
         }
-        if !["1.0", "1.1", "1.2"].contains(&row.since.as_str()) {
+        if !["1.0", "1.1", "1.2", "1.3"].contains(&row.since.as_str()) {
             problems.push(format!("{f}: since {:?} is not a version", row.since));
         }
         if row.scenarios.is_empty() || row.violates.is_empty() || row.bug.is_empty() || row.why.is_empty() {

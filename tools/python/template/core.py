@@ -21,8 +21,9 @@ from typing import Any, Final
 
 from chatwire import apply_with_patch
 from chatwire.facts import is_fatal
-from chatwire.reducer import open_stream
-from fanout import DELTA, Attached, FanOut, Peer, ViewOps, dumps
+from chatwire.reducer import open_stream_id
+from chatwire.view import REASONING_FRAMES
+from fanout import DELTAS, Attached, FanOut, Peer, ViewOps, dumps
 from store import KEEP_CURSOR, Commit, SessionRow, Store
 
 JsonObject = dict[str, Any]
@@ -119,27 +120,28 @@ class HubCore:
             fan.answer({"type": answer["type"], "seq": seq, **{k: v for k, v in answer.items() if k != "type"}})
             seq += 1
         for unit in units:
-            ops = ViewOps()
+            ops = ViewOps(state)
             only_deltas = True
             for event in unit:
                 frame = {"type": event["type"], "seq": seq, **{k: v for k, v in event.items() if k != "type"}}
-                stream = open_stream(state)
-                ends_stream = frame["type"] == "chat.assistant_message" and stream is not None and stream["id"] == frame["item_id"]
+                # The end of the open stream, text or reasoning (STATE-043, STATE-055).
+                ends_stream = frame["type"] in ("chat.assistant_message", "chat.reasoning") and open_stream_id(state) == frame["item_id"]
+                before = state
                 state, event_ops = apply_with_patch(state, frame)
                 ops.add(frame["type"], event_ops, state["items"][-1] if ends_stream else None)
                 events.append(frame)
                 seq += 1
-                if frame["type"] != DELTA:
+                if frame["type"] not in DELTAS:
                     only_deltas = False
-                fan.event(frame)
+                fan.event(frame, before)
             if only_deltas:
                 # STREAM-002: a delta is the state frame of a streaming connection and the base of
-                # its next patch; a connection that does not stream has not moved.
+                # its next patch; a connection that does not stream (or see reasoning) has not moved.
                 state_seqs.append(seq - 1)
                 streamed_state_seqs.append(seq - 1)  # deltas go only to streaming connections
-                fan.moved_by_deltas(seq - 1)
+                fan.moved_by_deltas(seq - 1, unit[-1]["type"])
                 continue
-            fan.state_frame(state, seq, ops)
+            fan.state_frame(state, seq, ops, reasoning_only=all(e["type"] in REASONING_FRAMES for e in unit))
             state_seqs.append(seq)
             if fan.all_stream():
                 streamed_state_seqs.append(seq)

@@ -6,6 +6,9 @@ it: every event without `in_reply_to`, an answer only where its request came fro
 ATTACH-005); deltas only where streams are seen (STREAM-005); one state frame per change, under
 the same seq everywhere (ATTACH-006), as a patch from that connection's own base or a whole state
 (STATE-036), projected onto its window where it holds one (`chatwire.window`, WINDOW-004..006).
+Since 1.3 each connection sees only the features in force on it (`chatwire.view.ConnView`): no
+reasoning frame or item where `reasoning` is not (REASON-001), no usage where `usage` is not
+(USAGE-004), its patches projected onto that view.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
-from chatwire import older_minor, validate_server_frame
+from chatwire import validate_server_frame
 from chatwire.attach import is_answer
 from chatwire.facts import UI_STATE_VERSION
 from chatwire.reducer import without_open_stream
@@ -24,6 +27,9 @@ from negotiation import Negotiated
 JsonObject = dict[str, Any]
 
 DELTA: Final = "chat.assistant_message_delta"
+#: A delta of a reasoning stream (since 1.3): a stream like assistant text (STATE-054, REASON-002).
+REASONING_DELTA: Final = "chat.reasoning_delta"
+DELTAS: Final = frozenset({DELTA, REASONING_DELTA})
 
 
 class Peer(Protocol):
@@ -45,9 +51,10 @@ def dumps(frame: JsonObject) -> str:
 
 
 def seen_state(state: JsonObject, negotiated: Negotiated) -> JsonObject:
-    """The state as a connection sees it: without the open stream unless it streams (STREAM-005),
-    without `response_schema` before 1.2 (TOOL-025)."""
-    return older_minor.state(state if negotiated.streams else without_open_stream(state), negotiated.version)
+    """The state as a connection sees it: without the open stream unless it streams (STREAM-005,
+    REASON-002), without `response_schema` before 1.2 (TOOL-025), without reasoning items and
+    usage where those features are not in force (REASON-001, USAGE-004)."""
+    return negotiated.view.state(state if negotiated.streams else without_open_stream(state))
 
 
 def snapshot(seq: int, state: JsonObject, n: Negotiated, window: WindowView | None) -> JsonObject:
@@ -76,15 +83,18 @@ class Attached:
 
 class ViewOps:
     """The ops of one unit of events in both views of the state: with the open stream (a
-    connection that streams) and without it, where a stream's end appends the whole item (STATE-012)."""
+    connection that streams) and without it, where a stream's end appends the whole item (STATE-012),
+    and the state before the unit each applies to (the base a connection's view projects them from)."""
 
-    def __init__(self) -> None:
+    def __init__(self, before: JsonObject) -> None:
         self.streaming: list[JsonObject] = []
         self.plain: list[JsonObject] = []
+        self.before = before
+        self.before_plain = without_open_stream(before)
 
     def add(self, frame_type: str, ops: list[JsonObject], ended_stream: JsonObject | None) -> None:
         self.streaming.extend(ops)
-        if frame_type == DELTA:
+        if frame_type in DELTAS:
             return
         if ended_stream is not None:
             self.plain.append({"op": "add", "path": "/items/-", "value": ended_stream})
@@ -115,29 +125,39 @@ class FanOut:
 
     def answer(self, frame: JsonObject) -> None:
         for o in self._answered:
-            o.frames.append(frame)
+            seen = o.n.view.frame(frame)
+            if seen is not None:
+                o.frames.append(seen)
 
-    def event(self, frame: JsonObject) -> None:
+    def event(self, frame: JsonObject, before: JsonObject) -> None:
+        """`frame`, committed on the state `before`, to each connection that sees it, as it sees it."""
         if is_answer(frame):
             self.answer(frame)
             return
         for o in self._out:
-            if frame["type"] != DELTA or o.n.streams:
-                o.frames.append(frame)
+            if frame["type"] not in DELTAS or o.n.streams:
+                seen = o.n.view.frame_at(frame, before)
+                if seen is not None:
+                    o.frames.append(seen)
 
-    def moved_by_deltas(self, seq: int) -> None:
-        """A unit of deltas is the state frame of every streaming connection (STREAM-002)."""
+    def moved_by_deltas(self, seq: int, frame_type: str) -> None:
+        """A unit of deltas is the state frame of every streaming connection that gets it (STREAM-002)."""
         for o in self._out:
-            if o.n.streams:
+            if o.n.streams and (frame_type != REASONING_DELTA or o.n.view.reasoning):
                 o.base = seq
 
     def all_stream(self) -> bool:
         return bool(self._out) and all(o.n.streams for o in self._out)
 
-    def state_frame(self, state: JsonObject, seq: int, ops: ViewOps) -> None:
-        """Each connection's state frame of the change at `seq`, from its base and in its view."""
+    def state_frame(self, state: JsonObject, seq: int, ops: ViewOps, reasoning_only: bool = False) -> None:
+        """Each connection's state frame of the change at `seq`, from its base and in its view.
+        `reasoning_only`: every event of the unit is a reasoning frame, so a connection where
+        `reasoning` is not in force received none of them and gets no state frame either (REASON-001)."""
         for o in self._out:
-            mine = older_minor.patch(ops.streaming if o.n.streams else ops.plain, o.n.version)
+            conn = o.n.view
+            if reasoning_only and not conn.reasoning:
+                continue
+            mine = conn.patch(ops.before, ops.streaming) if o.n.streams else conn.patch(ops.before_plain, ops.plain)
             if o.window is not None:
                 try:
                     mine = o.window.project(mine)
@@ -166,9 +186,7 @@ class FanOut:
             o.attached.last_state_seq = o.base
             o.attached.window = o.window
             for frame in o.frames:
-                seen = older_minor.frame(frame, o.n.version)
-                if seen is not None:
-                    o.attached.peer.send_text(dumps(seen))
+                o.attached.peer.send_text(dumps(frame))
 
 
 def _check_outgoing(before: JsonObject, wire: list[JsonObject]) -> None:

@@ -2,8 +2,8 @@
 
 spec/session.md, SESSION-003 (the newest common version) and SESSION-012..016 (features). Every
 connection carries its own `Negotiated`: the same session can be resumed by a 1.0 client and by a
-1.2 client, and what the server sends (patches or whole states, deltas or not) follows the
-connection, never the session. A later version is one more row in `_SINCE`.
+1.3 client, and what the server sends (patches or whole states, deltas or not, reasoning and usage
+or not) follows the connection, never the session. A later version is one more row in `_SINCE`.
 """
 
 from __future__ import annotations
@@ -12,9 +12,10 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from chatwire.response_schema import SchemaError, check_schema
+from chatwire.view import ConnView
 
 #: The versions the template speaks, newest first (`--versions` narrows it).
-TEMPLATE_VERSIONS: Final[tuple[str, ...]] = ("1.2", "1.1", "1.0")
+TEMPLATE_VERSIONS: Final[tuple[str, ...]] = ("1.3", "1.2", "1.1", "1.0")
 
 # What each version adds: features (in force only when negotiated, SESSION-012), capabilities that
 # are not features, and client frame types. Each list is in the order the schema crate lists them.
@@ -32,6 +33,9 @@ _SINCE: Final[dict[str, dict[str, tuple[str, ...]]]] = {
         "client_types": ("chat.cancel", "chat.history_request"),
         "hello_members": ("window",),
     },
+    # 1.3 also defines `subagents`, which the template does not implement: it is not offered, and a
+    # scripted call that hosts a sub-agent is played without it (SCRIPT-029).
+    "1.3": {"features": ("reasoning", "usage"), "capabilities": (), "client_types": (), "hello_members": ()},
 }
 
 
@@ -78,6 +82,11 @@ class Negotiated:
     def windows(self) -> bool:
         """A hello may ask for a window and the connection may page back (`state_window`, WINDOW-001)."""
         return "state_window" in (self.features or ())
+
+    @property
+    def view(self) -> ConnView:
+        """What the connection sees of reasoning and usage (REASON-001, USAGE-004) and its minor's shapes."""
+        return ConnView.of(self.version, self.features)
 
     def offers(self, capability: str) -> bool:
         """Whether the welcome of this connection lists `capability` (a 1.1 welcome lists no `cancel`)."""

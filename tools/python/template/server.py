@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """A Chatwire backend template: asyncio + websockets + SQLite, built on the `chatwire` package.
 
-    python server.py --port 8080 --db chat.sqlite3 [--conformance] [--versions 1.2,1.1,1.0]
+    python server.py --port 8080 --db chat.sqlite3 [--conformance] [--versions 1.3,1.2,1.1,1.0]
 
-It speaks protocol 1.2, 1.1 and 1.0 and passes the whole conformance suite (`chatwire-conformance run
+It speaks protocol 1.3 (reasoning and usage; not subagents), 1.2, 1.1 and 1.0 and passes the whole conformance suite (`chatwire-conformance run
 --exec ...`, see the README's "Testing your backend"); `--versions 1.0` makes it a 1.0-only
 backend. This file is the transport; negotiation.py decides what each connection speaks,
 sessions.py answers the client, turns.py plays the agent, core.py commits and sends, store.py

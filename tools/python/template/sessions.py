@@ -19,11 +19,11 @@ from typing import Final
 from chatwire import CatchUpError, FrameError, ReduceError, ScriptError, catch_up, check_script, empty_state, older_minor, reduce, response_settlement
 from chatwire.attach import MIN_ATTACHED_CONNECTIONS, detached_code, resume_attaches
 from chatwire.facts import FATAL_CLOSE_CODES, UI_STATE_VERSION
-from chatwire.reducer import CancelScope, cancel_refusals, latest_user_invocation, open_stream, retry_cut, without_open_stream
+from chatwire.reducer import CancelScope, cancel_refusals, latest_user_invocation, open_stream_id, retry_cut, without_open_stream
 from chatwire.response_schema import Violation, check_value
 from chatwire.window import MAX_WINDOW_ITEMS, ProjectError, WindowView
 from core import SERVER_NAME, JsonObject, Refusal, Session, Unit, hash_token, new_id, now_ts
-from fanout import DELTA, Attached, Peer, dumps, seen_state, snapshot
+from fanout import DELTAS, Attached, Peer, dumps, seen_state, snapshot
 from negotiation import Negotiated, NoCommonVersion, capabilities, negotiate
 from store import Commit
 from turns import Turns, bare_settlement, open_calls, settlement_event, tool_call
@@ -187,17 +187,21 @@ class Hub(Turns):
             # connection and this one stream. The store says so of every state frame: a delta's
             # seq, and the snapshot or catch-up a streaming connection got when it resumed
             # mid-stream, from which a second resume is owed a catch-up (RESUME-017).
-            if open_stream(base) is not None and not (n.streams and log.streamed):
+            if open_stream_id(base) is not None and not (n.streams and log.streamed):
                 return None
-            if not n.streams:  # the view without deltas (STREAM-005)
+            if not n.streams:  # the view without deltas (STREAM-005, REASON-002)
                 base = without_open_stream(base)
-                after = [e for e in after if e["type"] != DELTA]
+                after = [e for e in after if e["type"] not in DELTAS]
+            # The catch-up of the connection's view: without what it never receives (REASON-001,
+            # USAGE-004, TOOL-025), the view commuting with the reducer.
+            after = n.view.events(base, after)
+            base = n.view.state(base)
             reached, patch = catch_up(base, after)
         except (ReduceError, CatchUpError) as e:
             print(f"template: session {s.id}: the log does not fold ({e}); snapshot", file=sys.stderr)
             return None
         patch = older_minor.patch(patch, n.version)  # TOOL-025
-        if older_minor.state(reached, n.version) != seen_state(s.state, n):
+        if reached != seen_state(s.state, n):
             print(f"template: session {s.id}: the log does not fold to the state; snapshot", file=sys.stderr)
             return None
         if window is None:
@@ -326,12 +330,13 @@ class Hub(Turns):
         units: list[Unit] = []
         if scope.reopens:  # RUN-007: only a slice in progress can end (STATE-022)
             units.append([{"type": "chat.run_started", "invocation_id": invocation, "ts": ts}])
-        if scope.stream is not None:  # CANCEL-004: exactly the text streamed so far
-            item_id, streamed = scope.stream
-            units.append([{"type": "chat.assistant_message", "invocation_id": invocation, "item_id": item_id, "markdown": streamed, "ts": ts}])
+        stream_end = scope.stream_end(invocation, ts)  # CANCEL-004: exactly the text streamed so far
+        if stream_end is not None:
+            units.append([stream_end])
         for call in scope.open_calls:
             units.append([{"type": "chat.tool_call_dismiss", "tool_call_id": call, "initiated_by": "client", "reason": "cancelled", "ts": ts}])
-        units.append([{"type": "chat.run_complete", "invocation_id": invocation, "status": "cancelled", "reason": "cancelled", "ts": ts}])
+        # The slice ends here: it carries what its usage steps added so far (SCRIPT-028).
+        units.append([self.slice_end(s, invocation, "cancelled", "cancelled", None, ts)])
         answer = {"type": "chat.cancel_accepted", "in_reply_to": cancel["id"], "invocation_id": invocation, "ts": ts}
         self.emit(s, units, origin=origin, cursor=None, requests=(cancel,), remove_timers=scope.open_calls, answer=answer)
         self.stop_driver(s)  # CANCEL-005: nothing more of the cancelled run

@@ -21,18 +21,21 @@ from chatwire import (
     End,
     FrameError,
     PlannedCall,
+    Reason,
     ReduceError,
     RunTool,
     Say,
     Settlement,
     ToolBatch,
+    UsageStep,
     Wait,
     plan_turn,
     response_settlement,
 )
-from chatwire.reducer import open_stream
+from chatwire.reducer import CancelScope, open_stream_id
+from chatwire.usage import UsageError, slice_usage, usage_added
 from core import HubCore, JsonObject, Session, Unit, new_id, now_ms, now_ts
-from fanout import DELTA
+from fanout import DELTA, REASONING_DELTA
 from negotiation import implements
 from store import Commit
 
@@ -49,6 +52,12 @@ class Turns(HubCore):
         """Whether a `say` with chunks is streamed (SCRIPT-019): when the server implements
         `assistant_stream`, i.e. speaks 1.1 or later, whichever connections see the stream."""
         return implements(self.versions, "assistant_stream")
+
+    @property
+    def reasons(self) -> bool:
+        """Whether a `reason` step is played (SCRIPT-027): when the server implements `reasoning`,
+        i.e. speaks 1.3, whichever connections see it; otherwise it is played as nothing."""
+        return implements(self.versions, "reasoning")
 
     def plan(self, session: Session, turn: int, user_text: str, retry: int | None = None) -> list[Decision]:
         """The agent's decisions for a turn, or for its `retry`-th retry. Conformance mode plays
@@ -128,8 +137,8 @@ class Turns(HubCore):
                 ms = 0
                 if isinstance(d, (Wait, RunTool)):
                     ms = d.ms if isinstance(d, Wait) else d.run_ms
-                elif isinstance(d, Say) and self.streams_say and 0 < c.get("chunk", 0) < len(d.chunks):
-                    ms = d.chunk_delay_ms  # before each chunk after the first (SCRIPT-019)
+                elif isinstance(d, (Say, Reason)) and self._streams(d) and 0 < c.get("chunk", 0) < len(d.chunks):
+                    ms = d.chunk_delay_ms  # before each chunk after the first (SCRIPT-019, SCRIPT-027)
                 if ms > 0:
                     return (ms, _position(c))
             self._carry_out(s, c, d)
@@ -142,6 +151,10 @@ class Turns(HubCore):
         if isinstance(d, AwaitInput) and s.cursor is c:
             return None  # the slice ended awaiting input; a settlement restarts the driver
         return CARRIED_OUT
+
+    def _streams(self, d: Say | Reason) -> bool:
+        """Whether the step is streamed chunk by chunk: a redacted reasoning never is (rule 10)."""
+        return self.streams_say and not (isinstance(d, Reason) and (d.redacted or not self.reasons))
 
     def _advance(self, c: JsonObject, **changes: Any) -> JsonObject:
         return {**c, "decision": c["decision"] + 1, "paused": False, "chunk": 0, "stream_item": None, **changes}
@@ -158,6 +171,12 @@ class Turns(HubCore):
                 return
             event = {"type": "chat.assistant_message", "invocation_id": inv, "item_id": item, "markdown": d.markdown, "ts": ts}
             self.emit(s, [[event]], cursor=self._advance(c))
+        elif isinstance(d, Reason):
+            self._reason(s, c, d, ts)
+        elif isinstance(d, UsageStep):
+            # No frame (SCRIPT-028): the sum rides on the next commit's cursor, and a crash before
+            # it redoes the step along with everything else since that commit.
+            s.cursor = self._advance(c, usage=slice_usage(c.get("usage"), d.usage))
         elif isinstance(d, Wait):
             s.cursor = self._advance(c)  # a wait sends nothing, so there is nothing to commit
         elif isinstance(d, ToolBatch):
@@ -187,19 +206,55 @@ class Turns(HubCore):
             call_ids = [c["batch"]["call_ids"][i] for i in d.call_indices]
             still_pending = [i for i in call_ids if (tool_call(s.state, i) or {}).get("status") == "pending"]
             if still_pending:
-                event = {"type": "chat.run_complete", "invocation_id": inv, "status": "awaiting_input", "reason": "awaiting_user_input", "ts": ts}
-                self.emit(s, [[event]])
+                event = self.slice_end(s, inv, "awaiting_input", "awaiting_user_input", None, ts)
+                # The next slice (after the answer) adds up its own usage.
+                self.emit(s, [[event]], cursor={**c, "usage": None})
             else:
                 s.cursor = self._advance(c, batch=None)
                 self.store.commit(s.id, Commit(next_seq=s.next_seq, cursor=s.cursor))
         elif isinstance(d, End):
-            end: JsonObject = {"type": "chat.run_complete", "invocation_id": inv, "status": d.status}
-            if d.reason is not None:
-                end["reason"] = d.reason
-            if d.error is not None:
-                end["error"] = d.error
-            end["ts"] = ts
-            self.emit(s, [[end]], cursor=None)
+            self.emit(s, [[self.slice_end(s, inv, d.status, d.reason, d.error, ts)]], cursor=None)
+
+    def _reason(self, s: Session, c: JsonObject, d: Reason, ts: str) -> None:
+        """SCRIPT-027: one `chat.reasoning`, streamed first where the server streams; nothing where
+        it does not implement `reasoning`. The payload goes out byte for byte (REASON-004)."""
+        inv = c["invocation_id"]
+        if not self.reasons:
+            s.cursor = self._advance(c)
+            return
+        item = c.get("stream_item") or new_id("rs", 8)
+        chunk = c.get("chunk", 0)
+        if self._streams(d) and chunk < len(d.chunks):
+            delta = {"type": REASONING_DELTA, "invocation_id": inv, "item_id": item, "text": d.chunks[chunk], "ts": ts}
+            self.emit(s, [[delta]], cursor={**c, "chunk": chunk + 1, "stream_item": item, "paused": False})
+            return
+        event: JsonObject = {"type": "chat.reasoning", "invocation_id": inv, "item_id": item, "text": d.text}
+        if d.redacted:
+            event["redacted"] = True
+        if d.encrypted is not None:
+            event["encrypted"] = d.encrypted
+        event["ts"] = ts
+        self.emit(s, [[event]], cursor=self._advance(c))
+
+    def slice_end(self, s: Session, invocation: str, status: str, reason: str | None, error: str | None, ts: str) -> JsonObject:
+        """The `chat.run_complete` that ends the current run slice, carrying what the slice's `usage`
+        steps added up to (SCRIPT-028, USAGE-003), none when it had none. A sum the session's
+        total cannot take (STATE-063) is left off rather than refused: the run still ends."""
+        end: JsonObject = {"type": "chat.run_complete", "invocation_id": invocation, "status": status}
+        if reason is not None:
+            end["reason"] = reason
+        if error is not None:
+            end["error"] = error
+        c = s.cursor
+        usage = c.get("usage") if c is not None and c["invocation_id"] == invocation else None
+        if usage is not None:
+            try:
+                usage_added(s.state.get("usage"), invocation, usage)
+                end["usage"] = usage
+            except UsageError as e:
+                print(f"template: session {s.id}: the slice's usage cannot be added ({e}); left off", file=sys.stderr)
+        end["ts"] = ts
+        return end
 
     def _abandon(self, s: Session, cause: Exception) -> None:
         print(f"template: session {s.id}: turn abandoned: {cause}", file=sys.stderr)
@@ -213,10 +268,9 @@ class Turns(HubCore):
         SCRIPT-021 after a crash)."""
         ts = now_ts()
         units: list[Unit] = []
-        stream = open_stream(s.state)
-        if stream is not None:
-            end = {"type": "chat.assistant_message", "invocation_id": stream["invocation_id"], "item_id": stream["id"], "markdown": stream["markdown"], "ts": ts}
-            units.append([end])
+        stream_end = CancelScope.of(s.state, invocation).stream_end(invocation, ts)  # text or reasoning
+        if stream_end is not None:
+            units.append([stream_end])
         dismissed: list[str] = []
         for call in open_calls(s.state, invocation):
             if call["status"] == "running":
@@ -224,7 +278,7 @@ class Turns(HubCore):
             else:
                 dismissed.append(call["id"])
                 units.append([{"type": "chat.tool_call_dismiss", "tool_call_id": call["id"], "initiated_by": "server", "reason": reason, "ts": ts}])
-        units.append([{"type": "chat.run_complete", "invocation_id": invocation, "status": "failed", "reason": reason, "error": error, "ts": ts}])
+        units.append([self.slice_end(s, invocation, "failed", reason, error, ts)])
         self.emit(s, units, cursor=None, remove_timers=tuple(dismissed))
 
     def planned_call(self, s: Session, tool_call_id: str) -> PlannedCall | None:
@@ -293,7 +347,7 @@ class Turns(HubCore):
                 invocation = run.get("invocation_id")
                 c = s.cursor
                 running = any(call["status"] == "running" for call in open_calls(s.state, invocation))
-                interrupted = running or open_stream(s.state) is not None
+                interrupted = running or open_stream_id(s.state) is not None
                 if c is not None and c["invocation_id"] == invocation and not interrupted:
                     s.cursor = {**c, "paused": False}
                     self.start_driver(s)

@@ -3,7 +3,7 @@ conformance suite on a backend nobody on the suite's side wrote.
 
 Not part of the template: a team that copies `template/` gets none of this. `serve.py` starts the
 template with one fault planted (`--fault NAME`). Each fault is a small change of the template's
-behaviour that a team writing a 1.0-1.2 backend could plausibly ship, made by wrapping or replacing
+behaviour that a team writing a 1.0-1.3 backend could plausibly ship, made by wrapping or replacing
 one function of the template (or of what it imports) at start-up, so the template's files stay as a
 team copies them. What each fault breaks, and which scenarios show it, is data:
 `corpus.json` beside this file, which `conformance/tests/template_kill_matrix.rs` runs.
@@ -16,10 +16,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
+import chatwire.view
 import fanout
 import sessions
+import turns
 from chatwire import older_minor
 from chatwire.attach import MIN_ATTACHED_CONNECTIONS
+from chatwire.usage import slice_usage
 from core import HubCore, JsonObject, Refusal, Session, Unit, now_ts
 from fanout import DELTA, FanOut, Peer
 from negotiation import TEMPLATE_VERSIONS, Negotiated, negotiate
@@ -157,16 +160,16 @@ def _rewind_without_state_frame() -> None:
     the state before the cut as the base of their next patch or update."""
 
     def make_event(original: Any) -> Any:
-        def event(self: FanOut, frame: JsonObject) -> None:
+        def event(self: FanOut, frame: JsonObject, before: JsonObject) -> None:
             setattr(self, "_fault_rewound", frame["type"] == "chat.rewind_complete")
-            original(self, frame)
+            original(self, frame, before)
 
         return event
 
     def make_state_frame(original: Any) -> Any:
-        def state_frame(self: FanOut, state: JsonObject, seq: int, ops: Any) -> None:
+        def state_frame(self: FanOut, state: JsonObject, seq: int, ops: Any, reasoning_only: bool = False) -> None:
             if not getattr(self, "_fault_rewound", False):
-                original(self, state, seq, ops)
+                original(self, state, seq, ops, reasoning_only)
 
         return state_frame
 
@@ -196,7 +199,7 @@ def _welcome_lists_newest_capabilities() -> None:
 def _delta_not_a_patch_base() -> None:
     """A delta has no state frame, so it is not taken as one: the patch after a stream names the
     state frame before it as its base."""
-    setattr(FanOut, "moved_by_deltas", lambda self, seq: None)
+    setattr(FanOut, "moved_by_deltas", lambda self, seq, frame_type: None)
 
 
 @fault("deltas-to-every-connection")
@@ -205,9 +208,9 @@ def _deltas_to_every_connection() -> None:
     assistant_stream is not in force."""
 
     def make(original: Any) -> Any:
-        def event(self: FanOut, frame: JsonObject) -> None:
+        def event(self: FanOut, frame: JsonObject, before: JsonObject) -> None:
             if frame["type"] != DELTA:
-                original(self, frame)
+                original(self, frame, before)
                 return
             for outgoing in getattr(self, "_out"):
                 outgoing.frames.append(frame)
@@ -352,8 +355,9 @@ def _response_schema_on_older_events() -> None:
             return server_frame
         return older_minor.frame(server_frame, version)
 
+    # What a connection sees is `chatwire.view.ConnView`, which takes the minor's shapes from older_minor.
     shim = types.SimpleNamespace(frame=frame, patch=older_minor.patch, state=older_minor.state)
-    setattr(fanout, "older_minor", shim)
+    setattr(chatwire.view, "older_minor", shim)
 
 
 @fault("cancel-refusals-run-first")
@@ -449,3 +453,49 @@ def _windowed_catch_up_of_whole_state() -> None:
         return catch_up
 
     _wrap(Hub, "_catch_up", make)
+
+
+# ---------------------------------------------------------------- 1.3
+
+
+@fault("reasoning-payload-altered")
+def _reasoning_payload_altered() -> None:
+    """The store keeps a reasoning payload in a field sized for a signature: whatever is read back
+    from it (the session's state after a restart or a reload of a session no longer in memory, and
+    the log a catch-up folds) holds each `encrypted` cut to its first 16 characters, no longer the
+    payload the agent produced."""
+
+    def cut(payloads: list[JsonObject]) -> None:
+        for holder in payloads:
+            if holder.get("kind") == "reasoning" or holder.get("type") == "chat.reasoning":
+                if "encrypted" in holder:
+                    holder["encrypted"] = holder["encrypted"][:16]
+
+    def make_load(original: Any) -> Any:
+        def load_session(self: Store, session_id: str) -> Any:
+            row = original(self, session_id)
+            if row is not None:
+                cut(row.state["items"])
+            return row
+
+        return load_session
+
+    def make_log(original: Any) -> Any:
+        def catch_up_log(self: Store, session_id: str, last_seq: int, retention: int) -> Any:
+            log = original(self, session_id, last_seq, retention)
+            if log is not None:
+                cut(log.before)
+                cut(log.after)
+            return log
+
+        return catch_up_log
+
+    _wrap(Store, "load_session", make_load)
+    _wrap(Store, "catch_up_log", make_log)
+
+
+@fault("usage-not-summed")
+def _usage_not_summed() -> None:
+    """A run slice's usage is overwritten by each `usage` step instead of added to: its
+    `chat.run_complete` carries the last step's figures only."""
+    setattr(turns, "slice_usage", lambda so_far, step: slice_usage(None, step))

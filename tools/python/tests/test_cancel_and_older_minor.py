@@ -1,6 +1,7 @@
 """The kit's 1.2 rules that have no corpus of their own: `cancel_refusals` and `CancelScope`
-(mirroring `chatwire_schema::reducer`'s tests), `older_minor` (mirroring
-`chatwire_schema::older_minor`'s), and `response_schema` carried from a script to the call's item."""
+(mirroring `chatwire_schema::reducer`'s tests, since 1.3 with a reasoning stream), `older_minor`
+(mirroring `chatwire_schema::older_minor`'s), `response_schema` carried from a script to the
+call's item, and a run slice's usage (`slice_usage`, SCRIPT-028)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ from typing import Any
 
 from chatwire import ToolBatch, apply_with_patch, check_script, empty_state, plan_turn, reduce
 from chatwire import older_minor
+from chatwire.facts import MAX_SAFE_INTEGER
 from chatwire.reducer import CancelScope, cancel_refusals
+from chatwire.usage import slice_usage
 
 TS = "2026-01-01T00:00:00Z"
 SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
@@ -94,3 +97,28 @@ def test_an_older_minor_never_sees_a_frame_a_later_minor_added() -> None:
     delta = {"type": "chat.assistant_message_delta", "seq": 3, "invocation_id": "inv-1", "item_id": "a-1", "delta": "x", "ts": "2026-11-26T10:04:00Z"}
     assert older_minor.frame(delta, "1.0") is None
     assert older_minor.frame(delta, "1.1") is delta
+
+
+def test_a_cancel_mid_reasoning_stream_ends_it_with_a_reasoning_frame_of_the_text_so_far() -> None:
+    # CANCEL-004 for a reasoning stream (since 1.3): a chat.reasoning ends it (STATE-055), not a message.
+    thinking = {"kind": "reasoning", "id": "rs-1", "invocation_id": "inv-1", "text": "First this, ", "streaming": True, "ts": TS}
+    state = _state([_user(), thinking], "running")
+    scope = CancelScope.of(state, "inv-1")
+    assert scope == CancelScope(reopens=False, stream=("rs-1", "First this, "), open_calls=(), stream_is_reasoning=True)
+    end = scope.stream_end("inv-1", TS)
+    assert end == {"type": "chat.reasoning", "invocation_id": "inv-1", "item_id": "rs-1", "text": "First this, ", "ts": TS}
+    after = reduce(state, end)
+    assert after["items"][-1] == {k: v for k, v in thinking.items() if k != "streaming"}
+    text = CancelScope.of(_state([_user(), {**thinking, "kind": "assistant_markdown", "markdown": "Th"}], "running"), "inv-1")
+    assert (text.stream_is_reasoning, text.stream_end("inv-1", TS)["type"]) == (False, "chat.assistant_message")  # type: ignore[index]
+    assert CancelScope.of(_state([_user()], "running"), "inv-1").stream_end("inv-1", TS) is None
+
+
+def test_a_slices_usage_sums_its_steps_and_keeps_its_sum_past_the_integer_limit() -> None:
+    # SCRIPT-028: member by member, a member present when any step carried it (USAGE-003).
+    first = slice_usage(None, {"input_tokens": 4.0, "output_tokens": 1})
+    assert first == {"input_tokens": 4, "output_tokens": 1}
+    both = slice_usage(first, {"input_tokens": 1, "output_tokens": 2, "reasoning_tokens": 3, "cost": {"amount": "0.01", "currency": "USD"}})
+    assert both == {"input_tokens": 5, "output_tokens": 3, "reasoning_tokens": 3, "cost": {"amount": "0.01", "currency": "USD"}}
+    huge = {"input_tokens": MAX_SAFE_INTEGER, "output_tokens": 0}
+    assert slice_usage(both, huge) == both  # STATE-063 would refuse the sum: the slice keeps its own

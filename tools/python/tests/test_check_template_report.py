@@ -61,3 +61,29 @@ def test_n_a_is_excused_for_a_cluster_scenario_the_run_has_too_few_instances_for
     assert _check(tmp_path, "1.2,1.1,1.0", _scenario("fail", "the scenario needs 3 replicas of the backend and the run has 1")) == 1
     has_enough = _scenario("n/a", "the scenario needs 2 replicas of the backend and the run has 3")
     assert _check(tmp_path, "1.2,1.1,1.0", has_enough) == 1  # with enough instances, n/a is not excused
+
+
+def test_a_13_feature_the_template_does_not_offer_is_excused_by_name_and_only_while_unoffered(tmp_path: Path) -> None:
+    # The template speaks 1.3 without `subagents`: the runner reports those scenarios n/a, as a
+    # feature not in force or a capability the welcome does not list. Named with --not-implemented,
+    # both are excused; a welcome that does list it (the template offers it, yet the scenario was
+    # n/a) is not, nor is another 1.3 feature the template does implement.
+    report = tmp_path / "report.json"
+    welcome = "rewind, tool_output, tool_expiry, retry, cancel, ui_state_patch, reasoning, usage, conformance_script"
+    unforced = _scenario("n/a", "the feature(s) subagents are not in force (negotiated 1.3; in force: [ui_state_patch, reasoning, usage])")
+    unlisted = _scenario("n/a", f"the server does not offer subagents (welcome lists: {welcome})")
+    listed = _scenario("n/a", f"the server does not offer subagents (welcome lists: {welcome}, subagents)")
+    in_force = _scenario("n/a", "the feature(s) subagents are not in force (negotiated 1.3; in force: [subagents])")
+    reasoning = _scenario("n/a", "the feature(s) reasoning are not in force (negotiated 1.3; in force: [usage])")
+
+    def run(*scenarios: dict[str, Any], excuse: str = "subagents") -> int:
+        report.write_text(json.dumps({"scenarios": list(scenarios)}), encoding="utf-8")
+        cmd = [sys.executable, str(SCRIPT), str(report), "--versions", "1.3,1.2,1.1,1.0", "--not-implemented", excuse]
+        return subprocess.run(cmd, capture_output=True).returncode
+
+    assert run(_scenario("pass"), unforced, unlisted) == 0
+    assert run(unforced, excuse="") == 1
+    assert run(unlisted, excuse="multi_attach") == 1
+    assert run(listed) == 1
+    assert run(in_force) == 1
+    assert run(reasoning) == 1

@@ -4,7 +4,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from chatwire import AwaitInput, End, RunTool, Say, Settlement, ToolBatch, Wait, plan_turn, response_settlement
+import pytest
+
+from chatwire import (
+    AwaitInput,
+    End,
+    Reason,
+    RunTool,
+    Say,
+    ScriptError,
+    Settlement,
+    ToolBatch,
+    UsageStep,
+    Wait,
+    check_script,
+    plan_turn,
+    response_settlement,
+)
 
 # The example of spec/conformance-profile.md#agentscript.
 SCRIPT: dict[str, Any] = {
@@ -111,3 +127,59 @@ def test_a_retry_plays_its_own_steps_and_a_missing_one_is_exhausted() -> None:
     exhausted = plan_turn(STREAMED_AND_RETRIED, 0, retry=1)
     assert exhausted == [End("failed", "the script has no retry 1 of turn 0", "script_exhausted")]
     assert plan_turn(SCRIPT, 1, retry=0)[0].reason == "script_exhausted"  # type: ignore[union-attr]
+
+
+def test_reason_and_usage_steps_become_their_decisions() -> None:
+    # SCRIPT-027, SCRIPT-028 (since 1.3): a reason step keeps its chunks and payload; a redacted one
+    # carries no text; a usage step carries its members, without the op.
+    script = {
+        "turns": [
+            {
+                "steps": [
+                    {"op": "usage", "input_tokens": 40, "output_tokens": 8, "cost": {"amount": "0.01", "currency": "USD"}},
+                    {"op": "reason", "text": "ab", "chunks": ["a", "b"], "chunk_delay_ms": 5, "encrypted": "RW5j"},
+                    {"op": "reason", "text": "secret", "redacted": True},
+                ]
+            }
+        ]
+    }
+    check_script(script)
+    usage, streamed, redacted, end = plan_turn(script, 0)
+    assert usage == UsageStep({"input_tokens": 40, "output_tokens": 8, "cost": {"amount": "0.01", "currency": "USD"}})
+    assert streamed == Reason("ab", ("a", "b"), 5, "RW5j", False)
+    assert redacted == Reason("", (), 0, None, True)
+    assert end == End("completed", None, "completed")
+
+
+def test_rules_10_and_11_refuse_chunks_of_a_redacted_reasoning_and_a_second_currency() -> None:
+    redacted = {"turns": [{"steps": [{"op": "reason", "text": "ab", "chunks": ["a", "b"], "redacted": True}]}]}
+    with pytest.raises(ScriptError) as refused:
+        check_script(redacted)
+    assert (refused.value.kind, refused.value.step) == ("ChunksOfRedacted", 0)
+    differ = {"turns": [{"steps": [{"op": "reason", "text": "ab", "chunks": ["a", "c"]}]}]}
+    with pytest.raises(ScriptError) as refused:
+        check_script(differ)
+    assert refused.value.kind == "ChunksDiffer"
+    cost = {"op": "usage", "input_tokens": 1, "output_tokens": 1, "cost": {"amount": "1", "currency": "USD"}}
+    euros = {**cost, "cost": {"amount": "1", "currency": "EUR"}}
+    # One currency for the whole script, a retry's steps included.
+    mixed = {"turns": [{"steps": [cost]}, {"steps": [], "retries": [{"steps": [cost, euros]}]}]}
+    with pytest.raises(ScriptError) as refused:
+        check_script(mixed)
+    assert (refused.value.kind, refused.value.turn, refused.value.retry, refused.value.step) == ("MixedCurrencies", 1, 0, 1)
+    check_script({"turns": [{"steps": [cost, cost]}]})
+
+
+def test_a_call_hosting_a_sub_agent_is_played_without_it() -> None:
+    # SCRIPT-029: a server that does not implement subagents (this kit's player, the template) plays
+    # the call without its `subagent`: the call, then its outcome.
+    host = {"tool_name": "research", "interaction_type": "auto_tool", "display": "inline", "payload": {"q": "fares"},
+            "subagent": {"thread": "th-1", "input": "Find fares", "steps": [{"op": "say", "markdown": "Checking."}],
+                         "end": {"status": "completed", "response": "TAP", "returned": True}},
+            "outcome": {"kind": "result", "value": {"response": "TAP"}}}  # fmt: skip
+    script = {"turns": [{"steps": [{"op": "tool_calls", "calls": [host]}]}]}
+    check_script(script)
+    batch, run, end = plan_turn(script, 0)
+    assert isinstance(batch, ToolBatch) and "subagent" not in batch.calls[0].tool_call
+    assert run == RunTool(0, 0, (), (), Settlement("chat.tool_call_complete", {"status": "completed", "result": {"response": "TAP"}}))
+    assert end == End("completed", None, "completed")

@@ -169,13 +169,29 @@ def test_features_in_force_ignore_unknown_names_and_need_patches_for_streams(ser
 
 
 
-def test_cancel_is_listed_only_on_1_2(server: str) -> None:
+def test_cancel_is_listed_only_from_1_2(server: str) -> None:
     # spec/cancel.md: `cancel` is a 1.2 capability (COMPAT-005: an older welcome lists none of 1.2).
-    welcomes = [asyncio.run(_exchange(server, {"type": "session.hello", "id": "h-1", "versions": [v]}))[0] for v in ("1.2", "1.1", "1.0")]
-    assert [(w["version"], "cancel" in w["capabilities"]) for w in welcomes] == [("1.2", True), ("1.1", False), ("1.0", False)]
+    versions = ("1.3", "1.2", "1.1", "1.0")
+    welcomes = [asyncio.run(_exchange(server, {"type": "session.hello", "id": "h-1", "versions": [v]}))[0] for v in versions]
+    listed = [("1.3", True), ("1.2", True), ("1.1", False), ("1.0", False)]
+    assert [(w["version"], "cancel" in w["capabilities"]) for w in welcomes] == listed
     plain = {"type": "session.hello", "id": "h-2", "versions": ["1.2", "1.1", "1.0"]}
     welcome, _, refused = asyncio.run(_exchange(server, plain, {"type": "chat.cancel", "id": "c-1", "invocation_id": "inv-1"}))
     assert (welcome["version"], refused["code"], refused["in_reply_to"]) == ("1.2", "unknown_invocation", "c-1")
+
+
+def test_a_1_3_welcome_offers_reasoning_and_usage_and_not_subagents(server: str) -> None:
+    # spec/reasoning.md, spec/usage.md: features of 1.3; the template does not implement subagents,
+    # so no welcome lists it (SCRIPT-029: a scripted host is played without its sub-agent).
+    newest = {"type": "session.hello", "id": "h-1", "versions": ["1.3", "1.2", "1.1", "1.0"]}
+    welcome, _ = asyncio.run(_exchange(server, newest))
+    assert welcome["version"] == "1.3"
+    assert welcome["features"][-2:] == ["reasoning", "usage"] and "subagents" not in welcome["features"]
+    assert {"reasoning", "usage"} <= set(welcome["capabilities"]) and "subagents" not in welcome["capabilities"]
+    narrowed, _ = asyncio.run(_exchange(server, {**newest, "features": ["ui_state_patch", "usage", "subagents"]}))
+    assert narrowed["features"] == ["ui_state_patch", "usage"]
+    older, _ = asyncio.run(_exchange(server, {**newest, "versions": ["1.2"]}))
+    assert older["version"] == "1.2" and not {"reasoning", "usage"} & set(older["features"] + older["capabilities"])
 
 
 def test_a_1_0_only_template_knows_no_cancel(server_1_0: str) -> None:

@@ -12,7 +12,9 @@
 * `check_script` / `plan_turn`: the conformance profile's scripted agent as a library.
 * `chatwire.response_schema`: the checker of a call's typed answer (since 1.2, TOOL-022..024);
   `chatwire.reducer.cancel_refusals` / `CancelScope`: what a `chat.cancel` is refused with or closes
-  (since 1.2, CANCEL-003..006); `chatwire.older_minor`: a 1.0 or 1.1 connection's view (TOOL-025).
+  (since 1.2, CANCEL-003..006); `chatwire.older_minor`: a 1.0 or 1.1 connection's view (TOOL-025);
+  `chatwire.view.ConnView`: what a connection sees where `reasoning` or `usage` is not in force
+  (since 1.3, REASON-001, USAGE-004); `chatwire.usage`: usage sums (STATE-056, SCRIPT-028).
 * `chatwire.window`: a windowed connection's view, its snapshot, its pages and its share of each
   patch (since 1.2, WINDOW-*), proven equal to `chatwire_schema::window` on a shared corpus;
   `chatwire.attach`: who gets what when several connections hold a session (since 1.2, ATTACH-*).
@@ -28,11 +30,13 @@ from chatwire.script import (
     Decision,
     End,
     PlannedCall,
+    Reason,
     RunTool,
     Say,
     ScriptError,
     Settlement,
     ToolBatch,
+    UsageStep,
     Wait,
     check_script,
     plan_turn,
@@ -73,12 +77,14 @@ __all__ = [
     "FrameErrorKind",
     "PatchError",
     "PlannedCall",
+    "Reason",
     "ReduceError",
     "RunTool",
     "Say",
     "ScriptError",
     "Settlement",
     "ToolBatch",
+    "UsageStep",
     "Violation",
     "Wait",
     "apply_patch",

@@ -191,21 +191,42 @@ class CancelScope:
 
     #: The turn waits for the user: a `chat.run_started` opens the slice the cancel then ends.
     reopens: bool
-    #: The open stream of the cancelled run as (item id, the text streamed so far), or None.
+    #: The open stream of the cancelled run, text or reasoning, as (item id, the text streamed so
+    #: far), or None.
     stream: tuple[str, str] | None
     #: Every `pending` or `running` call of the turn, in item order.
     open_calls: tuple[str, ...]
+    #: Whether that stream is a reasoning stream (since 1.3): a `chat.reasoning` ends it, not a
+    #: `chat.assistant_message` (`STATE-055`, `spec/reasoning.md`).
+    stream_is_reasoning: bool = False
 
     @staticmethod
     def of(state: JsonObject, invocation_id: str) -> CancelScope:
         """What a cancel of `invocation_id` closes in `state`."""
-        stream = open_stream(state)
+        text = open_stream(state)
+        reasoning = open_reasoning(state)
         run = state["run"]
+        stream: tuple[str, str] | None = None
+        if text is not None and text["invocation_id"] == invocation_id:
+            stream = (text["id"], text["markdown"])
+        elif reasoning is not None and reasoning["invocation_id"] == invocation_id:
+            stream = (reasoning["id"], reasoning["text"])
         return CancelScope(
             reopens=run["status"] == "awaiting_input" and run.get("invocation_id") == invocation_id,
-            stream=(stream["id"], stream["markdown"]) if stream is not None and stream["invocation_id"] == invocation_id else None,
+            stream=stream,
             open_calls=tuple(c["id"] for c in _open_calls(state, invocation_id)),
+            stream_is_reasoning=stream is not None and text is None,
         )
+
+    def stream_end(self, invocation_id: str, ts: str) -> JsonObject | None:
+        """The event that ends the open stream with exactly the text streamed so far (`CANCEL-004`):
+        a `chat.assistant_message`, or for a reasoning stream a `chat.reasoning`; None without one."""
+        if self.stream is None:
+            return None
+        item_id, streamed = self.stream
+        if self.stream_is_reasoning:
+            return {"type": "chat.reasoning", "invocation_id": invocation_id, "item_id": item_id, "text": streamed, "ts": ts}
+        return {"type": "chat.assistant_message", "invocation_id": invocation_id, "item_id": item_id, "markdown": streamed, "ts": ts}
 
 
 def open_stream(state: JsonObject) -> JsonObject | None:

@@ -27,11 +27,13 @@ __all__ = [
     "Decision",
     "End",
     "PlannedCall",
+    "Reason",
     "RunTool",
     "Say",
     "ScriptError",
     "Settlement",
     "ToolBatch",
+    "UsageStep",
     "Wait",
     "check_script",
     "plan_turn",
@@ -43,14 +45,14 @@ __all__ = [
 JsonObject = dict[str, Any]
 
 
-
 class ScriptError(ValueError):
     """Why a script that fits `agent-script.json` cannot run: answer `invalid_script` (SCRIPT-002).
 
     `kind` is the name of the Rust `ScriptError` variant: `EmptyBatch`, `BadSettleOrder`,
     `DelayTooLong`, `StepAfterEnd`, `MissingComponentType` and `SchemaWithoutResponse` (which name the `call`),
-    `TooManyChunks`, `EmptyChunk` (which names the `chunk`) or `ChunksDiffer`. A rule broken in a
-    turn's retry (Rust's `InRetry`) has `retry` set and `step` indexing that retry's steps."""
+    `TooManyChunks`, `EmptyChunk` (which names the `chunk`) or `ChunksDiffer`, and since 1.3
+    `ChunksOfRedacted` and `MixedCurrencies`. A rule broken in a turn's retry (Rust's `InRetry`)
+    has `retry` set and `step` indexing that retry's steps."""
 
     def __init__(
         self,
@@ -91,19 +93,22 @@ def check_script(script: JsonObject) -> None:
     an empty batch, a `ui_tool` or `ui_surface` call without a `component_type`, a
     `settle_order` that is not a permutation of the self-settling calls, a delay over its limit,
     a step after `end`, or `say` chunks that are too many, empty or do not concatenate to the
-    markdown; a turn's retries follow the same rules. The first broken rule in script order is
-    reported."""
+    markdown; since 1.3 a `reason` step's chunks by the same rules and never beside `redacted`
+    (rule 10), and one currency for every `cost` of the script (rule 11, `USAGE-002`). A turn's
+    retries follow the same rules. The first broken rule in script order is reported."""
+    currency: list[str] = []  # the script's one currency, once a cost named it (rule 11)
     for turn, t in enumerate(script["turns"]):
-        _check_steps(turn, t["steps"])
+        _check_steps(turn, t["steps"], currency)
         for retry, r in enumerate(t.get("retries") or []):
             try:
-                _check_steps(turn, r["steps"])
+                _check_steps(turn, r["steps"], currency)
             except ScriptError as e:
                 e.retry = retry
                 raise
 
 
-def _check_say(turn: int, step: int, s: JsonObject) -> None:
+def _check_chunks(turn: int, step: int, s: JsonObject, text: str) -> None:
+    """Rules 7 and 8, and 10 for a `reason` step: the chunks of a step whose whole text is `text`."""
     chunks = s.get("chunks")
     if chunks is not None:
         if len(chunks) > MAX_SAY_CHUNKS:
@@ -111,21 +116,33 @@ def _check_say(turn: int, step: int, s: JsonObject) -> None:
         empty = next((n for n, c in enumerate(chunks) if c == ""), None)
         if empty is not None:
             raise ScriptError("EmptyChunk", turn, step, f"chunk {empty} is empty", chunk=empty)
-        if "".join(chunks) != s["markdown"]:
-            raise ScriptError("ChunksDiffer", turn, step, "the chunks do not concatenate to the markdown")
+        if "".join(chunks) != text:
+            raise ScriptError("ChunksDiffer", turn, step, "the chunks do not concatenate to the step's text")
     delay = s.get("chunk_delay_ms")
     if delay is not None and int(delay) > MAX_SCRIPT_DELAY_MS:
         raise ScriptError("DelayTooLong", turn, step, f"delay of {int(delay)} ms is over the limit", int(delay))
 
 
-def _check_steps(turn: int, steps: list[JsonObject]) -> None:
+def _check_steps(turn: int, steps: list[JsonObject], currency: list[str]) -> None:
     ended = False
     for step, s in enumerate(steps):
         if ended:
             raise ScriptError("StepAfterEnd", turn, step, "nothing may follow an end step")
         op = s["op"]
         if op == "say":
-            _check_say(turn, step, s)
+            _check_chunks(turn, step, s, s["markdown"])
+        elif op == "reason":  # rule 10 (since 1.3): a redacted reasoning is never streamed
+            if s.get("redacted") is True and s.get("chunks") is not None:
+                raise ScriptError("ChunksOfRedacted", turn, step, "a redacted reason step has no chunks")
+            _check_chunks(turn, step, s, s["text"])
+        elif op == "usage":  # rule 11 (since 1.3, USAGE-002): one session, one currency
+            cost = s.get("cost")
+            if cost is not None:
+                if not currency:
+                    currency.append(cost["currency"])
+                elif cost["currency"] != currency[0]:
+                    message = f"cost in {cost['currency']}, but the script's costs are in {currency[0]}"
+                    raise ScriptError("MixedCurrencies", turn, step, message)
         elif op == "wait":
             ms = int(s["ms"])
             if ms > MAX_SCRIPT_DELAY_MS:
@@ -200,6 +217,29 @@ class Say:
 
 
 @dataclass(frozen=True)
+class Reason:
+    """Send one `chat.reasoning` (since 1.3, SCRIPT-027) with one new item id: `text` (`""` and
+    `redacted: true` when `redacted`) and `encrypted` byte for byte (REASON-004). With `chunks`, a
+    server that implements `assistant_stream` streams it first: one `chat.reasoning_delta` per
+    chunk, pausing `chunk_delay_ms` before each after the first, as a `Say`. A server that does not
+    implement `reasoning` carries it out as nothing."""
+
+    text: str
+    chunks: tuple[str, ...] = ()
+    chunk_delay_ms: int = 0
+    encrypted: str | None = None
+    redacted: bool = False
+
+
+@dataclass(frozen=True)
+class UsageStep:
+    """Add `usage` to the run slice's usage (since 1.3, SCRIPT-028): no frame; the slice's
+    `chat.run_complete` carries the sum (`usage_plus`), whatever status ends it (USAGE-003)."""
+
+    usage: JsonObject
+
+
+@dataclass(frozen=True)
 class Wait:
     """Pause `ms` milliseconds with the run still in progress; no frame (SCRIPT-006)."""
 
@@ -245,7 +285,7 @@ class End:
     reason: str | None = None
 
 
-Decision = Union[Say, Wait, ToolBatch, RunTool, AwaitInput, End]
+Decision = Union[Say, Reason, UsageStep, Wait, ToolBatch, RunTool, AwaitInput, End]
 
 
 def _output_parts(call: JsonObject) -> tuple[JsonObject, ...]:
@@ -318,6 +358,13 @@ class _Planner:
         op = s["op"]
         if op == "say":
             self.decisions.append(Say(s["markdown"], tuple(s.get("chunks") or ()), int(s.get("chunk_delay_ms") or 0)))
+        elif op == "reason":
+            encrypted = s.get("encrypted")
+            chunks = tuple(s.get("chunks") or ())
+            redacted = s.get("redacted") is True
+            self.decisions.append(Reason("" if redacted else s["text"], chunks, int(s.get("chunk_delay_ms") or 0), encrypted, redacted))
+        elif op == "usage":
+            self.decisions.append(UsageStep({k: copy.deepcopy(v) for k, v in s.items() if k != "op" and v is not None}))
         elif op == "wait":
             self.decisions.append(Wait(int(s["ms"])))
         elif op == "end":

@@ -15,7 +15,7 @@ from typing import Any
 
 from chatwire.facts import MAX_SAFE_INTEGER
 
-__all__ = ["UsageError", "add_decimals", "usage_added", "usage_plus"]
+__all__ = ["UsageError", "add_decimals", "slice_usage", "usage_added", "usage_plus"]
 
 JsonObject = dict[str, Any]
 
@@ -94,3 +94,14 @@ def usage_added(state_usage: JsonObject | None, invocation: str, usage: JsonObje
     invocations[invocation] = entry
     # Rust keeps the entries in a BTreeMap: by invocation id, in byte order.
     return {"total": total, "invocations": dict(sorted(invocations.items(), key=lambda kv: kv[0].encode()))}
+
+
+def slice_usage(so_far: JsonObject | None, step: JsonObject) -> JsonObject:
+    """A run slice's usage after a script's `usage` step (`SCRIPT-028`): `so_far` + `step`, as the
+    reference adds them. A sum past 2^53 - 1, which the reducer would refuse on the slice's end
+    (`STATE-063`), keeps the sum so far: the script asked for more than the protocol can carry,
+    and the run still ends. (A second currency cannot reach here: rule 11 refuses the script.)"""
+    try:
+        return _plain(step) if so_far is None else usage_plus(so_far, step)
+    except UsageError:
+        return copy.deepcopy(so_far) if so_far is not None else {"input_tokens": 0, "output_tokens": 0}
