@@ -759,16 +759,6 @@ pub const TABLE: &[Expectation] = &[
         caught_by: Caught::MustFailure,
         offer: Offer::Default,
     },
-    // The answer's first chunk goes out before the end of the reasoning stream it follows: a text
-    // stream opens while the reasoning stream is open (STATE-060).
-    Expectation {
-        fault: "reasoning-left-open-under-answer",
-        scenarios: &["reasoning-ends-before-the-answer-streams"],
-        violates: &["STATE-060"],
-        cascades: &[],
-        caught_by: Caught::MustFailure,
-        offer: Offer::Default,
-    },
     // A continued thread whose latest run returned is started without answers_return: the
     // reference's own reducer refuses the frame (STATE-070), so the turn is abandoned there.
     Expectation {

@@ -62,12 +62,6 @@ pub(crate) trait DecisionFaults: Send + Sync + std::fmt::Debug {
         true
     }
 
-    /// Whether the first chunk of a streamed `say` goes out before the end of the streamed
-    /// reasoning right before it (`STATE-060`: one stream at a time).
-    fn opens_answer_before_reasoning_ends(&self) -> bool {
-        false
-    }
-
     /// Whether a run continuing a thread whose latest run returned answers that `return`
     /// (`SUBAGENT-005`) rather than starting as a new prompt.
     fn answers_return(&self) -> bool {
@@ -128,10 +122,6 @@ impl DecisionFaults for Fault {
 
     fn ends_open_streams(&self) -> bool {
         *self != Fault::StreamLeftOpenAfterRestart
-    }
-
-    fn opens_answer_before_reasoning_ends(&self) -> bool {
-        *self == Fault::ReasoningLeftOpenUnderAnswer
     }
 
     fn answers_return(&self) -> bool {

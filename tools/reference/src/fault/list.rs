@@ -222,9 +222,6 @@ faults! {
     /// A resume snapshot restores the text of redacted reasoning from its encrypted copy.
     RedactedReasoningReloaded = "redacted-reasoning-reloaded":
         "the resume snapshot holds each redacted reasoning item's withheld text, decoded from its encrypted payload",
-    /// A streamed answer opens while the streamed reasoning before it is still open.
-    ReasoningLeftOpenUnderAnswer = "reasoning-left-open-under-answer":
-        "the first chunk of a streamed answer goes out before the end of the streamed reasoning it follows",
     /// A continued sub-agent thread whose latest run returned starts as a new prompt.
     ContinuedThreadNewPrompt = "continued-thread-new-prompt":
         "a call continuing a sub-agent thread whose latest run ended with its return call sends chat.subagent_started without answers_return: the input goes to the sub-agent as a new prompt, not as the return call's result",

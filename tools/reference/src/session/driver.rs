@@ -541,14 +541,8 @@ async fn stream_step(
     let ts = rfc3339_now();
     let parent = nested::host(&g.cursor).cloned();
     let Some(chunk) = chunks.get(sent) else {
-        let next_stream = match streamed {
-            Streamed::Reason { .. } if session.shared.faults.decide.opens_answer_before_reasoning_ends() => {
-                answer_before_reasoning_end(session, g, &invocation).await?
-            }
-            _ => None,
-        };
         let frame = nested::in_transcript(streamed.end(invocation, item_id, ts), parent.as_ref());
-        let cursor = Cursor { step: g.cursor.step + 1, stream: next_stream, ..g.cursor.clone() };
+        let cursor = Cursor { step: g.cursor.step + 1, stream: None, ..g.cursor.clone() };
         commit(session, g, Change { units: vec![Unit::Event(frame)], cursor: Some(cursor), ..Change::default() })
             .await?;
         return Ok(Next::Continue);
@@ -557,37 +551,6 @@ async fn stream_step(
     let cursor = Cursor { stream: Some(StreamCursor { item_id, sent: sent + 1 }), ..g.cursor.clone() };
     commit(session, g, Change { units: vec![Unit::Event(frame)], cursor: Some(cursor), ..Change::default() }).await?;
     Ok(if sent + 1 < chunks.len() { Next::Sleep(delay_ms) } else { Next::Continue })
-}
-
-/// Planted fault `reasoning-left-open-under-answer`: where a streamed `say` follows, its first
-/// chunk goes out before the reasoning stream's end frame (outside the state, whose reducer
-/// refuses it, `STATE-060`), to every connection that sees streams. The say then streams under
-/// that item from its first chunk, as it would have; the returned cursor says so.
-async fn answer_before_reasoning_end(
-    session: &Arc<Session>,
-    g: &mut Inner,
-    invocation: &Id,
-) -> Result<Option<StreamCursor>, EmitError> {
-    let plan = g.plan.clone();
-    let Some(next) = plan.as_ref().and_then(|p| p.step(g.cursor.step + 1)) else { return Ok(None) };
-    let (ScriptStep::Say { .. }, Some(first)) = (next.op, next.chunks.get(0)) else { return Ok(None) };
-    if !session.shared.streams() {
-        return Ok(None);
-    }
-    // The reasoning's deltas staged so far go out first.
-    flush_batch(session, g).await?;
-    let item_id = random_id("am", 8);
-    let delta = Streamed::Say { markdown: "" }.delta(invocation.clone(), item_id.clone(), first, rfc3339_now());
-    let conns: Vec<_> = g
-        .attached
-        .iter()
-        .filter(|a| a.conn.negotiated.has(&Capability::AssistantStream))
-        .map(|a| a.conn.clone())
-        .collect();
-    for conn in conns {
-        send_outside_state(session, g, &conn, delta.clone()).await;
-    }
-    Ok(Some(StreamCursor { item_id, sent: 0 }))
 }
 
 /// The slice's usage after a `usage` step (`SCRIPT-028`). A sum past 2^53 − 1, which the reducer
