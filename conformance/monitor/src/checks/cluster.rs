@@ -151,10 +151,18 @@ fn is_state_frame(frame: &ServerFrame) -> bool {
 /// Whether two frames with one seq are one frame (the same kind, about the same run and call):
 /// connections of different versions get different forms of one frame.
 fn same_frame(a: &ServerFrame, b: &ServerFrame) -> bool {
-    a.type_name() == b.type_name()
-        && a.invocation_id() == b.invocation_id()
-        && a.tool_call_id() == b.tool_call_id()
-        && a.in_reply_to() == b.in_reply_to()
+    identity(a) == identity(b)
+}
+
+/// What makes frames with one seq one frame: the wire type and the run, call and request it is
+/// about. A sub-agent's text reaches a connection without `subagents` as its host's
+/// `chat.tool_output` under the same seq (`SUBAGENT-002`), so a nested `chat.assistant_message` is
+/// that output seen whole.
+fn identity(f: &ServerFrame) -> (&'static str, Option<&Id>, Option<&Id>, Option<&Id>) {
+    match (f, f.facts().parent_call_id()) {
+        (ServerFrame::AssistantMessage(_), Some(host)) => ("chat.tool_output", None, Some(host), None),
+        _ => (f.type_name(), f.invocation_id(), f.tool_call_id(), f.in_reply_to()),
+    }
 }
 
 #[cfg(test)]
@@ -187,6 +195,24 @@ mod tests {
         w.frame("s", &started(5, "inv_a"), &mut out);
         w.frame("s", &started(5, "inv_b"), &mut out);
         assert!(out.raws.is_empty() && out.evaluated.is_empty());
+    }
+
+    #[test]
+    fn a_sub_agent_text_is_one_frame_with_its_hosts_output_on_an_older_tab() {
+        let mut w = ClusterWatch::default();
+        w.enable();
+        let mut out = Out::default();
+        let nested = frame(serde_json::json!({"type": "chat.assistant_message", "seq": 15, "invocation_id": "inv_a",
+            "item_id": "am_1", "markdown": "First finding.", "parent_call_id": "call_1", "ts": "2026-11-26T00:00:00Z"}));
+        let output = |call: &str| {
+            frame(serde_json::json!({"type": "chat.tool_output", "seq": 15, "tool_call_id": call,
+                "stdout": "First finding.\n\n", "ts": "2026-11-26T00:00:00Z"}))
+        };
+        w.frame("s", &nested, &mut out);
+        w.frame("s", &output("call_1"), &mut out);
+        assert!(out.raws.is_empty(), "the host's output is the older view of the nested text");
+        w.frame("s", &output("call_2"), &mut out);
+        assert_eq!(failures(&out), ["CLUSTER-002"], "another call's output is another frame");
     }
 
     #[test]
