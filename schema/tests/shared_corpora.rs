@@ -20,6 +20,8 @@ use serde_json::{json, Map, Value};
 #[path = "support/corpus_13.rs"]
 mod corpus_13;
 use corpus_13::{usage_trace, IDLE_EVENTS_13, RUNNING_EVENTS_13};
+#[path = "support/corpus_subagents.rs"]
+mod corpus_subagents;
 
 const UPDATE_ENV: &str = "CHATWIRE_UPDATE_CORPORA";
 const TRACES: &str = "fixtures/reducer-traces/traces.jsonl";
