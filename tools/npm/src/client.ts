@@ -532,7 +532,7 @@ export class ChatwireClient {
     }
     this.#features = options.features === undefined ? undefined : [...options.features];
     if (options.features === undefined && this.#options.versions.some((v) => !before11(v))) {
-      // Only what the client folds may be put in force (`subagents` is not, yet).
+      // Only what the client folds may be put in force (FOLDED_FEATURES).
       if (this.#options.versions.some(before11)) {
         this.#offerFallback ??= this.#options.versions;
         this.#options.versions = this.#options.versions.filter((v) => !before11(v));

@@ -5,9 +5,9 @@ import type { Capability } from "./generated/protocol.js";
 
 /**
  * The features whose frames and state this client applies: patches and catch-ups (1.1), text
- * deltas (`STATE-042`), attached tabs and windows (1.2), reasoning deltas (`STATE-054`) and usage
- * (1.3). `subagents` is not among them: the reducer does not fold nested frames (`parent_call_id`)
- * yet, so the client must never let a server put it in force.
+ * deltas (`STATE-042`), attached tabs and windows (1.2), reasoning deltas (`STATE-054`), usage and
+ * sub-agent transcripts (1.3): a nested delta grows the transcript its `parent_call_id` names
+ * (`STATE-065`, nested.ts), every other nested change arrives as a patch.
  */
 export const FOLDED_FEATURES: readonly Capability[] = Object.freeze([
   "ui_state_patch",
@@ -17,4 +17,5 @@ export const FOLDED_FEATURES: readonly Capability[] = Object.freeze([
   "state_window",
   "reasoning",
   "usage",
+  "subagents",
 ] as const);

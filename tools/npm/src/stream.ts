@@ -3,18 +3,24 @@
 // (1.3, feature `reasoning`, spec/reasoning.md); the client applies the delta to the state it holds
 // (STREAM-007). The rules' reference is `chatwire_schema::reduce`; this copy is proven equal to it
 // on fixtures/stream-deltas/cases.jsonl, which the Rust crate writes (test/stream-deltas.test.mjs).
+// Since 1.3 (feature `subagents`) a delta with a `parent_call_id` grows the transcript of the call it
+// names by the same rules (STATE-065, nested.ts), proven on fixtures/subagent-traces/traces.jsonl.
 import { REDUCE_REFUSALS } from "./generated/facts.js";
 import type { ChatAssistantMessageDelta, ChatReasoningDelta, DisplayItem, ItemOf, UiState } from "./generated/protocol.js";
+import { type HostRefusal, holdsItemAnywhere, transcriptAt, transcriptFor, withTranscript } from "./nested.js";
 
 /**
- * Why a delta was refused, by the requirement that refuses it (spec/ui-state.md#refusals): the run
+ * Why a delta was refused, by the requirement that refuses it (spec/ui-state.md#refusals): since
+ * 1.3, its `parent_call_id` names no call or no running sub-agent ({@link HostRefusal}); the run
  * is not in progress for the delta's invocation (`NotInRun`, STATE-022), the delta names an item
  * that is not the open stream (`NotStreaming`, STATE-045), or it opens a stream while another one
  * is open (`StreamOpen`, STATE-046); since 1.3, a reasoning delta names an item that is not an open
  * reasoning stream (`NotReasoningStream`, STATE-058), or a delta comes while another stream than
  * its own is open, or a text delta while a reasoning stream is (`ReasoningStreamOpen`, STATE-060).
  */
-export type DeltaRefusal = (typeof REDUCE_REFUSALS)["NotInRun" | "NotStreaming" | "StreamOpen" | "NotReasoningStream" | "ReasoningStreamOpen"];
+export type DeltaRefusal =
+  | (typeof REDUCE_REFUSALS)["NotInRun" | "NotStreaming" | "StreamOpen" | "NotReasoningStream" | "ReasoningStreamOpen"]
+  | HostRefusal;
 
 /** The outcome of applying a delta: the new state, or the refusal that left the state as it was. */
 export type DeltaResult = { ok: true; state: UiState } | { ok: false; refusal: DeltaRefusal; message: string };
@@ -35,11 +41,33 @@ function notInRun(state: UiState, invocationId: string): DeltaResult | null {
   return { ok: false, refusal: REDUCE_REFUSALS.NotInRun, message: `invocation ${invocationId} has no run in progress` };
 }
 
-/** A copy of `state` whose last item is `last`; every other item is shared. */
-function withLast(state: UiState, last: DisplayItem): UiState {
-  const next = state.items.slice();
+/** A copy of `items` whose last item is `last`; every other item is shared. */
+function withLast(items: readonly DisplayItem[], last: DisplayItem): DisplayItem[] {
+  const next = items.slice();
   next[next.length - 1] = last;
-  return { ...state, items: next };
+  return next;
+}
+
+/** What a rule makes of one transcript: its new items, or the refusal. */
+type TranscriptResult = { ok: true; items: DisplayItem[] } | { ok: false; refusal: DeltaRefusal; message: string };
+
+/**
+ * Applies `rule` to the transcript the delta names (the Rust reducer's `apply_to_transcript`): the
+ * host is looked up first, then the run, then the rule sees only that transcript's items; the
+ * state changes only along the path down to it.
+ */
+function inTranscript(
+  state: UiState,
+  delta: ChatAssistantMessageDelta | ChatReasoningDelta,
+  rule: (items: readonly DisplayItem[]) => TranscriptResult,
+): DeltaResult {
+  const found = transcriptFor(state, delta.parent_call_id);
+  if (!found.ok) return found;
+  const refused = notInRun(state, delta.invocation_id);
+  if (refused !== null) return refused;
+  const result = rule(transcriptAt(state.items, found.hosts));
+  if (!result.ok) return result;
+  return { ok: true, state: { ...state, items: withTranscript(state.items, found.hosts, result.items) } };
 }
 
 /**
@@ -49,9 +77,11 @@ function withLast(state: UiState, last: DisplayItem): UiState {
  * rules is refused by the same one as in Rust.
  */
 export function applyDelta(state: UiState, delta: ChatAssistantMessageDelta): DeltaResult {
-  const refused = notInRun(state, delta.invocation_id);
-  if (refused !== null) return refused;
-  const items = state.items;
+  return inTranscript(state, delta, (items) => textDelta(state, items, delta));
+}
+
+/** STATE-042 on one transcript; ids are checked across the whole `state` (STATE-020). */
+function textDelta(state: UiState, items: readonly DisplayItem[], delta: ChatAssistantMessageDelta): TranscriptResult {
   // The open stream, when there is one, is the last item (spec/streaming.md#the-frames).
   const last = items.at(-1);
   if (last !== undefined && isOpenReasoning(last)) {
@@ -64,9 +94,9 @@ export function applyDelta(state: UiState, delta: ChatAssistantMessageDelta): De
     if (last.invocation_id !== delta.invocation_id) {
       return { ok: false, refusal: REDUCE_REFUSALS.NotStreaming, message: `item ${delta.item_id} is not an open stream of invocation ${delta.invocation_id}` };
     }
-    return { ok: true, state: withLast(state, { ...last, markdown: last.markdown + delta.delta }) };
+    return { ok: true, items: withLast(items, { ...last, markdown: last.markdown + delta.delta }) };
   }
-  if (items.some((item) => item.id === delta.item_id)) {
+  if (holdsItemAnywhere(state.items, delta.item_id)) {
     return { ok: false, refusal: REDUCE_REFUSALS.NotStreaming, message: `item ${delta.item_id} is not an open stream` };
   }
   const opened: Markdown = {
@@ -77,7 +107,7 @@ export function applyDelta(state: UiState, delta: ChatAssistantMessageDelta): De
     streaming: true,
     ts: delta.ts,
   };
-  return { ok: true, state: { ...state, items: [...items, opened] } };
+  return { ok: true, items: [...items, opened] };
 }
 
 /**
@@ -87,9 +117,11 @@ export function applyDelta(state: UiState, delta: ChatAssistantMessageDelta): De
  * checks come in the Rust reducer's order.
  */
 export function applyReasoningDelta(state: UiState, delta: ChatReasoningDelta): DeltaResult {
-  const refused = notInRun(state, delta.invocation_id);
-  if (refused !== null) return refused;
-  const items = state.items;
+  return inTranscript(state, delta, (items) => reasoningDelta(state, items, delta));
+}
+
+/** STATE-054 on one transcript; ids are checked across the whole `state` (STATE-020). */
+function reasoningDelta(state: UiState, items: readonly DisplayItem[], delta: ChatReasoningDelta): TranscriptResult {
   const last = items.at(-1);
   if (last !== undefined && (isOpenStream(last) || isOpenReasoning(last))) {
     if (last.id !== delta.item_id) {
@@ -99,9 +131,9 @@ export function applyReasoningDelta(state: UiState, delta: ChatReasoningDelta): 
       // The open stream is a text stream, or another invocation's.
       return { ok: false, refusal: REDUCE_REFUSALS.NotReasoningStream, message: `item ${delta.item_id} is not an open reasoning stream of invocation ${delta.invocation_id}` };
     }
-    return { ok: true, state: withLast(state, { ...last, text: last.text + delta.text }) };
+    return { ok: true, items: withLast(items, { ...last, text: last.text + delta.text }) };
   }
-  if (items.some((item) => item.id === delta.item_id)) {
+  if (holdsItemAnywhere(state.items, delta.item_id)) {
     return { ok: false, refusal: REDUCE_REFUSALS.NotReasoningStream, message: `item ${delta.item_id} is not an open reasoning stream` };
   }
   const opened: Reasoning = {
@@ -112,5 +144,5 @@ export function applyReasoningDelta(state: UiState, delta: ChatReasoningDelta): 
     streaming: true,
     ts: delta.ts,
   };
-  return { ok: true, state: { ...state, items: [...items, opened] } };
+  return { ok: true, items: [...items, opened] };
 }

@@ -1,8 +1,8 @@
 // The features a default hello asks for are FOLDED_FEATURES, and that list is exactly the features
 // this client folds: for every feature of the newest version there is a probe that feeds the
 // client's reducer (the delta rules, the state tracker, the page merge) what the feature brings, and
-// a feature is listed if and only if its probe passes. Listing `subagents` before the reducer folds
-// nested frames, or leaving out a feature it folds, fails here.
+// a feature is listed if and only if its probe passes. Listing a feature the reducer does not fold
+// (as `subagents` was before nested deltas were), or leaving out one it folds, fails here.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import {
@@ -89,5 +89,5 @@ test("the default offer lists exactly the features whose probes pass", () => {
     const folded = PROBES[feature]();
     assert.equal(FOLDED_FEATURES.includes(feature), folded, `${feature}: ${folded ? "folded but not offered" : "offered but the reducer does not fold it"}`);
   }
-  assert.ok(!FOLDED_FEATURES.includes("subagents"), "nested frames are not folded yet");
+  assert.ok(FOLDED_FEATURES.includes("subagents"), "nested deltas are folded (test/subagent-traces.test.mjs)");
 });
