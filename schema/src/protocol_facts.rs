@@ -90,6 +90,7 @@ pub fn document() -> Value {
         "max_window_items": crate::window::MAX_WINDOW_ITEMS,
         "max_history_page_items": crate::window::MAX_HISTORY_PAGE_ITEMS,
         "max_reasoning_payload_bytes": crate::MAX_REASONING_PAYLOAD_BYTES,
+        "max_subagent_depth": crate::subagent::MAX_SUBAGENT_DEPTH,
         "reasoning_payload_pattern": crate::chat::reasoning::ENCRYPTED_PATTERN,
         "usage_amount_pattern": crate::usage::AMOUNT_PATTERN,
         "usage_currency_pattern": crate::usage::CURRENCY_PATTERN,

@@ -166,6 +166,7 @@ def render(facts: dict[str, Any]) -> str:
         ("Longest `wait` / `run_ms` of a script, in milliseconds.", "MAX_SCRIPT_DELAY_MS", "int", "max_script_delay_ms"),
         ("Longest `expire_after_ms` of a script.", "MAX_EXPIRY_MS", "int", "max_expiry_ms"),
         ("Most `chunks` of one scripted say.", "MAX_SAY_CHUNKS", "int", "max_say_chunks"),
+        ("How deep a sub-agent may run: a top-level call's at depth 1 (STATE-069, since 1.3).", "MAX_SUBAGENT_DEPTH", "int", "max_subagent_depth"),
         ("What turns a `tool_call_id` into the id of its `tool_output` item (STATE-015).", "OUTPUT_ID_SUFFIX", "str", "output_id_suffix"),
         ("The identifier rule (ID-001), as a regular expression.", "ID_PATTERN", "str", "id_pattern"),
         ("The server frames that are events for the reducer, in schema order.", "EVENT_TYPES", "tuple[str, ...]", "events"),

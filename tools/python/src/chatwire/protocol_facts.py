@@ -115,6 +115,8 @@ MAX_SCRIPT_DELAY_MS: Final[int] = 60000
 MAX_EXPIRY_MS: Final[int] = 600000
 #: Most `chunks` of one scripted say.
 MAX_SAY_CHUNKS: Final[int] = 1000
+#: How deep a sub-agent may run: a top-level call's at depth 1 (STATE-069, since 1.3).
+MAX_SUBAGENT_DEPTH: Final[int] = 4
 #: What turns a `tool_call_id` into the id of its `tool_output` item (STATE-015).
 OUTPUT_ID_SUFFIX: Final[str] = '.output'
 #: The identifier rule (ID-001), as a regular expression.

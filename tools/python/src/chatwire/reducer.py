@@ -3,7 +3,8 @@
 Spec: `spec/ui-state.md#reducer-rules`. This is a second implementation of
 `chatwire_schema::reduce` (schema/src/reducer.rs), the reference semantics; the two are proven
 equal by tests/test_reducer_traces.py on the corpus the Rust crate writes to
-fixtures/reducer-traces/. It works on plain JSON values, exactly as they travel: a state is the
+fixtures/reducer-traces/, and on sub-agent transcripts (since 1.3, subagents.py) by
+tests/test_subagent_traces.py on fixtures/subagent-traces/. It works on plain JSON values, exactly as they travel: a state is the
 `state` member of a `ui_state_snapshot`, an event is a server frame.
 
 Null and absent: an optional member sent as `null` is the same as an absent one (serde reads both
@@ -18,8 +19,11 @@ import re
 from dataclasses import dataclass
 from typing import Any, Final
 
-from chatwire import facts
+from chatwire import facts, subagents
 from chatwire.facts import ID_PATTERN, OUTPUT_ID_SUFFIX
+from chatwire.refusals import ReduceError
+from chatwire.refusals import ensure_running as _ensure_running
+from chatwire.subagents import open_calls_among, open_stream_of, transcript_at
 from chatwire.usage import UsageError, usage_added
 
 __all__ = [
@@ -47,15 +51,6 @@ _OPEN: Final = ("pending", "running")
 
 #: The server frames that change the state; every other frame leaves it alone.
 EVENT_TYPES: Final = frozenset(facts.EVENT_TYPES)
-
-class ReduceError(ValueError):
-    """An event the reducer refuses; `kind` is the Rust variant's name, `requirement` the rule."""
-
-    def __init__(self, kind: str, message: str) -> None:
-        super().__init__(message)
-        self.kind = kind
-        self.requirement = facts.REDUCE_REFUSALS[kind]
-
 
 def empty_state() -> JsonObject:
     """The state of a new session (`STATE-005`)."""
@@ -115,37 +110,37 @@ def _has_invocation(state: JsonObject, invocation: str) -> bool:
 
 
 def _open_calls(state: JsonObject, invocation: str | None) -> list[JsonObject]:
-    return [
-        i
-        for i in state["items"]
-        if i["kind"] == "tool_call" and i["status"] in _OPEN and (invocation is None or i["invocation_id"] == invocation)
-    ]
-
-
-def _ensure_running(state: JsonObject, invocation: str) -> None:
-    run = state["run"]
-    if not (run["status"] == "running" and run.get("invocation_id") == invocation):
-        raise ReduceError("NotInRun", f"no run of invocation {invocation} is in progress")
+    """Open calls of every transcript, a host before its transcript's (since 1.3)."""
+    return open_calls_among(state["items"], invocation)
 
 
 def _ensure_new_id(state: JsonObject, item_id: str) -> None:
-    if any(i["id"] == item_id for i in state["items"]):
+    """`STATE-020`: ids are unique across every transcript."""
+    if subagents.holds_item_anywhere(state, item_id):
         raise ReduceError("DuplicateItemId", f"an item with id {item_id} already exists")
 
 
-def _call_index(state: JsonObject, tool_call_id: str) -> int:
-    items = state["items"]
-    for index in range(len(items) - 1, -1, -1):
-        if items[index]["kind"] == "tool_call" and items[index]["id"] == tool_call_id:
-            return index
-    raise ReduceError("UnknownToolCall", f"unknown tool call {tool_call_id}")
+def _find_call(state: JsonObject, tool_call_id: str) -> tuple[list[int], JsonObject]:
+    found = subagents.find_call(state, tool_call_id)
+    if found is None:
+        raise ReduceError("UnknownToolCall", f"unknown tool call {tool_call_id}")
+    return found
 
 
 def _open_call(state: JsonObject, tool_call_id: str) -> JsonObject:
-    call: JsonObject = state["items"][_call_index(state, tool_call_id)]
+    call = _find_call(state, tool_call_id)[1]
     if call["status"] not in _OPEN:
         raise ReduceError("AlreadySettled", f"tool call {tool_call_id} already settled as {call['status']}")
     return call
+
+
+def _transcript(state: JsonObject, e: JsonObject) -> list[JsonObject]:
+    """The transcript an item-creating event adds to (`STATE-065`): the top level, or that of the
+    call its `parent_call_id` names, which must host a running sub-agent; then the run is checked."""
+    parent = _opt(e, "parent_call_id")
+    hosts = [] if parent is None else subagents.running_host(state, parent)
+    _ensure_running(state, e["invocation_id"])
+    return transcript_at(state["items"], hosts)
 
 
 def latest_user_invocation(state: JsonObject) -> str | None:
@@ -231,19 +226,23 @@ class CancelScope:
 
 def open_stream(state: JsonObject) -> JsonObject | None:
     """The open stream (`STATE-042`): the last item, when it is an `assistant_markdown` still streaming."""
-    items: list[JsonObject] = state["items"]
-    if items and items[-1]["kind"] == "assistant_markdown" and items[-1].get("streaming") is True:
-        return items[-1]
-    return None
+    return _open_text(state["items"])
 
 
 def open_reasoning(state: JsonObject) -> JsonObject | None:
     """The open reasoning stream (`STATE-054`, since 1.3): the last item, when it is a `reasoning`
     item still streaming."""
-    items: list[JsonObject] = state["items"]
-    if items and items[-1]["kind"] == "reasoning" and items[-1].get("streaming") is True:
-        return items[-1]
-    return None
+    return _open_reasoning(state["items"])
+
+
+def _open_text(items: list[JsonObject]) -> JsonObject | None:
+    stream = open_stream_of(items)
+    return stream if stream is not None and stream["kind"] == "assistant_markdown" else None
+
+
+def _open_reasoning(items: list[JsonObject]) -> JsonObject | None:
+    stream = open_stream_of(items)
+    return stream if stream is not None and stream["kind"] == "reasoning" else None
 
 
 def open_stream_id(state: JsonObject) -> str | None:
@@ -255,59 +254,62 @@ def open_stream_id(state: JsonObject) -> str | None:
 
 def without_open_stream(state: JsonObject) -> JsonObject:
     """The view of a connection without `assistant_stream`: `state` without its open stream, text
-    or reasoning (`REASON-002`)."""
+    or reasoning (`REASON-002`), nor that of any sub-agent transcript (`STREAM-011`)."""
     view = copy.deepcopy(state)
     if open_stream_id(view) is not None:
         view["items"].pop()
+    subagents.strip_nested_streams(view["items"])
     return view
 
 
-def _ensure_no_open_stream(state: JsonObject) -> None:
-    stream = open_stream(state)
+def _ensure_no_open_stream(items: list[JsonObject]) -> None:
+    """`STATE-046`, on one transcript."""
+    stream = _open_text(items)
     if stream is not None:
         raise ReduceError("StreamOpen", f"assistant message {stream['id']} is still streaming")
 
 
-def _ensure_no_open_reasoning(state: JsonObject) -> None:
-    stream = open_reasoning(state)
+def _ensure_no_open_reasoning(items: list[JsonObject]) -> None:
+    """`STATE-060`, on one transcript."""
+    stream = _open_reasoning(items)
     if stream is not None:
         raise ReduceError("ReasoningStreamOpen", f"reasoning {stream['id']} is still streaming")
 
 
 def _apply_reasoning_delta(state: JsonObject, e: JsonObject) -> None:
-    """`STATE-054`: a reasoning delta opens or grows the open reasoning stream."""
-    _ensure_running(state, e["invocation_id"])
+    """`STATE-054`: a reasoning delta opens or grows the open reasoning stream of its transcript."""
+    items = _transcript(state, e)
     item_id = e["item_id"]
-    open_id = open_stream_id(state)
-    if open_id is not None:
-        if open_id != item_id:
-            raise ReduceError("ReasoningStreamOpen", f"item {open_id} is still streaming")
-        stream = open_reasoning(state)
+    open_one = open_stream_of(items)
+    if open_one is not None:
+        if open_one["id"] != item_id:
+            raise ReduceError("ReasoningStreamOpen", f"item {open_one['id']} is still streaming")
+        stream = _open_reasoning(items)
         if stream is None or stream["invocation_id"] != e["invocation_id"]:
             # The open stream is a text stream, or another invocation's.
             raise ReduceError("NotReasoningStream", f"item {item_id} is not an open reasoning stream of this invocation")
         stream["text"] += e["text"]
         return
-    if any(i["id"] == item_id for i in state["items"]):
+    if subagents.holds_item_anywhere(state, item_id):
         raise ReduceError("NotReasoningStream", f"item {item_id} exists and is not an open reasoning stream")
-    state["items"].append(
+    items.append(
         {"kind": "reasoning", "id": item_id, "invocation_id": e["invocation_id"], "text": e["text"], "streaming": True, "ts": e["ts"]}
     )
 
 
 def _apply_reasoning(state: JsonObject, e: JsonObject) -> None:
-    """`STATE-055`: a whole reasoning item, or the end of the open reasoning stream."""
-    _ensure_running(state, e["invocation_id"])
+    """`STATE-055`: a whole reasoning item, or the end of the open reasoning stream of its transcript."""
+    items = _transcript(state, e)
     item_id = e["item_id"]
     redacted = _opt(e, "redacted") is True
     encrypted = _opt(e, "encrypted")
     if redacted and e["text"] != "":
         raise ReduceError("RedactedWithText", f"reasoning {item_id} is redacted but carries text")
-    open_id = open_stream_id(state)
-    if open_id is not None:
-        if open_id != item_id:
-            raise ReduceError("ReasoningStreamOpen", f"item {open_id} is still streaming")
-        stream = open_reasoning(state)
+    open_one = open_stream_of(items)
+    if open_one is not None:
+        if open_one["id"] != item_id:
+            raise ReduceError("ReasoningStreamOpen", f"item {open_one['id']} is still streaming")
+        stream = _open_reasoning(items)
         if stream is None:
             # The open stream is a text stream: a reasoning frame cannot end it.
             raise ReduceError("NotReasoningStream", f"item {item_id} is not an open reasoning stream")
@@ -328,7 +330,7 @@ def _apply_reasoning(state: JsonObject, e: JsonObject) -> None:
         item["redacted"] = True
     _set_opt(item, "encrypted", encrypted)
     item["ts"] = e["ts"]
-    state["items"].append(item)
+    items.append(item)
 
 
 def _usage_after(state: JsonObject, e: JsonObject) -> JsonObject | None:
@@ -375,9 +377,9 @@ def _apply(state: JsonObject, e: JsonObject) -> None:
             raise ReduceError("StaleInvocation", f"invocation {invocation} is not the latest turn, so no run of it can start")
         state["run"] = {"status": "running", "invocation_id": invocation}
     elif kind == "chat.assistant_message":  # STATE-012
-        _ensure_running(state, e["invocation_id"])
-        _ensure_no_open_reasoning(state)  # STATE-060
-        stream = open_stream(state)
+        items = _transcript(state, e)
+        _ensure_no_open_reasoning(items)  # STATE-060
+        stream = _open_text(items)
         if stream is not None:  # STATE-043 ends the open stream, STATE-046 refuses any other message
             if stream["id"] != e["item_id"]:
                 raise ReduceError("StreamOpen", f"assistant message {stream['id']} is still streaming")
@@ -398,9 +400,9 @@ def _apply(state: JsonObject, e: JsonObject) -> None:
             }
         )
     elif kind == "chat.assistant_message_delta":  # STATE-042
-        _ensure_running(state, e["invocation_id"])
-        _ensure_no_open_reasoning(state)  # STATE-060
-        stream = open_stream(state)
+        items = _transcript(state, e)
+        _ensure_no_open_reasoning(items)  # STATE-060
+        stream = _open_text(items)
         if stream is not None:
             if stream["id"] != e["item_id"]:
                 raise ReduceError("StreamOpen", f"assistant message {stream['id']} is still streaming")
@@ -408,7 +410,7 @@ def _apply(state: JsonObject, e: JsonObject) -> None:
                 raise ReduceError("NotStreaming", f"item {e['item_id']} is not an open stream of this invocation")
             stream["markdown"] += e["delta"]
             return
-        if any(i["id"] == e["item_id"] for i in items):
+        if subagents.holds_item_anywhere(state, e["item_id"]):
             raise ReduceError("NotStreaming", f"item {e['item_id']} exists and is not an open stream")
         items.append(
             {
@@ -422,9 +424,9 @@ def _apply(state: JsonObject, e: JsonObject) -> None:
         )
     elif kind == "chat.tool_call":  # STATE-013
         call_id = e["tool_call_id"]
-        _ensure_running(state, e["invocation_id"])
-        _ensure_no_open_stream(state)  # STATE-046
-        _ensure_no_open_reasoning(state)  # STATE-060
+        items = _transcript(state, e)
+        _ensure_no_open_stream(items)  # STATE-046
+        _ensure_no_open_reasoning(items)  # STATE-060
         corr = _opt(e, "corr")
         if corr is not None and corr != call_id:
             raise ReduceError("CorrMismatch", f"corr {corr} differs from tool_call_id {call_id}")
@@ -464,12 +466,14 @@ def _apply(state: JsonObject, e: JsonObject) -> None:
         call["progress"] = progress
     elif kind == "chat.tool_output":  # STATE-015
         call_id = e["tool_call_id"]
-        index = _call_index(state, call_id)
-        call = items[index]
+        path, call = _find_call(state, call_id)
         if call["status"] not in _OPEN:
             raise ReduceError("AlreadySettled", f"tool call {call_id} already settled as {call['status']}")
+        if "subagent" in call:  # STATE-074: a host's output is its transcript
+            raise ReduceError("OutputOfHost", f"tool call {call_id} hosts a sub-agent, whose transcript is its output")
         output_id = output_item_id(call_id)
-        at = index + 1
+        items = transcript_at(items, path[:-1])
+        at = path[-1] + 1
         exists = at < len(items) and items[at]["kind"] == "tool_output" and items[at]["id"] == output_id
         if not exists:
             # An item created after the call may have taken the id (STATE-020).
@@ -500,6 +504,7 @@ def _apply(state: JsonObject, e: JsonObject) -> None:
             out["exit_code"] = _int(e["exit_code"])
     elif kind == "chat.tool_call_complete":  # STATE-016
         call = _open_call(state, e["tool_call_id"])
+        subagents.ensure_subagent_ended(call)  # STATE-073
         status = e["status"]
         if status == "expired" and call["status"] != "pending":
             raise ReduceError("NotAwaiting", f"tool call {e['tool_call_id']} does not await a response, so it cannot expire")
@@ -510,6 +515,7 @@ def _apply(state: JsonObject, e: JsonObject) -> None:
         call["settled_ts"] = e["ts"]
     elif kind == "chat.tool_call_dismiss":  # STATE-017
         call = _open_call(state, e["tool_call_id"])
+        subagents.ensure_subagent_ended(call)  # STATE-073
         call["status"] = "dismissed"
         dismissal: JsonObject = {"initiated_by": e["initiated_by"]}
         _set_opt(dismissal, "reason", _opt(e, "reason"))
@@ -518,12 +524,13 @@ def _apply(state: JsonObject, e: JsonObject) -> None:
     elif kind == "chat.run_complete":  # STATE-018
         invocation = e["invocation_id"]
         _ensure_running(state, invocation)
-        _ensure_no_open_stream(state)  # STATE-046
-        _ensure_no_open_reasoning(state)  # STATE-060
+        _ensure_no_open_stream(items)  # STATE-046
+        _ensure_no_open_reasoning(items)  # STATE-060
         status = e["status"]
         open_calls_of_run = _open_calls(state, invocation)
         if status == "awaiting_input":
-            running = [c["id"] for c in open_calls_of_run if c["status"] == "running"]
+            # A waiting host waits with its nested form (STATE-067).
+            running = [c["id"] for c in open_calls_of_run if c["status"] == "running" and not subagents.is_waiting_host(c)]
             if running:
                 raise ReduceError("OpenToolCalls", f"run of invocation {invocation} ended {status} while tool calls are open: {running}")
             if not open_calls_of_run:
@@ -564,7 +571,7 @@ def _apply(state: JsonObject, e: JsonObject) -> None:
         if turn != e["invocation_id"] or latest_user_invocation(state) != turn:
             raise ReduceError("NotInLatestTurn", f"item {after} is not in the latest turn named by the retry")
         kept = retry_cut(items, kept) - 1
-        open_kept = [i["id"] for i in items[: kept + 1] if i["kind"] == "tool_call" and i["status"] in _OPEN]
+        open_kept = [c["id"] for c in open_calls_among(items[: kept + 1], None)]
         if open_kept:
             raise ReduceError("OpenCallKept", f"a retry would keep open tool calls: {open_kept}")
         removed_ids = [i["id"] for i in items[kept + 1 :]]
@@ -576,5 +583,9 @@ def _apply(state: JsonObject, e: JsonObject) -> None:
         _apply_reasoning_delta(state, e)
     elif kind == "chat.reasoning":  # STATE-055
         _apply_reasoning(state, e)
+    elif kind == "chat.subagent_started":  # STATE-064
+        subagents.start(state, e)
+    elif kind == "chat.subagent_complete":  # STATE-066
+        subagents.complete(state, e)
     else:
         raise ValueError(f"{kind!r} is not an event frame")
