@@ -4,10 +4,11 @@
 //! nested items as the Rust one does. Written, not drawn: random events almost never build a
 //! running host, so every rule of `STATE-064` … `STATE-075` is met here on purpose.
 //!
-//! Each step also holds the state after it (`state`): a client that folds only the deltas itself
-//! and takes every other change as a patch (tools/npm) replays each delta on the state before it.
+//! Each step also holds the state after it (`state`) and, when applied, its `ui_state_patch`
+//! payload (`patch`): a client that folds the deltas itself and takes every other change as a
+//! patch (tools/npm) replays each delta, and applies each patch, on the state before it.
 
-use chatwire_schema::{Direction, FrameValidator, UiState};
+use chatwire_schema::{Direction, FrameValidator, ServerFrame, UiState};
 use serde_json::{json, Value};
 
 use super::{check_or_update, step};
@@ -152,6 +153,7 @@ fn written() -> Vec<(&'static str, Vec<Value>, Vec<Value>)> {
         a.call(h, "tc-n9", false),          // STATE-071
         complete("tc-h1"),
         a.end("completed"),
+        started("tc-n1", "th-9", None, false), // STATE-022: its run has ended
     ]);
     traces.push(("subagent-streams-and-completes", Vec::new(), f));
 
@@ -168,6 +170,7 @@ fn written() -> Vec<(&'static str, Vec<Value>, Vec<Value>)> {
         a.call(h2, "tc-f1", true),
         started("tc-f1", "th-3", None, false), // STATE-068: a pending call hosts nothing
         a.end("awaiting_input"),               // every open call waits: the hosts are waiting hosts
+        ended("tc-h2", "completed", false),    // STATE-022: no run slice is in progress
         a.user("um-2"),                        // STATE-032: calls open at a new turn
         complete("tc-f1"),                     // the user's answer settles the nested form
         a.run(),
@@ -308,11 +311,21 @@ fn fold(validator: &FrameValidator, state: &mut UiState, frames: Vec<Value>, seq
             frame["ts"] = json!(format!("2026-11-29T10:{:02}:{:02}Z", *seq / 60, *seq % 60));
             *seq += 1;
             assert!(validator.check(Direction::ServerToClient, &frame).is_ok(), "schema-invalid: {frame}");
-            let mut step = step(state, frame);
+            let before = state.clone();
+            let mut step = step(state, frame.clone());
             step["state"] = serde_json::to_value(&*state).expect("a state serializes");
+            if step["refused"].is_null() {
+                step["patch"] = json!(patch_of(before, &frame));
+            }
             step
         })
         .collect()
+}
+
+/// The `ui_state_patch` payload of an applied event on the state before it (`STATE-036`).
+fn patch_of(mut before: UiState, frame: &Value) -> Vec<chatwire_schema::state_patch::PatchOp> {
+    let parsed: ServerFrame = serde_json::from_value(frame.clone()).expect("a schema-valid frame deserializes");
+    before.apply_with_patch(parsed.ui_event().expect("an event")).expect("the step applied it")
 }
 
 pub(super) fn subagent_traces(validator: &FrameValidator) -> String {

@@ -3,14 +3,14 @@
 // which schema/tests/support/corpus_subagents.rs writes and drift-checks. The client folds the
 // deltas itself and takes every other change as a patch, so each delta step of each trace is
 // replayed on the state before it (the trace's initial state is a snapshot's): the same new state,
-// or a refusal by the same requirement that changes nothing. The other steps are the Python
-// reducer's to prove (tools/python/tests/test_subagent_traces.py).
+// or a refusal by the same requirement that changes nothing; and every other applied step's patch
+// (nested paths, /items/3/subagent/items/5/...) applied to the state before it gives Rust's state.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { applyDelta, applyReasoningDelta } from "../dist/index.js";
+import { applyDelta, applyJsonPatch, applyReasoningDelta } from "../dist/index.js";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 const traces = readFileSync(path.join(root, "fixtures/subagent-traces/traces.jsonl"), "utf8")
@@ -18,14 +18,14 @@ const traces = readFileSync(path.join(root, "fixtures/subagent-traces/traces.jso
   .filter((line) => line.trim() !== "")
   .map((line) => JSON.parse(line));
 
-/** Every delta step with the state before it. */
-const deltas = traces.flatMap((trace) =>
-  trace.steps.flatMap((step, n) => {
-    const before = n === 0 ? trace.initial : trace.steps[n - 1].state;
-    const isDelta = step.event.type === "chat.assistant_message_delta" || step.event.type === "chat.reasoning_delta";
-    return isDelta ? [{ name: `${trace.name} seq ${step.event.seq}`, before, step }] : [];
-  }),
+/** Every step with the state before it. */
+const steps = traces.flatMap((trace) =>
+  trace.steps.map((step, n) => ({ name: `${trace.name} seq ${step.event.seq}`, before: n === 0 ? trace.initial : trace.steps[n - 1].state, step })),
 );
+const isDelta = (event) => event.type === "chat.assistant_message_delta" || event.type === "chat.reasoning_delta";
+const deltas = steps.filter((s) => isDelta(s.step.event));
+/** The applied steps whose change reaches the client as a patch. */
+const patched = steps.filter((s) => !isDelta(s.step.event) && s.step.refused === null);
 
 const apply = (state, delta) => (delta.type === "chat.reasoning_delta" ? applyReasoningDelta(state, delta) : applyDelta(state, delta));
 
@@ -83,6 +83,14 @@ describe("the shared sub-agent corpus", () => {
         const shared = now.filter((item, i) => item === was[i]).length;
         assert.ok(shared >= now.length - 1, `${name}: only the streaming item of the transcript is new`);
       }
+    }
+  });
+
+  test("every other applied step: Rust's patch on the state before it gives Rust's state", () => {
+    assert.ok(patched.some((s) => s.step.patch.some((op) => /^\/items\/\d+\/subagent\/items\/\d+\/subagent\//.test(op.path))), "a depth-2 patch");
+    for (const { name, before, step } of patched) {
+      const state = frozen(structuredClone(before));
+      assert.deepStrictEqual(applyJsonPatch(state, step.patch), step.state, name);
     }
   });
 });
