@@ -317,7 +317,7 @@ describe("protocol 1.1: versions, features, patches", () => {
     }
   });
 
-  test("a 1.3 server that implements subagents does not put it in force: the client cannot fold nested frames", async () => {
+  test("a 1.3 server that implements every feature puts in force exactly those the client folds, subagents among them", async () => {
     // A server as session.md has it: `features` absent, every feature it implements is in force;
     // listed, those of them it implements (SESSION-012).
     const implemented = VERSION_FACTS["1.3"].features;
@@ -329,7 +329,7 @@ describe("protocol 1.1: versions, features, patches", () => {
     const inForce = hello.features === undefined ? implemented : implemented.filter((f) => hello.features.includes(f));
     welcome(socket(), { version: "1.3", capabilities: ["rewind", ...implemented], limits: { max_frame_bytes: 1 << 20, max_attached_connections: 8 }, features: inForce });
     await connected;
-    assert.ok(!client.session.features.includes("subagents"), JSON.stringify(client.session.features));
+    assert.ok(client.session.features.includes("subagents"), JSON.stringify(client.session.features));
     assert.deepEqual(client.session.features, [...FOLDED_FEATURES]);
     client.close();
   });
