@@ -183,3 +183,69 @@ export async function pageUntil(page, what, probe, arg, ms = STEP_MS) {
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
+
+/** The `ts` of every frame a scripted server sends. */
+export const SCRIPTED_TS = "2026-11-23T10:00:00Z";
+
+/**
+ * A scripted 1.3 server behind the page's WebSocket (playwright's routeWebSocket), with `features` in
+ * force: it welcomes the hello with an empty session,
+ * and `play(frames)` sends frames, numbering their `seq` and sending the state after each event as
+ * a `ui_state_updated` (no `ui_state_patch` in force), except after a delta, whose state the client
+ * builds itself (STREAM-007). `state` is the state the frames lead to, kept by the test.
+ */
+export function scriptedServer(sessionId, features) {
+  let socket = null;
+  let seq = 0;
+  const state = { items: [], run: { status: "idle" } };
+  const messages = [];
+  const waiting = [];
+  const send = (frame) => socket.send(JSON.stringify({ ...frame, seq: ++seq }));
+  return {
+    state,
+    route(ws) {
+      socket = ws;
+      ws.onMessage((text) => {
+        const frame = JSON.parse(text);
+        if (frame.type === "session.hello") {
+          send({
+            type: "session.welcome", in_reply_to: frame.id, version: "1.3", session_id: sessionId, resume_token: `rt-${sessionId}`,
+            resumed: false, capabilities: ["rewind", "tool_output", ...features], features, limits: { max_frame_bytes: 1048576 },
+          });
+          send({ type: "ui_state_snapshot", v: "ui_state_v1", state });
+          return;
+        }
+        messages.push(frame);
+        for (const w of waiting.splice(0)) w();
+      });
+    },
+    /** The next client frame of `type` (a user message, …), once it arrived. */
+    async next(type) {
+      for (;;) {
+        const found = messages.findIndex((m) => m.type === type);
+        if (found >= 0) return messages.splice(found, 1)[0];
+        await new Promise((resolve) => waiting.push(resolve));
+      }
+    },
+    /** Sends each frame, and after each event but a delta the state it leads to (`change` makes it). */
+    play(...steps) {
+      for (const [frame, change] of steps) {
+        send({ ...frame, ts: SCRIPTED_TS });
+        if (change !== undefined) {
+          change(state);
+          send({ type: "ui_state_updated", v: "ui_state_v1", state });
+        }
+      }
+    },
+  };
+}
+
+/** One turn's opening frames on a scripted server: the accepted `request` (a chat.user_message) and its run, invocation `inv-<n>`. */
+export function opening(server, request, n) {
+  const inv = `inv-${n}`;
+  server.play(
+    [{ type: "chat.user_message_accepted", in_reply_to: request.id, invocation_id: inv, item_id: `u-${n}`, text: request.text },
+      (s) => s.items.push({ kind: "user_message", id: `u-${n}`, invocation_id: inv, client_message_id: request.id, text: request.text, ts: SCRIPTED_TS })],
+    [{ type: "chat.run_started", invocation_id: inv }, (s) => (s.run = { status: "running", invocation_id: inv })],
+  );
+}

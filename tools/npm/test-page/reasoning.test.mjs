@@ -12,74 +12,12 @@
 // nothing of reasoning or usage shows. Screenshots go to $CHATWIRE_SCREENSHOTS (chat-page.mjs).
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { WIDTHS, finishWelcomeTurn, load, openPage, pageUntil, send, startWelcomeTurn } from "./chat-page.mjs";
+import { WIDTHS, finishWelcomeTurn, load, opening, openPage, pageUntil, SCRIPTED_TS, scriptedServer, send, startWelcomeTurn } from "./chat-page.mjs";
 
-const TS = "2026-11-23T10:00:00Z";
+const TS = SCRIPTED_TS;
 /** A payload the page must never show: it is the model's, not the reader's. */
 const SECRET = "U0VDUkVULXBheWxvYWQtbmV2ZXItc2hvd24=";
 const FEATURES = ["assistant_stream", "reasoning", "usage"];
-
-/**
- * A scripted 1.3 server behind the page's WebSocket: it welcomes the hello with an empty session,
- * and `play(frames)` sends frames, numbering their `seq` and sending the state after each event as
- * a `ui_state_updated` (no `ui_state_patch` in force), except after a delta, whose state the client
- * builds itself (STREAM-007). `state` is the state the frames lead to, kept by the test.
- */
-function scriptedServer() {
-  let socket = null;
-  let seq = 0;
-  const state = { items: [], run: { status: "idle" } };
-  const messages = [];
-  const waiting = [];
-  const send = (frame) => socket.send(JSON.stringify({ ...frame, seq: ++seq }));
-  return {
-    state,
-    route(ws) {
-      socket = ws;
-      ws.onMessage((text) => {
-        const frame = JSON.parse(text);
-        if (frame.type === "session.hello") {
-          send({
-            type: "session.welcome", in_reply_to: frame.id, version: "1.3", session_id: "s-reasoning", resume_token: "rt-reasoning",
-            resumed: false, capabilities: ["rewind", "tool_output", ...FEATURES], features: FEATURES, limits: { max_frame_bytes: 1048576 },
-          });
-          send({ type: "ui_state_snapshot", v: "ui_state_v1", state });
-          return;
-        }
-        messages.push(frame);
-        for (const w of waiting.splice(0)) w();
-      });
-    },
-    /** The next client frame of `type` (a user message, …), once it arrived. */
-    async next(type) {
-      for (;;) {
-        const found = messages.findIndex((m) => m.type === type);
-        if (found >= 0) return messages.splice(found, 1)[0];
-        await new Promise((resolve) => waiting.push(resolve));
-      }
-    },
-    /** Sends each frame, and after each event but a delta the state it leads to (`change` makes it). */
-    play(...steps) {
-      for (const [frame, change] of steps) {
-        send({ ...frame, ts: TS });
-        if (change !== undefined) {
-          change(state);
-          send({ type: "ui_state_updated", v: "ui_state_v1", state });
-        }
-      }
-    },
-  };
-}
-
-/** One turn's opening frames: the accepted message and its run. */
-function opening(server, request, n) {
-  const inv = `inv-${n}`;
-  server.play(
-    [{ type: "chat.user_message_accepted", in_reply_to: request.id, invocation_id: inv, item_id: `u-${n}`, text: request.text },
-      (s) => s.items.push({ kind: "user_message", id: `u-${n}`, invocation_id: inv, client_message_id: request.id, text: request.text, ts: TS })],
-    [{ type: "chat.run_started", invocation_id: inv }, (s) => (s.run = { status: "running", invocation_id: inv })],
-  );
-}
 
 /** The end of a turn: its answer, then its run's end with `usage`, and the sums it leads to. */
 function closing(server, n, answer, usage, sums) {
@@ -117,7 +55,7 @@ const reasoningBox = (page) =>
 for (const width of WIDTHS) {
   test(`${width} px: reasoning is collapsed, opens from the keyboard and streams open; usage per run and the session's total`, async (t) => {
     const { page, problems, pageUrl, shot } = await openPage(t, width);
-    const server = scriptedServer();
+    const server = scriptedServer("s-reasoning", FEATURES);
     await page.routeWebSocket(/\/ws$/, (ws) => server.route(ws));
     await load(page, pageUrl);
 

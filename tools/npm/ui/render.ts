@@ -3,11 +3,13 @@
 // is exactly what it showed before: a settled call is a chip, never a form again (TOOL-008). The
 // one exception is a failed run's error, which only `chat.run_complete` carries (see runFailed).
 // Protocol 1.3: reasoning items are disclosures, collapsed by default, and each run's usage is a
-// quiet line after its last item, the session's total in the footer (ui/reasoning.ts).
+// quiet line after its last item, the session's total in the footer (ui/reasoning.ts). A call that
+// hosts a sub-agent shows the sub-agent's run inside its card, in three tiers (ui/subagent.ts).
 import type { DisplayItem, ItemOf, UiState } from "../dist/index.js";
 import { type Answer, el } from "./dom.js";
 import { type ToolCallItem, SETTLED, assistant, card, chip, output, title, userMessage } from "./items.js";
 import { reasoning, runUsage, updateReasoning, usageText } from "./reasoning.js";
+import { type NestedCards, subagentPanel } from "./subagent.js";
 
 /** The page's fixed elements. */
 export interface Regions {
@@ -53,6 +55,8 @@ export class Renderer {
   #cursor: string | null = null;
   /** The reasoning items the reader opened: they stay open as they stream and after a render. */
   readonly #openReasoning = new Set<string>();
+  /** The hosts whose sub-agent backstage the reader opened: it stays open as the run goes on. */
+  readonly #openBackstage = new Set<string>();
   /** Each invocation's usage line, kept while its text is the same. */
   readonly #usageLines = new Map<string, { text: string; node: HTMLElement }>();
 
@@ -167,6 +171,19 @@ export class Renderer {
     for (const { at, node } of lines) transcript.splice(at, 0, node);
   }
 
+  /** A call's card, with the sub-agent run it hosts inside it (1.3), its nested calls' cards too. */
+  #card(call: ToolCallItem): HTMLElement {
+    const node = card(call, this.#answer, this.#onError, this.#answerable);
+    const nested: NestedCards = {
+      card: (inner) => this.#card(inner),
+      backstageOpen: (host) => this.#openBackstage.has(host),
+      setBackstageOpen: (host, open) => (open ? this.#openBackstage.add(host) : this.#openBackstage.delete(host)),
+    };
+    const panel = subagentPanel(call, nested);
+    if (panel !== null) node.querySelector(":scope > .header")?.after(panel);
+    return node;
+  }
+
   /** The transcript's line for a pending view: where it stands, and a button that opens it. */
   #viewRef(call: ToolCallItem): HTMLElement {
     const open = el("button", { type: "button", class: "link-button open-view" }, "Open");
@@ -240,7 +257,7 @@ export class Renderer {
           break;
         case "tool_call": {
           const settled = SETTLED.has(item.status);
-          const live = () => card(item, this.#answer, this.#onError, this.#answerable);
+          const live = () => this.#card(item);
           if (item.display === "artifact") {
             // The panel shows the artifact; the transcript keeps a reference at the call's place.
             artifacts.push(this.#node("a", item, live, seen));
