@@ -7,7 +7,9 @@
 //   (its reasoning and the tools it called) collapsed under one disclosure, its intermediate text,
 //   and its final content (the run's `response`, marked "Returned" when it ended with `return`);
 // - the block still streaming shows live below the finalized blocks, and grows delta by delta;
-// - the reader's open backstage stays open as the run goes on; the run's usage follows the host.
+// - the reader's open backstage stays open as the run goes on; the run's usage follows the host;
+// - a nested form (a call of the sub-agent awaiting the user) is answered inside the host's card,
+//   its answer naming the nested call, and once settled it joins the backstage.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { WIDTHS, load, opening, openPage, pageUntil, SCRIPTED_TS as TS, scriptedServer, send } from "./chat-page.mjs";
@@ -134,6 +136,47 @@ for (const width of WIDTHS) {
     assert.equal(await page.locator('[data-chip-for="tc-1"]').count(), 1, "the host settles as any call");
     assert.equal(seen.sideways, false, "the page scrolls sideways");
     await shot("subagent-returned");
+    assert.deepEqual(problems, []);
+  });
+}
+
+/** The sub-agent asks the user which day, with a nested form, and the run waits for the answer. */
+const ASKING = [
+  [inHost({ type: "chat.tool_call", tool_call_id: "tc-f", tool_name: "pick_day", component_type: "DayPicker", interaction_type: "ui_tool", awaiting_response: true, display: "inline", payload: { title: "Which day?", options: ["Friday", "Sunday"] }, call_index: 0 }),
+    (s) => nested(s).push({ kind: "tool_call", id: "tc-f", invocation_id: INV, tool_name: "pick_day", component_type: "DayPicker", interaction_type: "ui_tool", display: "inline", awaiting_response: true, status: "pending", payload: { title: "Which day?", options: ["Friday", "Sunday"] }, ts: TS })],
+  [{ type: "chat.run_complete", invocation_id: INV, status: "awaiting_input" }, (s) => (s.run = { status: "awaiting_input", invocation_id: INV })],
+];
+
+for (const width of WIDTHS) {
+  test(`${width} px: a sub-agent's form is answered inside its host's card, then joins the backstage`, async (t) => {
+    const { page, problems, pageUrl, shot } = await openPage(t, width);
+    const server = scriptedServer("s-subagent-form", FEATURES);
+    await page.routeWebSocket(/\/ws$/, (ws) => server.route(ws));
+    await load(page, pageUrl);
+
+    await send(page, "Book the cheapest flight");
+    opening(server, await server.next("chat.user_message"), 1);
+    server.play(...HOST, ...ASKING);
+    const form = page.locator('.tool-call[data-tool-call-id="tc-1"] > .subagent .subagent-live form.answer[data-form-for="tc-f"]');
+    await form.waitFor();
+    assert.equal(await page.locator(".subagent details.backstage").count(), 0, "nothing settled yet: no backstage");
+    const sideways = await page.evaluate(() => document.documentElement.scrollWidth > innerWidth);
+    assert.equal(sideways, false, "the page scrolls sideways");
+    await shot("subagent-form");
+
+    await form.getByRole("button", { name: "Sunday" }).click();
+    const response = await server.next("chat.tool_call_response");
+    assert.equal(response.tool_call_id, "tc-f", "the answer names the nested call");
+    assert.deepEqual(response.outcome, { action: "submit", value: "Sunday" });
+    server.play(
+      [{ type: "chat.tool_call_complete", tool_call_id: "tc-f", status: "completed", result: "Sunday", summary: "Sunday", in_reply_to: response.id },
+        (s) => Object.assign(nested(s)[0], { status: "completed", result: "Sunday", summary: "Sunday", settled_ts: TS })],
+      [{ type: "chat.run_started", invocation_id: INV }, (s) => (s.run = { status: "running", invocation_id: INV })],
+    );
+    await page.locator(".subagent details.backstage").waitFor();
+    assert.equal(await form.count(), 0, "the form is gone once answered");
+    assert.equal(await page.locator(".subagent details.backstage summary").textContent(), "Backstage · 1 step");
+    assert.equal(await page.locator('.subagent .backstage [data-chip-for="tc-f"]').textContent(), "Pick day: Sunday");
     assert.deepEqual(problems, []);
   });
 }
