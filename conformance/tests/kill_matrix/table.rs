@@ -769,6 +769,18 @@ pub const TABLE: &[Expectation] = &[
         caught_by: Caught::MustFailure,
         offer: Offer::Default,
     },
+    // A cancel closes the sub-agent's transcript, then the sub-agent sends one more chunk of the
+    // stream the cancel ended (SUBAGENT-011, not CANCEL-005: the frame is the sub-agent's; its
+    // transcript no longer runs, so the reducer refuses the chunk, STATE-071, as CANCEL-005's
+    // settlement after a cancel is also TOOL-010's).
+    Expectation {
+        fault: "cancel-leaves-subagent-running",
+        scenarios: &["subagent-cancelled-mid-stream"],
+        violates: &["SUBAGENT-011", "STATE-071"],
+        cascades: &[],
+        caught_by: Caught::MustFailure,
+        offer: Offer::Default,
+    },
     // Each replica numbers frames from its own counter: the two tabs get different frames under
     // one seq (CLUSTER-002, and ATTACH-006 for the two attached tabs). Genuine too: the replica
     // behind reads the others' commits from its own counter, so its tab misses what they committed
