@@ -769,6 +769,18 @@ pub const TABLE: &[Expectation] = &[
         caught_by: Caught::MustFailure,
         offer: Offer::Default,
     },
+    // A retry that keeps a host starts its sub-agent again (SUBAGENT-012, not RETRY-002: the frame
+    // runs the kept sub-agent). Genuine too: the kept host has settled, so the start is a frame of
+    // a settled call (TOOL-010) that the reducer refuses, the call hosting a sub-agent already
+    // (STATE-068).
+    Expectation {
+        fault: "retry-reruns-subagent",
+        scenarios: &["subagent-retry-keeps-then-removes-host"],
+        violates: &["SUBAGENT-012", "STATE-068", "TOOL-010"],
+        cascades: &[],
+        caught_by: Caught::MustFailure,
+        offer: Offer::Default,
+    },
     // A cancel closes the sub-agent's transcript, then the sub-agent sends one more chunk of the
     // stream the cancel ended (SUBAGENT-011, not CANCEL-005: the frame is the sub-agent's; its
     // transcript no longer runs, so the reducer refuses the chunk, STATE-071, as CANCEL-005's

@@ -46,6 +46,11 @@ pub(crate) trait DecisionFaults: Send + Sync + std::fmt::Debug {
         false
     }
 
+    /// Whether a retry starts the sub-agents of the hosts it keeps again (`SUBAGENT-012`: never).
+    fn reruns_kept_subagents(&self) -> bool {
+        false
+    }
+
     /// Whether a sub-agent whose stream a cancel ended streams on after it (`SUBAGENT-011`: never).
     fn subagent_runs_after_cancel(&self) -> bool {
         false
@@ -115,6 +120,10 @@ impl DecisionFaults for Fault {
 
     fn settles_after_cancel(&self) -> bool {
         *self == Fault::CancelToolSettlesCompleted
+    }
+
+    fn reruns_kept_subagents(&self) -> bool {
+        *self == Fault::RetryRerunsSubagent
     }
 
     fn subagent_runs_after_cancel(&self) -> bool {
