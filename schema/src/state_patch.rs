@@ -427,8 +427,9 @@ impl Folding {
 /// The patch is the concatenation of the [`UiState::apply_with_patch`] patches of the events, in
 /// order (the catch-up `spec/resume.md` names as valid), except that a run of consecutive deltas
 /// appending to the same stream gives one `test` and one `replace` of its text, the text after the
-/// last of them, in place of one pair per delta: a catch-up over a long stream is O(text), not
-/// O(text²). It satisfies `STATE-038` and `STATE-039`, and `STATE-040` against `events`; applied
+/// last of them, in place of one pair per delta (inside a sub-agent's transcript, since 1.3, the
+/// last delta's `test`s of host and item and its `replace`): a catch-up over a long stream is
+/// O(text), not O(text²). It satisfies `STATE-038` and `STATE-039`, and `STATE-040` against `events`; applied
 /// to any other base, its `test` ops fail wherever an event changes an existing item. No events
 /// give an empty patch and `base` itself.
 ///
@@ -442,6 +443,11 @@ pub fn catch_up<'a>(
     let mut state = Folding::Scanned(base.clone());
     // The index of the open stream whose text appending deltas changed since the last op.
     let mut stale_text: Option<usize> = None;
+    // Since 1.3: the open stream of a transcript that appending deltas changed since the last op,
+    // with the ops of the last of them. Those ops (a `test` of the host, of the item, and a
+    // `replace` of its whole text) depend only on the state they leave, so the run's last delta's
+    // stand for the whole run.
+    let mut stale_nested: Option<(Id, Vec<PatchOp>)> = None;
     for (position, event) in events.into_iter().enumerate() {
         if position == CATCH_UP_SCANNED_EVENTS {
             if let Folding::Scanned(scanned) = state {
@@ -453,7 +459,14 @@ pub fn catch_up<'a>(
             UiEvent::ReasoningDelta(e) => state.state().is_open_reasoning(&e.item_id, &e.invocation_id),
             _ => false,
         };
+        let appends_nested = match event {
+            UiEvent::AssistantMessageDelta(e) if e.parent_call_id.is_some() => Some(&e.item_id),
+            UiEvent::ReasoningDelta(e) if e.parent_call_id.is_some() => Some(&e.item_id),
+            _ => None,
+        }
+        .filter(|item| state.state().is_open_stream_anywhere(item));
         if appends {
+            flush_nested(&mut stale_nested, &mut patch);
             state.apply(event).map_err(|refusal| (position, refusal))?;
             stale_text = Some(state.state().items.len() - 1);
             continue;
@@ -461,12 +474,32 @@ pub fn catch_up<'a>(
         if let Some(index) = stale_text.take() {
             state.state().stream_text_ops(index, &mut patch);
         }
+        if let Some(item) = appends_nested {
+            let ops = state.apply_with_patch(event).map_err(|refusal| (position, refusal))?;
+            match &mut stale_nested {
+                Some((open, last)) if open == item => *last = ops,
+                _ => {
+                    flush_nested(&mut stale_nested, &mut patch);
+                    stale_nested = Some((item.clone(), ops));
+                }
+            }
+            continue;
+        }
+        flush_nested(&mut stale_nested, &mut patch);
         patch.extend(state.apply_with_patch(event).map_err(|refusal| (position, refusal))?);
     }
     if let Some(index) = stale_text {
         state.state().stream_text_ops(index, &mut patch);
     }
+    flush_nested(&mut stale_nested, &mut patch);
     Ok((state.into_state(), patch))
+}
+
+/// Puts the ops of a run of deltas into a transcript's open stream (see [`catch_up`]) into the patch.
+fn flush_nested(stale: &mut Option<(Id, Vec<PatchOp>)>, patch: &mut Vec<PatchOp>) {
+    if let Some((_, ops)) = stale.take() {
+        patch.extend(ops);
+    }
 }
 
 /// A patch that breaks the addressing or the size rule of `ui_state_patch`.

@@ -219,9 +219,9 @@ faults! {
     /// A run slice's usage is its last usage step's, not their sum.
     UsageNotSummed = "usage-not-summed":
         "a run slice's chat.run_complete carries the usage of its last usage step instead of the sum of all of them",
-    /// A resume snapshot restores the text of redacted reasoning from its encrypted copy.
+    /// A resume snapshot shows a redacted reasoning's payload as its text.
     RedactedReasoningReloaded = "redacted-reasoning-reloaded":
-        "the resume snapshot holds each redacted reasoning item's withheld text, decoded from its encrypted payload",
+        "the resume snapshot holds each redacted reasoning item's encrypted payload as its text",
     /// A continued sub-agent thread whose latest run returned starts as a new prompt.
     ContinuedThreadNewPrompt = "continued-thread-new-prompt":
         "a call continuing a sub-agent thread whose latest run ended with its return call sends chat.subagent_started without answers_return: the input goes to the sub-agent as a new prompt, not as the return call's result",
