@@ -225,6 +225,12 @@ faults! {
     /// A continued sub-agent thread whose latest run returned starts as a new prompt.
     ContinuedThreadNewPrompt = "continued-thread-new-prompt":
         "a call continuing a sub-agent thread whose latest run ended with its return call sends chat.subagent_started without answers_return: the input goes to the sub-agent as a new prompt, not as the return call's result",
+    /// A retry that keeps a host starts its sub-agent again.
+    RetryRerunsSubagent = "retry-reruns-subagent":
+        "a retry whose cut keeps a call hosting a sub-agent starts that sub-agent again (chat.subagent_started on the kept host) instead of keeping its transcript",
+    /// A cancel closes a sub-agent's transcript, but the sub-agent streams on.
+    CancelLeavesSubagentRunning = "cancel-leaves-subagent-running":
+        "after a cancel closed a sub-agent's open stream, the sub-agent sends one more chunk of it: its run was never stopped",
 }
 
 /// `--fault` named no known fault.
