@@ -51,10 +51,37 @@ pub fn parse_fault(_name: &str) -> Result<String, String> {
 /// Runs the bundled reference backend's command line (`args` without the program name).
 #[cfg(feature = "bundled-reference")]
 pub fn run(args: Vec<OsString>) -> ExitCode {
+    exit_with_parent();
     let mut full = vec![OsString::from("chatwire-reference")];
     full.extend(args);
     chatwire_reference::run_cli(full)
 }
+
+/// How often the bundled backend looks whether the runner that started it is still there.
+#[cfg(all(feature = "bundled-reference", unix))]
+const PARENT_WATCH: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// Only the runner spawns `__reference`, in a process group of its own (so that it can kill and
+/// restart it): a runner killed by a signal cannot stop it, and it would serve nobody and hold a
+/// core for the rest of the machine's life. So the backend exits once its parent is gone (it is
+/// then re-parented, and `getppid` changes).
+#[cfg(all(feature = "bundled-reference", unix))]
+fn exit_with_parent() {
+    // SAFETY: getppid has no preconditions and cannot fail.
+    let parent = unsafe { libc::getppid() };
+    let watch = std::thread::Builder::new().name("parent-watch".into()).spawn(move || loop {
+        std::thread::sleep(PARENT_WATCH);
+        // SAFETY: as above.
+        if unsafe { libc::getppid() } != parent {
+            std::process::exit(1);
+        }
+    });
+    // Without the watch the backend still serves; it only outlives a killed runner.
+    drop(watch);
+}
+
+#[cfg(all(feature = "bundled-reference", not(unix)))]
+fn exit_with_parent() {}
 
 #[cfg(test)]
 mod tests {

@@ -69,4 +69,19 @@ mod tests {
         }
         assert_eq!(logs, 4);
     }
+
+    /// A reconnect sweep with a watching tab (`run --sweep --sweep-watch`) over a sub-agent's
+    /// streamed text: the resumed connection's catch-up showed the nested stream's item before the
+    /// watching tab read the delta that introduced it (ids across transcripts, `ID-002`). A
+    /// correct server's traffic: no finding.
+    #[test]
+    fn a_nested_stream_shown_by_a_catch_up_before_a_watcher_reads_its_first_delta_is_not_charged() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../fixtures/wire-logs/watch/nested-stream-read-by-a-watcher-after-a-catch-up-showed-it.jsonl");
+        let report = check_log(&path, Arc::new(FrameValidator::new())).expect("a readable wire log");
+        let failing: Vec<_> =
+            report.checks.iter().filter(|c| matches!(c.verdict, Verdict::Fail | Verdict::Warn)).collect();
+        assert!(failing.is_empty(), "{failing:#?}");
+        assert!(report.checks.iter().any(|c| c.id == "ids-consistent" && c.verdict == Verdict::Pass));
+    }
 }

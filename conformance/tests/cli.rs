@@ -444,3 +444,32 @@ fn a_failing_run_ends_with_a_recap_naming_scenario_check_and_requirement() {
     }
     assert!(out[recap..result].contains(" [TOOL-004]: "), "{out}");
 }
+
+/// The bundled backend (`__reference`) goes when the process that started it goes: a runner killed
+/// by a signal leaves no server behind. Here its parent is a shell that starts it in the
+/// background, waits until it serves (so that the shell is the parent it saw) and exits.
+#[cfg(unix)]
+#[test]
+fn the_bundled_backend_exits_when_the_runner_that_started_it_is_gone() {
+    let exe = env!("CARGO_BIN_EXE_chatwire-conformance");
+    let log = temp("parent-watch.log");
+    let log = log.display();
+    // The shell waits (at most 30 s) for the backend's URL, printed once it has seen its parent.
+    let script = format!(
+        "'{exe}' __reference serve --addr 127.0.0.1:0 --db :memory: >'{log}' 2>&1 & pid=$!; \
+         for _ in $(seq 300); do grep -q ws:// '{log}' && break; sleep 0.1; done; echo $pid"
+    );
+    let out = Command::new("sh").arg("-c").arg(script).output().expect("sh runs");
+    let pid: i32 = text(&out).trim().parse().expect("the shell printed the backend's pid");
+    let alive = || Command::new("kill").args(["-0", &pid.to_string()]).status().is_ok_and(|s| s.success());
+    // Bounded: the backend looks for its parent twice a second.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while alive() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let survived = alive();
+    if survived {
+        let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+    }
+    assert!(!survived, "the bundled backend {pid} outlived its parent by 30 s");
+}

@@ -211,13 +211,18 @@ async fn every_fault_of_the_reference_is_killed_by_a_must_check_naming_a_violate
         let control = run_suite(pick(&all, &used), &options(None, &store, offer, pg_url.as_deref()), Arc::new(|_| {}))
             .await
             .expect("the clean reference backend starts");
-        broken.extend(
-            control
-                .scenarios
-                .iter()
-                .filter(|s| s.verdict != Verdict::Pass)
-                .map(|s| format!("{} ({}, offer {})", s.id, s.verdict.as_str(), offer.as_str())),
-        );
+        for s in control.scenarios.iter().filter(|s| s.verdict != Verdict::Pass) {
+            // What failed, in full: a control failure is a flake or a regression of the clean
+            // reference, and CI's log is all there is to tell which.
+            eprintln!("control failure: {} (offer {}):", s.id, offer.as_str());
+            for c in s.checks.iter().filter(|c| c.verdict != Verdict::Pass) {
+                eprintln!("  {} [{}] {}: {:?}", c.id, c.verdict.as_str(), c.summary, c.findings);
+            }
+            for line in &s.wire_log {
+                eprintln!("  | {line}");
+            }
+            broken.push(format!("{} ({}, offer {})", s.id, s.verdict.as_str(), offer.as_str()));
+        }
     }
     assert!(broken.is_empty(), "the control run against the clean reference must pass: {broken:?}");
 

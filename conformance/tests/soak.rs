@@ -41,18 +41,44 @@ fn soak(fault: &str, dir: &std::path::Path) -> SoakReport {
     runtime.block_on(run_soak(&options, Arc::new(|_| {}))).unwrap()
 }
 
+fn names(report: &SoakReport, requirement: &str) -> bool {
+    report.findings().any(|(_, f)| f.requirement.as_deref() == Some(requirement))
+}
+
 #[test]
 fn soak_finds_planted_faults_and_check_log_replays_them() {
     let dir = std::env::temp_dir().join(format!("chatwire-soak-test-{}", std::process::id()));
     let mut replayed = false;
     for (fault, requirement) in FAULTS {
-        let report = soak(fault, &dir);
-        let named: Vec<String> = report.findings().filter_map(|(_, f)| f.requirement.clone()).collect();
-        assert!(
-            named.iter().any(|r| r == requirement),
-            "soak against {fault} named {named:?} in {} session(s), not {requirement}",
-            report.sessions
-        );
+        let mut report = soak(fault, &dir);
+        // A harness problem (a backend that did not come back in time on a loaded machine) can
+        // end the soak before its sessions reach the fault: that run says nothing about the
+        // suite, so it is run again, once. A soak that ran cleanly gets no second chance.
+        if !report.harness.is_empty() && !names(&report, requirement) {
+            eprintln!("soak against {fault}: harness problems {:?}; run again", report.harness);
+            report = soak(fault, &dir);
+        }
+        if !names(&report, requirement) {
+            let findings: Vec<String> = report
+                .findings()
+                .map(|(s, f)| {
+                    format!(
+                        "session {} ({}): {} {:?}: {}",
+                        s.index,
+                        s.wire_log.display(),
+                        f.check,
+                        f.requirement,
+                        f.message
+                    )
+                })
+                .collect();
+            panic!(
+                "soak against {fault} did not name {requirement} in {} session(s) ({:.1} s); findings: {findings:#?}; harness: {:?}",
+                report.sessions,
+                report.elapsed.as_secs_f64(),
+                report.harness
+            );
+        }
         if replayed {
             continue;
         }

@@ -27,6 +27,7 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
+use crate::chat::retry_accepted::RetryAccepted;
 use crate::chat::tool_output::ToolOutput;
 use crate::patch_op::PatchOp;
 use crate::reducer::{output_item_id, ReduceError};
@@ -34,7 +35,7 @@ use crate::session::welcome::Capability;
 use crate::state_patch::USAGE_PATH;
 use crate::ui_event::UiEvent;
 use crate::ui_state::{DisplayItem, ToolCallItem, ToolOutputItem};
-use crate::{older_minor, ProtocolVersion, ServerFrame, UiState};
+use crate::{older_minor, Id, ProtocolVersion, ServerFrame, UiState};
 
 /// What an older connection's output of a sub-agent's host adds per finished text: the text and
 /// a blank line (`SUBAGENT-002`).
@@ -161,6 +162,13 @@ impl ConnView {
     /// or appends an item of a top-level call's transcript becomes that call's
     /// `chat.tool_output` (`SUBAGENT-002`), and a frame naming a call of a transcript is not sent.
     pub fn frame_at<'a>(&self, frame: &'a ServerFrame, before: &UiState) -> Option<Cow<'a, ServerFrame>> {
+        if let ServerFrame::RetryAccepted(retry) = frame {
+            return match self.retry(retry, before) {
+                None => self.frame(frame),
+                Some(seen) => older_minor::frame(&ServerFrame::RetryAccepted(seen), self.version)
+                    .map(|f| Cow::Owned(f.into_owned())),
+            };
+        }
         if self.subagents {
             return self.frame(frame);
         }
@@ -188,6 +196,40 @@ impl ConnView {
             ServerFrame::ToolCallDismiss(f) if depth(&f.tool_call_id).is_some_and(|d| d > 1) => None,
             _ => self.frame(frame),
         }
+    }
+
+    /// A `chat.retry_accepted` naming only items the view of `before` holds, so the connection's
+    /// reducer folds it into its view (`STATE-044`); `None` where it names them already. A retry
+    /// after a hidden reasoning item is, in the view, a retry after the last item the view holds
+    /// before it; the removed items are those the view holds, a host's output (where `subagents`
+    /// is not in force) right after its host.
+    fn retry(&self, retry: &RetryAccepted, before: &UiState) -> Option<RetryAccepted> {
+        if self.reasoning && self.subagents {
+            return None;
+        }
+        let at = before.items.iter().rposition(|i| i.id() == &retry.after_item_id);
+        let after = match at {
+            Some(at) if !self.sees_item(&before.items[at]) => {
+                let shown = before.items[..at].iter().rev().find(|i| self.sees_item(i));
+                shown.map_or_else(|| retry.after_item_id.clone(), |i| i.id().clone())
+            }
+            _ => retry.after_item_id.clone(),
+        };
+        let removed_items = before.items[at.map_or(before.items.len(), |at| at + 1)..].iter();
+        let by_id: std::collections::HashMap<&Id, &DisplayItem> = removed_items.map(|i| (i.id(), i)).collect();
+        let mut removed = Vec::with_capacity(retry.removed_item_ids.len());
+        for id in &retry.removed_item_ids {
+            match by_id.get(id) {
+                Some(item) if !self.sees_item(item) => {}
+                Some(DisplayItem::ToolCall(call)) if !self.subagents => {
+                    removed.push(id.clone());
+                    removed.extend(texts_as_output(call).map(|output| output.id));
+                }
+                _ => removed.push(id.clone()),
+            }
+        }
+        let same = after == retry.after_item_id && removed == retry.removed_item_ids;
+        (!same).then(|| RetryAccepted { after_item_id: after, removed_item_ids: removed, ..retry.clone() })
     }
 
     /// `frame` as the connection sees it; `None` for a frame it never receives. Exact for every

@@ -420,3 +420,77 @@ fn a_catch_up_over_a_refused_event_is_refused_as_the_reducer_refuses_it() {
     }
     assert!(refusals > 100, "only {refusals} traces refused an event");
 }
+
+/// Since 1.3 (RESUME-017 inside a transcript): a catch-up over a sub-agent's streams (reasoning,
+/// then text, interleaved with a nested call and the top level's own stream) gives one `replace`
+/// of a nested stream's text per run of its deltas, not one per delta, and from every base and to
+/// every end it still turns the base into the folded state and passes `check_shape`.
+#[test]
+fn a_catch_up_over_a_nested_stream_replaces_its_text_once_per_run_of_deltas() {
+    let inv = "inv-1";
+    let mut frames = vec![
+        serde_json::json!({"type": "chat.user_message_accepted", "seq": 1, "in_reply_to": "m1", "invocation_id": inv, "item_id": "um-1", "text": "go", "ts": TS}),
+        serde_json::json!({"type": "chat.run_started", "seq": 1, "invocation_id": inv, "ts": TS}),
+        serde_json::json!({"type": "chat.tool_call", "seq": 1, "invocation_id": inv, "tool_call_id": "tc-host", "tool_name": "research",
+            "interaction_type": "auto_tool", "awaiting_response": false, "display": "inline", "payload": {}, "call_index": 0, "ts": TS}),
+        serde_json::json!({"type": "chat.subagent_started", "seq": 1, "tool_call_id": "tc-host", "thread_id": "th-1", "input": "look", "ts": TS}),
+    ];
+    // A text delta carries `delta`, a reasoning delta `text`.
+    let nested_delta = |kind: &str, item: &str, text: &str| {
+        let member = if kind == "chat.reasoning_delta" { "text" } else { "delta" };
+        let mut f = serde_json::json!({"type": kind, "seq": 1, "invocation_id": inv, "parent_call_id": "tc-host", "item_id": item, "ts": TS});
+        f[member] = serde_json::json!(text);
+        f
+    };
+    for k in 0..4 {
+        frames.push(nested_delta("chat.reasoning_delta", "rs-1", &format!("thought {k}. ")));
+    }
+    frames.push(serde_json::json!({"type": "chat.reasoning", "seq": 1, "invocation_id": inv, "parent_call_id": "tc-host", "item_id": "rs-1",
+        "text": "thought 0. thought 1. thought 2. thought 3. ", "ts": TS}));
+    for k in 0..5 {
+        frames.push(nested_delta("chat.assistant_message_delta", "am-1", &format!("part {k} ")));
+    }
+    frames.push(serde_json::json!({"type": "chat.assistant_message", "seq": 1, "invocation_id": inv, "parent_call_id": "tc-host", "item_id": "am-1",
+        "markdown": "part 0 part 1 part 2 part 3 part 4 ", "ts": TS}));
+    frames.push(serde_json::json!({"type": "chat.tool_call", "seq": 1, "invocation_id": inv, "parent_call_id": "tc-host", "tool_call_id": "tc-inner",
+        "tool_name": "search", "interaction_type": "auto_tool", "awaiting_response": false, "display": "inline", "payload": {}, "call_index": 0, "ts": TS}));
+    frames.push(serde_json::json!({"type": "chat.tool_call_complete", "seq": 1, "tool_call_id": "tc-inner", "status": "completed", "result": {}, "ts": TS}));
+    for k in 0..3 {
+        frames.push(nested_delta("chat.assistant_message_delta", "am-2", &format!("found {k} ")));
+    }
+    frames.push(serde_json::json!({"type": "chat.assistant_message", "seq": 1, "invocation_id": inv, "parent_call_id": "tc-host", "item_id": "am-2",
+        "markdown": "found 0 found 1 found 2 ", "ts": TS}));
+    frames.push(serde_json::json!({"type": "chat.subagent_complete", "seq": 1, "tool_call_id": "tc-host", "status": "completed", "response": "found it", "ts": TS}));
+    frames.push(serde_json::json!({"type": "chat.tool_call_complete", "seq": 1, "tool_call_id": "tc-host", "status": "completed", "result": {}, "ts": TS}));
+    for k in 0..3 {
+        frames.push(serde_json::json!({"type": "chat.assistant_message_delta", "seq": 1, "invocation_id": inv, "item_id": "am-top", "delta": format!("top {k} "), "ts": TS}));
+    }
+    let frames: Vec<ServerFrame> =
+        frames.into_iter().map(|f| serde_json::from_value(f).expect("a valid frame")).collect();
+    let events: Vec<UiEvent<'_>> = frames.iter().map(event).collect();
+
+    let (_, whole) = state_patch::catch_up(&UiState::default(), events.iter().copied()).expect("valid events");
+    let text_replaces = |member: &str| {
+        whole.iter().filter(|op| matches!(op, PatchOp::Replace { path, .. } if path.ends_with(member))).count()
+    };
+    // From the empty state every stream is opened by an add; its later deltas come to one
+    // replace of its text per run: reasoning, the first text, the second text, the top level's.
+    assert_eq!(text_replaces("/text"), 1, "{}", json(&whole));
+    assert_eq!(text_replaces("/markdown"), 3, "{}", json(&whole));
+
+    let mut base = UiState::default();
+    for from in 0..=events.len() {
+        for to in from..=events.len() {
+            let window = &events[from..to];
+            let folded = chatwire_schema::reduce_all(&base, window.iter().copied()).expect("valid events");
+            let (state, patch) = state_patch::catch_up(&base, window.iter().copied()).expect("valid events");
+            assert_eq!(state, folded, "{from}..{to}");
+            let patched = apply_rfc6902(&json(&base), &patch).unwrap_or_else(|e| panic!("{from}..{to}: {e}"));
+            assert_eq!(patched, json(&folded), "{from}..{to}: patched state");
+            state_patch::check_shape(&base, window, &patch).unwrap_or_else(|e| panic!("{from}..{to}: {e}"));
+        }
+        if let Some(&next) = events.get(from) {
+            base.apply(next).expect("valid events");
+        }
+    }
+}

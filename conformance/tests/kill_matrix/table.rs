@@ -769,6 +769,30 @@ pub const TABLE: &[Expectation] = &[
         caught_by: Caught::MustFailure,
         offer: Offer::Default,
     },
+    // A retry that keeps a host starts its sub-agent again (SUBAGENT-012, not RETRY-002: the frame
+    // runs the kept sub-agent). Genuine too: the kept host has settled, so the start is a frame of
+    // a settled call (TOOL-010) that the reducer refuses, the call hosting a sub-agent already
+    // (STATE-068).
+    Expectation {
+        fault: "retry-reruns-subagent",
+        scenarios: &["subagent-retry-keeps-then-removes-host"],
+        violates: &["SUBAGENT-012", "STATE-068", "TOOL-010"],
+        cascades: &[],
+        caught_by: Caught::MustFailure,
+        offer: Offer::Default,
+    },
+    // A cancel closes the sub-agent's transcript, then the sub-agent sends one more chunk of the
+    // stream the cancel ended (SUBAGENT-011, not CANCEL-005: the frame is the sub-agent's; its
+    // transcript no longer runs, so the reducer refuses the chunk, STATE-071, as CANCEL-005's
+    // settlement after a cancel is also TOOL-010's).
+    Expectation {
+        fault: "cancel-leaves-subagent-running",
+        scenarios: &["subagent-cancelled-mid-stream"],
+        violates: &["SUBAGENT-011", "STATE-071"],
+        cascades: &[],
+        caught_by: Caught::MustFailure,
+        offer: Offer::Default,
+    },
     // Each replica numbers frames from its own counter: the two tabs get different frames under
     // one seq (CLUSTER-002, and ATTACH-006 for the two attached tabs). Genuine too: the replica
     // behind reads the others' commits from its own counter, so its tab misses what they committed

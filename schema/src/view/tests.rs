@@ -161,6 +161,21 @@ fn frames(turns: &[Vec<Step>]) -> Vec<ServerFrame> {
     out
 }
 
+/// `frames` followed by a retry of the last turn after its user message: the cut removes every
+/// item the turn made (reasoning and hosts included), which each view must name as it holds them.
+fn with_retry(mut frames: Vec<ServerFrame>) -> Vec<ServerFrame> {
+    let mut state = UiState::default();
+    for frame in &frames {
+        state.apply(frame.ui_event().expect("an event")).expect("the generated session follows the rules");
+    }
+    let Some(at) = state.items.iter().rposition(|i| matches!(i, DisplayItem::UserMessage(_))) else { return frames };
+    let retry = json!({"type": "chat.retry_accepted", "seq": 1, "in_reply_to": "rt-1",
+        "invocation_id": state.items[at].invocation_id(), "after_item_id": state.items[at].id(),
+        "removed_item_ids": state.items[at + 1..].iter().map(|i| i.id()).collect::<Vec<_>>(), "ts": "2026-01-15T10:00:00Z"});
+    frames.push(serde_json::from_value(retry).expect("a retry_accepted"));
+    frames
+}
+
 fn views() -> [ConnView; 6] {
     let v13 = REASONING_USAGE_SINCE;
     [
@@ -184,7 +199,7 @@ fn apply(base: &UiState, ops: &[PatchOp]) -> UiState {
 proptest! {
     #[test]
     fn the_view_commutes_with_the_reducer_and_its_patches(turns in prop::collection::vec(prop::collection::vec(step(), 0..5), 1..5)) {
-        let frames = frames(&turns);
+        let frames = with_retry(frames(&turns));
         for view in views() {
             let mut whole = UiState::default();
             let mut seen = UiState::default();

@@ -123,16 +123,18 @@ class FanOut:
         # An answer whose connection has gone may go to those attached (ATTACH-005's MAY).
         self._answered = [o for o in self._out if o.attached.peer is origin] if origin_attached else self._out
 
-    def answer(self, frame: JsonObject) -> None:
+    def answer(self, frame: JsonObject, before: JsonObject | None = None) -> None:
+        """`frame` to the connection it answers; an answer that is an event (a retry's cut names
+        items) as its view of the state `before` names it."""
         for o in self._answered:
-            seen = o.n.view.frame(frame)
+            seen = o.n.view.frame(frame) if before is None else o.n.view.frame_at(frame, before)
             if seen is not None:
                 o.frames.append(seen)
 
     def event(self, frame: JsonObject, before: JsonObject) -> None:
         """`frame`, committed on the state `before`, to each connection that sees it, as it sees it."""
         if is_answer(frame):
-            self.answer(frame)
+            self.answer(frame, before)
             return
         for o in self._out:
             if frame["type"] not in DELTAS or o.n.streams:

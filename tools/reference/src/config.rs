@@ -81,6 +81,11 @@ pub struct ServeConfig {
     /// tokens. `tests/refusal_timing.rs` runs it as a control that its comparison can fail.
     #[doc(hidden)]
     pub legacy_resume_lookup: bool,
+    /// Test-only: how late every deadline's task runs, as on a server too busy to run it on
+    /// time; zero by default. `tests/protocol.rs` proves that a late task changes nothing a
+    /// client sees: a resume or a request after the deadline finds the call expired.
+    #[doc(hidden)]
+    pub deadline_lag: Duration,
     /// Test-only crash point (see [`CRASH_AT_ENV`]).
     #[doc(hidden)]
     pub crash_at: Option<CrashPoint>,
@@ -185,6 +190,7 @@ impl ServeConfig {
             crash_at: None,
             notice_delay: Duration::ZERO,
             legacy_resume_lookup: false,
+            deadline_lag: Duration::ZERO,
             ui: false,
         }
     }

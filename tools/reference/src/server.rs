@@ -84,6 +84,7 @@ impl Server {
             tasks: TASKS,
         });
         shared.legacy_resume_lookup = config.legacy_resume_lookup;
+        shared.deadline_lag = config.deadline_lag;
         shared.send_queue_bytes = config.send_queue_bytes;
         shared.withheld = config.without.clone();
         let shared = Arc::new(shared);

@@ -5,7 +5,7 @@ mod common;
 
 use std::time::Duration;
 
-use chatwire_reference::DbLocation;
+use chatwire_reference::{DbLocation, ServeConfig};
 use chatwire_schema::chat::run_complete::RunCompleteStatus;
 use chatwire_schema::chat::tool_call_complete::CompletionStatus;
 use chatwire_schema::chat::tool_call_dismiss::Initiator;
@@ -233,6 +233,60 @@ async fn pending_call_expires_and_the_turn_goes_on() {
         "outcome": {"action": "submit", "value": true}}))
         .await;
     c.expect_error(ErrorCode::ToolCallSettled).await;
+}
+
+/// A server whose deadline tasks run 60 s late: only the lazy check before a request or a
+/// resume can expire the call in time.
+async fn server_with_late_deadline_tasks() -> TestServer {
+    TestServer::start(ServeConfig { deadline_lag: Duration::from_secs(60), ..config(DbLocation::Memory) }).await
+}
+
+/// A call whose deadline (200 ms) has passed, on a session whose turn then says "timed out".
+async fn call_past_its_deadline(c: &mut Client) -> String {
+    let script = json!({"turns": [{"steps": [
+        {"op": "tool_calls", "calls": [call("confirm", "ui_tool", json!({"kind": "await_response", "expire_after_ms": 200}))]},
+        {"op": "say", "markdown": "timed out"}
+    ]}]});
+    c.hello(Some(script)).await;
+    c.user_message("m1", "go").await;
+    c.until_run_complete().await;
+    let id = c.tool_call_ids()[0].clone();
+    assert_eq!(status_of(c, &id), ToolCallStatus::Pending);
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    id
+}
+
+#[tokio::test]
+async fn a_response_after_the_deadline_is_refused_though_the_deadline_task_is_late() {
+    let server = server_with_late_deadline_tasks().await;
+    let mut c = Client::connect(&server.url).await;
+    let id = call_past_its_deadline(&mut c).await;
+    c.send(json!({"type": "chat.tool_call_response", "id": "late", "tool_call_id": id,
+        "outcome": {"action": "submit", "value": true}}))
+        .await;
+    // TOOL-018: the call expires before the response is judged, which then finds it settled.
+    let frames = c.recv_until(|f| matches!(f, ServerFrame::Error(_))).await;
+    let Some(ServerFrame::Error(e)) = frames.last() else { unreachable!() };
+    assert_eq!(e.code, ErrorCode::ToolCallSettled, "{frames:?}");
+    assert!(frames
+        .iter()
+        .any(|f| matches!(f, ServerFrame::ToolCallComplete(t) if t.status == CompletionStatus::Expired)));
+    assert_eq!(status_of(&c, &id), ToolCallStatus::Expired);
+    let frames = c.until_run_complete().await;
+    assert!(frames.iter().any(|f| matches!(f, ServerFrame::AssistantMessage(a) if a.markdown == "timed out")));
+}
+
+#[tokio::test]
+async fn a_resume_after_the_deadline_finds_the_call_expired_though_the_deadline_task_is_late() {
+    let server = server_with_late_deadline_tasks().await;
+    let mut c = Client::connect(&server.url).await;
+    let id = call_past_its_deadline(&mut c).await;
+    let mut reload = Client::connect(&server.url).await;
+    reload.resume(c.session_id.as_deref().unwrap(), c.token.as_deref().unwrap(), 0).await.expect("resume accepted");
+    assert_eq!(status_of(&reload, &id), ToolCallStatus::Expired);
+    // The turn goes on after the expiry, as it would have on time.
+    let frames = reload.until_run_complete().await;
+    assert!(frames.iter().any(|f| matches!(f, ServerFrame::AssistantMessage(a) if a.markdown == "timed out")));
 }
 
 #[tokio::test]

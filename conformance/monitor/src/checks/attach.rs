@@ -435,7 +435,7 @@ fn same_frame(a: &ServerFrame, b: &ServerFrame) -> bool {
 
 /// Whether `output` is `text` as a connection without `subagents` gets it: a text of a sub-agent's
 /// transcript reaches it as its host's `chat.tool_output` under the same seq (`SUBAGENT-002`).
-fn as_host_output(text: &ServerFrame, output: &ServerFrame) -> bool {
+pub(crate) fn as_host_output(text: &ServerFrame, output: &ServerFrame) -> bool {
     matches!((text, output), (ServerFrame::AssistantMessage(m), ServerFrame::ToolOutput(o))
         if m.parent_call_id.as_ref() == Some(&o.tool_call_id))
 }

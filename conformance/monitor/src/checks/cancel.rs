@@ -32,6 +32,7 @@ use chatwire_schema::requirements::Level;
 use chatwire_schema::{error_order, ClientFrame, ErrorCode, Id, ProtocolVersion, ReqId, ServerFrame, UiState};
 use serde_json::Value;
 
+use super::cancel_nested::{self, NestedClose, CANCELLED_SUBAGENTS_STAY_CLOSED, SUBAGENT_011};
 use crate::check::{Check, ClientCx, ServerCx};
 use crate::finding::{CheckDef, Out};
 
@@ -94,7 +95,10 @@ enum Ask {
 struct Closing {
     invocation: Id,
     reopens: bool,
+    /// What the run's running transcripts owe first (since 1.3, `SUBAGENT-010`).
+    nested: VecDeque<NestedClose>,
     stream: Option<(Id, String)>,
+    /// The top level's open calls (a transcript's are in `nested`).
     calls: VecDeque<Id>,
 }
 
@@ -161,6 +165,8 @@ pub(crate) struct CancelWatch {
     /// The connection that sent the latest `chat.retry`, until a run it reopens starts: another
     /// tab sees a retried cancelled run start again without the `chat.retry_accepted`.
     retry_asked_on: Option<u64>,
+    /// The nested calls and the hosts whose transcripts a cancel closed (`SUBAGENT-011`).
+    nested_closed: Recent,
 }
 
 impl CancelWatch {
@@ -280,11 +286,19 @@ impl CancelWatch {
                     if let Some((item, _)) = &scope.stream {
                         self.cancelled_streams.insert(item.to_string());
                     }
+                    let nested = cancel_nested::nested_closing(state, &a.invocation_id);
+                    for due in &nested {
+                        if let NestedClose::StreamEnd { item, .. } = due {
+                            self.cancelled_streams.insert(item.to_string());
+                        }
+                    }
+                    let calls = scope.open_calls.into_iter().filter(|c| !cancel_nested::is_nested(state, c)).collect();
                     let closing = Closing {
                         invocation: a.invocation_id.clone(),
                         reopens: scope.reopens,
+                        nested,
                         stream: scope.stream,
-                        calls: scope.open_calls.into(),
+                        calls,
                     };
                     self.closing.insert(conn, closing);
                 }
@@ -433,6 +447,24 @@ impl CancelWatch {
             }
             return;
         }
+        if let Some(due) = closing.nested.pop_front() {
+            if !cancel_nested::judge(&due, frame, out) {
+                self.closing.remove(&conn);
+                return;
+            }
+            match due {
+                NestedClose::StreamEnd { .. } => {}
+                NestedClose::Dismiss { call } => {
+                    if self.closed_at.len() < MAX_REMEMBERED * 2 {
+                        self.closed_at.insert(call.to_string(), frame.seq().unwrap_or(0));
+                    }
+                    self.dismissed_calls.insert(call.to_string());
+                    self.nested_closed.insert(call.to_string());
+                }
+                NestedClose::Complete { host } => self.nested_closed.insert(host.to_string()),
+            }
+            return;
+        }
         let expected = if closing.stream.is_some() {
             "the end of the open stream"
         } else if closing.calls.front().is_some() {
@@ -548,7 +580,16 @@ impl CancelWatch {
             && frame
                 .tool_call_id()
                 .is_some_and(|c| self.dismissed_calls.set.contains(c.as_str()) && after_close(c.as_str()));
-        if of_run || of_call {
+        let nested = |c: &Id| self.nested_closed.set.contains(c.as_str());
+        // A sub-agent's frame is charged to SUBAGENT-011, the rule that names it, not CANCEL-005.
+        let of_subagent = cancel_nested::of_subagent(frame, nested);
+        if (of_run || of_call) && of_subagent {
+            out.fail(
+                &CANCELLED_SUBAGENTS_STAY_CLOSED,
+                SUBAGENT_011,
+                format!("{} of a sub-agent whose run was cancelled", frame.type_name()),
+            );
+        } else if of_run || of_call {
             out.fail(
                 &CANCELLED_RUN_STAYS_CLOSED,
                 CANCEL_005,
@@ -556,6 +597,9 @@ impl CancelWatch {
             );
         } else if !self.cancelled_runs.set.is_empty() {
             out.eval(&CANCELLED_RUN_STAYS_CLOSED, CANCEL_005);
+            if !self.nested_closed.set.is_empty() {
+                out.eval(&CANCELLED_SUBAGENTS_STAY_CLOSED, SUBAGENT_011);
+            }
         }
     }
 }

@@ -13,6 +13,7 @@ use chatwire_schema::{Id, ReqId, ServerFrame};
 
 use chatwire_schema::requirements::Level;
 
+use super::attach::as_host_output;
 use crate::check::{Check, ServerCx};
 use crate::finding::{CheckDef, Out};
 
@@ -149,20 +150,14 @@ fn is_state_frame(frame: &ServerFrame) -> bool {
 }
 
 /// Whether two frames with one seq are one frame (the same kind, about the same run and call):
-/// connections of different versions get different forms of one frame.
+/// connections of different versions get different forms of one frame, a sub-agent's text among
+/// them ([`as_host_output`]).
 fn same_frame(a: &ServerFrame, b: &ServerFrame) -> bool {
-    identity(a) == identity(b)
-}
-
-/// What makes frames with one seq one frame: the wire type and the run, call and request it is
-/// about. A sub-agent's text reaches a connection without `subagents` as its host's
-/// `chat.tool_output` under the same seq (`SUBAGENT-002`), so a nested `chat.assistant_message` is
-/// that output seen whole.
-fn identity(f: &ServerFrame) -> (&'static str, Option<&Id>, Option<&Id>, Option<&Id>) {
-    match (f, f.facts().parent_call_id()) {
-        (ServerFrame::AssistantMessage(_), Some(host)) => ("chat.tool_output", None, Some(host), None),
-        _ => (f.type_name(), f.invocation_id(), f.tool_call_id(), f.in_reply_to()),
-    }
+    let same = a.type_name() == b.type_name()
+        && a.invocation_id() == b.invocation_id()
+        && a.tool_call_id() == b.tool_call_id()
+        && a.in_reply_to() == b.in_reply_to();
+    same || as_host_output(a, b) || as_host_output(b, a)
 }
 
 #[cfg(test)]

@@ -5,7 +5,8 @@
 use std::collections::{HashMap, HashSet};
 
 use chatwire_schema::requirements::Level;
-use chatwire_schema::{ReqId, ServerFrame, UiState};
+use chatwire_schema::subagent::transcript_of;
+use chatwire_schema::{DisplayItem, ReqId, ServerFrame};
 
 use crate::check::{Check, ClientCx, ServerCx};
 use crate::finding::{CheckDef, Out};
@@ -130,9 +131,19 @@ impl Ids {
         let Some(state) = took.state.as_ref().filter(|_| took.whole) else { return };
         let seen = self.seen.entry(session.to_owned()).or_default();
         for item in state.iter() {
-            for id in [item.id().to_string(), item.invocation_id().to_string()] {
-                seen.entry(id).or_insert(IdSeen::Shown(took.seq));
-            }
+            shown_item(item, took.seq, seen);
+        }
+    }
+}
+
+/// An item a state showed, with the items of the transcript it hosts (since 1.3), at every depth.
+fn shown_item(item: &DisplayItem, seq: u64, seen: &mut HashMap<String, IdSeen>) {
+    for id in [item.id().to_string(), item.invocation_id().to_string()] {
+        seen.entry(id).or_insert(IdSeen::Shown(seq));
+    }
+    if let DisplayItem::ToolCall(call) = item {
+        for nested in transcript_of(call).unwrap_or_default() {
+            shown_item(nested, seq, seen);
         }
     }
 }
@@ -163,32 +174,10 @@ fn tool_call(tc: &chatwire_schema::chat::tool_call::ToolCall, out: &mut Out) {
     }
 }
 
-/// Ids a frame introduces into the session (each must be new: ID-002). A stream's item is
-/// introduced by its first delta; its later deltas and its end name it again (`c`: the connection
-/// before the frame).
+/// Ids a frame introduces into the session (each must be new: ID-002): the schema's frame facts
+/// (`chatwire_schema::frame_ids`), judged on the state of `c` before the frame, in every
+/// transcript (a sub-agent's stream is introduced by its first delta as the top level's is).
 fn introduced_ids(frame: &ServerFrame, c: &ConnModel) -> Vec<String> {
-    let state = c.state();
-    // The open stream, text or reasoning (since 1.3): its later deltas and its end name it again.
-    let streaming = |item: &chatwire_schema::Id| state.and_then(UiState::open_stream_id).is_some_and(|id| id == item);
-    let item = match frame {
-        ServerFrame::AssistantMessage(f) => Some((&f.item_id, false)),
-        ServerFrame::Reasoning(f) => Some((&f.item_id, false)),
-        ServerFrame::AssistantMessageDelta(f) => Some((&f.item_id, true)),
-        ServerFrame::ReasoningDelta(f) => Some((&f.item_id, true)),
-        _ => None,
-    };
-    if let Some((item, delta)) = item {
-        return match (streaming(item), delta) {
-            (true, _) => Vec::new(),
-            (false, false) => vec![item.to_string()],
-            // Unknown state (a catch-up whose base the monitor never saw): a delta may continue a stream.
-            (false, true) if state.is_some() && !c.oracle.has_item(item) => vec![item.to_string()],
-            (false, true) => Vec::new(),
-        };
-    }
-    match frame {
-        ServerFrame::UserMessageAccepted(f) => vec![f.invocation_id.to_string(), f.item_id.to_string()],
-        ServerFrame::ToolCall(f) => vec![f.tool_call_id.to_string()],
-        _ => Vec::new(),
-    }
+    let before = c.oracle.indexed();
+    frame.introduced_ids().iter().filter(|i| i.is_new(before)).map(|i| i.id.to_string()).collect()
 }

@@ -36,6 +36,9 @@ macro_rules! registry {
     };
 }
 
+/// What a cancel closes inside sub-agents: judged by `cancel::CancelWatch`, which owns the state.
+pub mod cancel_nested;
+
 registry! {
     monitor: [frame::WIRE_SCHEMA_VALID, frame::TEXT_FRAMES_ONLY, frame::TS_FORMAT, version::NEGOTIATED_VERSION_ONLY],
     features::Features: [features::FEATURES_AS_NEGOTIATED, features::FEATURE_FRAMES_IN_FORCE_ONLY],
@@ -44,8 +47,8 @@ registry! {
     flow::Flow: [flow::UPDATE_AFTER_EVENT, flow::PATCH_IN_PLACE_OF_UPDATE],
     monitor: [oracle::STATE_MATCHES_REDUCER, patch::PATCH_MATCHES_REDUCER, patch::CATCH_UP_RESUME],
     stream::Stream: [stream::SAY_CHUNKS_AS_SCRIPTED, stream::STREAM_CONTINUES_AFTER_RESUME],
-    retry::Retry: [retry::RETRY_ANSWERED, retry::RETRY_KEEPS_CALLS, retry::RETRY_REMOVED_CALL_UNKNOWN, retry::RETRY_PLAYS_RETRY_STEPS],
-    cancel::CancelWatch: [cancel::CANCEL_ANSWERED, cancel::CANCEL_CLOSES_RUN, cancel::CANCELLED_RUN_STAYS_CLOSED, cancel::RESPONSE_SCHEMA_ENFORCED],
+    retry::Retry: [retry::RETRY_ANSWERED, retry::RETRY_KEEPS_CALLS, retry::RETRY_REMOVED_CALL_UNKNOWN, retry::RETRY_PLAYS_RETRY_STEPS, retry::RETRY_KEEPS_TRANSCRIPTS],
+    cancel::CancelWatch: [cancel::CANCEL_ANSWERED, cancel::CANCEL_CLOSES_RUN, cancel::CANCELLED_RUN_STAYS_CLOSED, cancel::RESPONSE_SCHEMA_ENFORCED, cancel_nested::CANCEL_CLOSES_SUBAGENTS_FIRST, cancel_nested::CANCELLED_SUBAGENTS_STAY_CLOSED],
     attach::AttachWatch: [attach::EVENTS_REACH_EVERY_TAB, attach::ANSWERS_TO_REQUESTER, attach::ATTACHED_VIEWS_AGREE, attach::ATTACH_LIMIT_ANNOUNCED],
     cluster::ClusterWatch: [cluster::ONE_SEQ_ONE_FRAME, cluster::RUN_DRIVEN_ONCE],
     monitor: [window::WINDOW_SNAPSHOT, window::WINDOW_VIEW, window::HISTORY_PAGES, oracle::EVENTS_ACCEPTED],

@@ -11,6 +11,10 @@
 //! - RETRY-004: a refused retry gets the error the first failing check names, in order;
 //! - RETRY-002: no frame of the retried run names a call the retry kept;
 //! - RETRY-005: a response to a call a retry removed is answered `unknown_tool_call`;
+//! - SUBAGENT-012 (since 1.3): no frame of the retried run starts or continues the sub-agent of a
+//!   host the retry kept (its transcript stays as it was) or removed (it went with its host): no
+//!   `chat.subagent_started` or `chat.subagent_complete` on it, no frame carrying it as
+//!   `parent_call_id`;
 //! - SCRIPT-020: the retried run plays a retry's steps only: its calls and messages are ones the
 //!   script's `retries` make (judged where the session's script is known).
 
@@ -30,6 +34,7 @@ const RETRY_002: ReqId = ReqId::new("RETRY-002");
 const RETRY_004: ReqId = ReqId::new("RETRY-004");
 const RETRY_005: ReqId = ReqId::new("RETRY-005");
 const SCRIPT_020: ReqId = ReqId::new("SCRIPT-020");
+const SUBAGENT_012: ReqId = ReqId::new("SUBAGENT-012");
 
 /// A retry is accepted exactly when no check refuses it, and refused with the first failing check.
 pub static RETRY_ANSWERED: CheckDef = CheckDef {
@@ -44,6 +49,14 @@ pub static RETRY_KEEPS_CALLS: CheckDef = CheckDef {
     id: "retry-keeps-kept-calls",
     requirements: &[RETRY_002],
     summary: "no frame after a chat.retry_accepted names a tool call the retry kept (it is not executed again)",
+    level: Level::Must,
+};
+
+/// The retried run leaves the transcripts of the hosts its retry kept or removed alone.
+pub static RETRY_KEEPS_TRANSCRIPTS: CheckDef = CheckDef {
+    id: "retry-leaves-transcripts-alone",
+    requirements: &[SUBAGENT_012],
+    summary: "no frame after a chat.retry_accepted starts, continues or ends the sub-agent of a host the retry kept or removed (no chat.subagent_started or chat.subagent_complete on it, no parent_call_id naming it)",
     level: Level::Must,
 };
 
@@ -127,6 +140,8 @@ struct RetryTrack {
     /// `chat.retry_accepted`, until the next turn: frames at or below that seq precede the retry
     /// (another attached connection read later sees them, `ATTACH-004`).
     retried: Option<(String, HashSet<String>, u64)>,
+    /// The hosts of sub-agents the latest retry kept or removed (SUBAGENT-012), while `retried`.
+    hosts: HashSet<String>,
 }
 
 /// The error codes of the checks a retry after `after_item` fails in `state`: the schema crate's
@@ -285,7 +300,14 @@ fn accepted(
     out: &mut Out,
 ) {
     *pending_run = Some(a.invocation_id.to_string());
-    if let (Some(Ask::Retry { after_item }), Some(state)) = (asks.take(a.in_reply_to.as_str()), state) {
+    // A connection whose view hides the item asked (reasoning not in force) gets the retry as
+    // its view names it (`ConnView::frame_at`): the requester's connection judges the answer.
+    let holds_asked = |state: &UiState| match asks.by_id.get(a.in_reply_to.as_str()) {
+        Some(Ask::Retry { after_item }) => state.items.iter().any(|i| i.id().as_str() == after_item),
+        _ => true,
+    };
+    let judged = state.filter(|s| holds_asked(s));
+    if let (Some(Ask::Retry { after_item }), Some(state)) = (judged.and_then(|_| asks.take(a.in_reply_to.as_str())), judged) {
         match due_refusal(state, &after_item, offers_retry) {
             Some(due) => out.fail(
                 &RETRY_ANSWERED,
@@ -305,6 +327,14 @@ fn accepted(
     }
     let Some(state) = state else { return };
     let Some(at) = state.items.iter().position(|i| i.id() == &a.after_item_id) else { return };
+    track.hosts = state.items[at + 1..]
+        .iter()
+        .chain(state.items[..=at].iter().filter(|i| i.invocation_id() == &a.invocation_id))
+        .filter_map(|i| match i {
+            DisplayItem::ToolCall(c) if c.subagent.is_some() => Some(c.id.to_string()),
+            _ => None,
+        })
+        .collect();
     let calls = |items: &[DisplayItem]| -> HashSet<String> {
         items
             .iter()
@@ -339,6 +369,28 @@ fn retried_run(
     let Some((invocation, kept, accepted)) = &track.retried else { return };
     if frame.seq().is_some_and(|seq| seq <= *accepted) {
         return;
+    }
+    if !track.hosts.is_empty() {
+        let host = match frame {
+            ServerFrame::SubagentStarted(s) => Some(&s.tool_call_id),
+            ServerFrame::SubagentComplete(s) => Some(&s.tool_call_id),
+            other => other.facts().parent_call_id(),
+        };
+        match host.filter(|h| track.hosts.contains(h.as_str())) {
+            Some(host) => {
+                out.fail(
+                    &RETRY_KEEPS_TRANSCRIPTS,
+                    SUBAGENT_012,
+                    format!(
+                        "{} runs the sub-agent of {host}, a host the retry kept or removed with its transcript",
+                        frame.type_name()
+                    ),
+                );
+                return;
+            }
+            None if frame.ui_event().is_some() => out.eval(&RETRY_KEEPS_TRANSCRIPTS, SUBAGENT_012),
+            None => {}
+        }
     }
     if let Some(call) = frame.tool_call_id() {
         if kept.contains(call.as_str()) {
@@ -443,7 +495,7 @@ mod tests {
             "retries": [{"steps": [{"op": "say", "markdown": "Again", "chunks": ["Ag", "ain"]}]}]}]}))
         .expect("a valid script");
         let script = RetrySteps::from_script(&script);
-        let track = RetryTrack { removed: HashSet::new(), retried: Some(("inv-2".into(), HashSet::new(), 5)) };
+        let track = RetryTrack { retried: Some(("inv-2".into(), HashSet::new(), 5)), ..RetryTrack::default() };
         let end: ServerFrame = serde_json::from_value(json!({"type": "chat.assistant_message", "seq": 9,
             "invocation_id": "inv-2", "item_id": "am-3", "markdown": markdown, "ts": "2026-01-15T10:00:00Z"}))
         .unwrap();
@@ -465,5 +517,32 @@ mod tests {
         assert_eq!(judge_end(&streaming("Xy", true), "Xy"), (0, 1), "text no retry says");
         assert_eq!(judge_end(&streaming("Ag", false), "Ag"), (0, 1), "a whole message that is no say");
         assert_eq!(judge_end(&streaming("Ag", true), "Agx"), (0, 1), "an end that is not the streamed text");
+    }
+
+    /// SUBAGENT-012: after a retry that kept (or removed) the host `tc-1`, a frame of the retried
+    /// run that starts its sub-agent or adds to its transcript is charged; another frame is kept.
+    #[test]
+    fn a_retried_run_that_runs_a_kept_hosts_sub_agent_breaks_subagent_012() {
+        let track = RetryTrack {
+            retried: Some(("inv-2".into(), HashSet::from(["tc-1".to_owned()]), 5)),
+            hosts: HashSet::from(["tc-1".to_owned()]),
+            ..RetryTrack::default()
+        };
+        let ts = "2026-01-15T10:00:00Z";
+        let judge = |frame: serde_json::Value| {
+            let frame: ServerFrame = serde_json::from_value(frame).expect("a server frame");
+            let mut out = Out::default();
+            retried_run(&frame, None, &track, None, &mut out);
+            out.raws.iter().map(|r| r.requirement.to_string()).collect::<Vec<_>>()
+        };
+        let started = json!({"type": "chat.subagent_started", "seq": 6, "tool_call_id": "tc-1", "thread_id": "th-1",
+            "input": "again", "ts": ts});
+        assert_eq!(judge(started), ["SUBAGENT-012"]);
+        let nested = json!({"type": "chat.assistant_message", "seq": 7, "invocation_id": "inv-2", "parent_call_id": "tc-1",
+            "item_id": "am-9", "markdown": "again", "ts": ts});
+        assert_eq!(judge(nested), ["SUBAGENT-012"]);
+        let top = json!({"type": "chat.assistant_message", "seq": 8, "invocation_id": "inv-2", "item_id": "am-9",
+            "markdown": "the summary", "ts": ts});
+        assert!(judge(top).is_empty());
     }
 }

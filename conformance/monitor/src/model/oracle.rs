@@ -69,6 +69,11 @@ impl StateOracle {
     }
 
     /// Whether the reduction holds an item with this id (an index lookup).
+    /// The fold, indexed: what the schema's frame facts read a state through (`HeldItems`).
+    pub fn indexed(&self) -> Option<&IndexedUiState> {
+        self.state.as_ref()
+    }
+
     pub fn has_item(&self, id: &chatwire_schema::Id) -> bool {
         self.state.as_ref().is_some_and(|s| s.has_item(id))
     }

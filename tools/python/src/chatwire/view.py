@@ -121,7 +121,7 @@ class ConnView:
         retry after a reasoning item is, in the view, a retry after the last item it holds before
         that one (the turn's user message at the latest), and the items it removes are those of
         them the view holds, so the connection's reducer folds the frame into its view.
-        (`chatwire_schema::view::ConnView::frame` passes the frame unchanged: reported.)"""
+        `chatwire_schema::view::ConnView::frame_at` maps it the same way."""
         if self.reasoning or server_frame["type"] != "chat.retry_accepted":
             return self.frame(server_frame)
         items = before["items"]

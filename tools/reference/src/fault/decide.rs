@@ -46,6 +46,16 @@ pub(crate) trait DecisionFaults: Send + Sync + std::fmt::Debug {
         false
     }
 
+    /// Whether a retry starts the sub-agents of the hosts it keeps again (`SUBAGENT-012`: never).
+    fn reruns_kept_subagents(&self) -> bool {
+        false
+    }
+
+    /// Whether a sub-agent whose stream a cancel ended streams on after it (`SUBAGENT-011`: never).
+    fn subagent_runs_after_cancel(&self) -> bool {
+        false
+    }
+
     /// Whether a turn whose tool was running when the server stopped is continued (the tool run
     /// again) instead of ended as interrupted (`SCRIPT-015`).
     fn continues_interrupted_turns(&self) -> bool {
@@ -110,6 +120,14 @@ impl DecisionFaults for Fault {
 
     fn settles_after_cancel(&self) -> bool {
         *self == Fault::CancelToolSettlesCompleted
+    }
+
+    fn reruns_kept_subagents(&self) -> bool {
+        *self == Fault::RetryRerunsSubagent
+    }
+
+    fn subagent_runs_after_cancel(&self) -> bool {
+        *self == Fault::CancelLeavesSubagentRunning
     }
 
     fn continues_interrupted_turns(&self) -> bool {

@@ -219,12 +219,18 @@ faults! {
     /// A run slice's usage is its last usage step's, not their sum.
     UsageNotSummed = "usage-not-summed":
         "a run slice's chat.run_complete carries the usage of its last usage step instead of the sum of all of them",
-    /// A resume snapshot restores the text of redacted reasoning from its encrypted copy.
+    /// A resume snapshot shows a redacted reasoning's payload as its text.
     RedactedReasoningReloaded = "redacted-reasoning-reloaded":
-        "the resume snapshot holds each redacted reasoning item's withheld text, decoded from its encrypted payload",
+        "the resume snapshot holds each redacted reasoning item's encrypted payload as its text",
     /// A continued sub-agent thread whose latest run returned starts as a new prompt.
     ContinuedThreadNewPrompt = "continued-thread-new-prompt":
         "a call continuing a sub-agent thread whose latest run ended with its return call sends chat.subagent_started without answers_return: the input goes to the sub-agent as a new prompt, not as the return call's result",
+    /// A retry that keeps a host starts its sub-agent again.
+    RetryRerunsSubagent = "retry-reruns-subagent":
+        "a retry whose cut keeps a call hosting a sub-agent starts that sub-agent again (chat.subagent_started on the kept host) instead of keeping its transcript",
+    /// A cancel closes a sub-agent's transcript, but the sub-agent streams on.
+    CancelLeavesSubagentRunning = "cancel-leaves-subagent-running":
+        "after a cancel closed a sub-agent's open stream, the sub-agent sends one more chunk of it: its run was never stopped",
 }
 
 /// `--fault` named no known fault.

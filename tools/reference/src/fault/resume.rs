@@ -84,14 +84,14 @@ impl ResumeFaults for Fault {
                 }
                 Some(Cow::Owned(s))
             }
-            // The withheld text read back from the agent's encrypted copy of it, for the reload's
-            // sake: the client that reloads sees what the run redacted.
+            // The reload shows a redacted reasoning's payload as its text: the client that reloads
+            // gets what the run withheld, in the form the agent kept it.
             Fault::RedactedReasoningReloaded => {
                 let mut s = state.clone();
                 for item in &mut s.items {
                     if let DisplayItem::Reasoning(r) = item {
-                        if let Some(text) = r.encrypted.as_deref().filter(|_| r.redacted).and_then(decoded) {
-                            r.text = text;
+                        if let Some(payload) = r.encrypted.as_ref().filter(|_| r.redacted) {
+                            r.text = payload.clone();
                         }
                     }
                 }
@@ -118,42 +118,5 @@ impl ResumeFaults for Fault {
             ops.pop();
         }
         ops
-    }
-}
-
-/// Fault `redacted-reasoning-reloaded`: the text a payload holds, read as base64 (either alphabet)
-/// of UTF-8; `None` where it is not.
-fn decoded(payload: &str) -> Option<String> {
-    let (mut bits, mut held, mut bytes) = (0u32, 0u32, Vec::new());
-    for c in payload.bytes().take_while(|&c| c != b'=') {
-        let value = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' | b'-' => 62,
-            b'/' | b'_' => 63,
-            _ => return None,
-        };
-        bits = (bits << 6) | u32::from(value);
-        held += 6;
-        if held >= 8 {
-            held -= 8;
-            bytes.push((bits >> held) as u8);
-            bits &= (1 << held) - 1;
-        }
-    }
-    String::from_utf8(bytes).ok().filter(|text| !text.is_empty())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::decoded;
-
-    #[test]
-    fn a_payload_decodes_to_the_text_it_holds() {
-        assert_eq!(decoded("SGlkZGVuIHRob3VnaHRz").as_deref(), Some("Hidden thoughts"));
-        assert_eq!(decoded("UGljaw==").as_deref(), Some("Pick"));
-        assert_eq!(decoded("_-8"), None, "not UTF-8");
-        assert_eq!(decoded("a b"), None);
     }
 }

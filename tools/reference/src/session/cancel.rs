@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use chatwire_schema::chat::assistant_message::AssistantMessage;
+use chatwire_schema::chat::assistant_message_delta::AssistantMessageDelta;
 use chatwire_schema::chat::cancel::Cancel;
 use chatwire_schema::chat::cancel_accepted::CancelAccepted;
 use chatwire_schema::chat::reasoning::Reasoning;
@@ -18,6 +19,7 @@ use chatwire_schema::{ClientFrame, ErrorCode, ServerFrame};
 use super::change::{Change, Unit};
 use super::driver::{run_started, slice_end};
 use super::nested::{close_transcripts, is_top_level, Closing};
+use super::outside::send_outside_state;
 use super::pipeline::commit;
 use super::state::{Inner, Session};
 use crate::protocol::{Negotiated, Refusal};
@@ -49,6 +51,11 @@ pub(crate) async fn cancel(
         invocation_id: invocation.clone(),
         ts: ts.clone(),
     })));
+    // Fault cancel-leaves-subagent-running: the sub-agents stream on after their transcripts closed.
+    let streaming_on = match decide.subagent_runs_after_cancel() {
+        true => streams_going_on(&g.state, &invocation),
+        false => Vec::new(),
+    };
     if decide.cancel_closes_run() {
         let scope = CancelScope::of(&g.state, &invocation);
         if scope.reopens {
@@ -109,7 +116,31 @@ pub(crate) async fn cancel(
     if decide.cancel_closes_run() {
         g.stop_driver();
     }
+    let conns: Vec<_> = g.attached.iter().map(|a| a.conn.clone()).collect();
+    for frame in streaming_on {
+        for conn in &conns {
+            send_outside_state(session, g, conn, frame.clone()).await;
+        }
+    }
     Ok(())
+}
+
+/// One more chunk of each open text stream of `invocation`'s running transcripts, as a sub-agent
+/// that was never stopped would send it (fault `cancel-leaves-subagent-running`).
+fn streams_going_on(state: &chatwire_schema::UiState, invocation: &chatwire_schema::Id) -> Vec<ServerFrame> {
+    let open = state.open_transcripts(invocation).into_iter();
+    open.filter_map(|t| match t.stream {
+        Some((item_id, _, false)) => Some(ServerFrame::AssistantMessageDelta(AssistantMessageDelta {
+            seq: 0,
+            invocation_id: invocation.clone(),
+            parent_call_id: Some(t.host),
+            item_id,
+            delta: "and on ".into(),
+            ts: rfc3339_now(),
+        })),
+        _ => None,
+    })
+    .collect()
 }
 
 /// The refusal for `code`, with its one sentence.

@@ -92,9 +92,10 @@ pub(super) async fn catch_up(
         return Ok(None);
     }
     let mut frames = Vec::with_capacity(before.len() - split + after.len());
-    // Where `subagents` is not in force and a sub-agent shows, a frame is seen as the state before
-    // it says (a host's text becomes its output, SUBAGENT-002): the whole state is folded along.
-    let mut whole = (!view.subagents).then(|| base.state().clone());
+    // Where `subagents` or `reasoning` is not in force, a frame is seen as the state before it
+    // says (a host's text becomes its output, SUBAGENT-002; a retry names only the items the view
+    // holds): the whole state is folded along.
+    let mut whole = (!view.subagents || !view.reasoning).then(|| base.state().clone());
     for text in before[split..].iter().chain(&after) {
         let frame = serde_json::from_str::<ServerFrame>(text)?;
         let seen = match whole.as_mut() {

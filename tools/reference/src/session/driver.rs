@@ -413,47 +413,59 @@ async fn next_step(session: &Arc<Session>, g: &mut Inner) -> Result<Next, EmitEr
             (vec![Unit::Event(frame)], ended, Vec::new())
         }
         Some(ScriptStep::ToolCalls { calls, .. }) => {
-            let ids: Vec<Id> = calls.iter().map(|_| random_id("tc", 8)).collect();
-            let batch = calls
-                .iter()
-                .zip(&ids)
-                .enumerate()
-                .map(|(index, (c, id))| {
-                    ServerFrame::ToolCall(ToolCall {
-                        parent_call_id: parent.clone(),
-                        seq: 0,
-                        invocation_id: invocation.clone(),
-                        tool_call_id: id.clone(),
-                        corr: None,
-                        tool_name: c.tool_name.clone(),
-                        component_type: c.component_type.clone(),
-                        workflow_name: c.workflow_name.clone(),
-                        interaction_type: c.interaction_type,
-                        awaiting_response: c.outcome.awaits_response(),
-                        display: c.display,
-                        payload: c.payload.clone(),
-                        response_schema: c.response_schema.clone(),
-                        call_index: index as u32,
-                        ts: ts.clone(),
-                    })
-                })
-                .collect();
-            let mut units = vec![Unit::Batch(batch)];
-            let mut timers = Vec::new();
-            for (c, id) in calls.iter().zip(&ids) {
-                if let ScriptOutcome::AwaitResponse { expire_after_ms, .. } = &c.outcome {
-                    units.extend(output_units(c, id, &ts));
-                    if let Some(ms) = expire_after_ms {
-                        timers.push((id.clone(), now_ms().saturating_add(i64::try_from(*ms).unwrap_or(i64::MAX))));
-                    }
-                }
-            }
+            let (ids, units, timers) = call_batch(calls, parent.as_ref(), &invocation, &ts);
             let cursor = Cursor { batch: Some(BatchCursor { call_ids: ids, settled: 0 }), ..g.cursor.clone() };
             (units, cursor, timers)
         }
     };
     commit(session, g, Change { units, cursor: Some(cursor), add_timers, ..Change::default() }).await?;
     Ok(Next::Continue)
+}
+
+/// A `tool_calls` step's calls as one batch (`SCRIPT-010`): their ids, the units to commit (the
+/// batch, then the output of each call that awaits the client) and the expiry timers to add.
+fn call_batch(
+    calls: &[ScriptToolCall],
+    parent: Option<&Id>,
+    invocation: &Id,
+    ts: &str,
+) -> (Vec<Id>, Vec<Unit>, Vec<(Id, i64)>) {
+    let ids: Vec<Id> = calls.iter().map(|_| random_id("tc", 8)).collect();
+    let batch = calls
+        .iter()
+        .zip(&ids)
+        .enumerate()
+        .map(|(index, (c, id))| {
+            ServerFrame::ToolCall(ToolCall {
+                parent_call_id: parent.cloned(),
+                seq: 0,
+                invocation_id: invocation.clone(),
+                tool_call_id: id.clone(),
+                corr: None,
+                tool_name: c.tool_name.clone(),
+                component_type: c.component_type.clone(),
+                workflow_name: c.workflow_name.clone(),
+                interaction_type: c.interaction_type,
+                awaiting_response: c.outcome.awaits_response(),
+                display: c.display,
+                payload: c.payload.clone(),
+                response_schema: c.response_schema.clone(),
+                call_index: index as u32,
+                ts: ts.to_owned(),
+            })
+        })
+        .collect();
+    let mut units = vec![Unit::Batch(batch)];
+    let mut timers = Vec::new();
+    for (c, id) in calls.iter().zip(&ids) {
+        if let ScriptOutcome::AwaitResponse { expire_after_ms, .. } = &c.outcome {
+            units.extend(output_units(c, id, ts));
+            if let Some(ms) = expire_after_ms {
+                timers.push((id.clone(), now_ms().saturating_add(i64::try_from(*ms).unwrap_or(i64::MAX))));
+            }
+        }
+    }
+    (ids, units, timers)
 }
 
 /// A step that may stream: a `say` (`SCRIPT-019`) or a `reason` (`SCRIPT-027`), and the frames

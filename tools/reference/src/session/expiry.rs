@@ -14,7 +14,7 @@ use super::pipeline::commit;
 use super::replica::sync;
 use super::state::{Inner, Session};
 use crate::protocol::{EmitError, CONFLICT_RETRIES};
-use crate::util::rfc3339_now;
+use crate::util::{now_ms, rfc3339_now};
 
 /// A passed deadline as the core's tasks name it (`state::Tasks`): the call expires (if still
 /// pending), on the newer state where another replica committed first while this replica still
@@ -40,6 +40,29 @@ pub(crate) fn deadline_task(session: Arc<Session>, id: Id) -> Pin<Box<dyn Future
         drop(g);
         session.shared.evict_if_quiescent(&session).await;
     })
+}
+
+/// Expires the calls whose deadline has passed and whose task has not run yet, before a request
+/// or a resume is served: a deadline's task can run late on a busy server, and a call must not
+/// look pending to a resume, or take a response, after its deadline (`TOOL-018`). On a shared
+/// store only the lease holder expires (`CLUSTER-003`); elsewhere the task does, as it would.
+pub(super) async fn expire_due(session: &Arc<Session>, g: &mut Inner) -> Result<(), EmitError> {
+    if session.shared.store.is_shared() && g.lease.is_none() {
+        return Ok(());
+    }
+    let now = now_ms();
+    let mut due: Vec<(i64, Id)> = g
+        .timers
+        .iter()
+        .filter(|(_, armed)| armed.deadline_ms <= now)
+        .map(|(id, a)| (a.deadline_ms, id.clone()))
+        .collect();
+    // In deadline order, as their tasks would have run.
+    due.sort();
+    for (_, id) in due {
+        expire(session, g, &id).await?;
+    }
+    Ok(())
 }
 
 /// A pending call's deadline passed: it expires, and a waiting turn goes on.

@@ -9,6 +9,7 @@ use tokio::sync::Mutex;
 use super::attachment::Attachment;
 use super::catch_up::{catch_up, CatchUp, HeldWindow};
 use super::change::ChangeRecord;
+use super::expiry::expire_due;
 use super::partial::ensure_full;
 use super::pipeline::base_seq;
 use super::recent::RESUME_RETENTION;
@@ -218,6 +219,7 @@ pub(crate) async fn resume_session(
         if g.evicted {
             continue;
         }
+        expire_due(&session, &mut g).await?;
         if shared.legacy_resume_lookup {
             // The old path, kept to prove the timing check can fail: an unknown session is
             // refused before any hashing, a known one after a hash and compare.

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use chatwire_schema::Id;
 
-use super::state::{DriverLaunch, Inner, Session};
+use super::state::{Armed, DriverLaunch, Inner, Session};
 use crate::util::now_ms;
 
 /// Starts the run driver of the session unless it is already running: on a task of its own, or,
@@ -34,26 +34,27 @@ pub(crate) fn arm(session: &Arc<Session>, g: &mut Inner, tool_call_id: Id, deadl
         return;
     }
     let fire = (session.shared.tasks.deadline)(session.clone(), tool_call_id.clone());
+    let lag = session.shared.deadline_lag;
     let task = tokio::spawn(async move {
         let wait = u64::try_from(deadline_ms - now_ms()).unwrap_or(0);
-        tokio::time::sleep(Duration::from_millis(wait)).await;
+        tokio::time::sleep(Duration::from_millis(wait) + lag).await;
         fire.await;
     });
-    if let Some(old) = g.timers.insert(tool_call_id, task.abort_handle()) {
-        old.abort();
+    if let Some(old) = g.timers.insert(tool_call_id, Armed { deadline_ms, task: task.abort_handle() }) {
+        old.task.abort();
     }
 }
 
 /// Disarms a call's deadline, if armed.
 pub(crate) fn disarm(g: &mut Inner, tool_call_id: &Id) {
-    if let Some(handle) = g.timers.remove(tool_call_id) {
-        handle.abort();
+    if let Some(armed) = g.timers.remove(tool_call_id) {
+        armed.task.abort();
     }
 }
 
 /// Disarms every deadline of the session.
 pub(crate) fn disarm_all(g: &mut Inner) {
-    for (_, timer) in g.timers.drain() {
-        timer.abort();
+    for (_, armed) in g.timers.drain() {
+        armed.task.abort();
     }
 }

@@ -27,8 +27,8 @@ impl Shared {
         let sessions: Vec<_> = self.sessions.lock().await.drain().map(|(_, s)| s).collect();
         for s in sessions {
             let mut g = s.inner.lock().await;
-            for (_, t) in g.timers.drain() {
-                t.abort();
+            for (_, armed) in g.timers.drain() {
+                armed.task.abort();
             }
             g.evicted = true;
             if g.seq_reserved > g.next_seq {
@@ -48,8 +48,8 @@ pub(crate) fn discard(session: &Arc<Session>, g: &mut Inner) {
     for a in g.attached.drain(..) {
         a.conn.kill.notify_one();
     }
-    for (_, timer) in g.timers.drain() {
-        timer.abort();
+    for (_, armed) in g.timers.drain() {
+        armed.task.abort();
     }
     let session = session.clone();
     tokio::spawn(async move {

@@ -7,6 +7,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
+use super::expiry::expire_due;
 use super::partial::ensure_full;
 use super::replica::sync;
 use super::state::{Inner, Session};
@@ -31,6 +32,15 @@ where
         sync(session, &mut g).await;
         if !g.is_attached(conn) {
             return Ok(());
+        }
+        // A deadline whose task is late still comes before the request (`TOOL-018`).
+        if let Err(e) = expire_due(session, &mut g).await {
+            if e.is_contention() && tries < CONFLICT_RETRIES {
+                tries += 1;
+                contention_pause(tries).await;
+                continue;
+            }
+            return Err(e.into());
         }
         g.requester = Some(conn.id);
         let result = attempt(session, &mut g, conn).await;

@@ -5,14 +5,16 @@ use std::sync::Arc;
 
 use chatwire_schema::chat::retry::Retry;
 use chatwire_schema::chat::retry_accepted::RetryAccepted;
+use chatwire_schema::chat::subagent_started::SubagentStarted;
 use chatwire_schema::error_order::first_failing;
 use chatwire_schema::reducer::{is_open_call, retry_cut, retry_refusals};
 use chatwire_schema::session::welcome::Capability;
-use chatwire_schema::{ClientFrame, DisplayItem, ErrorCode, ServerFrame};
+use chatwire_schema::{ClientFrame, DisplayItem, ErrorCode, Id, ServerFrame};
 
 use super::change::{Change, Unit};
 use super::driver::run_started;
 use super::launch::start_driver;
+use super::outside::send_outside_state;
 use super::pipeline::commit;
 use super::state::{Inner, Session};
 use crate::agent::Cursor;
@@ -41,7 +43,13 @@ pub(crate) async fn retry(
         // Unreachable: a missing item or turn is a failing check above.
         return Err(refusal(ErrorCode::UnknownItem, &retry));
     };
-    let removed = &g.state.items[retry_cut(&g.state.items, named)..];
+    let cut = retry_cut(&g.state.items, named);
+    // Fault retry-reruns-subagent: the kept hosts' sub-agents start again.
+    let rerun = match session.shared.faults.decide.reruns_kept_subagents() {
+        true => restarts(&g.state.items[..cut], &invocation),
+        false => Vec::new(),
+    };
+    let removed = &g.state.items[cut..];
     let mut change = Change {
         // Deadlines of calls the cut removes end with them (RETRY-005: they are unknown now).
         remove_timers: removed.iter().filter(|i| is_open_call(i)).map(|i| i.id().clone()).collect(),
@@ -78,8 +86,37 @@ pub(crate) async fn retry(
     change.requests.push(ClientFrame::Retry(retry));
     commit(session, g, change).await?;
     *g.history.retries.entry(invocation).or_default() += 1;
+    let conns: Vec<_> = g.attached.iter().map(|a| a.conn.clone()).collect();
+    for frame in rerun {
+        for conn in &conns {
+            send_outside_state(session, g, conn, frame.clone()).await;
+        }
+    }
     start_driver(session, g);
     Ok(())
+}
+
+/// A `chat.subagent_started` for each host of `invocation` among `kept`, as a server that runs
+/// kept sub-agents again would send (fault `retry-reruns-subagent`).
+fn restarts(kept: &[DisplayItem], invocation: &Id) -> Vec<ServerFrame> {
+    let hosts = kept.iter().filter_map(|i| match i {
+        DisplayItem::ToolCall(c) if &c.invocation_id == invocation => c.subagent.as_deref().map(|s| (c, s)),
+        _ => None,
+    });
+    hosts
+        .map(|(call, sub)| {
+            ServerFrame::SubagentStarted(SubagentStarted {
+                seq: 0,
+                tool_call_id: call.id.clone(),
+                thread_id: sub.thread_id.clone(),
+                name: sub.name.clone(),
+                input: sub.input.clone(),
+                continues: None,
+                answers_return: false,
+                ts: rfc3339_now(),
+            })
+        })
+        .collect()
 }
 
 /// The refusal for `code`, with its one sentence.

@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use chatwire_schema::session::welcome::Capability;
 use chatwire_schema::{FrameValidator, Id, ProtocolVersion, SUPPORTED_VERSIONS};
@@ -47,6 +48,7 @@ impl Shared {
             validators: versions.iter().map(|v| (*v, FrameValidator::for_version(*v))).collect(),
             unmatchable_token_hash: hash_token(random_id("rt", 32).as_str()),
             legacy_resume_lookup: false,
+            deadline_lag: Duration::ZERO,
             send_queue_bytes: crate::outbox::DEFAULT_SEND_QUEUE_BYTES,
             withheld: Vec::new(),
             max_attached: chatwire_schema::MIN_ATTACHED_CONNECTIONS,

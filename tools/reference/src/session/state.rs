@@ -5,6 +5,7 @@ use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::time::Duration;
 
 use chatwire_schema::script::{ScriptStep, ScriptToolCall};
 use chatwire_schema::session::welcome::Capability;
@@ -58,6 +59,8 @@ pub(crate) struct Shared {
     pub unmatchable_token_hash: String,
     /// Test-only: resume with the old lookup-first check (see [`crate::ServeConfig`]).
     pub legacy_resume_lookup: bool,
+    /// Test-only: how late every deadline's task runs (see [`crate::ServeConfig`]).
+    pub deadline_lag: Duration,
     /// The bound on each connection's unsent bytes (`TRANSPORT-016`).
     pub send_queue_bytes: u64,
     /// Capabilities this server does not offer although it implements them (`serve --without`).
@@ -74,6 +77,14 @@ pub(crate) struct Session {
     pub id: Id,
     pub shared: Arc<Shared>,
     pub inner: Mutex<Inner>,
+}
+
+/// A pending call's armed deadline: when it passes, and the task that expires it then.
+pub(crate) struct Armed {
+    /// The deadline, in ms since the epoch.
+    pub(super) deadline_ms: i64,
+    /// The task sleeping until then.
+    pub(super) task: AbortHandle,
 }
 
 /// A session's mutable part; every field is guarded by the session mutex.
@@ -102,8 +113,8 @@ pub(crate) struct Inner {
     pub(super) driver_epoch: u64,
     /// Where a run driver started now goes.
     pub(super) driver_launch: DriverLaunch,
-    /// The armed deadlines (`timers.rs`).
-    pub(super) timers: HashMap<Id, AbortHandle>,
+    /// The armed deadlines (`launch.rs`).
+    pub(super) timers: HashMap<Id, Armed>,
     pub(super) evicted: bool,
     /// The events committed in this process, as patches: what a catch-up puts together.
     pub(super) recent: Recent,

@@ -100,14 +100,14 @@ pub(crate) fn patch_frame(
 /// receives such a frame (its minor has none, or its feature is not in force).
 /// `before`: the state before the frame, where the connection sees it by that state
 /// ([`ConnView::frame_at`]: a sub-agent's text as its host's output where `subagents` is not in
-/// force, `SUBAGENT-002`).
+/// force, `SUBAGENT-002`; a retry naming only the items the view holds).
 pub(crate) fn announced_text(
     frame: &ServerFrame,
     view: ConnView,
     before: Option<&UiState>,
 ) -> Result<Option<String>, serde_json::Error> {
     let seen = match before {
-        Some(before) if !view.subagents => view.frame_at(frame, before),
+        Some(before) => view.frame_at(frame, before),
         _ => view.frame(frame),
     };
     seen.map(|f| serde_json::to_string(&*f)).transpose()

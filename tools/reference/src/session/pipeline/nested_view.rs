@@ -36,10 +36,7 @@ pub(super) fn view_ops(
     subagents: bool,
 ) -> Result<Vec<PatchOp>, ReduceError> {
     let view = ConnView { version: PROTOCOL_VERSION, reasoning, usage: true, subagents };
-    let shown = match subagents {
-        true => view.frame(frame),
-        false => view.frame_at(frame, before),
-    };
+    let shown = view.frame_at(frame, before);
     let Some(event) = shown.as_deref().and_then(ServerFrame::ui_event) else { return Ok(Vec::new()) };
     if !streams && event.is_stream_delta() {
         return Ok(Vec::new());

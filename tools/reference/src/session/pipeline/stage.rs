@@ -197,7 +197,12 @@ fn apply(
     // or a session holding one by it (`nested_view.rs`).
     let nested = in_transcript(applied, &g.state);
     let holds_subagents = g.state.holds_subagents();
-    let before = ((nested || holds_subagents) && (blind || (nested && ops.is_some()))).then(|| g.state.state().clone());
+    // A retry names items by id: where a view hides some, it is seen by the state before it too
+    // (`ConnView::frame_at`).
+    let retry_seen = matches!(applied, ServerFrame::RetryAccepted(_))
+        && (holds_subagents || g.state.items.iter().any(|i| !PLAIN.sees_item(i)));
+    let before = (retry_seen || ((nested || holds_subagents) && (blind || (nested && ops.is_some()))))
+        .then(|| g.state.state().clone());
     let hidden_from_blind = before.as_ref().is_some_and(|b| BLIND.frame_at(applied, b).is_none());
     // Where a connection that does not see reasoning wants the ops and the state holds reasoning
     // items, its ops are projected onto its view, which needs the items before the event.
