@@ -119,7 +119,7 @@ impl FrameValidator {
             self.by_type.get(&(direction, wire.to_owned())).ok_or_else(|| FrameError::UnknownType(wire.to_owned()))?;
         // INT-002 bounds numbers inside opaque values too, which no schema can say (they take any JSON).
         let mut violations = Vec::new();
-        unsafe_numbers(frame, &mut String::new(), &mut violations);
+        unsafe_numbers(frame, &mut Vec::new(), &mut violations);
         // Fast path: most frames are valid, and `is_valid` skips building error iterators.
         if violations.is_empty() && validator.is_valid(frame) {
             return Ok(wire);
@@ -167,10 +167,17 @@ impl FrameValidator {
     }
 }
 
+/// One step of the way from a frame to a value inside it.
+enum PathStep<'v> {
+    Member(&'v str),
+    Index(usize),
+}
+
 /// Collects every number of `value` whose absolute value is beyond 2^53 − 1 (`INT-002`), at any
 /// depth, with its JSON Pointer. Integer fields have the bound in their schema as well; opaque
-/// values (`payload`, `value`, `result`) have it only here.
-fn unsafe_numbers(value: &Value, path: &mut String, out: &mut Vec<Violation>) {
+/// values (`payload`, `value`, `result`) have it only here. Every member of every frame is walked,
+/// so the way down is kept as borrowed steps and spelled as a pointer only for a violation.
+fn unsafe_numbers<'v>(value: &'v Value, path: &mut Vec<PathStep<'v>>, out: &mut Vec<Violation>) {
     match value {
         Value::Number(n) => {
             let limit = crate::MAX_SAFE_INTEGER.unsigned_abs();
@@ -182,30 +189,40 @@ fn unsafe_numbers(value: &Value, path: &mut String, out: &mut Vec<Violation>) {
             };
             if beyond {
                 out.push(Violation {
-                    instance_path: path.clone(),
+                    instance_path: pointer(path),
                     message: format!("{n} is beyond ±(2^53 − 1), {UNSAFE_NUMBER_NOTE}"),
                 });
             }
         }
         Value::Array(items) => {
             for (index, item) in items.iter().enumerate() {
-                let len = path.len();
-                path.push_str(&format!("/{index}"));
+                path.push(PathStep::Index(index));
                 unsafe_numbers(item, path, out);
-                path.truncate(len);
+                path.pop();
             }
         }
         Value::Object(members) => {
             for (key, member) in members {
-                let len = path.len();
-                path.push('/');
-                path.push_str(&key.replace('~', "~0").replace('/', "~1"));
+                path.push(PathStep::Member(key));
                 unsafe_numbers(member, path, out);
-                path.truncate(len);
+                path.pop();
             }
         }
         Value::Null | Value::Bool(_) | Value::String(_) => {}
     }
+}
+
+/// The JSON Pointer (RFC 6901) of `path`.
+fn pointer(path: &[PathStep<'_>]) -> String {
+    let mut pointer = String::new();
+    for step in path {
+        pointer.push('/');
+        match step {
+            PathStep::Member(key) => pointer.push_str(&key.replace('~', "~0").replace('/', "~1")),
+            PathStep::Index(index) => pointer.push_str(&index.to_string()),
+        }
+    }
+    pointer
 }
 
 /// Flattens an error into violations. A failed `oneOf` over a tagged union (a nested

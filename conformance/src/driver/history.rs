@@ -39,7 +39,13 @@ impl History {
         }
         let (Some(session), Some(seq)) = (self.sessions.get(&conn), frame.seq()) else { return };
         let seen = Seen { seq, event: frame.ui_event().is_some(), state: frame.carries_state() };
-        self.frames.entry(session.clone()).or_default().push(seen);
+        // Looked up by reference: the entry API would copy the session's id for every frame.
+        match self.frames.get_mut(session.as_str()) {
+            Some(frames) => frames.push(seen),
+            None => {
+                self.frames.insert(session.clone(), vec![seen]);
+            }
+        }
     }
 
     /// The seq of the latest frame of `session` that carried a state and after which exactly
