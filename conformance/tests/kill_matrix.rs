@@ -49,10 +49,13 @@ use chatwire_reference::fault::Fault;
 use futures_util::StreamExt;
 use serde_json::{json, Value};
 
+#[path = "kill_matrix/row.rs"]
+mod row;
 #[path = "kill_matrix/table.rs"]
 mod table;
 
-use table::{Caught, Expectation, Offer, ALWAYS, TABLE};
+use row::{Caught, Expectation, Offer};
+use table::{ALWAYS, TABLE};
 
 /// How many rows run at once.
 const ROWS_AT_ONCE: usize = 3;
