@@ -207,6 +207,67 @@ fn an_update_where_patches_are_in_force_is_state_036_and_so_is_a_missing_patch()
     assert_eq!(found(&mut m), vec![("patch-in-place-of-update", "STATE-036".to_owned())], "no patch after run_started");
 }
 
+/// An event the reducer refuses (here a second `chat.run_started` for a running turn) is charged
+/// to the rule it breaks, once: there is no valid state after it, so whether a patch follows it is
+/// a consequence, neither STATE-036 when none does nor STATE-007 when one does. The next event
+/// owes its patch again.
+#[test]
+fn after_an_event_the_reducer_refuses_a_state_frame_is_neither_owed_nor_refused() {
+    for patch_follows in [false, true] {
+        let mut m = bound(None);
+        m.client_frame(0, &json!({"type": "chat.user_message", "id": "u1", "text": "go"}));
+        let mut seq = 3;
+        for e in &turn()[..2] {
+            let mut e = e.clone();
+            e["seq"] = json!(seq);
+            server(&mut m, 0, e);
+            let state = m.state(0).cloned().unwrap();
+            let ops = if seq == 3 {
+                json!([{"op": "add", "path": "/items/-", "value": serde_json::to_value(&state.items[0]).unwrap()}])
+            } else {
+                json!([{"op": "replace", "path": "/run", "value": serde_json::to_value(&state.run).unwrap()}])
+            };
+            server(
+                &mut m,
+                0,
+                json!({"type": "ui_state_patch", "seq": seq + 1, "base_seq": seq - 1, "v": "ui_state_v1", "patch": ops}),
+            );
+            seq += 2;
+        }
+        assert_eq!(found(&mut m), vec![], "a clean start");
+        let mut again = turn()[1].clone();
+        again["seq"] = json!(seq);
+        server(&mut m, 0, again);
+        let refused: Vec<(&str, String)> = found(&mut m);
+        assert!(
+            !refused.is_empty() && refused.iter().all(|(check, _)| *check == "events-follow-reducer-rules"),
+            "{refused:?}"
+        );
+        if patch_follows {
+            // The server's own fold took it; its patch changes nothing the oracle can check here.
+            server(
+                &mut m,
+                0,
+                json!({"type": "ui_state_patch", "seq": seq + 1, "base_seq": seq - 1, "v": "ui_state_v1", "patch": []}),
+            );
+            seq += 1;
+        }
+        let mut call = turn()[2].clone();
+        call["seq"] = json!(seq + 1);
+        server(&mut m, 0, call);
+        let got = found(&mut m);
+        assert!(
+            !got.iter().any(|(_, r)| r == "STATE-036" || r == "STATE-007"),
+            "patch follows: {patch_follows}: {got:?}"
+        );
+        // The accepted call owes its patch: the next event without one is STATE-036 again.
+        let mut complete = turn()[3].clone();
+        complete["seq"] = json!(seq + 2);
+        server(&mut m, 0, complete);
+        assert!(found(&mut m).contains(&("patch-in-place-of-update", "STATE-036".to_owned())));
+    }
+}
+
 #[test]
 fn without_ui_state_patch_in_force_updates_are_right_and_a_patch_is_session_015_once() {
     let mut m = bound(Some(&["resume_catch_up", "teleport"]));

@@ -102,6 +102,8 @@ fn flow(c: &ConnModel, seen: &mut Seen, frame: &ServerFrame, out: &mut Out) {
                     out.eval(due_check, due);
                 }
                 out.eval(&UPDATE_AFTER_EVENT, STATE_007);
+            } else if c.update_optional {
+                // After an event the reducer refused (charged there): allowed, not required.
             } else {
                 out.fail(
                     &UPDATE_AFTER_EVENT,

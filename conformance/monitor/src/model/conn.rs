@@ -44,6 +44,12 @@ pub(crate) struct ConnModel {
     pub hello: Option<PendingHello>,
     /// An event arrived whose state frame has not come yet (STATE-003).
     pub update_due: bool,
+    /// The last event was one the reducer refuses (charged there): a state frame may follow it or
+    /// not, and neither is charged. There is no valid state after it, so its missing state frame,
+    /// or one that came, is a consequence of the refusal, not a second fault.
+    pub update_optional: bool,
+    /// The event being folded was refused by the reducer (set by the fold, read right after it).
+    pub event_refused: bool,
     /// The welcome just received opened a new session, so the snapshot must be empty (STATE-005).
     pub new_session: bool,
     /// The connection has ended (either side); later frames on it are not expected.

@@ -47,6 +47,7 @@ pub(crate) fn event(
 /// Folds the event `frame` carries (if any) into the connection's state: `EVENTS_ACCEPTED`.
 fn fold(c: &mut ConnModel, frame: &ServerFrame, out: &mut Out) {
     let Some(event) = frame.ui_event() else { return };
+    c.event_refused = false;
     let settled_before = settled_call(c.oracle.expected(), frame);
     if let Some(shadow) = c.shadow.as_mut() {
         // Refusals are the oracle's to report; the shadow only follows.
@@ -71,11 +72,14 @@ fn fold(c: &mut ConnModel, frame: &ServerFrame, out: &mut Out) {
                 }
             }
         }
-        Err(ReduceError::AlreadySettled { .. }) if settled_before.is_some() => {}
-        Err(e) => out.fail(
-            &EVENTS_ACCEPTED,
-            rule_of_refusal(&e),
-            format!("{} (an event under {}): the reducer refuses it: {e}", frame.type_name(), event.rule()),
-        ),
+        Err(ReduceError::AlreadySettled { .. }) if settled_before.is_some() => c.event_refused = true,
+        Err(e) => {
+            c.event_refused = true;
+            out.fail(
+                &EVENTS_ACCEPTED,
+                rule_of_refusal(&e),
+                format!("{} (an event under {}): the reducer refuses it: {e}", frame.type_name(), event.rule()),
+            )
+        }
     }
 }

@@ -174,14 +174,15 @@ impl Model {
                 other => event::event(c, track, other, out),
             }
         };
-        c.update_due = match frame {
+        let refused = std::mem::take(&mut c.event_refused);
+        (c.update_due, c.update_optional) = match frame {
             ServerFrame::Welcome(_)
             | ServerFrame::UiStateSnapshot(_)
             | ServerFrame::UiStatePatch(_)
-            | ServerFrame::UiStateUpdated(_) => false,
-            delta if delta.is_stream_delta() => false,
-            other if other.ui_event().is_some() => true,
-            _ => c.update_due,
+            | ServerFrame::UiStateUpdated(_) => (false, false),
+            delta if delta.is_stream_delta() => (false, false),
+            other if other.ui_event().is_some() => (!refused, refused),
+            _ => (c.update_due, c.update_optional),
         };
         if let Some(seq) = frame.seq() {
             c.last_seq = Some(seq);
