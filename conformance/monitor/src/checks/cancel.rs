@@ -102,6 +102,29 @@ struct Closing {
     calls: VecDeque<Id>,
 }
 
+impl Closing {
+    /// What an accepted cancel of `invocation` owes, read from the state before it.
+    fn of(state: &UiState, invocation: &Id) -> Closing {
+        let scope = CancelScope::of(state, invocation);
+        Closing {
+            invocation: invocation.clone(),
+            reopens: scope.reopens,
+            nested: cancel_nested::nested_closing(state, invocation),
+            stream: scope.stream,
+            calls: scope.open_calls.into_iter().filter(|c| !cancel_nested::is_nested(state, c)).collect(),
+        }
+    }
+
+    /// The streams the cancel ends: the top level's and the transcripts'.
+    fn streams(&self) -> impl Iterator<Item = &Id> {
+        let nested = self.nested.iter().filter_map(|due| match due {
+            NestedClose::StreamEnd { item, .. } => Some(item),
+            _ => None,
+        });
+        self.stream.iter().map(|(item, _)| item).chain(nested)
+    }
+}
+
 /// A bounded set: the oldest entries are forgotten first.
 #[derive(Clone, Debug, Default)]
 struct Recent {
@@ -282,24 +305,10 @@ impl CancelWatch {
                     }
                 }
                 if let Some(state) = state {
-                    let scope = CancelScope::of(state, &a.invocation_id);
-                    if let Some((item, _)) = &scope.stream {
+                    let closing = Closing::of(state, &a.invocation_id);
+                    for item in closing.streams() {
                         self.cancelled_streams.insert(item.to_string());
                     }
-                    let nested = cancel_nested::nested_closing(state, &a.invocation_id);
-                    for due in &nested {
-                        if let NestedClose::StreamEnd { item, .. } = due {
-                            self.cancelled_streams.insert(item.to_string());
-                        }
-                    }
-                    let calls = scope.open_calls.into_iter().filter(|c| !cancel_nested::is_nested(state, c)).collect();
-                    let closing = Closing {
-                        invocation: a.invocation_id.clone(),
-                        reopens: scope.reopens,
-                        nested,
-                        stream: scope.stream,
-                        calls,
-                    };
                     self.closing.insert(conn, closing);
                 }
             }
