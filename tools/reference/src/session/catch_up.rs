@@ -102,7 +102,7 @@ pub(super) async fn catch_up(
             Some(whole) => {
                 let seen = view.frame_at(&frame, whole).map(|f| f.into_owned());
                 if let Some(event) = frame.ui_event() {
-                    if whole.apply_with_patch(event).is_err() {
+                    if whole.apply(event).is_err() {
                         return Ok(None);
                     }
                 }
